@@ -1,0 +1,62 @@
+"""aitune_fp: find the fastest correct way to run a PyTorch model for inference, and prove it.
+
+The pure core (strategies, the ``tune`` fold, records) is importable without touching a
+device; the shell (``tune_module``, ``TunedModule``, ``save``/``load``) is loaded lazily on
+first use so that ``import aitune_fp`` never imports an inference SDK.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from aitune_fp.core import (
+    BackendFailure,
+    BackendPerfResult,
+    BackendProfilingResult,
+    Profile,
+    ProfilingPlan,
+    Selection,
+    Strategy,
+    TuneError,
+    latency_budget,
+    max_throughput,
+    min_latency,
+    tune,
+)
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "tune_module": "aitune_fp.shell.tune_module",
+    "TunedModule": "aitune_fp.shell.tuned_module",
+    "save": "aitune_fp.shell.persist",
+    "load": "aitune_fp.shell.persist",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load shell objects on first access (keeps ``import aitune_fp`` light)."""
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'aitune_fp' has no attribute {name!r}")
+
+
+__all__ = [
+    "BackendFailure",
+    "BackendPerfResult",
+    "BackendProfilingResult",
+    "Profile",
+    "ProfilingPlan",
+    "Selection",
+    "Strategy",
+    "TuneError",
+    "TunedModule",
+    "latency_budget",
+    "load",
+    "max_throughput",
+    "min_latency",
+    "save",
+    "tune",
+    "tune_module",
+]

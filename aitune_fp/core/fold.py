@@ -1,0 +1,169 @@
+"""The single ``tune`` fold: candidates' profiles in, a selection (or an error) out.
+
+Rules (BEHAVIOUR.md §3, reproduced exactly):
+1. the baseline is measured before any candidate and is not a candidate;
+2. candidates are consumed lazily, in the user's order; a failed candidate (or one whose
+   ``measure`` fails) is recorded and the fold goes on;
+3. among successes the best by ``compare`` wins; ties go to the earlier candidate;
+4. with ``validate_performance`` on and a measured baseline, the winner must strictly beat
+   the baseline, otherwise the baseline is selected (ties go to the baseline), also when
+   no candidate succeeded;
+5. with validation off the baseline is ignored; when nothing succeeded (and no baseline can
+   be fallen back to) the result is a ``TuneError`` "no correct backend found" naming them;
+6. a baseline that failed is a note, not an error: tuning goes on without the check;
+7. a strategy with ``no_winner_message`` (the latency budget) fails with that message when
+   no candidate succeeded, even when the baseline would do;
+8. each measured candidate gets a ``BackendPerfResult`` when the baseline metric is > 0.
+
+The fold is ``finish(reduce(step, candidates, start(...)))``; ``start``/``step``/``finish``
+are public so a pipeline can drive it one candidate at a time (the shell does, to release
+losers' resources as soon as they lose).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from functools import partial, reduce
+
+from returns.result import Failure, Result, Success
+
+from aitune_fp.core.records import (
+    BackendFailure,
+    BackendPerfResult,
+    BackendProfilingResult,
+    Profile,
+    Selection,
+    TuneError,
+)
+from aitune_fp.core.strategy import Strategy
+
+Candidate = Result[Profile, BackendFailure]
+Scored = tuple[str, BackendProfilingResult]
+
+
+@dataclass(frozen=True, slots=True)
+class TuneState:
+    """Everything the fold has learnt so far; ``best`` is the current leader."""
+
+    baseline: Scored | None = None
+    best: Scored | None = None
+    ranking: tuple[Scored, ...] = ()
+    perf_results: tuple[BackendPerfResult, ...] = ()
+    failures: tuple[BackendFailure, ...] = ()
+    considered: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def start(strategy: Strategy, baseline: Candidate | None = None) -> TuneState:
+    """The fold's initial state: the baseline measured (or why there is none to check).
+
+    >>> from aitune_fp import max_throughput, Profile
+    >>> start(max_throughput, Success(Profile("eager", {1: [1.0]}))).baseline[1].metric
+    1000.0
+    """
+    if baseline is None:
+        return TuneState()
+    if not strategy.validate_performance:
+        return TuneState(notes=("performance validation is off: the baseline is not used",))
+    match baseline.bind(strategy.measure):
+        case Success(result):
+            return TuneState(baseline=(_backend_of(baseline), result))
+        case Failure(failure):
+            note = f"baseline {failure.describe()}; tuning went on without the performance check"
+            return TuneState(notes=(note,))
+    raise TypeError(f"not a Result: {baseline!r}")  # pragma: no cover
+
+
+def _backend_of(candidate: Candidate) -> str:
+    """The backend a candidate names, success or failure."""
+    match candidate:
+        case Success(profile):
+            return str(profile.backend)
+        case Failure(failure):
+            return str(failure.backend)
+    raise TypeError(f"not a Result: {candidate!r}")  # pragma: no cover
+
+
+def step(strategy: Strategy, state: TuneState, candidate: Candidate) -> TuneState:
+    """Fold one candidate into the state (never raises for a failed candidate)."""
+    name = _backend_of(candidate)
+    considered = (*state.considered, name)
+    measured = candidate.bind(strategy.measure)
+    match measured:
+        case Failure(failure):
+            return replace(state, considered=considered, failures=(*state.failures, failure))
+        case Success(result):
+            return _score(strategy, replace(state, considered=considered), (name, result))
+    raise TypeError(f"not a Result: {measured!r}")  # pragma: no cover
+
+
+def _score(strategy: Strategy, state: TuneState, scored: Scored) -> TuneState:
+    name, result = scored
+    perf = state.perf_results
+    if state.baseline is not None and state.baseline[1].metric > 0:
+        base = state.baseline[1]
+        speedup = strategy.speedup(result, base)
+        perf = (*perf, BackendPerfResult(name, result.metric, base.metric, speedup, speedup >= 1))
+    leads = state.best is None or strategy.compare(result, state.best[1])
+    return replace(
+        state,
+        best=scored if leads else state.best,
+        ranking=(*state.ranking, scored),
+        perf_results=perf,
+    )
+
+
+def finish(strategy: Strategy, state: TuneState) -> Result[Selection, TuneError]:
+    """Resolve the winner: the best candidate, the baseline, or a ``TuneError``."""
+    if state.best is None:
+        return _no_winner(strategy, state)
+    if state.baseline is not None and not strategy.compare(state.best[1], state.baseline[1]):
+        return Success(_selection(state, state.baseline, fell_back=True))
+    return Success(_selection(state, state.best, fell_back=False))
+
+
+def _no_winner(strategy: Strategy, state: TuneState) -> Result[Selection, TuneError]:
+    if strategy.no_winner_message is not None:
+        return Failure(TuneError(strategy.no_winner_message, state.failures, state.considered))
+    if state.baseline is not None:
+        return Success(_selection(state, state.baseline, fell_back=True))
+    names = ", ".join(state.considered) if state.considered else "no candidates were given"
+    return Failure(
+        TuneError(f"no correct backend found among: {names}", state.failures, state.considered)
+    )
+
+
+def _selection(state: TuneState, winner: Scored, *, fell_back: bool) -> Selection:
+    return Selection(
+        backend=winner[0],
+        result=winner[1],
+        fell_back_to_baseline=fell_back,
+        perf_results=state.perf_results,
+        failures=state.failures,
+        baseline=state.baseline,
+        ranking=state.ranking,
+        considered=state.considered,
+        notes=state.notes,
+    )
+
+
+def tune(
+    strategy: Strategy,
+    candidates: Iterable[Candidate],
+    baseline: Candidate | None = None,
+) -> Result[Selection, TuneError]:
+    """Select the best backend from profiled candidates by ``strategy``.
+
+    ``candidates`` is consumed lazily, once, in order. ``baseline=None`` means no baseline.
+
+    >>> from returns.result import Success
+    >>> from aitune_fp import Profile, max_throughput
+    >>> fast = Success(Profile("onnxruntime", {1: [1.0], 8: [2.0]}))
+    >>> slow = Success(Profile("eager", {1: [2.0], 8: [8.0]}))
+    >>> tune(max_throughput, [fast], baseline=slow).unwrap().backend
+    'onnxruntime'
+    >>> tune(max_throughput, [slow], baseline=fast).unwrap().fell_back_to_baseline
+    True
+    """
+    return finish(strategy, reduce(partial(step, strategy), candidates, start(strategy, baseline)))

@@ -1,0 +1,180 @@
+"""Immutable records shared by the whole library.
+
+Rules:
+- every record is a frozen, slotted dataclass; invariants are checked once, at
+  construction, and a violation raises ``ValueError`` naming the offending value;
+- collections are tuples or pyrsistent maps, never lists or dicts, so records are
+  hashable and safe to share;
+- failures are values (:class:`BackendFailure`), never exceptions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from pyrsistent import PMap, pmap
+
+STAGES: Final = frozenset({"build", "validate", "profile", "measure", "baseline"})
+
+
+def _freeze_latencies(latencies: Mapping[int, Sequence[float]]) -> PMap[int, tuple[float, ...]]:
+    """Return ``latencies`` as a persistent map of tuples after checking every value.
+
+    >>> _freeze_latencies({1: [1.0, 2.0]})[1]
+    (1.0, 2.0)
+    """
+    if not latencies:
+        raise ValueError("a Profile needs at least one batch size with samples, got none")
+    frozen: dict[int, tuple[float, ...]] = {}
+    for batch_size, samples in latencies.items():
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch size must be an integer >= 1, got {batch_size!r}")
+        values = tuple(float(s) for s in samples)
+        if not values:
+            raise ValueError(f"batch size {batch_size} has no latency samples")
+        bad = [v for v in values if not math.isfinite(v) or v <= 0.0]
+        if bad:
+            raise ValueError(
+                f"latencies must be finite and > 0 ms, batch size {batch_size} has {bad[0]!r}"
+            )
+        frozen[batch_size] = values
+    return pmap(frozen)
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One backend's raw per-call latencies in ms, per batch size, warm-up excluded.
+
+    ``sweep_stop`` says why the batch-size sweep ended and ``input_mode`` how inputs were
+    fed; both are informative and never used by selection.
+
+    >>> p = Profile("eager", {1: [2.0, 2.0], 2: [3.0]})
+    >>> p.batch_sizes
+    (1, 2)
+    >>> Profile("eager", {0: [1.0]})
+    Traceback (most recent call last):
+    ...
+    ValueError: batch size must be an integer >= 1, got 0
+    """
+
+    backend: str
+    latencies_ms: Mapping[int, Sequence[float]]
+    sweep_stop: str = "plan exhausted"
+    input_mode: str = "rotating"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.backend, str) or not self.backend:
+            raise ValueError(f"a Profile needs a non-empty backend name, got {self.backend!r}")
+        object.__setattr__(self, "latencies_ms", _freeze_latencies(self.latencies_ms))
+
+    @property
+    def batch_sizes(self) -> tuple[int, ...]:
+        """The measured batch sizes, ascending."""
+        return tuple(sorted(self.latencies_ms))
+
+    def samples(self, batch_size: int) -> tuple[float, ...]:
+        """The raw samples at ``batch_size`` (a ``KeyError`` when it was not measured)."""
+        return tuple(self.latencies_ms[batch_size])
+
+
+@dataclass(frozen=True, slots=True)
+class BackendFailure:
+    """A backend that dropped out: which backend, at which stage, and why.
+
+    >>> BackendFailure("onnxruntime", "build", "onnxruntime is not installed").describe()
+    'onnxruntime failed at build: onnxruntime is not installed'
+    """
+
+    backend: str
+    stage: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.stage not in STAGES:
+            raise ValueError(f"stage must be one of {sorted(STAGES)}, got {self.stage!r}")
+
+    def describe(self) -> str:
+        """One human line naming backend, stage and reason."""
+        return f"{self.backend} failed at {self.stage}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class BackendProfilingResult:
+    """The scalar a strategy compares, with where it came from.
+
+    ``metric`` is what ``compare`` orders; ``latency`` (mean ms per call) and
+    ``throughput`` (samples/s) describe the selected batch size; ``samples_ms`` keeps the
+    raw samples at that batch size so statistics can be re-derived offline.
+
+    >>> r = BackendProfilingResult(metric=100.0, selected_batch_size=4, latency=40.0,
+    ...                            throughput=100.0)
+    >>> r.to_json_dict("throughput")
+    {'selected_batch_size': 4, 'throughput': 100.0, 'latency': 40.0}
+    """
+
+    metric: float
+    selected_batch_size: int
+    latency: float
+    throughput: float
+    samples_ms: tuple[float, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.metric) or self.metric <= 0.0:
+            raise ValueError(f"metric must be finite and > 0, got {self.metric!r}")
+        if self.selected_batch_size < 1:
+            raise ValueError(f"selected_batch_size must be >= 1, got {self.selected_batch_size}")
+        object.__setattr__(self, "samples_ms", tuple(float(s) for s in self.samples_ms))
+
+    def to_json_dict(self, metric_label: str) -> dict[str, int | float]:
+        """Fields stored for this backend in a run's strategy results."""
+        out: dict[str, int | float] = {
+            "selected_batch_size": self.selected_batch_size,
+            metric_label: self.metric,
+        }
+        out.setdefault("latency", self.latency)
+        out.setdefault("throughput", self.throughput)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class BackendPerfResult:
+    """A candidate's metric against the baseline's; ``passed`` is ``speedup >= 1``."""
+
+    backend_description: str
+    metric: float
+    baseline_metric: float
+    speedup: float
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The outcome of a successful :func:`aitune_fp.tune`.
+
+    ``backend`` names the winner (the baseline's backend when ``fell_back_to_baseline``);
+    ``perf_results`` and ``failures`` are in candidate order; ``ranking`` lists every
+    candidate that produced a metric, in candidate order; ``notes`` holds non-fatal events
+    such as a baseline that failed.
+    """
+
+    backend: str
+    result: BackendProfilingResult
+    fell_back_to_baseline: bool
+    perf_results: tuple[BackendPerfResult, ...] = ()
+    failures: tuple[BackendFailure, ...] = ()
+    baseline: tuple[str, BackendProfilingResult] | None = None
+    ranking: tuple[tuple[str, BackendProfilingResult], ...] = ()
+    considered: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TuneError:
+    """Why no backend could be selected, with every failure that led there."""
+
+    message: str
+    failures: tuple[BackendFailure, ...] = ()
+    considered: tuple[str, ...] = ()

@@ -1,0 +1,82 @@
+"""Latency budget: the highest throughput among batch sizes whose latency fits a budget.
+
+Rule: only batch sizes with mean latency ``<= budget_ms`` (inclusive) count; among them the
+highest throughput wins (ties to the smaller batch); a backend with none fails at stage
+``measure``. If no candidate meets the budget, tuning fails naming the budget, even when
+the baseline would meet it. The sweep stops at the first batch size over budget. A
+non-positive or non-finite budget is refused at construction.
+
+>>> from aitune_fp.core.records import Profile
+>>> s = latency_budget(5.0)
+>>> s.measure(Profile("x", {1: [1.0], 8: [5.0], 16: [9.0]})).unwrap().selected_batch_size
+8
+>>> latency_budget(0)
+Traceback (most recent call last):
+...
+ValueError: budget_ms must be a finite number > 0, got 0
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+from pyrsistent import pmap
+from returns.result import Failure, Result, Success
+
+from aitune_fp.core.metrics import best_throughput, higher_is_better, higher_speedup
+from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.statistics import mean
+from aitune_fp.core.stop_rules import any_of, latency_budget_sweep, throughput_saturation
+from aitune_fp.core.strategy import ProfilingPlan, Strategy
+
+
+def measure_within_budget(
+    budget_ms: float, profile: Profile
+) -> Result[BackendProfilingResult, BackendFailure]:
+    """The best throughput among the batch sizes of ``profile`` within ``budget_ms``."""
+    fitting = [bs for bs in profile.batch_sizes if mean(profile.samples(bs)) <= budget_ms]
+    best = best_throughput(profile, fitting)
+    if best is None:
+        fastest = min(mean(profile.samples(bs)) for bs in profile.batch_sizes)
+        return Failure(
+            BackendFailure(
+                profile.backend,
+                "measure",
+                f"no batch size meets the latency budget of {budget_ms:g} ms "
+                f"(fastest: {fastest:.3f} ms)",
+            )
+        )
+    return Success(best)
+
+
+def latency_budget(budget_ms: float) -> Strategy:
+    """The latency-budget strategy for ``budget_ms`` (ms per call, inclusive)."""
+    if (
+        isinstance(budget_ms, bool)
+        or not isinstance(budget_ms, int | float)
+        or not math.isfinite(budget_ms)
+        or budget_ms <= 0
+    ):
+        raise ValueError(f"budget_ms must be a finite number > 0, got {budget_ms!r}")
+    budget = float(budget_ms)
+    return Strategy(
+        name="latency_budget",
+        title=f"Latency budget ({budget:g} ms)",
+        description=(
+            f"Selects the backend with the highest samples/s among batch sizes whose mean "
+            f"latency is at most {budget:g} ms."
+        ),
+        metric_label="throughput",
+        metric_unit="samples/s",
+        value_fmt=".2f",
+        measure=partial(measure_within_budget, budget),
+        compare=higher_is_better,
+        speedup=higher_speedup,
+        plan=ProfilingPlan(
+            batching=True,
+            sweep_rule=any_of(latency_budget_sweep(budget), throughput_saturation()),
+        ),
+        params=pmap({"budget_ms": budget}),
+        no_winner_message=f"no backend meets the latency budget of {budget:g} ms",
+    )

@@ -1,0 +1,113 @@
+"""The :class:`Strategy` record: a selection rule as a value made of pure functions.
+
+Rules:
+- a strategy is never subclassed; variants come from ``dataclasses.replace`` or from
+  factories using partial application (``latency_budget(5.0)``);
+- ``measure`` turns a :class:`~aitune_fp.core.records.Profile` into the scalar result the
+  strategy compares, or a ``BackendFailure`` at stage ``measure``;
+- ``compare(a, b)`` is "a is strictly better than b" and must be a strict weak order;
+- ``speedup(result, baseline)`` is > 1 exactly when ``compare(result, baseline)``;
+- ``plan`` says what to measure (batch sizes, warm-up and timed calls, stop rules);
+- ``no_winner_message``, when set, makes "no candidate succeeded" a failure even when a
+  baseline exists (the latency budget's rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyrsistent import PMap, pmap
+from returns.result import Result
+
+from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.stop_rules import CallRule, SweepRule, fixed_steps, throughput_saturation
+
+Measure = Callable[[Profile], Result[BackendProfilingResult, BackendFailure]]
+Compare = Callable[[BackendProfilingResult, BackendProfilingResult], bool]
+Speedup = Callable[[BackendProfilingResult, BackendProfilingResult], float]
+ParamValue = float | int | str | bool
+
+MAX_POWER_OF_TWO = 20
+
+
+def power_of_two_batch_sizes(max_batch_size: int) -> tuple[int, ...]:
+    """Powers of two ``1 … 2**20`` up to ``max_batch_size``, plus ``max_batch_size`` itself.
+
+    >>> power_of_two_batch_sizes(12)
+    (1, 2, 4, 8, 12)
+    >>> power_of_two_batch_sizes(1)
+    (1,)
+    """
+    if max_batch_size < 1:
+        raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
+    sizes = {2**k for k in range(MAX_POWER_OF_TWO + 1) if 2**k <= max_batch_size}
+    sizes.add(max_batch_size)
+    return tuple(sorted(sizes))
+
+
+@dataclass(frozen=True, slots=True)
+class ProfilingPlan:
+    """What to measure: batch sizes, per-call rule and sweep rule.
+
+    ``batching=False`` measures batch size 1 only (no max-batch search). ``max_batch_size``
+    caps the sweep (``None``: found by sweeping the baseline).
+
+    >>> ProfilingPlan().batch_sizes(5)
+    (1, 2, 4, 5)
+    >>> ProfilingPlan(batching=False).batch_sizes(64)
+    (1,)
+    """
+
+    batching: bool = True
+    call_rule: CallRule = field(default_factory=fixed_steps)
+    sweep_rule: SweepRule = field(default_factory=throughput_saturation)
+    max_batch_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_batch_size is not None and self.max_batch_size < 1:
+            raise ValueError(f"max_batch_size must be >= 1 or None, got {self.max_batch_size}")
+
+    def batch_sizes(self, max_batch_size: int) -> tuple[int, ...]:
+        """The batch sizes to sweep given the largest one that fits."""
+        if not self.batching:
+            return (1,)
+        cap = (
+            max_batch_size
+            if self.max_batch_size is None
+            else min(max_batch_size, self.max_batch_size)
+        )
+        return power_of_two_batch_sizes(max(cap, 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """A selection rule: how to measure, how to compare, how to state a speedup.
+
+    >>> import dataclasses
+    >>> from aitune_fp import max_throughput
+    >>> dataclasses.replace(max_throughput, validate_performance=False).validate_performance
+    False
+    """
+
+    name: str
+    title: str
+    description: str
+    metric_label: str
+    metric_unit: str
+    value_fmt: str
+    measure: Measure
+    compare: Compare
+    speedup: Speedup
+    plan: ProfilingPlan = field(default_factory=ProfilingPlan)
+    validate_performance: bool = True
+    params: PMap[str, ParamValue] = field(default_factory=pmap)
+    no_winner_message: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", pmap(self.params))
+        format(1.0, self.value_fmt)  # fail early on a bad format spec
+
+    def fmt(self, value: float) -> str:
+        """Format a metric value with its unit, e.g. ``12.34 samples/s``."""
+        return f"{format(value, self.value_fmt)} {self.metric_unit}"

@@ -1,0 +1,1 @@
+"""Effect layer: everything that touches a device, a clock or a file."""

@@ -1,0 +1,1 @@
+"""The imperative shell: wires effects to the pure core."""
