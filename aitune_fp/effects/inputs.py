@@ -165,8 +165,8 @@ def normalise_samples(samples: Any, *, batch_axis: int = 0) -> Samples:
         raise ValueError(f"batch_axis must be >= 0, got {batch_axis}")
     if isinstance(samples, torch.Tensor | Mapping):
         seq: Sequence[Any] = [samples]
-    elif isinstance(samples, tuple) and samples and all(
-        isinstance(s, torch.Tensor) for s in samples
+    elif (
+        isinstance(samples, tuple) and samples and all(isinstance(s, torch.Tensor) for s in samples)
     ):
         seq = [samples]  # one sample of positional tensors
     elif isinstance(samples, Sequence) and not isinstance(samples, str | bytes):

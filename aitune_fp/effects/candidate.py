@@ -1,0 +1,132 @@
+"""One candidate's effect: build → validate → profile, timed per stage, never raising.
+
+Rules: the stages run in order and stop at the first failure, which comes back as a
+``BackendFailure`` naming the backend and stage; the full error text is appended to the
+backend's ``work_dir/build.log``; every stage's wall time is recorded, failed ones too.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import torch
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.strategy import ProfilingPlan
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.profiler import BatchReport, ProfileSettings, profile_runner
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRun:
+    """What one candidate's effect produced: the built runner (if any) and stage facts."""
+
+    backend: Backend
+    name: str
+    built: Built | None
+    outcome: IOResult[Profile, BackendFailure]
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    validation: dict[str, float] = field(default_factory=dict)
+    work_dir: Path | None = None
+
+
+def append_log(work_dir: Path, text: str) -> None:
+    """Append ``text`` to ``work_dir/build.log`` (creating the folder)."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    with (work_dir / "build.log").open("a", encoding="utf-8") as fh:
+        fh.write(text.rstrip() + "\n")
+
+
+def _timed(stages: dict[str, float], stage: str, fn: Callable[[], Any]) -> Any:
+    t0 = time.perf_counter()
+    try:
+        return fn()
+    finally:
+        stages[stage] = time.perf_counter() - t0
+
+
+def _safe(backend: str, stage: str, fn: Callable[[], IOResult[Any, BackendFailure]]) -> Any:
+    """Run an effect, turning an unexpected exception into a failure of ``stage``."""
+    try:
+        return fn()
+    except Exception as error:
+        text = "".join(traceback.format_exception(error))
+        return IOFailure(BackendFailure(backend, stage, f"{type(error).__name__}: {error}\n{text}"))
+
+
+def run_candidate(
+    backend: Backend,
+    name: str,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    work_dir: Path,
+    plan: ProfilingPlan,
+    batch_sizes: tuple[int, ...],
+    validate: Callable[[Built], IOResult[dict[str, float], BackendFailure]],
+    settings: ProfileSettings = ProfileSettings(),
+    on_stage: Callable[[str], None] = lambda _: None,
+    on_batch: Callable[[BatchReport], None] = lambda _: None,
+) -> CandidateRun:
+    """Build, validate and profile one backend; a failure at any stage is a value."""
+    stages: dict[str, float] = {}
+    validation: dict[str, float] = {}
+    holder: list[Built] = []
+
+    def stage(label: str, fn: Callable[[], IOResult[Any, BackendFailure]]) -> Any:
+        on_stage(label)
+        return _timed(stages, label, lambda: _safe(name, label, fn))
+
+    def after_build(built: Built) -> IOResult[dict[str, float], BackendFailure]:
+        holder.append(built)
+        return stage("validate", lambda: validate(built))  # type: ignore[no-any-return]
+
+    def after_validate(report: dict[str, float]) -> IOResult[Profile, BackendFailure]:
+        validation.update(report)
+        return stage(  # type: ignore[no-any-return]
+            "profile",
+            lambda: profile_runner(
+                name,
+                holder[0].runner,
+                samples,
+                device,
+                batch_sizes,
+                plan.call_rule,
+                plan.sweep_rule,
+                settings,
+                on_batch,
+            ),
+        )
+
+    built_io: IOResult[Built, BackendFailure] = stage(
+        "build", lambda: backend.build(module, samples, device, work_dir)
+    )
+    outcome = built_io.bind(after_build).bind(after_validate)
+    if isinstance(outcome, IOSuccess):
+        return CandidateRun(backend, name, holder[0], outcome, stages, validation, work_dir)
+    for built in holder:
+        built.close()
+    return CandidateRun(
+        backend,
+        name,
+        None,
+        outcome.lash(partial(_log_failure, work_dir)),
+        stages,
+        validation,
+        work_dir,
+    )
+
+
+def _log_failure(work_dir: Path, failure: BackendFailure) -> IOResult[Profile, BackendFailure]:
+    """Write the full failure to ``build.log`` and keep its first line as the message."""
+    append_log(work_dir, f"[{failure.stage}] {failure.message}")
+    first = failure.message.split("\n")[0][:500]
+    return IOFailure(BackendFailure(failure.backend, failure.stage, first))

@@ -1,0 +1,80 @@
+"""Find the largest batch size worth profiling by sweeping the eager module.
+
+Rules (the reference's, with guards): powers of two from 1 upwards, one call each; the
+sweep ends at the first batch size that raises (out of memory or otherwise — earlier
+results stand), that exceeds the user's cap, whose inputs would not fit in
+``memory_fraction`` of free memory (times ``activation_factor`` for intermediate
+tensors), or whose single call takes longer than ``max_call_seconds``. The largest batch
+size that ran is returned; if even batch size 1 fails, 1 is returned and profiling will
+report the failure.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from aitune_fp.effects.inputs import Samples, make_batch
+from aitune_fp.effects.machine import free_memory_bytes, synchronize
+
+log = logging.getLogger("aitune_fp")
+
+DEFAULT_CAP = {"cpu": 64, "cuda": 4096}
+
+
+@dataclass(frozen=True, slots=True)
+class MaxBatchResult:
+    """The largest batch size that ran, and why the search stopped."""
+
+    max_batch_size: int
+    reason: str
+
+
+def find_max_batch_size(
+    runner: Callable[..., Any],
+    samples: Samples,
+    device: torch.device,
+    *,
+    cap: int | None = None,
+    memory_fraction: float = 0.5,
+    activation_factor: float = 8.0,
+    max_call_seconds: float = 2.0,
+) -> MaxBatchResult:
+    """Sweep powers of two up to ``cap`` (device default when ``None``) and keep the last ok."""
+    limit = cap if cap is not None else DEFAULT_CAP.get(device.type, 64)
+    if limit < 1:
+        raise ValueError(f"max batch size cap must be >= 1, got {limit}")
+    row_bytes = max(samples.spec.bytes_per_row(), 1)
+    best, bs = 0, 1
+    reason = f"reached the cap {limit}"
+    while bs <= limit:
+        need = bs * row_bytes * activation_factor
+        if best and need > memory_fraction * free_memory_bytes(device):
+            reason = f"memory guard: batch size {bs} would need ~{need / 2**20:.0f} MiB"
+            break
+        try:
+            batch = make_batch(samples, bs).to(device)
+            with torch.inference_mode():
+                synchronize(device)
+                t0 = time.perf_counter()
+                batch.call(runner)
+                synchronize(device)
+                seconds = time.perf_counter() - t0
+        except Exception as error:  # the reference: a batch size that raises ends the sweep
+            reason = f"batch size {bs} raised {type(error).__name__}: {str(error)[:120]}"
+            break
+        best = bs
+        if seconds > max_call_seconds:
+            reason = f"batch size {bs} took {seconds:.2f} s > {max_call_seconds:g} s"
+            break
+        if bs == limit:
+            break
+        bs = min(bs * 2, limit)
+    result = MaxBatchResult(max(best, 1), reason)
+    log.info("max batch size %d (%s)", result.max_batch_size, result.reason)
+    return result
