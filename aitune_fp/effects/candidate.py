@@ -21,6 +21,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.cache import cached_build
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings, profile_runner
 
@@ -75,6 +76,7 @@ def run_candidate(
     settings: ProfileSettings = ProfileSettings(),
     on_stage: Callable[[str], None] = lambda _: None,
     on_batch: Callable[[BatchReport], None] = lambda _: None,
+    cache_dir: Path | None = None,
 ) -> CandidateRun:
     """Build, validate and profile one backend; a failure at any stage is a value."""
     stages: dict[str, float] = {}
@@ -107,7 +109,7 @@ def run_candidate(
         )
 
     built_io: IOResult[Built, BackendFailure] = stage(
-        "build", lambda: backend.build(module, samples, device, work_dir)
+        "build", lambda: cached_build(backend, module, samples, device, work_dir, cache_dir)
     )
     outcome = built_io.bind(after_build).bind(after_validate)
     if isinstance(outcome, IOSuccess):

@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from pyrsistent import freeze, pmap
@@ -40,17 +40,23 @@ from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.eager import TorchEager
-from aitune_fp.effects.backends.registry import backend_by_name, default_backends
+from aitune_fp.effects.backends.registry import (
+    backend_by_name,
+    default_backends,
+    with_max_batch_size,
+)
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.environment import environment_fingerprint
 from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.effects.max_batch import find_max_batch_size
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings
-from aitune_fp.effects.validate import Tolerance, validate
+from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink, silent
 from aitune_fp.shell.tuned_module import TunedModule
 
 log = logging.getLogger("aitune_fp")
+_V = TypeVar("_V")
+_E = TypeVar("_E")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +167,7 @@ class _Run:
             self.strategy.plan, self.batch_sizes, check, self.settings,
             on_stage=lambda stage: self.emit("stage", name, stage=stage),
             on_batch=on_batch,
+            cache_dir=self.cache_dir,
         )
         self.runs.append(run)
         self.done += 1
@@ -183,17 +190,20 @@ class _Run:
                 self.emit("backend_done", run.name, message=f"failed: {failure.describe()}")
 
 
-def _validation_numbers(report: Any) -> dict[str, float]:
-    """The numeric fields of a validation report (max errors)."""
-    fields = report if isinstance(report, dict) else getattr(report, "__dict__", {})
-    if not fields and hasattr(report, "__slots__"):
-        fields = {k: getattr(report, k) for k in report.__slots__}
-    return {k: float(v) for k, v in fields.items() if isinstance(v, int | float)}
+def _validation_numbers(report: ValidationReport) -> dict[str, float]:
+    """The numeric fields of a validation report (its max errors)."""
+    return {"max_abs_error": report.max_abs_error, "max_rel_error": report.max_rel_error}
+
+
+def perform(io: IOResult[_V, _E]) -> Result[_V, _E]:
+    """The pure view of an effect's result: the one place the shell unwraps IO."""
+    if isinstance(io, IOSuccess):
+        return Success(unsafe_perform_io(io.unwrap()))
+    return Failure(unsafe_perform_io(io.failure()))
 
 
 def _as_result(run: CandidateRun) -> Result[Profile, BackendFailure]:
-    """The pure view of a candidate's effect result: the one place IO is unwrapped."""
-    return unsafe_perform_io(run.outcome)
+    return perform(run.outcome)
 
 
 def _profile_of(run: CandidateRun) -> Profile:
@@ -224,7 +234,7 @@ def _config_dict(backend: Backend) -> dict[str, Any]:
     import dataclasses
 
     if dataclasses.is_dataclass(backend) and not isinstance(backend, type):
-        return {k: v for k, v in dataclasses.asdict(backend).items()}
+        return dataclasses.asdict(backend)
     return {"name": backend.name}
 
 
@@ -282,16 +292,16 @@ def run_tuning(
         return IOFailure(TuneError(str(error)))
     module = module.eval().to(dev)
     normalised = Samples(normalised.spec, tuple(b.to(dev) for b in normalised.items))
-    names = _unique_names(candidates)
     total = len(candidates) + (1 if strategy.validate_performance else 0)
     run = _Run(
         module, normalised, strategy, dev, Path(cache_dir or default_cache_dir()),
         progress or silent, settings or ProfileSettings(), tolerance or Tolerance(), total,
     )
+    run.max_batch_size = _max_batch_size(run, max_batch_size)
+    run.batch_sizes = strategy.plan.batch_sizes(run.max_batch_size)
+    candidates = tuple(with_max_batch_size(b, run.max_batch_size) for b in candidates)
+    names = _unique_names(candidates)
     run.emit("plan", message=f"{strategy.title}: {', '.join(names) or 'no candidates'}")
-    max_bs = _max_batch_size(run, max_batch_size)
-    run.max_batch_size = max_bs
-    run.batch_sizes = strategy.plan.batch_sizes(max_bs)
     log.info("batch sizes to profile: %s", run.batch_sizes)
     if strategy.validate_performance:
         run.candidate(TorchEager(), "eager")
@@ -353,7 +363,7 @@ def _tuned(
 
 def _build_eager(run: _Run, eager: TorchEager) -> Built:
     built = eager.build(run.module, run.samples, run.device, run.cache_dir / "eager")
-    return unsafe_perform_io(built).unwrap()
+    return perform(built).unwrap()
 
 
 def _record(

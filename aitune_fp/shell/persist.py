@@ -1,0 +1,265 @@
+"""Save a tuned module and load it back to deploy the winner without re-tuning.
+
+A save is a folder: ``manifest.json`` (format, backend kind and config, input spec, output
+structure, the selection, the module's weights digest, and the size and sha256 of every
+other file), ``run.json`` when the run was recorded, and the winner's artifact — an
+AOTInductor package, an ONNX model or a TensorRT engine. A winner without a loadable
+artifact (eager, inductor JIT, Torch-TensorRT) is saved as a *recipe*: the backend config
+to rebuild it from the same module.
+
+Rules:
+- ``load`` checks the manifest's format, then every recorded file's size and sha256, and
+  refuses a missing, truncated or modified file with a :class:`LoadError` naming it;
+- a recipe needs ``module=`` and refuses a module whose weights differ from the saved
+  digest; an artifact ignores ``module``;
+- nothing is unpickled: the manifest and the record are JSON, artifacts are read by their
+  own runtimes;
+- ``save`` writes into a staging folder and renames it into place, and only replaces a
+  folder that holds an earlier save (or is empty).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Final
+
+import torch
+from returns.unsafe import unsafe_perform_io
+
+from aitune_fp.core.json_read import Reader
+from aitune_fp.core.records import Selection
+from aitune_fp.core.records_json import decode_selection, encode_selection
+from aitune_fp.core.run_record import RunRecord, dumps, loads
+from aitune_fp.effects.artifacts import (
+    artifact_files,
+    backend_from_config,
+    dump_output_spec,
+    load_built,
+    loadable,
+    output_spec,
+    read_output_spec,
+)
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.cache import weights_digest
+from aitune_fp.effects.environment import library_versions
+from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, make_batch, normalise_samples
+from aitune_fp.effects.integrity import FileDigest, digest, verify
+from aitune_fp.shell.tuned_module import TunedModule
+
+FORMAT: Final = "aitune_fp.saved_module"
+VERSION: Final = 1
+MANIFEST: Final = "manifest.json"
+RECORD: Final = "run.json"
+
+
+class LoadError(ValueError):
+    """A saved module that cannot be loaded (the message says which file and why)."""
+
+
+# --------------------------------------------------------------------------- input spec
+def spec_to_json(spec: InputSpec) -> dict[str, Any]:
+    """An input spec as JSON: positional and keyword names, tensors, batch axis."""
+    return {
+        "positional": list(spec.positional),
+        "keywords": list(spec.keywords),
+        "tensors": [
+            {"name": t.name, "row_shape": list(t.row_shape), "dtype": t.dtype} for t in spec.tensors
+        ],
+        "batch_axis": spec.batch_axis,
+    }
+
+
+def spec_from_json(doc: Reader) -> InputSpec:
+    """An input spec from :func:`spec_to_json`'s output."""
+    tensors = tuple(
+        TensorSpec(t.text("name"), tuple(int(d) for d in t.array("row_shape")), t.text("dtype"))
+        for t in doc.children("tensors")
+    )
+    for t in tensors:
+        if not isinstance(getattr(torch, t.dtype, None), torch.dtype):
+            raise LoadError(f"{doc.path}: unknown dtype {t.dtype!r}")
+    return InputSpec(
+        doc.texts("positional"), doc.texts("keywords"), tensors, doc.integer("batch_axis")
+    )
+
+
+def placeholder_samples(spec: InputSpec) -> Samples:
+    """One all-zeros sample of batch size 1 matching ``spec`` (for rebuilding a recipe)."""
+    tensors = {
+        t.name: torch.zeros(t.shape(1, spec.batch_axis), dtype=getattr(torch, t.dtype))
+        for t in spec.tensors
+    }
+    args = [tensors[n] for n in spec.positional]
+    if spec.keywords:
+        if args:
+            raise LoadError("a recipe with both positional and keyword inputs cannot be rebuilt")
+        return normalise_samples({k: tensors[k] for k in spec.keywords}, batch_axis=spec.batch_axis)
+    return normalise_samples([tuple(args)], batch_axis=spec.batch_axis)
+
+
+# --------------------------------------------------------------------------- save
+def _is_save_folder(path: Path) -> bool:
+    return path.is_dir() and (not any(path.iterdir()) or (path / MANIFEST).is_file())
+
+
+def _outputs_of(tuned: TunedModule) -> str:
+    with torch.inference_mode():
+        outputs = make_batch(tuned.samples, 1).call(tuned)
+    return dump_output_spec(output_spec(outputs))
+
+
+def _manifest(
+    tuned: TunedModule, mode: str, files: dict[str, FileDigest], artifact: str | None
+) -> dict[str, Any]:
+    config: Backend = tuned.backend_config
+    source = tuned.source_module
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "mode": mode,
+        "backend": {
+            "kind": config.name,
+            "description": config.describe(),
+            "key": config.key(),
+            "config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),  # type: ignore[call-overload]
+        },
+        "artifact": artifact,
+        "device": str(tuned.built.info.get("device", "cpu")),
+        "input_spec": spec_to_json(tuned.samples.spec),
+        "outputs": _outputs_of(tuned),
+        "selection": encode_selection(tuned.selection),
+        "weights_sha256": None if source is None else weights_digest(source),
+        "libraries": library_versions(),
+        "files": {name: dataclasses.asdict(d) for name, d in sorted(files.items())},
+    }
+
+
+def save(tuned: TunedModule, path: str | Path) -> Path:
+    """Save ``tuned`` to the folder ``path`` (see the module rules); returns the folder."""
+    target = Path(path)
+    if target.exists() and not _is_save_folder(target):
+        raise ValueError(
+            f"{target} exists and is not an aitune_fp save folder: choose another path"
+        )
+    config = tuned.backend_config
+    artifact = tuned.built.artifact
+    mode = (
+        "artifact" if artifact is not None and artifact.is_file() and loadable(config) else "recipe"
+    )
+    if mode == "recipe" and tuned.source_module is None:
+        raise ValueError(f"{config.describe()} has no artifact and the source module is unknown")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
+    try:
+        files: dict[str, FileDigest] = {}
+        if mode == "artifact" and artifact is not None:
+            for file in artifact_files(artifact):
+                shutil.copy2(file, staging / file.name)
+                files[file.name] = digest(staging / file.name)
+        if tuned.record is not None:
+            (staging / RECORD).write_text(dumps(tuned.record), encoding="utf-8")
+            files[RECORD] = digest(staging / RECORD)
+        name = artifact.name if mode == "artifact" and artifact is not None else None
+        manifest = _manifest(tuned, mode, files, name)
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+# --------------------------------------------------------------------------- load
+def _read_manifest(folder: Path) -> Reader:
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LoadError(f"{folder} is not an aitune_fp save: it has no {MANIFEST}") from None
+    except (OSError, ValueError) as error:
+        raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
+    doc = Reader(data, MANIFEST)
+    if doc.raw("format", None) != FORMAT or doc.raw("version", None) != VERSION:
+        raise LoadError(
+            f"{folder / MANIFEST} is not an aitune_fp save of version {VERSION} "
+            f"(format {doc.raw('format', None)!r}, version {doc.raw('version', None)!r})"
+        )
+    return doc
+
+
+def _files(doc: Reader) -> dict[str, FileDigest]:
+    files = doc.child("files")
+    return {
+        name: FileDigest(files.child(name).integer("size"), files.child(name).text("sha256"))
+        for name in files.data
+    }
+
+
+def _built(
+    doc: Reader,
+    folder: Path,
+    config: Backend,
+    spec: InputSpec,
+    module: torch.nn.Module | None,
+    device: torch.device,
+    work_dir: Path,
+) -> Built:
+    outputs = read_output_spec(doc.text("outputs"))
+    if doc.text("mode") == "artifact":
+        effect = load_built(config, folder / doc.text("artifact"), spec, outputs, device, work_dir)
+    else:
+        if module is None:
+            raise LoadError(
+                f"{folder} holds a recipe for {config.describe()}: pass the module it was "
+                "tuned from, load(path, module=...)"
+            )
+        expected = doc.text_or_none("weights_sha256")
+        if expected is not None and weights_digest(module) != expected:
+            raise LoadError(
+                f"the module's weights differ from those {folder} was tuned with "
+                "(weights sha256 mismatch)"
+            )
+        effect = config.build(module, placeholder_samples(spec), device, work_dir)
+    result = (
+        unsafe_perform_io(effect.unwrap()) if effect.__class__.__name__ == "IOSuccess" else None
+    )
+    if result is None:
+        failure = unsafe_perform_io(effect.failure())
+        raise LoadError(f"{folder}: {failure.describe()}")
+    return result
+
+
+def load(
+    path: str | Path, module: torch.nn.Module | None = None, *, device: str | None = None
+) -> TunedModule:
+    """The tuned module saved at ``path``, ready to run (see the module rules).
+
+    ``device`` defaults to the device it was tuned on.
+    """
+    folder = Path(path)
+    doc = _read_manifest(folder)
+    try:
+        problem = verify(folder, _files(doc))
+        if problem is not None:
+            raise LoadError(f"refusing to load {folder}: {problem}")
+        backend = doc.child("backend")
+        config = backend_from_config(backend.text("kind"), backend.obj("config"))
+        spec = spec_from_json(doc.child("input_spec"))
+        selection: Selection = decode_selection(doc.child("selection"))
+        dev = torch.device(device or doc.text("device"))
+        record: RunRecord | None = None
+        if (folder / RECORD).is_file():
+            record = loads((folder / RECORD).read_text(encoding="utf-8"))
+    except LoadError:
+        raise
+    except ValueError as error:
+        raise LoadError(f"{folder / MANIFEST}: {error}") from None
+    work_dir = Path(tempfile.mkdtemp(prefix="aitune_fp-load-"))
+    built = _built(doc, folder, config, spec, module, dev, work_dir)
+    return TunedModule(built, config, selection, placeholder_samples(spec), record, source=module)

@@ -1,0 +1,139 @@
+"""A stored run as a PNG: throughput per batch size, and the latency spread per backend.
+
+Rules:
+- matplotlib is optional (the ``cli`` extra) and imported only when a plot is drawn; without
+  it :func:`plot_run` raises ``ImportError`` saying how to install it;
+- drawing never uses ``pyplot`` nor switches the user's matplotlib backend: a bare
+  ``Figure`` is rendered by its own Agg canvas;
+- left panel: mean throughput (samples/s) against batch size (log2 axis) for every profiled
+  backend, the baseline dashed and black, the winner thicker with a star at its batch size;
+- right panel: a box per profiled backend of its raw latencies at the batch size the
+  strategy selected for it (its smallest measured batch size when it has none), the
+  baseline's box grey and its median a dashed line; log scale when the spread is wide;
+- failed backends are listed under the plots with their stage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from aitune_fp.core.records import BackendProfilingResult
+from aitune_fp.core.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.run_summary import backend_rows
+from aitune_fp.core.statistics import mean, median
+
+INSTALL_HINT = "drawing plots needs matplotlib: pip install 'aitune_fp[cli]'"
+
+
+def _figure() -> Any:
+    """A new Agg-backed ``Figure`` (no pyplot state)."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError(INSTALL_HINT) from error
+    figure = Figure(figsize=(12, 5), layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _selected(record: RunRecord, outcome: BackendOutcome) -> BackendProfilingResult | None:
+    """The strategy's result for ``outcome`` as the selection recorded it."""
+    sel = record.selection
+    if sel is None:
+        return None
+    if outcome is record.baseline:
+        return sel.baseline[1] if sel.baseline is not None else None
+    return next((r for name, r in sel.ranking if name == outcome.backend), None)
+
+
+def _winner(record: RunRecord) -> BackendOutcome | None:
+    rows = backend_rows(record)
+    for row, outcome in zip(rows, record.outcomes, strict=True):
+        if row.status == "selected":
+            return outcome
+    return None
+
+
+def _throughput_panel(axes: Any, record: RunRecord) -> None:
+    winner = _winner(record)
+    for outcome in record.outcomes:
+        if outcome.profile is None:
+            continue
+        sizes = outcome.profile.batch_sizes
+        rates = [bs * 1000.0 / mean(outcome.profile.samples(bs)) for bs in sizes]
+        is_base = outcome is record.baseline
+        label = f"{outcome.backend} (baseline)" if is_base else outcome.backend
+        style: dict[str, Any] = {"linestyle": "--", "color": "black"} if is_base else {}
+        width = 3.0 if outcome is winner else 1.5
+        (line,) = axes.plot(sizes, rates, marker="o", linewidth=width, label=label, **style)
+        chosen = _selected(record, outcome)
+        if outcome is winner and chosen is not None:
+            bs = chosen.selected_batch_size
+            rate = bs * 1000.0 / chosen.latency
+            axes.plot([bs], [rate], marker="*", markersize=16, color=line.get_color())
+    sizes_seen = sorted({bs for o in record.outcomes if o.profile for bs in o.profile.batch_sizes})
+    axes.set_xscale("log", base=2)
+    if sizes_seen:
+        axes.set_xticks(sizes_seen, [str(bs) for bs in sizes_seen])
+    axes.set_xlabel("batch size")
+    axes.set_ylabel("throughput (samples/s)")
+    axes.set_title("Throughput by batch size")
+    axes.grid(True, which="both", alpha=0.3)
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(fontsize="small")
+
+
+def _spread_panel(axes: Any, record: RunRecord) -> None:
+    boxes, labels, is_base = [], [], []
+    for outcome in record.outcomes:
+        if outcome.profile is None:
+            continue
+        chosen = _selected(record, outcome)
+        bs = chosen.selected_batch_size if chosen else outcome.profile.batch_sizes[0]
+        if bs not in outcome.profile.latencies_ms:
+            bs = outcome.profile.batch_sizes[0]
+        boxes.append(list(outcome.profile.samples(bs)))
+        labels.append(f"{outcome.backend}\n(bs {bs})")
+        is_base.append(outcome is record.baseline)
+    if not boxes:
+        axes.text(0.5, 0.5, "no backend was profiled", ha="center", transform=axes.transAxes)
+        return
+    parts = axes.boxplot(boxes, patch_artist=True, showfliers=True)
+    for patch, base in zip(parts["boxes"], is_base, strict=True):
+        patch.set_facecolor("lightgrey" if base else "tab:blue")
+        patch.set_alpha(0.6)
+    for values, base in zip(boxes, is_base, strict=True):
+        if base:
+            axes.axhline(median(values), color="black", linestyle="--", linewidth=1)
+    axes.set_xticks(range(1, len(labels) + 1), labels, fontsize="small", rotation=20)
+    low = min(min(b) for b in boxes)
+    high = max(max(b) for b in boxes)
+    if high > 20 * low:
+        axes.set_yscale("log")
+    axes.set_ylabel("latency per call (ms)")
+    axes.set_title("Latency spread at the selected batch size")
+    axes.grid(True, axis="y", alpha=0.3)
+
+
+def _failure_note(record: RunRecord) -> str:
+    failed = [r for r in backend_rows(record) if r.status.startswith("failed")]
+    return "; ".join(f"{r.backend} ({r.status.removeprefix('failed (')}" for r in failed)
+
+
+def plot_run(record: RunRecord, path: str | Path) -> Path:
+    """Draw ``record`` to the PNG ``path`` (parent folders created) and return the path."""
+    figure = _figure()
+    left, right = figure.subplots(1, 2)
+    _throughput_panel(left, record)
+    _spread_panel(right, record)
+    title = record.strategy.get("title", record.strategy.get("strategy", ""))
+    figure.suptitle(f"{record.model} on {record.device} — {title}")
+    note = _failure_note(record)
+    if note:
+        figure.supxlabel(f"failed: {note}", fontsize="small", color="tab:red")
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=100)
+    return out

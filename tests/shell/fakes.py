@@ -1,0 +1,80 @@
+"""Fake backends for shell tests: real configs and runners, no compiler behind them.
+
+A fake builds a runner around the eager module that can be slowed down, perturbed, made
+to return NaN, or made to fail at a chosen stage, so the shell's wiring can be checked in
+milliseconds. These are fakes (working implementations), not mocks.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.inputs import Samples
+
+
+@dataclass(frozen=True, slots=True)
+class FakeBackend:
+    """A backend that runs the eager module with a chosen behaviour.
+
+    ``sleep_ms`` adds latency per call; ``scale`` multiplies outputs (wrong outputs when
+    != 1); ``nan`` returns NaN outputs; ``fail_build`` fails the build; ``raise_above``
+    raises when called with a batch larger than it; ``raise_after_calls`` raises once
+    that many calls were made (a fault that only shows while profiling).
+    """
+
+    label: str = "fake"
+    sleep_ms: float = 0.0
+    scale: float = 1.0
+    nan: bool = False
+    fail_build: bool = False
+    raise_above: int | None = None
+    raise_after_calls: int | None = None
+    name: str = "fake"
+
+    def describe(self) -> str:
+        """The config's description."""
+        return describe_config(self)
+
+    def key(self) -> str:
+        """The config's stable key."""
+        return config_key(self)
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """Always available."""
+        return None
+
+    def build(
+        self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
+    ) -> IOResult[Built, BackendFailure]:
+        """Wrap ``module`` in a runner with this fake's behaviour."""
+        if self.fail_build:
+            return IOFailure(BackendFailure(self.describe(), "build", "fake build failure"))
+        closed: list[bool] = []
+        calls: list[int] = []
+
+        def runner(*args: Any, **kwargs: Any) -> Any:
+            if closed:
+                raise RuntimeError("runner used after close")
+            calls.append(1)
+            if self.raise_after_calls is not None and len(calls) > self.raise_after_calls:
+                raise RuntimeError(f"fake fault after {self.raise_after_calls} calls")
+            batch = int(next(iter([*args, *kwargs.values()])).shape[0])
+            if self.raise_above is not None and batch > self.raise_above:
+                raise RuntimeError(f"fake fault at batch {batch}")
+            if self.sleep_ms:
+                time.sleep(self.sleep_ms / 1000.0)
+            with torch.inference_mode():
+                out = module(*args, **kwargs)
+            if self.nan:
+                return out * float("nan")
+            return out * self.scale if self.scale != 1.0 else out
+
+        return IOSuccess(Built(runner, close=lambda: closed.append(True)))
