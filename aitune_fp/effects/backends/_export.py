@@ -1,0 +1,118 @@
+"""Shared pieces for backends that trace the module: example batch, dynamic batch dim, layout.
+
+Rules:
+- tracing uses a batch of :data:`EXAMPLE_BATCH` rows built from the user's samples, so the
+  batch dimension is never specialised to 0 or 1;
+- the batch axis of every input is one shared dynamic dimension named ``batch`` in
+  ``[1, max_batch_size]`` (:data:`UNBOUNDED_BATCH` when the backend needs no real bound);
+- :class:`FlatModule` presents a module as ``forward(*tensors) -> tuple[tensor, ...]``
+  (inputs in spec order: positional then keywords; outputs flattened in pytree order), and
+  :class:`OutputLayout` rebuilds the eager output structure from such a flat tuple.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from aitune_fp.effects.inputs import Batch, InputSpec, Samples, make_batch
+
+EXAMPLE_BATCH = 2
+UNBOUNDED_BATCH = 2**20
+
+
+def example_batch(samples: Samples, device: torch.device) -> Batch:
+    """A batch of :data:`EXAMPLE_BATCH` rows from all samples, on ``device``."""
+    return make_batch(samples, EXAMPLE_BATCH).to(device)
+
+
+def batch_dim(max_batch_size: int = UNBOUNDED_BATCH) -> Any:
+    """The dynamic batch dimension ``batch`` in ``[1, max_batch_size]``."""
+    return torch.export.Dim("batch", min=1, max=max(max_batch_size, EXAMPLE_BATCH))
+
+
+def signature_dynamic_shapes(
+    module: torch.nn.Module, batch: Batch, axis: int, dim: Any
+) -> dict[str, Any]:
+    """``torch.export`` dynamic shapes keyed by ``forward``'s parameter names.
+
+    Every tensor gets ``{axis: dim}``; ``*args`` parameters get a tuple of such specs and
+    ``**kwargs`` parameters a dict.
+    """
+    bound = inspect.signature(module.forward).bind(*batch.args, **dict(batch.kwargs))
+    spec = {axis: dim}
+    return {name: pytree.tree_map(lambda _: spec, value) for name, value in bound.arguments.items()}
+
+
+def flat_inputs(spec: InputSpec) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """A function mapping a module call ``(*args, **kwargs)`` to its tensors in spec order."""
+    keywords = spec.keywords
+    if not keywords:
+        return lambda *args: args
+    return lambda *args, **kwargs: (*args, *(kwargs[k] for k in keywords))
+
+
+class FlatModule(torch.nn.Module):
+    """``module`` seen as ``forward(*tensors)`` returning its output leaves as a tuple."""
+
+    def __init__(self, module: torch.nn.Module, spec: InputSpec) -> None:
+        super().__init__()
+        self.inner = module
+        self.n_positional = len(spec.positional)
+        self.keywords = spec.keywords
+
+    def forward(self, *tensors: torch.Tensor) -> tuple[Any, ...]:
+        """Call the wrapped module and flatten what it returns."""
+        args = tensors[: self.n_positional]
+        kwargs = dict(zip(self.keywords, tensors[self.n_positional :], strict=True))
+        return tuple(pytree.tree_leaves(self.inner(*args, **kwargs)))
+
+
+def flat_dynamic_shapes(spec: InputSpec, dim: Any) -> tuple[Any, ...]:
+    """Dynamic shapes for :class:`FlatModule`: its one ``*tensors`` parameter, batch dynamic."""
+    return (tuple({spec.batch_axis: dim} for _ in spec.tensors),)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputLayout:
+    """The eager output structure: its pytree spec and a label for every leaf."""
+
+    treespec: pytree.TreeSpec
+    labels: tuple[str, ...]
+
+    def rebuild(self, leaves: Sequence[Any]) -> Any:
+        """The eager structure with ``leaves`` in place of its leaves."""
+        return pytree.tree_unflatten(list(leaves), self.treespec)
+
+
+def output_layout(outputs: Any) -> OutputLayout:
+    """The layout of one eager output, refusing leaves that are not tensors.
+
+    >>> layout = output_layout({"a": torch.zeros(1), "b": (torch.ones(1),)})
+    >>> layout.labels
+    ("output['a']", "output['b'][0]")
+    >>> layout.rebuild([1, 2])
+    {'a': 1, 'b': (2,)}
+    """
+    with_paths, treespec = pytree.tree_flatten_with_path(outputs)
+    labels = tuple("output" + pytree.keystr(path) for path, _ in with_paths)
+    for label, (_, leaf) in zip(labels, with_paths, strict=True):
+        if not isinstance(leaf, torch.Tensor):
+            raise TypeError(
+                f"{label} is a {type(leaf).__name__}, not a tensor; "
+                "this backend can only return tensors"
+            )
+    if not labels:
+        raise TypeError("the module returns no tensors")
+    return OutputLayout(treespec, labels)
+
+
+def eager_layout(module: torch.nn.Module, batch: Batch) -> OutputLayout:
+    """Run ``module`` once on ``batch`` without autograd and return its output layout."""
+    with torch.inference_mode():
+        return output_layout(batch.call(module))

@@ -1,0 +1,99 @@
+"""TorchInductor ahead-of-time: ``torch.export`` + an AOTInductor ``.pt2`` package.
+
+Rules:
+- the module is exported with one dynamic ``batch`` dimension on every input's batch axis,
+  compiled and packaged to ``work_dir/model.pt2`` (the artifact), then loaded back and run
+  from the package, so what is validated and timed is what a deployment loads;
+- the runner takes the module's own call (positional and keyword tensors) and returns the
+  module's own output structure; the package's call spec is read once, at load, so each call
+  costs one flatten and one unflatten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+from returns.io import IOResult
+
+from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.backends._export import batch_dim, example_batch, signature_dynamic_shapes
+from aitune_fp.effects.backends._guard import BuildLog, guarded_build
+from aitune_fp.effects.backends._runner import prepared
+from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.inputs import Samples
+
+
+def _package_runner(compiled: Any) -> Callable[..., Any]:
+    """A fast caller of a loaded package: ``(*args, **kwargs)`` → the exported outputs."""
+    in_spec_text, out_spec_text = compiled.loader.get_call_spec()
+    in_spec = pytree.treespec_loads(in_spec_text)
+    out_spec = pytree.treespec_loads(out_spec_text)
+    kw_spec = in_spec.children_specs[1]
+    keywords = tuple(kw_spec.context) if kw_spec.context else ()
+    boxed_run = compiled.loader.boxed_run
+    single = out_spec.is_leaf()
+
+    def run(*args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        flat = [*args, *(kwargs[k] for k in keywords)]
+        outputs = boxed_run(flat)
+        return outputs[0] if single else pytree.tree_unflatten(outputs, out_spec)
+
+    return run
+
+
+@dataclass(frozen=True, slots=True)
+class AOTInductor:
+    """Export with a dynamic batch, compile with AOTInductor, load the ``.pt2`` to run.
+
+    ``inductor_configs`` are ``(name, value)`` pairs passed to the compiler.
+
+    >>> AOTInductor().describe()
+    'aot_inductor'
+    """
+
+    inductor_configs: tuple[tuple[str, Any], ...] = ()
+    name: str = field(default="aot_inductor", init=False)
+
+    def describe(self) -> str:
+        """``aot_inductor`` plus the fields that differ from the defaults."""
+        return describe_config(self)
+
+    def key(self) -> str:
+        """A stable hash of this config."""
+        return config_key(self)
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """AOTInductor ships with torch (it needs a C++ compiler, checked at build)."""
+        return None
+
+    def build(
+        self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
+    ) -> IOResult[Built, BackendFailure]:
+        """Export, compile and package to ``model.pt2``, then load it back."""
+
+        def build(log: BuildLog) -> Built:
+            model = prepared(module, device)
+            batch = example_batch(samples, device)
+            shapes = signature_dynamic_shapes(model, batch, samples.spec.batch_axis, batch_dim())
+            program = torch.export.export(
+                model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
+            )
+            log.write(f"exported: range constraints {program.range_constraints}")
+            path = torch._inductor.aoti_compile_and_package(
+                program,
+                package_path=str(work_dir / "model.pt2"),
+                inductor_configs=dict(self.inductor_configs) or None,
+            )
+            log.write(f"packaged to {path}")
+            index = device.index if device.index is not None else -1
+            compiled = torch._inductor.aoti_load_package(path, device_index=index)
+            return Built(
+                _package_runner(compiled), artifact=Path(path), info={"device": str(device)}
+            )
+
+        return guarded_build(self.describe(), work_dir, build)

@@ -1,0 +1,82 @@
+"""TorchInductor just-in-time: ``torch.compile`` with a configurable mode.
+
+Rules:
+- ``mode`` is one of torch.compile's modes (``None`` is torch's default); ``dynamic`` and
+  ``fullgraph`` are passed through unchanged;
+- torch compiles lazily, so the build runs the first user sample through the compiled
+  module: an error in tracing or code generation surfaces as a build failure;
+- torch recompiles on a new input shape; the profiler's warm-up at each batch size absorbs
+  that, so no compile time lands in timed calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from returns.io import IOResult
+
+from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.backends._guard import BuildLog, guarded_build, unavailable
+from aitune_fp.effects.backends._runner import in_inference_mode, prepared
+from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.inputs import Samples
+
+MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+@dataclass(frozen=True, slots=True)
+class InductorJIT:
+    """``torch.compile(module, mode=mode, dynamic=dynamic, fullgraph=fullgraph)``.
+
+    >>> InductorJIT().describe(), InductorJIT(mode="max-autotune").describe()
+    ('inductor', "inductor(mode='max-autotune')")
+    >>> InductorJIT(mode="fast")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: inductor mode must be one of (None, 'default', ...), got 'fast'
+    """
+
+    mode: str | None = None
+    dynamic: bool | None = None
+    fullgraph: bool = False
+    name: str = field(default="inductor", init=False)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"inductor mode must be one of {MODES}, got {self.mode!r}")
+
+    def describe(self) -> str:
+        """``inductor`` plus the fields that differ from the defaults."""
+        return describe_config(self)
+
+    def key(self) -> str:
+        """A stable hash of this config."""
+        return config_key(self)
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """Inductor ships with torch; CUDA graphs modes need a CUDA device."""
+        if self.mode == "reduce-overhead" and device.type != "cuda":
+            return "mode 'reduce-overhead' (CUDA graphs) needs a CUDA device"
+        return None
+
+    def build(
+        self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
+    ) -> IOResult[Built, BackendFailure]:
+        """Compile the module and run the first sample to force code generation."""
+        reason = self.unavailable_reason(device)
+        if reason is not None:
+            return unavailable(self.describe(), reason)
+
+        def build(log: BuildLog) -> Built:
+            model = prepared(module, device)
+            compiled = torch.compile(
+                model, mode=self.mode, dynamic=self.dynamic, fullgraph=self.fullgraph
+            )
+            runner = in_inference_mode(compiled)
+            samples.items[0].to(device).call(runner)
+            log.write(f"compiled with mode={self.mode!r} dynamic={self.dynamic!r} on {device}")
+            return Built(runner, info={"mode": self.mode or "default", "device": str(device)})
+
+        return guarded_build(self.describe(), work_dir, build)

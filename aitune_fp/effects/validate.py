@@ -1,0 +1,279 @@
+"""Check a built backend against the eager module before it is profiled.
+
+Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an exception):
+- the backend runs on every user sample and on batches of the smallest and the largest
+  batch size (built from all samples with ``make_batch``); an exception while running is a
+  failure naming the batch;
+- its outputs hold no NaN or Inf;
+- its output structure (tuple/list/dict nesting, dict keys) and every shape and dtype equal
+  eager's on the same batch;
+- every floating output is close to eager's: ``|got − eager| ≤ atol + rtol·|eager|`` with
+  ``rtol``/``atol`` chosen by dtype (the looser of the output dtype and the precision the
+  backend computes in, ``Built.info["precision"]``); integer and bool outputs must be equal;
+- a failure names the output, the batch, the worst element (index, both values) and the
+  max abs/rel error; a success reports the max errors over everything checked (the rel
+  error of an element is ``|got − eager| / max(|eager|, atol)``, so zeros do not blow it up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.inputs import Batch, Samples, make_batch
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """One pair of tolerances: ``|got − ref| ≤ atol + rtol·|ref|``."""
+
+    rtol: float
+    atol: float
+
+    def __post_init__(self) -> None:
+        if not (self.rtol >= 0.0 and self.atol >= 0.0):
+            raise ValueError(f"rtol and atol must be >= 0, got {self.rtol!r}, {self.atol!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    """Tolerances per floating dtype (TF32 compute uses ``tf32``).
+
+    The fp32 bound admits the reordering of sums that compilers and runtimes do: inductor,
+    AOTInductor and ONNX Runtime differ from eager by at most 2e-7 on the demo models on CPU,
+    and GPU kernels with other reduction orders need more room. TF32 and half-precision
+    bounds admit a few units of their 10-bit (fp16, TF32) or 7-bit (bf16) mantissa.
+
+    >>> Tolerance().bound("float32", None)
+    Bound(rtol=0.001, atol=0.0001)
+    >>> Tolerance().bound("float32", "float16")
+    Bound(rtol=0.01, atol=0.01)
+    >>> Tolerance.uniform(rtol=0.0, atol=0.0).bound("bfloat16", None)
+    Bound(rtol=0.0, atol=0.0)
+    """
+
+    float64: Bound = field(default=Bound(1e-6, 1e-7))
+    float32: Bound = field(default=Bound(1e-3, 1e-4))
+    tf32: Bound = field(default=Bound(5e-3, 5e-3))
+    float16: Bound = field(default=Bound(1e-2, 1e-2))
+    bfloat16: Bound = field(default=Bound(5e-2, 5e-2))
+
+    @classmethod
+    def uniform(cls, *, rtol: float, atol: float) -> Tolerance:
+        """The same bound for every dtype."""
+        b = Bound(rtol, atol)
+        return cls(b, b, b, b, b)
+
+    def bound(self, dtype: str, precision: str | None) -> Bound:
+        """The looser of the bounds for ``dtype`` and for the compute ``precision``."""
+        table = {
+            "float64": self.float64,
+            "float32": self.float32,
+            "tf32": self.tf32,
+            "float16": self.float16,
+            "bfloat16": self.bfloat16,
+        }
+        candidates = [table[name] for name in (dtype, precision) if name in table]
+        return max(candidates or [self.float32], key=lambda b: (b.rtol, b.atol))
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationReport:
+    """What validation checked and the largest errors it saw against eager."""
+
+    backend: str
+    batches: tuple[str, ...]
+    max_abs_error: float
+    max_rel_error: float
+    worst: str
+
+    def as_dict(self) -> dict[str, float]:
+        """The numbers, for logs and stage records."""
+        return {
+            "max_abs_error": self.max_abs_error,
+            "max_rel_error": self.max_rel_error,
+            "batches_checked": float(len(self.batches)),
+        }
+
+
+_NONE = "no floating outputs"
+
+
+@dataclass(frozen=True, slots=True)
+class _Errors:
+    """The largest errors of one comparison (``worst`` says where the abs error peaks)."""
+
+    abs_error: float = 0.0
+    rel_error: float = 0.0
+    worst: str = _NONE
+
+    def merge(self, other: _Errors) -> _Errors:
+        """The larger errors of both; ``worst`` follows the larger abs error."""
+        first = other if other.abs_error > self.abs_error or self.worst == _NONE else self
+        if other.worst == _NONE:
+            first = self
+        return _Errors(first.abs_error, max(self.rel_error, other.rel_error), first.worst)
+
+
+class _Mismatch(Exception):
+    """A validation rule was broken (internal; turned into a failure value)."""
+
+
+def _labelled(outputs: Any) -> tuple[list[tuple[str, Any]], Any]:
+    with_paths, spec = pytree.tree_flatten_with_path(outputs)
+    return [("output" + pytree.keystr(p), leaf) for p, leaf in with_paths], spec
+
+
+def _check_structure(got: Any, ref: Any, where: str) -> list[tuple[str, Any, Any]]:
+    got_leaves, got_spec = _labelled(got)
+    ref_leaves, ref_spec = _labelled(ref)
+    if got_spec != ref_spec:
+        raise _Mismatch(f"output structure differs from eager {where}: {got_spec} vs {ref_spec}")
+    pairs = []
+    for (label, g), (_, r) in zip(got_leaves, ref_leaves, strict=True):
+        if isinstance(r, torch.Tensor) != isinstance(g, torch.Tensor):
+            raise _Mismatch(f"{label} {where} is a {type(g).__name__}, eager a {type(r).__name__}")
+        if isinstance(r, torch.Tensor) and (g.shape != r.shape or g.dtype != r.dtype):
+            raise _Mismatch(
+                f"{label} {where} has shape {tuple(g.shape)} {g.dtype}, "
+                f"eager {tuple(r.shape)} {r.dtype}"
+            )
+        pairs.append((label, g, r))
+    return pairs
+
+
+def _check_finite(label: str, got: torch.Tensor, where: str) -> None:
+    if not (got.is_floating_point() or got.is_complex()):
+        return
+    nan = int(torch.isnan(got).sum())
+    inf = int(torch.isinf(got).sum())
+    if nan or inf:
+        raise _Mismatch(f"{label} {where} has {nan} NaN and {inf} Inf values")
+
+
+def _index(flat_index: int, shape: Sequence[int]) -> tuple[int, ...]:
+    index = []
+    for d in reversed(shape):
+        index.append(flat_index % d)
+        flat_index //= d
+    return tuple(reversed(index))
+
+
+def _compare(
+    label: str, got: torch.Tensor, ref: torch.Tensor, bound: Bound | None, where: str
+) -> _Errors:
+    """Errors of one output; raises :class:`_Mismatch` when it is out of tolerance."""
+    if bound is None:
+        wrong = int((got != ref).sum())
+        if wrong:
+            raise _Mismatch(f"{label} {where}: {wrong} of {ref.numel()} values differ from eager")
+        return _Errors()
+    if ref.numel() == 0:
+        return _Errors()
+    if ref.is_complex():
+        got, ref = torch.view_as_real(got), torch.view_as_real(ref)
+    g, r = got.detach().double(), ref.detach().double()
+    diff = (g - r).abs()
+    allowed = bound.atol + bound.rtol * r.abs()
+    rel = diff / r.abs().clamp_min(max(bound.atol, 1e-12))
+    worst_at = int(diff.argmax())
+    idx = _index(worst_at, ref.shape)
+    errors = _Errors(
+        float(diff.max()),
+        float(rel.max()),
+        f"{label} {where} at index {idx}: got {g.flatten()[worst_at].item():.6g}, "
+        f"eager {r.flatten()[worst_at].item():.6g}",
+    )
+    bad = int((diff > allowed).sum())
+    if bad:
+        excess_at = int((diff - allowed).argmax())
+        raise _Mismatch(
+            f"{label} {where} is not close to eager: {bad} of {ref.numel()} values out of "
+            f"tolerance (rtol {bound.rtol:g}, atol {bound.atol:g}); max abs error "
+            f"{errors.abs_error:.3g}, max rel error {errors.rel_error:.3g}; worst at index "
+            f"{_index(excess_at, ref.shape)}: got {g.flatten()[excess_at].item():.6g}, "
+            f"eager {r.flatten()[excess_at].item():.6g}"
+        )
+    return errors
+
+
+def _clone(outputs: Any) -> Any:
+    """Copies of tensor outputs (a runner may reuse its output buffers on the next call)."""
+    return pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, outputs)
+
+
+def _check_batch(
+    built: Built,
+    eager_module: torch.nn.Module,
+    batch: Batch,
+    where: str,
+    tolerance: Tolerance,
+) -> _Errors:
+    with torch.inference_mode():
+        try:
+            got = _clone(batch.call(built.runner))
+        except Exception as error:
+            raise _Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
+        ref = batch.call(eager_module)
+    precision = built.info.get("precision")
+    worst = _Errors()
+    for label, g, r in _check_structure(got, ref, where):
+        if not isinstance(r, torch.Tensor):
+            if g != r:
+                raise _Mismatch(f"{label} {where} is {g!r}, eager {r!r}")
+            continue
+        _check_finite(label, g, where)
+        floating = r.is_floating_point() or r.is_complex()
+        dtype = str(r.dtype).removeprefix("torch.")
+        bound = tolerance.bound(dtype, precision) if floating else None
+        worst = worst.merge(_compare(label, g, r, bound, where))
+    return worst
+
+
+def _batches(samples: Samples, batch_sizes: Sequence[int]) -> list[tuple[str, Batch]]:
+    named = [(f"on sample {i}", b) for i, b in enumerate(samples.items)]
+    for size in sorted(set(batch_sizes)):
+        named.append((f"at batch size {size}", make_batch(samples, size)))
+    return named
+
+
+def validate(
+    backend_name: str,
+    built: Built,
+    eager_module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    *,
+    batch_sizes: Sequence[int] | None = None,
+    tolerance: Tolerance = Tolerance(),
+) -> IOResult[ValidationReport, BackendFailure]:
+    """Compare ``built`` with ``eager_module`` on every sample and at the batch-size extremes.
+
+    ``batch_sizes`` defaults to ``(1, rows)`` where ``rows`` is how many rows all samples
+    hold; pass ``(1, max_batch_size)`` to check the largest batch the profiler will use.
+    ``eager_module`` must already be on ``device`` in eval mode.
+    """
+    sizes = tuple(batch_sizes) if batch_sizes is not None else (1, samples.rows)
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"batch_sizes must be >= 1, got {sizes}")
+    checked: list[str] = []
+    worst = _Errors()
+    try:
+        for where, batch in _batches(samples, sizes):
+            worst = worst.merge(
+                _check_batch(built, eager_module, batch.to(device), where, tolerance)
+            )
+            checked.append(where)
+    except _Mismatch as mismatch:
+        return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
+    report = ValidationReport(
+        backend_name, tuple(checked), worst.abs_error, worst.rel_error, worst.worst
+    )
+    return IOSuccess(report)

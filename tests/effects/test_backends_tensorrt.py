@@ -1,0 +1,137 @@
+"""TensorRT and Torch-TensorRT: clear recorded failures without a GPU; real builds on one."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from returns.io import IOSuccess
+from returns.unsafe import unsafe_perform_io
+from torch import nn
+
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.backends.torch_trt import TorchTensorRT
+from aitune_fp.effects.backends.trt import TensorRT
+from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.validate import validate
+
+CPU = torch.device("cpu")
+CUDA = torch.device("cuda", 0)
+GPU_BACKENDS = [TensorRT(), TorchTensorRT(), TorchTensorRT(ir="torch_compile")]
+
+
+def _hide(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    """Make ``find_spec`` report ``names`` as not installed."""
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any) -> Any:
+        return None if name in names else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
+@pytest.mark.parametrize("backend", GPU_BACKENDS, ids=lambda b: b.describe())
+def test_cpu_device_is_a_recorded_build_failure(
+    backend: Backend, mlp: nn.Module, mlp_samples: Samples, work_dir: Path
+) -> None:
+    """On a CPU device each TensorRT backend fails its build with "needs a CUDA device"."""
+    result = backend.build(mlp, mlp_samples, CPU, work_dir)
+    failure = unsafe_perform_io(result.failure())
+    assert (failure.stage, failure.message) == ("build", "needs a CUDA device")
+    assert failure.backend == backend.describe()
+    assert not work_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("backend", "library"),
+    [(TensorRT(), "tensorrt"), (TorchTensorRT(), "torch_tensorrt")],
+    ids=["tensorrt", "torch_tensorrt"],
+)
+def test_missing_library_on_a_cuda_device_is_named(
+    backend: Backend, library: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a CUDA device without the library, the reason is "<library> is not installed"."""
+    _hide(monkeypatch, library)
+    assert backend.unavailable_reason(CUDA) == f"{library} is not installed"
+
+
+def test_bad_batch_ranges_are_refused() -> None:
+    """An opt batch above the max batch, or an unknown IR, is refused at construction."""
+    with pytest.raises(ValueError, match="opt_batch_size <= max_batch_size"):
+        TensorRT(max_batch_size=4, opt_batch_size=8)
+    with pytest.raises(ValueError, match="opt_batch_size <= max_batch_size"):
+        TorchTensorRT(max_batch_size=4, opt_batch_size=8)
+    with pytest.raises(ValueError, match="ir must be one of"):
+        TorchTensorRT(ir="ts")
+
+
+def test_precision_is_declared_for_validation() -> None:
+    """fp16 and tf32 configs declare the precision validation loosens its bounds for."""
+    assert (TensorRT().precision, TensorRT(tf32=True).precision) == ("float32", "tf32")
+    assert TorchTensorRT(fp16=True).precision == "float16"
+
+
+def _build_and_validate(
+    backend: Backend, module: nn.Module, samples: Samples, device: torch.device, work_dir: Path
+) -> Built:
+    built: Built = unsafe_perform_io(backend.build(module, samples, device, work_dir).unwrap())
+    result = validate(backend.describe(), built, module, samples, device, batch_sizes=(1, 8))
+    assert isinstance(result, IOSuccess), result
+    return built
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "backend",
+    [
+        TensorRT(max_batch_size=8),
+        TensorRT(max_batch_size=8, fp16=True),
+        TorchTensorRT(max_batch_size=8),
+        TorchTensorRT(ir="torch_compile"),
+    ],
+    ids=lambda b: b.describe(),
+)
+def test_gpu_backends_build_and_validate_the_mlp(
+    backend: Backend,
+    mlp: nn.Module,
+    mlp_samples: Samples,
+    work_dir: Path,
+    cuda: torch.device,
+    skip_unless_available: Callable[[Any, torch.device], None],
+) -> None:
+    """Each TensorRT backend builds the tiny MLP on the GPU and matches eager."""
+    skip_unless_available(backend, cuda)
+    module = mlp.to(cuda)
+    try:
+        built = _build_and_validate(backend, module, mlp_samples, cuda, work_dir)
+        out = built.runner(torch.randn(3, 4, device=cuda))
+        assert out.device.type == "cuda" and out.shape == (3, 3)
+        built.close()
+    finally:
+        mlp.to(CPU)
+
+
+@pytest.mark.gpu
+def test_tensorrt_engine_handles_nested_outputs_and_profile_limits(
+    structured_module: nn.Module,
+    structured_samples: Samples,
+    work_dir: Path,
+    cuda: torch.device,
+    skip_unless_available: Callable[[Any, torch.device], None],
+) -> None:
+    """The engine rebuilds eager's tuple-with-dict, saves model.engine, refuses batches > max."""
+    backend = TensorRT(max_batch_size=8)
+    skip_unless_available(backend, cuda)
+    module = structured_module.to(cuda)
+    try:
+        built = _build_and_validate(backend, module, structured_samples, cuda, work_dir)
+        assert built.artifact == work_dir / "model.engine" and built.artifact.exists()
+        x = torch.randn(9, 4, device=cuda)
+        with pytest.raises(RuntimeError, match="outside the engine's optimisation profile"):
+            built.runner(x, x)
+    finally:
+        structured_module.to(CPU)
