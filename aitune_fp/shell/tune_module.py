@@ -32,7 +32,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
-from aitune_fp.core.fold import TuneState, finish, start, step
+from aitune_fp.core.fold import Scored, TuneState, finish, settled, start, step
 from aitune_fp.core.records import BackendFailure, Profile, Selection, TuneError
 from aitune_fp.core.report import strategy_config, summary_lines
 from aitune_fp.core.run_record import BackendOutcome, RunRecord
@@ -244,25 +244,39 @@ def _drive_fold(run: _Run, backends: Sequence[Backend], names: Sequence[str]) ->
     baseline_run = run.runs[0] if run.runs else None
     state = start(strategy, _as_result(baseline_run) if baseline_run else None)
 
-    def candidates() -> Iterator[tuple[CandidateRun, Result[Profile, BackendFailure]]]:
+    def candidates() -> Iterator[tuple[CandidateRun | None, Result[Profile, BackendFailure]]]:
         for backend, name in zip(backends, names, strict=True):
+            if strategy.admits is not None and not strategy.admits(name):
+                log.info("skipping %s: not admitted by %s", name, strategy.name)
+                yield None, Failure(BackendFailure(name, "measure", "not admitted"))
+                continue
             c = run.candidate(backend, name)
             yield c, _as_result(c)
 
     for cand, result in candidates():
         previous = state.best
         state = step(strategy, state, result)
-        if cand.built is None:
-            continue
-        if state.best is not None and state.best[0] == cand.name and state.best != previous:
-            log.info("new best: %s (%s)", cand.name, strategy.fmt(state.best[1].metric))
-            if previous is not None and previous[0] in run.live:
-                run.live.pop(previous[0]).close()
-            run.live[cand.name] = cand.built
-        else:
-            cand.built.close()
+        if cand is not None and cand.built is not None:
+            _keep_or_release(run, state, previous, cand)
+        if settled(strategy, state):
+            log.info("%s settled: later candidates are not built", strategy.name)
+            break
     gc.collect()
     return state
+
+
+def _keep_or_release(
+    run: _Run, state: TuneState, previous: Scored | None, cand: CandidateRun
+) -> None:
+    """Keep the new leader's runner alive; close the old leader's or the loser's."""
+    assert cand.built is not None
+    if state.best is not None and state.best[0] == cand.name and state.best != previous:
+        log.info("new best: %s (%s)", cand.name, run.strategy.fmt(state.best[1].metric))
+        if previous is not None and previous[0] in run.live:
+            run.live.pop(previous[0]).close()
+        run.live[cand.name] = cand.built
+    else:
+        cand.built.close()
 
 
 def run_tuning(
