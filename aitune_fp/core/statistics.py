@@ -17,13 +17,17 @@ def _require(values: Sequence[float]) -> None:
 
 
 def mean(values: Sequence[float]) -> float:
-    """Arithmetic mean (``math.fsum`` based, so order does not change the result much).
+    """Arithmetic mean (``math.fsum`` based), clamped into ``[min, max]`` against rounding.
 
     >>> mean([1.0, 2.0, 3.0])
     2.0
+    >>> x = 0.1 + 0.2
+    >>> mean([x, x, x]) == x
+    True
     """
     _require(values)
-    return math.fsum(values) / len(values)
+    m = math.fsum(values) / len(values)
+    return min(max(m, min(values)), max(values))
 
 
 def stdev(values: Sequence[float]) -> float:

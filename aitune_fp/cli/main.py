@@ -1,0 +1,210 @@
+"""``aitune-fp``: the command line (also ``python -m aitune_fp``).
+
+Commands: ``demo``, ``tune``, ``report``, ``reselect`` (``aitune-fp COMMAND --help``).
+
+Rules:
+- exit codes: 0 when the command did its job (for ``demo``, ``tune`` and ``reselect``: a
+  backend was selected), 1 with one line ``aitune-fp: error: …`` when it could not, 2 for a
+  usage error (argparse's message), 130 when interrupted;
+- the user never sees a traceback unless they ask for one with ``--debug`` (which also
+  prints the library's log lines): an unexpected exception is one line naming its type;
+- off a terminal (pipes, logs) output is plain text 160 columns wide unless ``$COLUMNS``
+  says otherwise;
+- commands that only read a stored run (``report``, ``reselect``) never import torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from aitune_fp.cli.options import (
+    DTYPES,
+    device_arg,
+    dtype_arg,
+    factory_arg,
+    names_arg,
+    positive_arg,
+    shape_arg,
+    strategy_arg,
+)
+from aitune_fp.core.parse import STRATEGY_SPECS
+from aitune_fp.core.strategies import max_throughput
+
+PROG = "aitune-fp"
+DEMO_CHOICES = ("mlp", "cnn", "transformer", "all")
+PIPE_WIDTH = 160
+Command = Callable[[argparse.Namespace, Any, Any], int]
+
+
+def _tuning_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``demo`` and ``tune``."""
+    parser.add_argument(
+        "--strategy",
+        type=strategy_arg,
+        default=max_throughput,
+        metavar="SPEC",
+        help=f"selection strategy: {', '.join(STRATEGY_SPECS)} (default: max-throughput)",
+    )
+    parser.add_argument(
+        "--backends",
+        type=names_arg,
+        default=None,
+        metavar="NAMES",
+        help="comma-separated backend names (default: every backend available on the device)",
+    )
+    parser.add_argument(
+        "--device", type=device_arg, default="cpu", help="cpu, cuda or cuda:N (default: cpu)"
+    )
+    parser.add_argument(
+        "--max-batch-size",
+        type=positive_arg,
+        default=None,
+        metavar="N",
+        help="largest batch size to profile (default: found by sweeping eager)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        default=None,
+        metavar="DIR",
+        help="build folders and artifact cache (default: $AITUNE_FP_CACHE or ~/.cache/aitune_fp)",
+    )
+    parser.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Find the fastest correct way to run a PyTorch model for inference.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="tune the embedded demo models (the main job)")
+    demo.add_argument("--model", choices=DEMO_CHOICES, default="all", help="default: all")
+    demo.add_argument("--out", default="runs/demo", metavar="DIR", help="default: runs/demo")
+    _tuning_options(demo)
+
+    tune = sub.add_parser("tune", help="tune your own model from a factory")
+    tune.add_argument(
+        "factory",
+        type=factory_arg,
+        help="path/to/file.py:factory returning the module, or (module, samples)",
+    )
+    tune.add_argument(
+        "--input-shape",
+        type=shape_arg,
+        action="append",
+        metavar="SHAPE",
+        help="shape of one positional input, batch first, e.g. 8x3x64x64 (repeat per input)",
+    )
+    tune.add_argument(
+        "--dtype",
+        type=dtype_arg,
+        action="append",
+        metavar="DTYPE",
+        help=f"input dtype, one for all or one per input: {', '.join(DTYPES)}",
+    )
+    tune.add_argument("--name", default=None, help="model name in the report (default: factory)")
+    tune.add_argument("--out", default="runs/tune", metavar="DIR", help="default: runs/tune")
+    tune.add_argument("--save", default=None, metavar="DIR", help="also save the tuned module")
+    _tuning_options(tune)
+
+    report = sub.add_parser("report", help="show a stored run")
+    report.add_argument("run", metavar="RUN.json")
+    report.add_argument("--markdown", action="store_true", help="print the Markdown report")
+    report.add_argument("--plot", default=None, metavar="FILE.png", help="draw the plot")
+
+    reselect = sub.add_parser("reselect", help="re-select a stored run with another strategy")
+    reselect.add_argument("run", metavar="RUN.json")
+    reselect.add_argument("--strategy", type=strategy_arg, required=True, metavar="SPEC")
+    reselect.add_argument("--out", default=None, metavar="NEW.json", help="store the new run")
+    return parser
+
+
+def _command(name: str) -> Command:
+    """The function running command ``name`` (imported on demand)."""
+    if name in ("demo", "tune"):
+        from aitune_fp.cli import tune_commands as module
+    else:
+        from aitune_fp.cli import record_commands as module  # type: ignore[no-redef]
+    return getattr(module, name)  # type: ignore[no-any-return]
+
+
+def _check_backends(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A usage error for a backend name the registry does not know."""
+    if not getattr(args, "backends", None):
+        return
+    from aitune_fp.effects.backends.registry import backend_by_name
+
+    for name in args.backends:
+        try:
+            backend_by_name(name)
+        except (KeyError, ValueError) as error:
+            message = error.args[0] if error.args else str(error)
+            parser.error(f"argument --backends: {message}")
+
+
+def _consoles(console: Any) -> tuple[Any, Any]:
+    """stdout and stderr consoles; off a terminal, tables get 160 columns unless $COLUMNS."""
+    width = None if "COLUMNS" in os.environ else PIPE_WIDTH
+    out, err = console(), console(stderr=True)
+    if not out.is_terminal:
+        out = console(width=width)
+    if not err.is_terminal:
+        err = console(stderr=True, width=width)
+    return out, err
+
+
+def _logging(*, debug: bool) -> None:
+    """Library log lines go to stderr with ``--debug``; otherwise the progress view says it."""
+    logger = logging.getLogger("aitune_fp")
+    if debug:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    elif not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    try:
+        from rich.console import Console
+    except ImportError:
+        print(f"{PROG}: error: the CLI needs rich: pip install 'aitune_fp[cli]'", file=sys.stderr)
+        return 1
+    from aitune_fp.cli.outputs import CliError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _logging(debug=args.debug)
+    out, err = _consoles(Console)
+    try:
+        _check_backends(parser, args)
+        return _command(args.command)(args, out, err)
+    except CliError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if args.debug:
+            raise
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        print(
+            f"{PROG}: error: unexpected {type(error).__name__}: {first} (rerun with --debug)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Argument types for the command line: each turns text into a value or a usage error.
+
+Rule: a type function raises ``argparse.ArgumentTypeError`` with the parser's own message,
+so a bad argument ends as argparse's usage error (exit code 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+from aitune_fp.core import parse
+from aitune_fp.core.strategy import Strategy
+
+T = TypeVar("T")
+DTYPES = (
+    "float32",
+    "float16",
+    "bfloat16",
+    "float64",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+)
+
+
+def _usage(fn: Callable[[str], T]) -> Callable[[str], T]:
+    """``fn`` with its ``ValueError`` turned into an argparse usage error."""
+
+    def convert(text: str) -> T:
+        try:
+            return fn(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    convert.__name__ = fn.__name__
+    return convert
+
+
+strategy_arg: Callable[[str], Strategy] = _usage(parse.parse_strategy)
+shape_arg: Callable[[str], tuple[int, ...]] = _usage(parse.parse_shape)
+names_arg: Callable[[str], tuple[str, ...]] = _usage(parse.parse_names)
+
+
+def _device(text: str) -> str:
+    """``cpu``, ``cuda`` or ``cuda:N``.
+
+    >>> _device("cuda:1")
+    'cuda:1'
+    """
+    value = text.strip().lower()
+    if not re.fullmatch(r"cpu|cuda(:[0-9]+)?", value):
+        raise ValueError(f"device must be cpu, cuda or cuda:N, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    """A positive integer."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
+def _dtype(text: str) -> str:
+    """A torch dtype name from :data:`DTYPES` (``torch.`` prefix allowed)."""
+    value = text.strip().lower().removeprefix("torch.")
+    if value not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {text!r}")
+    return value
+
+
+def _factory(text: str) -> str:
+    """``path/to/file.py:factory`` or ``package.module:factory``."""
+    source, sep, name = text.rpartition(":")
+    if not sep or not source or not name.isidentifier():
+        raise ValueError(
+            f"expected path/to/file.py:factory or package.module:factory, got {text!r}"
+        )
+    return text
+
+
+device_arg: Callable[[str], str] = _usage(_device)
+positive_arg: Callable[[str], int] = _usage(_positive)
+dtype_arg: Callable[[str], str] = _usage(_dtype)
+factory_arg: Callable[[str], str] = _usage(_factory)

@@ -1,0 +1,68 @@
+"""Files a run leaves behind: ``run.json``, ``report.md`` and ``plot.png`` in one folder.
+
+Rules: the folder is created when missing and existing files are replaced; the plot is
+optional (``plot=False``) and a missing matplotlib only skips it with a warning, because
+the record and the report are what matter; written paths are returned in that order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from aitune_fp.core.report_markdown import render_markdown
+from aitune_fp.core.run_record import RunRecord, dumps, loads
+
+
+class CliError(Exception):
+    """An expected failure of a command: its message is the one line the user sees."""
+
+
+def read_record(path: str | Path) -> RunRecord:
+    """The run record stored at ``path``, or a :class:`CliError` saying what is wrong."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"cannot read {file}: {error.strerror or error}") from None
+    try:
+        return loads(text)
+    except ValueError as error:
+        raise CliError(f"{file}: {error}") from None
+
+
+def write_record(record: RunRecord, path: str | Path) -> Path:
+    """Write ``record`` as JSON to ``path`` (parent folders created)."""
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(dumps(record), encoding="utf-8")
+    return file
+
+
+def write_plot(record: RunRecord, path: str | Path, console: Console) -> Path | None:
+    """Draw the plot to ``path``; ``None`` (and a warning) when matplotlib is missing."""
+    from aitune_fp.shell.plot import plot_run
+
+    try:
+        return plot_run(record, path)
+    except ImportError as error:
+        console.print(f"warning: no plot: {error}", markup=False, highlight=False)
+        return None
+
+
+def write_run(
+    record: RunRecord, folder: str | Path, console: Console, *, plot: bool = True
+) -> list[Path]:
+    """Write ``run.json``, ``report.md`` and (optionally) ``plot.png`` under ``folder``."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [write_record(record, out / "run.json")]
+    report = out / "report.md"
+    report.write_text(render_markdown(record), encoding="utf-8")
+    written.append(report)
+    if plot:
+        drawn = write_plot(record, out / "plot.png", console)
+        if drawn is not None:
+            written.append(drawn)
+    return written

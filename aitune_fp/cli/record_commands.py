@@ -1,0 +1,47 @@
+"""``report`` and ``reselect``: commands on a stored run, no model and no device.
+
+Rules:
+- ``report`` prints the run's table and decision, or its Markdown (``--markdown``), and can
+  draw its plot (``--plot FILE.png``);
+- ``reselect`` re-runs the pure fold on the stored profiles with another strategy, prints
+  the new table and decision, and can store the re-selected run (``--out NEW.json``);
+- ``report`` exits 0 once it has shown the run, whatever the run decided; ``reselect``
+  exits 0 when the new strategy selects a backend, else 1 with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from aitune_fp.cli.console import show_run
+from aitune_fp.cli.outputs import CliError, read_record, write_plot, write_record
+from aitune_fp.core.report_markdown import render_markdown
+from aitune_fp.core.run_record import with_strategy
+
+
+def report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Show a stored run (table, or Markdown) and optionally plot it."""
+    record = read_record(args.run)
+    if args.markdown:
+        out.print(render_markdown(record), markup=False, highlight=False, end="", soft_wrap=True)
+    else:
+        show_run(out, record)
+    if args.plot is not None:
+        drawn = write_plot(record, args.plot, err)
+        if drawn is None:
+            raise CliError("no plot was drawn: install matplotlib (pip install 'aitune_fp[cli]')")
+        err.print(f"plot written to {drawn}", markup=False, highlight=False)
+    return 0
+
+
+def reselect(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Re-select a stored run with ``--strategy`` and show (and optionally store) it."""
+    record = with_strategy(read_record(args.run), args.strategy)
+    show_run(out, record)
+    if args.out is not None:
+        err.print(f"re-selected run written to {write_record(record, args.out)}", markup=False)
+    if record.selection is None:
+        raise CliError(record.error.message if record.error else "no backend was selected")
+    return 0

@@ -1,0 +1,114 @@
+"""``demo`` and ``tune``: tune a model for real, show the result, keep the run's files.
+
+Rules:
+- ``demo`` tunes the embedded demo models (``--model``, all by default) and writes each
+  run under ``OUT/<model>/``; ``tune`` tunes the module a factory returns and writes its
+  run under ``OUT/``;
+- every run leaves ``run.json``, ``report.md`` and ``plot.png`` (unless ``--no-plot``),
+  also when tuning selected nothing, so a failed run can be read and re-selected;
+- the exit code is 0 when every model got a selection, else 1 with one line naming what
+  failed and why; ``--save DIR`` also saves the tuned module (``tune`` only).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from returns.io import IOFailure
+from returns.unsafe import unsafe_perform_io
+from rich.console import Console
+
+from aitune_fp.cli.console import ProgressView, show_run
+from aitune_fp.cli.factory import FactoryError, call_factory, synthetic_samples
+from aitune_fp.cli.outputs import CliError, write_run
+from aitune_fp.core.run_record import RunRecord
+
+
+def _tune_one(
+    module: Any,
+    samples: Any,
+    name: str,
+    folder: Path,
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+) -> tuple[RunRecord, Any]:
+    """Tune one model with the command's options; write its files; show its table."""
+    from aitune_fp.shell.tune_module import run_tuning
+
+    with ProgressView(err, name) as view:
+        effect = run_tuning(
+            module,
+            samples,
+            args.strategy,
+            list(args.backends) if args.backends else None,
+            args.device,
+            args.cache_dir,
+            max_batch_size=args.max_batch_size,
+            model_name=name,
+            progress=view,
+        )
+    if isinstance(effect, IOFailure):
+        raise CliError(f"{name}: {unsafe_perform_io(effect.failure()).message}")
+    run = unsafe_perform_io(effect.unwrap())
+    written = write_run(run.record, folder, err, plot=not args.no_plot)
+    show_run(out, run.record)
+    err.print("wrote " + ", ".join(str(p) for p in written), markup=False, highlight=False)
+    return run.record, run.tuned
+
+
+def _failed(name: str, record: RunRecord) -> str | None:
+    if record.selection is not None:
+        return None
+    return f"{name}: {record.error.message if record.error else 'no backend was selected'}"
+
+
+def demo(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Tune the embedded demo models on the chosen device with every available backend."""
+    from aitune_fp.models import DEMO_MODELS
+
+    names = list(DEMO_MODELS) if args.model == "all" else [args.model]
+    problems = []
+    for name in names:
+        model = DEMO_MODELS[name]
+        try:
+            record, tuned = _tune_one(
+                model.build(), model.samples(), name, Path(args.out) / name, args, out, err
+            )
+        except CliError as error:
+            problems.append(str(error))
+            continue
+        if tuned is not None:
+            tuned.close()
+        problem = _failed(name, record)
+        if problem:
+            problems.append(problem)
+    if problems:
+        raise CliError("; ".join(problems))
+    return 0
+
+
+def tune(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Tune the module a user's factory returns."""
+    try:
+        module, samples = call_factory(args.factory)
+        if samples is None:
+            samples = synthetic_samples(args.input_shape or [], args.dtype or [])
+    except FactoryError as error:
+        raise CliError(str(error)) from None
+    name = args.name or args.factory.rpartition(":")[2]
+    record, tuned = _tune_one(module, samples, name, Path(args.out), args, out, err)
+    try:
+        problem = _failed(name, record)
+        if problem:
+            raise CliError(problem)
+        if args.save is not None and tuned is not None:
+            from aitune_fp.shell.persist import save
+
+            err.print(f"saved the tuned module to {save(tuned, args.save)}", markup=False)
+    finally:
+        if tuned is not None:
+            tuned.close()
+    return 0

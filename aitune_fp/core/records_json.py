@@ -1,0 +1,182 @@
+"""The core records as JSON-able dicts and back (pure; used by the run record).
+
+Rules:
+- every field of every record is written, so decoding gives an equal record (raw samples
+  included, even those ``==`` ignores);
+- a ``Profile``'s batch sizes are JSON object keys, written as decimal strings in ascending
+  order;
+- decoding checks types through :class:`~aitune_fp.core.json_read.Reader` and the records'
+  own invariants, and raises ``ValueError`` naming the path of the bad value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aitune_fp.core.json_read import Reader
+from aitune_fp.core.json_values import encode_float
+from aitune_fp.core.records import (
+    BackendFailure,
+    BackendPerfResult,
+    BackendProfilingResult,
+    Profile,
+    Selection,
+    TuneError,
+)
+
+
+def encode_profile(profile: Profile) -> dict[str, Any]:
+    """A profile as a dict; latencies keyed by the batch size as a string.
+
+    >>> encode_profile(Profile("eager", {2: [1.5]}))["latencies_ms"]
+    {'2': [1.5]}
+    """
+    return {
+        "backend": profile.backend,
+        "latencies_ms": {str(bs): list(profile.samples(bs)) for bs in profile.batch_sizes},
+        "sweep_stop": profile.sweep_stop,
+        "input_mode": profile.input_mode,
+        "rounds_ms": {str(bs): list(profile.rounds_ms[bs]) for bs in sorted(profile.rounds_ms)},
+    }
+
+
+def _batch_size(key: str, path: str) -> int:
+    """A batch-size key: a decimal integer string."""
+    if not key.isdigit():
+        raise ValueError(f"{path}: batch size keys must be decimal integers, got {key!r}")
+    return int(key)
+
+
+def _per_batch_size(doc: Reader) -> dict[int, tuple[float, ...]]:
+    """A ``{"<batch size>": [ms, …]}`` object."""
+    return {_batch_size(k, doc.path): doc.numbers(k) for k in doc.data}
+
+
+def decode_profile(doc: Reader) -> Profile:
+    """A profile from :func:`encode_profile`'s output."""
+    rounds = doc.child_or_none("rounds_ms")
+    return doc.build(
+        Profile,
+        doc.text("backend"),
+        _per_batch_size(doc.child("latencies_ms")),
+        sweep_stop=doc.text("sweep_stop", "plan exhausted"),
+        input_mode=doc.text("input_mode", "rotating"),
+        rounds_ms={} if rounds is None else _per_batch_size(rounds),
+    )
+
+
+def encode_failure(failure: BackendFailure) -> dict[str, Any]:
+    """A failure as ``{"backend", "stage", "message"}``."""
+    return {"backend": failure.backend, "stage": failure.stage, "message": failure.message}
+
+
+def decode_failure(doc: Reader) -> BackendFailure:
+    """A failure from :func:`encode_failure`'s output."""
+    return doc.build(BackendFailure, doc.text("backend"), doc.text("stage"), doc.text("message"))
+
+
+def encode_result(result: BackendProfilingResult) -> dict[str, Any]:
+    """A profiling result, its raw samples at the selected batch size included."""
+    return {
+        "metric": encode_float(result.metric),
+        "selected_batch_size": result.selected_batch_size,
+        "latency": encode_float(result.latency),
+        "throughput": encode_float(result.throughput),
+        "samples_ms": [encode_float(s) for s in result.samples_ms],
+        "rounds_ms": [encode_float(s) for s in result.rounds_ms],
+    }
+
+
+def decode_result(doc: Reader) -> BackendProfilingResult:
+    """A profiling result from :func:`encode_result`'s output."""
+    return doc.build(
+        BackendProfilingResult,
+        metric=doc.number("metric"),
+        selected_batch_size=doc.integer("selected_batch_size"),
+        latency=doc.number("latency"),
+        throughput=doc.number("throughput"),
+        samples_ms=doc.numbers("samples_ms", []),
+        rounds_ms=doc.numbers("rounds_ms", []),
+    )
+
+
+def encode_perf(perf: BackendPerfResult) -> dict[str, Any]:
+    """A candidate-vs-baseline record as a dict."""
+    return {
+        "backend_description": perf.backend_description,
+        "metric": encode_float(perf.metric),
+        "baseline_metric": encode_float(perf.baseline_metric),
+        "speedup": encode_float(perf.speedup),
+        "passed": perf.passed,
+    }
+
+
+def decode_perf(doc: Reader) -> BackendPerfResult:
+    """A candidate-vs-baseline record from :func:`encode_perf`'s output."""
+    return doc.build(
+        BackendPerfResult,
+        doc.text("backend_description"),
+        doc.number("metric"),
+        doc.number("baseline_metric"),
+        doc.number("speedup"),
+        doc.flag("passed"),
+    )
+
+
+def _encode_scored(scored: tuple[str, BackendProfilingResult]) -> dict[str, Any]:
+    return {"backend": scored[0], "result": encode_result(scored[1])}
+
+
+def _decode_scored(doc: Reader) -> tuple[str, BackendProfilingResult]:
+    return doc.text("backend"), decode_result(doc.child("result"))
+
+
+def encode_selection(selection: Selection) -> dict[str, Any]:
+    """A selection as a dict: winner, baseline, ranking, per-backend results, notes."""
+    return {
+        "backend": selection.backend,
+        "result": encode_result(selection.result),
+        "fell_back_to_baseline": selection.fell_back_to_baseline,
+        "baseline": None if selection.baseline is None else _encode_scored(selection.baseline),
+        "ranking": [_encode_scored(s) for s in selection.ranking],
+        "perf_results": [encode_perf(p) for p in selection.perf_results],
+        "failures": [encode_failure(f) for f in selection.failures],
+        "considered": list(selection.considered),
+        "notes": list(selection.notes),
+    }
+
+
+def decode_selection(doc: Reader) -> Selection:
+    """A selection from :func:`encode_selection`'s output."""
+    baseline = doc.child_or_none("baseline")
+    return doc.build(
+        Selection,
+        backend=doc.text("backend"),
+        result=decode_result(doc.child("result")),
+        fell_back_to_baseline=doc.flag("fell_back_to_baseline"),
+        perf_results=tuple(decode_perf(p) for p in doc.children("perf_results", [])),
+        failures=tuple(decode_failure(f) for f in doc.children("failures", [])),
+        baseline=None if baseline is None else _decode_scored(baseline),
+        ranking=tuple(_decode_scored(s) for s in doc.children("ranking", [])),
+        considered=doc.texts("considered", []),
+        notes=doc.texts("notes", []),
+    )
+
+
+def encode_tune_error(error: TuneError) -> dict[str, Any]:
+    """A tuning error as a dict."""
+    return {
+        "message": error.message,
+        "failures": [encode_failure(f) for f in error.failures],
+        "considered": list(error.considered),
+    }
+
+
+def decode_tune_error(doc: Reader) -> TuneError:
+    """A tuning error from :func:`encode_tune_error`'s output."""
+    return doc.build(
+        TuneError,
+        doc.text("message"),
+        tuple(decode_failure(f) for f in doc.children("failures", [])),
+        doc.texts("considered", []),
+    )

@@ -1,0 +1,157 @@
+"""A stored run as a Markdown report: the decision, every backend, the raw statistics.
+
+Rules:
+- pure: a :class:`~aitune_fp.core.run_record.RunRecord` in, a string out;
+- sections in order: title, decision, backends (status, metric, batch size, speedup, why it
+  failed), latency per batch size (samples, mean, median, p90, p99, CV, throughput) per
+  backend, validation errors, stage times, strategy, environment;
+- a ``|`` in any cell is escaped, so a failure message never breaks a table;
+- maps are rendered with sorted keys, so equal records give identical reports.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from aitune_fp.core.json_values import thaw_json
+from aitune_fp.core.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.run_summary import backend_rows, decision_lines, format_metric
+from aitune_fp.core.statistics import coefficient_of_variation, mean, median, percentile
+
+
+def _cell(value: Any) -> str:
+    """A table cell: ``—`` for ``None``, ``|`` escaped, newlines flattened."""
+    if value is None or value == "":
+        return "—"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table.
+
+    >>> print(table(["a", "b"], [[1, "x|y"]]))
+    | a | b |
+    |---|---|
+    | 1 | x\\|y |
+    """
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+        *("| " + " | ".join(_cell(v) for v in row) + " |" for row in rows),
+    ]
+    return "\n".join(lines)
+
+
+def backends_section(record: RunRecord) -> str:
+    """The per-backend table: status, metric, batch size, speedup, why it failed."""
+    rows = [
+        (
+            r.backend + (" (baseline)" if r.role == "baseline" else ""),
+            r.status,
+            None if r.metric is None else format_metric(record, r.metric),
+            r.batch_size,
+            None if r.speedup is None else f"{r.speedup:.2f}×",
+            r.reason,
+        )
+        for r in backend_rows(record)
+    ]
+    header = ["backend", "status", "metric", "batch size", "speedup", "why it failed"]
+    return table(header, rows)
+
+
+def latency_rows(outcome: BackendOutcome) -> list[tuple[Any, ...]]:
+    """Statistics of every measured batch size of one backend, ascending."""
+    if outcome.profile is None:
+        return []
+    rows = []
+    for bs in outcome.profile.batch_sizes:
+        s = outcome.profile.samples(bs)
+        rows.append(
+            (
+                bs,
+                len(s),
+                f"{mean(s):.3f}",
+                f"{median(s):.3f}",
+                f"{percentile(s, 90):.3f}",
+                f"{percentile(s, 99):.3f}",
+                f"{coefficient_of_variation(s):.1%}",
+                f"{bs * 1000.0 / mean(s):.2f}",
+            )
+        )
+    return rows
+
+
+def latency_section(record: RunRecord) -> str:
+    """One statistics table per profiled backend, with why its sweep ended."""
+    header = [
+        "batch size",
+        "samples",
+        "mean ms",
+        "median ms",
+        "p90 ms",
+        "p99 ms",
+        "CV",
+        "samples/s",
+    ]
+    parts = []
+    for o in record.outcomes:
+        if o.profile is None:
+            continue
+        parts.append(
+            f"### {o.backend}\n\nSweep ended: {o.profile.sweep_stop}; inputs: "
+            f"{o.profile.input_mode}.\n\n{table(header, latency_rows(o))}"
+        )
+    return "\n\n".join(parts) if parts else "No backend was profiled."
+
+
+def _number_table(record: RunRecord, field: str, key_header: str, fmt: str) -> str:
+    outcomes = [o for o in record.outcomes if getattr(o, field)]
+    keys = sorted({k for o in outcomes for k in getattr(o, field)})
+    if not keys:
+        return f"No {key_header} recorded."
+    rows = [(o.backend, *(_fmt(getattr(o, field).get(k), fmt) for k in keys)) for o in outcomes]
+    return table(["backend", *keys], rows)
+
+
+def _fmt(value: float | None, fmt: str) -> str | None:
+    return None if value is None else format(value, fmt)
+
+
+def map_section(values: Mapping[str, Any]) -> str:
+    """A sorted key/value table of a free-form map (nested values as compact JSON)."""
+    if not values:
+        return "Nothing recorded."
+
+    def show(v: Any) -> Any:
+        plain = thaw_json(v)
+        return json.dumps(plain, sort_keys=True) if isinstance(plain, dict | list) else plain
+
+    return table(["key", "value"], [(k, show(values[k])) for k in sorted(values)])
+
+
+def render_markdown(record: RunRecord) -> str:
+    """The whole report as Markdown text (ends with a newline).
+
+    >>> r = RunRecord("mlp", "cpu", {"title": "Max throughput"}, None, (), None, None,
+    ...               {}, {}, None)
+    >>> render_markdown(r).splitlines()[0]
+    '# aitune_fp run: mlp on cpu'
+    """
+    title = record.strategy.get("title", record.strategy.get("strategy", "unknown strategy"))
+    decision = "\n".join(f"- {line}" for line in decision_lines(record))
+    sections = [
+        f"# aitune_fp run: {record.model} on {record.device}",
+        f"Strategy: **{title}**; max batch size: {record.max_batch_size or '—'}.",
+        f"## Decision\n\n{decision}",
+        f"## Backends\n\n{backends_section(record)}",
+        f"## Latency per batch size\n\n{latency_section(record)}",
+        "## Validation (max error against eager)\n\n"
+        + _number_table(record, "validation", "validation errors", ".3g"),
+        "## Stage times (s)\n\n" + _number_table(record, "stage_seconds", "stage times", ".3f"),
+        f"## Strategy configuration\n\n{map_section(record.strategy)}",
+        f"## Input spec\n\n{map_section(record.input_spec)}",
+        f"## Environment\n\n{map_section(record.environment)}",
+    ]
+    return "\n\n".join(sections) + "\n"

@@ -1,0 +1,288 @@
+"""A tuning run as data: what was tried, what each backend measured, what was selected.
+
+Rules:
+- a :class:`RunRecord` holds every backend's config, raw latency samples, failure (stage
+  and message), stage timings and validation errors, the selection (or the error), the
+  strategy configuration and an environment fingerprint; it is a frozen value;
+- free-form maps (configs, strategy, environment, input spec) are stored canonically at
+  construction (:func:`freeze_json`), so ``decode(encode(r)) == r`` holds exactly;
+- ``encode`` / ``decode`` are pure; ``decode`` checks ``schema_version`` and every field's
+  type and raises ``ValueError`` naming the path of the first bad value;
+- a stored run can be re-selected offline: ``tune(strategy, as_candidates(r),
+  baseline_candidate(r))`` (or :func:`reselect`) needs no model and no device.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pyrsistent import PMap, pmap
+from returns.result import Failure, Result, Success
+
+from aitune_fp.core.fold import tune
+from aitune_fp.core.json_read import Reader
+from aitune_fp.core.json_values import encode_float, freeze_json, freeze_numbers, thaw_json
+from aitune_fp.core.records import BackendFailure, Profile, Selection, TuneError
+from aitune_fp.core.records_json import (
+    decode_failure,
+    decode_profile,
+    decode_selection,
+    decode_tune_error,
+    encode_failure,
+    encode_profile,
+    encode_selection,
+    encode_tune_error,
+)
+from aitune_fp.core.report import strategy_config
+from aitune_fp.core.strategy import Strategy
+
+SCHEMA_VERSION: Final = 1
+Candidate = Result[Profile, BackendFailure]
+
+
+@dataclass(frozen=True, slots=True)
+class BackendOutcome:
+    """What happened to one backend: its config, and its profile or its failure.
+
+    At most one of ``profile`` and ``failure`` is set; neither means the backend was never
+    run (a strategy stopped consuming candidates before it).
+
+    >>> o = BackendOutcome("onnxruntime", "onnxruntime", "ab12", {"threads": 2})
+    >>> o.config["threads"], o.status
+    (2, 'not run')
+    """
+
+    backend: str
+    kind: str
+    key: str
+    config: PMap[str, Any]
+    profile: Profile | None = None
+    failure: BackendFailure | None = None
+    stage_seconds: PMap[str, float] = field(default_factory=pmap)
+    validation: PMap[str, float] = field(default_factory=pmap)
+    artifact: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.backend, str) or not self.backend:
+            raise ValueError(f"a BackendOutcome needs a non-empty backend, got {self.backend!r}")
+        if self.profile is not None and self.failure is not None:
+            raise ValueError(f"backend {self.backend!r} has both a profile and a failure; keep one")
+        object.__setattr__(self, "config", freeze_json(dict(self.config)))
+        object.__setattr__(self, "stage_seconds", freeze_numbers(self.stage_seconds))
+        object.__setattr__(self, "validation", freeze_numbers(self.validation))
+
+    @property
+    def status(self) -> str:
+        """``profiled``, ``failed`` or ``not run``."""
+        if self.failure is not None:
+            return "failed"
+        return "profiled" if self.profile is not None else "not run"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One tuning run, complete enough to report on and to re-select offline.
+
+    >>> r = RunRecord("mlp", "cpu", {"strategy": "max_throughput"}, None, (), None, None,
+    ...               {}, {}, None)
+    >>> decode(encode(r)) == r
+    True
+    """
+
+    model: str
+    device: str
+    strategy: PMap[str, Any]
+    baseline: BackendOutcome | None
+    candidates: tuple[BackendOutcome, ...]
+    selection: Selection | None
+    error: TuneError | None
+    environment: PMap[str, Any]
+    input_spec: PMap[str, Any]
+    max_batch_size: int | None
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "strategy", freeze_json(dict(self.strategy)))
+        object.__setattr__(self, "environment", freeze_json(dict(self.environment)))
+        object.__setattr__(self, "input_spec", freeze_json(dict(self.input_spec)))
+        object.__setattr__(self, "candidates", tuple(self.candidates))
+        names = [c.backend for c in self.candidates]
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"candidate backend names must be unique, repeated: {dup}")
+        if self.max_batch_size is not None and (
+            isinstance(self.max_batch_size, bool) or self.max_batch_size < 1
+        ):
+            raise ValueError(f"max_batch_size must be >= 1 or None, got {self.max_batch_size!r}")
+        if self.schema_version != SCHEMA_VERSION:
+            raise ValueError(f"schema_version must be {SCHEMA_VERSION}, got {self.schema_version}")
+
+    @property
+    def outcomes(self) -> tuple[BackendOutcome, ...]:
+        """The baseline (when there is one) then every candidate, in order."""
+        return (self.baseline, *self.candidates) if self.baseline else self.candidates
+
+
+# --------------------------------------------------------------------------- re-selection
+def _as_candidate(outcome: BackendOutcome) -> Candidate | None:
+    if outcome.failure is not None:
+        return Failure(outcome.failure)
+    return Success(outcome.profile) if outcome.profile is not None else None
+
+
+def as_candidates(record: RunRecord) -> tuple[Candidate, ...]:
+    """The run's candidates as the fold's inputs, in order; backends never run are left out.
+
+    >>> r = RunRecord("m", "cpu", {}, None,
+    ...     (BackendOutcome("a", "a", "k", {}, profile=Profile("a", {1: [1.0]})),
+    ...      BackendOutcome("b", "b", "k", {}, failure=BackendFailure("b", "build", "x"))),
+    ...     None, None, {}, {}, None)
+    >>> [c.__class__.__name__ for c in as_candidates(r)]
+    ['Success', 'Failure']
+    """
+    found = (_as_candidate(o) for o in record.candidates)
+    return tuple(c for c in found if c is not None)
+
+
+def baseline_candidate(record: RunRecord) -> Candidate | None:
+    """The baseline as the fold's ``baseline`` argument (``None`` when it was not run)."""
+    return None if record.baseline is None else _as_candidate(record.baseline)
+
+
+def reselect(record: RunRecord, strategy: Strategy) -> Result[Selection, TuneError]:
+    """Re-run the pure fold on a stored run with ``strategy`` (no model, no device).
+
+    Only what was measured can be re-judged: a run profiled at batch size 1 alone gives
+    throughput at batch size 1, and a budget sweep stopped early lacks larger batches.
+    """
+    return tune(strategy, as_candidates(record), baseline_candidate(record))
+
+
+def with_strategy(record: RunRecord, strategy: Strategy) -> RunRecord:
+    """The record re-selected with ``strategy``: new strategy config, selection and error."""
+    outcome = reselect(record, strategy)
+    backends = [c.backend for c in record.candidates]
+    return RunRecord(
+        model=record.model,
+        device=record.device,
+        strategy=freeze_json(strategy_config(strategy, backends)),
+        baseline=record.baseline,
+        candidates=record.candidates,
+        selection=outcome.value_or(None),
+        error=outcome.swap().value_or(None),
+        environment=record.environment,
+        input_spec=record.input_spec,
+        max_batch_size=record.max_batch_size,
+    )
+
+
+# --------------------------------------------------------------------------- encode/decode
+def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
+    """One backend's outcome as a JSON-able dict."""
+    return {
+        "backend": outcome.backend,
+        "kind": outcome.kind,
+        "key": outcome.key,
+        "config": thaw_json(outcome.config),
+        "profile": None if outcome.profile is None else encode_profile(outcome.profile),
+        "failure": None if outcome.failure is None else encode_failure(outcome.failure),
+        "stage_seconds": {k: encode_float(v) for k, v in sorted(outcome.stage_seconds.items())},
+        "validation": {k: encode_float(v) for k, v in sorted(outcome.validation.items())},
+        "artifact": outcome.artifact,
+    }
+
+
+def decode_outcome(doc: Reader) -> BackendOutcome:
+    """One backend's outcome from :func:`encode_outcome`'s output."""
+    profile = doc.child_or_none("profile")
+    failure = doc.child_or_none("failure")
+    return doc.build(
+        BackendOutcome,
+        backend=doc.text("backend"),
+        kind=doc.text("kind"),
+        key=doc.text("key"),
+        config=doc.obj("config"),
+        profile=None if profile is None else decode_profile(profile),
+        failure=None if failure is None else decode_failure(failure),
+        stage_seconds=doc.number_map("stage_seconds", {}),
+        validation=doc.number_map("validation", {}),
+        artifact=doc.text_or_none("artifact"),
+    )
+
+
+def encode(record: RunRecord) -> dict[str, Any]:
+    """The record as a JSON-able dict (the ``run.json`` schema, see docs/run-record.md)."""
+    return {
+        "schema_version": record.schema_version,
+        "model": record.model,
+        "device": record.device,
+        "max_batch_size": record.max_batch_size,
+        "strategy": thaw_json(record.strategy),
+        "input_spec": thaw_json(record.input_spec),
+        "environment": thaw_json(record.environment),
+        "baseline": None if record.baseline is None else encode_outcome(record.baseline),
+        "candidates": [encode_outcome(c) for c in record.candidates],
+        "selection": None if record.selection is None else encode_selection(record.selection),
+        "error": None if record.error is None else encode_tune_error(record.error),
+    }
+
+
+def decode(data: Any) -> RunRecord:
+    """A :class:`RunRecord` from ``encode``'s output; ``ValueError`` naming the bad path.
+
+    >>> decode({"schema_version": 99})
+    Traceback (most recent call last):
+    ...
+    ValueError: run record: schema_version 99 is not supported (this aitune_fp reads 1)
+    >>> decode([])
+    Traceback (most recent call last):
+    ...
+    ValueError: run record: expected an object, got an array
+    """
+    doc = Reader(data, "run record")
+    if "schema_version" not in doc.data:
+        raise ValueError("run record: no schema_version field: not an aitune_fp run record")
+    version = doc.integer("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ValueError(
+            f"run record: schema_version {version} is not supported "
+            f"(this aitune_fp reads {SCHEMA_VERSION})"
+        )
+    baseline = doc.child_or_none("baseline")
+    selection = doc.child_or_none("selection")
+    error = doc.child_or_none("error")
+    return doc.build(
+        RunRecord,
+        model=doc.text("model"),
+        device=doc.text("device"),
+        strategy=doc.obj("strategy"),
+        baseline=None if baseline is None else decode_outcome(baseline),
+        candidates=tuple(decode_outcome(c) for c in doc.children("candidates")),
+        selection=None if selection is None else decode_selection(selection),
+        error=None if error is None else decode_tune_error(error),
+        environment=doc.obj("environment", {}),
+        input_spec=doc.obj("input_spec", {}),
+        max_batch_size=doc.integer_or_none("max_batch_size"),
+    )
+
+
+def dumps(record: RunRecord) -> str:
+    """The record as indented, key-sorted, strict JSON text (no NaN literals)."""
+    return json.dumps(encode(record), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def loads(text: str) -> RunRecord:
+    """A record from JSON text; ``ValueError`` for bad JSON or a bad record.
+
+    >>> loads("[1,")
+    Traceback (most recent call last):
+    ...
+    ValueError: run record: not valid JSON (Expecting value: line 1 column 4 (char 3))
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"run record: not valid JSON ({exc})") from None
+    return decode(data)

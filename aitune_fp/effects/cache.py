@@ -1,0 +1,252 @@
+"""The artifact cache: a rebuild of the same thing reuses the artifact built before.
+
+Rules:
+- the key is a sha256 over: the module's code and weights (every parameter and buffer,
+  by name, dtype, shape and bytes; every submodule's class and source), the input spec,
+  the backend's kind, config key and implementation source, the device (and GPU model),
+  and the versions of Python and of every inference library;
+- only backends whose artifacts can be loaded back (:func:`~aitune_fp.effects.artifacts.
+  loadable`) are cached; JIT and eager backends always build;
+- an entry is a folder ``<cache_dir>/artifacts/<key>/`` holding the artifact files and an
+  ``entry.json`` with each file's size and sha256; it is written to a temporary folder and
+  renamed into place, so a half-written entry is never seen;
+- an entry is trusted only when every file is present with its recorded size and hash and
+  it loads; anything else (missing, truncated, tampered, unloadable) is removed and the
+  backend is rebuilt — a corrupt entry never fails a tune;
+- a module whose weights cannot be hashed (an exotic tensor type) is built uncached;
+- a cache hit says so in ``Built.info["cache"]`` (``"hit"``; a fresh build stored is
+  ``"stored"``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import inspect
+import json
+import logging
+import os
+import platform
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Final
+
+import torch
+from returns.io import IOFailure, IOResult
+
+from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.artifacts import (
+    artifact_files,
+    dump_output_spec,
+    load_built,
+    loadable,
+    output_spec,
+    read_output_spec,
+)
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.environment import library_versions
+from aitune_fp.effects.inputs import Samples, make_batch
+from aitune_fp.effects.integrity import FileDigest, digest, verify
+
+log = logging.getLogger("aitune_fp")
+ENTRY_FILE: Final = "entry.json"
+ENTRY_FORMAT: Final = "aitune_fp.cache_entry/1"
+
+
+def weights_digest(module: torch.nn.Module) -> str:
+    """sha256 of every parameter and buffer of ``module``: name, dtype, shape and bytes.
+
+    >>> a = torch.nn.Linear(2, 2)
+    >>> weights_digest(a) == weights_digest(a), weights_digest(a) == weights_digest(
+    ...     torch.nn.Linear(2, 2))
+    (True, False)
+    """
+    h = hashlib.sha256()
+    tensors: dict[str, torch.Tensor] = dict(module.named_parameters(remove_duplicate=False))
+    tensors.update(module.named_buffers(remove_duplicate=False))
+    for name in sorted(tensors):
+        t = tensors[name].detach()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+        flat = t.to("cpu").contiguous().reshape(-1)
+        if flat.numel():
+            h.update(flat.view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def code_digest(module: torch.nn.Module) -> str:
+    """sha256 of the module tree's structure (``repr``) and every submodule class's source."""
+    h = hashlib.sha256(repr(module).encode())
+    for cls in sorted({type(m) for m in module.modules()}, key=lambda c: c.__qualname__):
+        h.update(f"{cls.__module__}.{cls.__qualname__}".encode())
+        with contextlib.suppress(OSError, TypeError):
+            h.update(inspect.getsource(cls).encode())
+    return h.hexdigest()
+
+
+def implementation_digest(backend: Backend) -> str:
+    """sha256 of the source file that implements ``backend`` (a changed builder misses)."""
+    try:
+        source = inspect.getsourcefile(type(backend))
+        return hashlib.sha256(Path(source).read_bytes()).hexdigest() if source else ""
+    except (OSError, TypeError):
+        return ""
+
+
+def _device_facts(device: torch.device) -> str:
+    if device.type == "cuda" and torch.cuda.is_available():
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        props = torch.cuda.get_device_properties(index)
+        return f"cuda|{props.name}|{props.major}.{props.minor}"
+    return device.type
+
+
+def cache_key(
+    module: torch.nn.Module, samples: Samples, backend: Backend, device: torch.device
+) -> str:
+    """The cache key of building ``backend`` for ``module`` with these inputs on ``device``."""
+    parts = {
+        "weights": weights_digest(module),
+        "code": code_digest(module),
+        "inputs": repr(samples.spec),
+        "backend": [backend.name, backend.key(), implementation_digest(backend)],
+        "device": _device_facts(device),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "libraries": library_versions(),
+    }
+    blob = json.dumps(parts, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def _entry_dir(cache_dir: Path, key: str) -> Path:
+    return cache_dir / "artifacts" / key
+
+
+def _read_entry(folder: Path) -> tuple[str, dict[str, FileDigest], str] | None:
+    """(artifact name, file digests, output spec text) of an entry, or ``None``."""
+    try:
+        data = json.loads((folder / ENTRY_FILE).read_text(encoding="utf-8"))
+        if data.get("format") != ENTRY_FORMAT:
+            return None
+        files = {name: FileDigest(**d) for name, d in data["files"].items()}
+        return str(data["artifact"]), files, str(data["outputs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _discard(folder: Path, why: str) -> None:
+    log.warning("artifact cache: discarding entry %s (%s); rebuilding", folder.name, why)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _miss(backend: Backend, why: str) -> IOResult[Built, BackendFailure]:
+    return IOFailure(BackendFailure(backend.describe(), "build", f"cache miss: {why}"))
+
+
+def lookup(
+    cache_dir: Path,
+    key: str,
+    backend: Backend,
+    samples: Samples,
+    device: torch.device,
+    work_dir: Path,
+) -> IOResult[Built, BackendFailure]:
+    """The cached runner for ``key``, or a failure saying why there is none (a bad entry is
+    removed on the way)."""
+    folder = _entry_dir(cache_dir, key)
+    if not folder.is_dir():
+        return _miss(backend, "no entry")
+    entry = _read_entry(folder)
+    problem = "unreadable entry.json" if entry is None else verify(folder, entry[1])
+    if entry is None or problem is not None:
+        _discard(folder, problem or "unreadable entry")
+        return _miss(backend, problem or "unreadable entry")
+    artifact, _, outputs = entry
+    try:
+        spec = read_output_spec(outputs)
+    except ValueError as error:
+        _discard(folder, str(error))
+        return _miss(backend, str(error))
+
+    def discard(failure: BackendFailure) -> IOResult[Built, BackendFailure]:
+        _discard(folder, failure.message)
+        return IOFailure(failure)
+
+    def hit(built: Built) -> Built:
+        log.info("artifact cache: %s reuses entry %s", backend.describe(), key)
+        return dataclasses.replace(built, info={**built.info, "cache": "hit", "cache_key": key})
+
+    loaded = load_built(backend, folder / artifact, samples.spec, spec, device, work_dir)
+    return loaded.map(hit).lash(discard)
+
+
+def store(
+    cache_dir: Path,
+    key: str,
+    built: Built,
+    module: torch.nn.Module,
+    samples: Samples,
+) -> bool:
+    """Copy ``built``'s artifact into the cache under ``key``; ``False`` if it could not."""
+    if built.artifact is None or not built.artifact.is_file():
+        return False
+    final = _entry_dir(cache_dir, key)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=final.parent))
+    try:
+        with torch.inference_mode():
+            outputs = make_batch(samples, 1).call(module)
+        files = {}
+        for path in artifact_files(built.artifact):
+            shutil.copy2(path, staging / path.name)
+            files[path.name] = dataclasses.asdict(digest(staging / path.name))
+        entry = {
+            "format": ENTRY_FORMAT,
+            "artifact": built.artifact.name,
+            "files": files,
+            "outputs": dump_output_spec(output_spec(outputs)),
+            "backend": built.info,
+        }
+        (staging / ENTRY_FILE).write_text(json.dumps(entry, indent=2, default=str))
+        if final.exists():
+            shutil.rmtree(final, ignore_errors=True)
+        os.replace(staging, final)
+        return True
+    except (OSError, RuntimeError, TypeError, ValueError) as error:
+        log.warning("artifact cache: could not store %s: %s", key, error)
+        shutil.rmtree(staging, ignore_errors=True)
+        return False
+
+
+def cached_build(
+    backend: Backend,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    work_dir: Path,
+    cache_dir: Path | None,
+) -> IOResult[Built, BackendFailure]:
+    """``backend.build(...)``, or the cached artifact of an identical earlier build.
+
+    Without ``cache_dir``, or for a backend whose artifact cannot be loaded back, this is
+    exactly ``backend.build(module, samples, device, work_dir)``.
+    """
+    if cache_dir is None or not loadable(backend):
+        return backend.build(module, samples, device, work_dir)
+    try:
+        key = cache_key(module, samples, backend, device)
+    except Exception as error:  # an odd tensor type must not fail the build: skip the cache
+        log.warning("artifact cache: cannot key %s (%s); building", backend.describe(), error)
+        return backend.build(module, samples, device, work_dir)
+
+    def stored(built: Built) -> Built:
+        if store(cache_dir, key, built, module, samples):
+            return dataclasses.replace(built, info={**built.info, "cache": "stored"})
+        return built
+
+    def rebuild(_: BackendFailure) -> IOResult[Built, BackendFailure]:
+        return backend.build(module, samples, device, work_dir).map(stored)
+
+    return lookup(cache_dir, key, backend, samples, device, work_dir).lash(rebuild)

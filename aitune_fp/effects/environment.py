@@ -1,0 +1,109 @@
+"""The environment fingerprint stored with every run: library versions, CPU, GPU.
+
+Rules:
+- library versions come from installed distribution metadata (``importlib.metadata``); an
+  inference SDK is never imported to learn its version, and a missing one is ``None``;
+- the CPU model is read from ``/proc/cpuinfo`` (``platform.processor()`` elsewhere);
+- the GPU name, CUDA runtime and driver are recorded only when torch sees a CUDA device;
+  the driver version is read from ``/proc/driver/nvidia/version``;
+- every value is JSON-able; an unknown fact is ``None``, never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Final
+
+import torch
+
+# Each library and the distributions that may provide it, first found wins.
+LIBRARIES: Final = {
+    "aitune_fp": ("aitune_fp", "aitune-fp"),
+    "torch": ("torch",),
+    "onnx": ("onnx",),
+    "onnxruntime": ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino"),
+    "tensorrt": ("tensorrt", "tensorrt-cu12", "tensorrt-cu13", "tensorrt-cu11"),
+    "torch_tensorrt": ("torch-tensorrt", "torch_tensorrt"),
+}
+
+
+def distribution_version(*names: str) -> str | None:
+    """The version of the first installed distribution among ``names``, else ``None``.
+
+    >>> distribution_version("surely-not-installed-xyz") is None
+    True
+    """
+    for name in names:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def library_versions() -> dict[str, str | None]:
+    """Every library of :data:`LIBRARIES` with its installed version (``None`` if absent).
+
+    >>> library_versions()["torch"] is not None
+    True
+    """
+    return {lib: distribution_version(*dists) for lib, dists in sorted(LIBRARIES.items())}
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """The CPU model name (``model name`` in ``/proc/cpuinfo``), else ``platform.processor()``."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    match = re.search(r"^(?:model name|Model|Hardware)\s*:\s*(.+)$", text, re.MULTILINE)
+    if match:
+        return match.group(1).strip()
+    return platform.processor() or None
+
+
+def nvidia_driver_version(path: Path = Path("/proc/driver/nvidia/version")) -> str | None:
+    """The NVIDIA kernel driver version, or ``None`` without the driver."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    match = re.search(r"Kernel Module(?: for \w+)?\s+([0-9][0-9.]+)", text)
+    return match.group(1) if match else None
+
+
+def gpu_facts(device: torch.device) -> dict[str, Any]:
+    """GPU name, capability, CUDA runtime and driver when a CUDA device is visible."""
+    if not torch.cuda.is_available():
+        return {"gpu": None, "gpu_driver": None, "cuda": None}
+    index = device.index if device.type == "cuda" and device.index is not None else 0
+    props = torch.cuda.get_device_properties(index)
+    return {
+        "gpu": props.name,
+        "gpu_capability": f"{props.major}.{props.minor}",
+        "gpu_memory_gib": round(props.total_memory / 1024**3, 2),
+        "gpu_driver": nvidia_driver_version(),
+        "cuda": torch.version.cuda,
+    }
+
+
+def environment_fingerprint(device: torch.device | str = "cpu") -> dict[str, Any]:
+    """Python, platform, library versions, CPU model and count, GPU facts, as a dict.
+
+    >>> sorted(environment_fingerprint())[:4]
+    ['aitune_fp', 'cpu', 'cpu_count', 'cuda']
+    """
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        **library_versions(),
+        "torch_threads": torch.get_num_threads(),
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "device": str(device),
+        **gpu_facts(torch.device(device)),
+    }

@@ -1,0 +1,149 @@
+"""Tune wall time per model and per stage, cold and then again with a warm artifact cache.
+
+Prints figures only (no pass/fail). Each model is tuned twice, each time in a fresh
+Python process (as a user re-running a tune would), with the same fresh cache folder: the
+first run builds everything (cold), the second finds the artifacts of the ahead-of-time
+backends (AOTInductor, ONNX Runtime, TensorRT) in the cache and only loads them. Per
+backend it prints the build (export/compile or cache load), validate and profile seconds
+of both runs, then per model the wall times and the build speedup of the cached run.
+TorchInductor's own on-disk compile cache starts empty in a fresh temporary folder, so the
+cold run is really cold (its second run may use that cache: torch.compile is not ours to
+cache, and the table shows what it gains).
+
+    python benchmarks/tune_time.py [--models mlp,cnn,transformer] [--backends NAMES]
+                                   [--strategy max-throughput] [--max-batch-size 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+STAGES = ("build", "validate", "profile")
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="mlp,cnn,transformer")
+    parser.add_argument("--backends", default=None, help="comma-separated (default: all CPU)")
+    parser.add_argument("--strategy", default="max-throughput")
+    parser.add_argument("--max-batch-size", type=int, default=16)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--cache", default=None, help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+# per backend: its kind and its stage seconds
+Timings = tuple[float, dict[str, dict[str, Any]]]
+CACHEABLE = frozenset({"aot_inductor", "onnxruntime", "tensorrt"})
+
+
+def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
+    """Tune demo model ``name`` once; wall seconds and per-backend stage seconds."""
+    from returns.unsafe import unsafe_perform_io
+
+    from aitune_fp.core.parse import parse_names, parse_strategy
+    from aitune_fp.models import DEMO_MODELS
+    from aitune_fp.shell.tune_module import run_tuning
+
+    model = DEMO_MODELS[name]
+    backends = list(parse_names(args.backends)) if args.backends else None
+    start = time.perf_counter()
+    effect = run_tuning(
+        model.build(),
+        model.samples(),
+        parse_strategy(args.strategy),
+        backends,
+        args.device,
+        cache,
+        max_batch_size=args.max_batch_size,
+        model_name=name,
+    )
+    wall = time.perf_counter() - start
+    run = unsafe_perform_io(effect.unwrap())
+    if run.tuned is not None:
+        run.tuned.close()
+    stages = {
+        ("baseline " if o is run.record.baseline else "") + o.backend: {
+            "kind": o.kind,
+            **dict(o.stage_seconds),
+        }
+        for o in run.record.outcomes
+    }
+    return wall, stages
+
+
+def _in_fresh_process(name: str, args: argparse.Namespace, cache: Path) -> Timings:
+    """Run :func:`_tune` in a new interpreter and read its JSON result."""
+    argv = [sys.executable, __file__, "--one", name, "--cache", str(cache)]
+    argv += ["--strategy", args.strategy, "--max-batch-size", str(args.max_batch_size)]
+    argv += ["--device", args.device] + (["--backends", args.backends] if args.backends else [])
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"tuning {name} failed:\n{done.stderr[-2000:]}")
+    wall, stages = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(wall), stages
+
+
+def _print_model(name: str, cold: Timings, warm: Timings) -> float:
+    """Print one model's table; return the build speedup of the cached run."""
+    print(f"\n{name}: wall {cold[0]:.1f} s cold, {warm[0]:.1f} s with the cache")
+    print(f"  {'backend':<28}" + "".join(f"{s + ' s (cold → cached)':>32}" for s in STAGES))
+    for backend in cold[1]:
+        row = f"  {backend:<28}"
+        for stage in STAGES:
+            a = cold[1][backend].get(stage)
+            b = warm[1].get(backend, {}).get(stage)
+            cell = "—" if a is None or b is None else f"{a:8.2f} → {b:8.2f}"
+            row += f"{cell:>32}"
+        print(row)
+    speedup = _build_line("build, all backends", cold, warm, lambda kind: True)
+    _build_line("build, artifact backends", cold, warm, lambda kind: kind in CACHEABLE)
+    return speedup
+
+
+def _build_line(label: str, cold: Timings, warm: Timings, keep: Callable[[str], bool]) -> float:
+    """Print the summed build seconds of the backends ``keep`` accepts; return the ratio."""
+    before = sum(s.get("build", 0.0) for s in cold[1].values() if keep(s["kind"]))
+    after = sum(s.get("build", 0.0) for s in warm[1].values() if keep(s["kind"]))
+    ratio = before / after if after > 0 else float("inf")
+    print(f"  {label + ':':<28}{before:8.2f} s → {after:8.2f} s ({ratio:.1f}× faster)")
+    return ratio
+
+
+def main() -> int:
+    """Run the benchmark and print its figures."""
+    args = _arguments()
+    logging.disable(logging.WARNING)
+    if args.one is not None:
+        print(json.dumps(_tune(args.one, args, Path(args.cache))))
+        return 0
+    scratch = Path(tempfile.mkdtemp(prefix="aitune_fp-tune-time-"))
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(scratch / "inductor")
+    print(
+        f"tune_time: strategy {args.strategy}, max batch size {args.max_batch_size}, "
+        f"device {args.device}, caches under {scratch}"
+    )
+    speedups = {}
+    for name in [m.strip() for m in args.models.split(",") if m.strip()]:
+        cache = scratch / name
+        cold = _in_fresh_process(name, args, cache)
+        warm = _in_fresh_process(name, args, cache)
+        speedups[name] = _print_model(name, cold, warm)
+    summary = ", ".join(f"{k} {v:.1f}×" for k, v in speedups.items())
+    print(f"\ncached second run, build time speedup (all backends): {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
