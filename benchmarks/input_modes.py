@@ -48,17 +48,29 @@ def main(argv: list[str] | None = None) -> int:
         for mode in modes if r % 2 == 0 else tuple(reversed(modes)):
             for name, runner in runners.items():
                 profile = unsafe_perform_io(
-                    profile_runner(name, runner, samples, cpu, (args.batch,), rule, never_stop(),
-                                   ProfileSettings(input_mode=mode))
+                    profile_runner(
+                        name,
+                        runner,
+                        samples,
+                        cpu,
+                        (args.batch,),
+                        rule,
+                        never_stop(),
+                        ProfileSettings(input_mode=mode),
+                    )
                 ).unwrap()
                 means[(mode, name)].append(statistics.mean(profile.samples(args.batch)))
-    print(f"model={args.model} batch={args.batch} rounds={args.rounds} "
-          f"threads={torch.get_num_threads()}")
+    print(
+        f"model={args.model} batch={args.batch} rounds={args.rounds} "
+        f"threads={torch.get_num_threads()}"
+    )
     for mode in modes:
         eager = statistics.median(means[(mode, "eager")])
         ort = statistics.median(means[(mode, "onnxruntime")])
-        print(f"{mode:12s} eager {eager:8.3f} ms  onnxruntime {ort:8.3f} ms  "
-              f"onnxruntime speedup {eager / ort:5.2f}×")
+        print(
+            f"{mode:12s} eager {eager:8.3f} ms  onnxruntime {ort:8.3f} ms  "
+            f"onnxruntime speedup {eager / ort:5.2f}×"
+        )
     return 0
 
 

@@ -66,23 +66,31 @@ def main(argv: list[str] | None = None) -> int:
     diffs = [w - d for w, d in zip(wrapped, direct, strict=True)]
     # The wrapper's own cost, isolated: the same TunedModule around a no-op runner.
     noop = TunedModule(
-        dataclasses.replace(tuned.built, runner=lambda *a, **k: None), tuned.backend_config,
-        tuned.selection, tuned.samples,
+        dataclasses.replace(tuned.built, runner=lambda *a, **k: None),
+        tuned.backend_config,
+        tuned.selection,
+        tuned.samples,
     )
     bare: list[float] = []
     around: list[float] = []
     for block in range(args.blocks):
-        pair = [(bare, lambda: noop.built.runner(*args_, **kwargs)),
-                (around, lambda: noop(*args_, **kwargs))]
+        pair = [
+            (bare, lambda: noop.built.runner(*args_, **kwargs)),
+            (around, lambda: noop(*args_, **kwargs)),
+        ]
         for sink, fn in pair if block % 2 == 0 else reversed(pair):
             sink.append(per_call_us(fn, args.calls * 10))
     print(f"model={args.model} winner={tuned.backend}")
     print(f"runner direct : median {statistics.median(direct):8.2f} µs/call")
     print(f"TunedModule   : median {statistics.median(wrapped):8.2f} µs/call")
-    print(f"overhead      : median {statistics.median(diffs):8.2f} µs/call "
-          f"(min {min(diffs):.2f}, max {max(diffs):.2f}; target < 5 µs)")
-    print(f"wrapper alone : median {statistics.median(around) - statistics.median(bare):8.2f} "
-          "µs/call (TunedModule around a no-op runner vs the no-op runner)")
+    print(
+        f"overhead      : median {statistics.median(diffs):8.2f} µs/call "
+        f"(min {min(diffs):.2f}, max {max(diffs):.2f}; target < 5 µs)"
+    )
+    print(
+        f"wrapper alone : median {statistics.median(around) - statistics.median(bare):8.2f} "
+        "µs/call (TunedModule around a no-op runner vs the no-op runner)"
+    )
     print(f"profiler timer: {timer_overhead_ns(torch.device('cpu')) / 1000:.3f} µs/call")
     return 0
 

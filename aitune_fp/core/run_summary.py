@@ -68,7 +68,9 @@ def _failure_of(record: RunRecord, outcome: BackendOutcome) -> BackendFailure | 
     return found[0] if found else None
 
 
-def _scored(record: RunRecord, outcome: BackendOutcome) -> BackendProfilingResult | None:
+def selected_result(record: RunRecord, outcome: BackendOutcome) -> BackendProfilingResult | None:
+    """The strategy's result for ``outcome`` as the selection recorded it (the baseline's
+    own for the baseline); ``None`` when the run selected nothing or never scored it."""
     sel = record.selection
     if sel is None:
         return None
@@ -107,7 +109,7 @@ def _status(record: RunRecord, outcome: BackendOutcome, failure: BackendFailure 
 def backend_row(record: RunRecord, outcome: BackendOutcome) -> BackendRow:
     """The row of one of ``record``'s outcomes."""
     failure = _failure_of(record, outcome)
-    scored = _scored(record, outcome)
+    scored = selected_result(record, outcome)
     return BackendRow(
         backend=outcome.backend,
         role="baseline" if outcome is record.baseline else "candidate",

@@ -9,7 +9,8 @@ Rules:
 - the runner takes the module's own call and returns the module's own output structure
   (``outputs``, the eager output's pytree spec);
 - loading is an effect that never raises for a backend problem: a failure is a
-  ``BackendFailure`` at stage ``build`` whose message says what could not be loaded;
+  ``BackendFailure`` at stage ``build`` whose message says what could not be loaded; a
+  backend that cannot run on the device fails at once with its reason, as its build would;
 - nothing is unpickled: packages and ONNX files are read by their own runtimes, and an
   inference SDK is imported only inside the function that needs it.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,11 +28,9 @@ import torch.utils._pytree as pytree
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._guard import BuildLog, guarded_build, unavailable
+from aitune_fp.effects.backends._guard import BuildLog, available_build, unavailable
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.inputs import InputSpec
-
-Loader = Callable[[Any, Path, InputSpec, pytree.TreeSpec, torch.device, Path, BuildLog], Built]
 
 
 def artifact_files(artifact: Path) -> tuple[Path, ...]:
@@ -54,66 +54,45 @@ def _onnx_graph(artifact: Path, spec: InputSpec, outputs: pytree.TreeSpec) -> An
     return OnnxGraph(artifact, spec.names, labels, OutputLayout(outputs, labels))
 
 
-def _aot_inductor(
-    config: Any,
-    artifact: Path,
-    spec: InputSpec,
-    outputs: pytree.TreeSpec,
-    device: torch.device,
-    work_dir: Path,
-    log: BuildLog,
-) -> Built:
-    from aitune_fp.effects.backends.aot_inductor import _package_runner
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What loading needs besides the config: the artifact, its call's shape, where to run."""
 
-    index = device.index if device.index is not None else -1
-    compiled = torch._inductor.aoti_load_package(str(artifact), device_index=index)
-    return Built(_package_runner(compiled), artifact=artifact, info={"device": str(device)})
+    artifact: Path
+    spec: InputSpec
+    outputs: pytree.TreeSpec
+    device: torch.device
+    work_dir: Path
 
 
-def _onnxruntime(
-    config: Any,
-    artifact: Path,
-    spec: InputSpec,
-    outputs: pytree.TreeSpec,
-    device: torch.device,
-    work_dir: Path,
-    log: BuildLog,
-) -> Built:
-    from aitune_fp.effects.backends.ort import _cpu_runner, _cuda_runner, _input_positions
+def _aot_inductor(config: Any, request: _Request, log: BuildLog) -> Built:
+    from aitune_fp.effects.backends.aot_inductor import load_package
 
-    reason = config.unavailable_reason(device)
-    if reason is not None:
-        raise RuntimeError(reason)
-    graph = _onnx_graph(artifact, spec, outputs)
-    session = config._session(graph, spec, device, work_dir)
-    positions = _input_positions(graph, [i.name for i in session.get_inputs()])
-    if device.type == "cuda":
-        runner = _cuda_runner(session, graph, positions, spec, device)
-    else:
-        runner = _cpu_runner(session, graph, positions, spec)
+    return load_package(request.artifact, request.device)
+
+
+def _onnxruntime(config: Any, request: _Request, log: BuildLog) -> Built:
+    from aitune_fp.effects.backends._ort_runners import session_runner
+
+    spec, device = request.spec, request.device
+    graph = _onnx_graph(request.artifact, spec, request.outputs)
+    session = config.open_session(graph, spec, device, request.work_dir)
+    runner = session_runner(session, graph, spec, device)
     info = {"provider": config.resolved_provider(device), "device": str(device)}
-    return Built(runner, artifact=artifact, info=info)
+    return Built(runner, artifact=request.artifact, info=info)
 
 
-def _tensorrt(
-    config: Any,
-    artifact: Path,
-    spec: InputSpec,
-    outputs: pytree.TreeSpec,
-    device: torch.device,
-    work_dir: Path,
-    log: BuildLog,
-) -> Built:
-    from aitune_fp.effects.backends.trt import _EngineRunner
+def _tensorrt(config: Any, request: _Request, log: BuildLog) -> Built:
+    from aitune_fp.effects.backends._trt_runtime import EngineRunner
 
-    reason = config.unavailable_reason(device)
-    if reason is not None:
-        raise RuntimeError(reason)
-    graph = _onnx_graph(artifact, spec, outputs)
-    runner = _EngineRunner(artifact.read_bytes(), graph, spec, device, log)
-    return Built(runner, runner.close, artifact=artifact, info={"device": str(device)})
+    graph = _onnx_graph(request.artifact, request.spec, request.outputs)
+    engine = request.artifact.read_bytes()
+    runner = EngineRunner(engine, graph, request.spec, request.device, log)
+    info = {"device": str(request.device)}
+    return Built(runner, runner.close, artifact=request.artifact, info=info)
 
 
+Loader = Callable[[Any, _Request, BuildLog], Built]
 LOADERS: Final[dict[str, Loader]] = {
     "aot_inductor": _aot_inductor,
     "onnxruntime": _onnxruntime,
@@ -121,9 +100,17 @@ LOADERS: Final[dict[str, Loader]] = {
 }
 
 
+def _own_loader(config: Any) -> Loader | None:
+    """The config's own ``load`` method as a loader, when it has one."""
+    own = getattr(config, "load", None)
+    if not callable(own):
+        return None
+    return lambda _config, r, _log: own(r.artifact, r.spec, r.outputs, r.device, r.work_dir)
+
+
 def loadable(config: Backend) -> bool:
     """Whether ``config``'s artifacts can be loaded back (own ``load`` or a known kind)."""
-    return callable(getattr(config, "load", None)) or config.name in LOADERS
+    return _own_loader(config) is not None or config.name in LOADERS
 
 
 def load_built(
@@ -135,19 +122,16 @@ def load_built(
     work_dir: Path,
 ) -> IOResult[Built, BackendFailure]:
     """The runner of ``config``'s ``artifact`` on ``device`` (a failure when it cannot load)."""
-    own = getattr(config, "load", None)
-    loader: Loader | None = (
-        (lambda _c, *rest: own(*rest[:-1])) if callable(own) else LOADERS.get(config.name)
-    )
+    loader = _own_loader(config) or LOADERS.get(config.name)
     if loader is None:
         return unavailable(config.describe(), f"{config.name} artifacts cannot be loaded back")
-    work_dir.mkdir(parents=True, exist_ok=True)
+    request = _Request(artifact, spec, outputs, device, work_dir)
 
     def load(log: BuildLog) -> Built:
         log.write(f"loading {artifact} for {config.describe()} on {device}")
-        return loader(config, artifact, spec, outputs, device, work_dir, log)
+        return loader(config, request, log)
 
-    return guarded_build(config.describe(), work_dir, load)
+    return available_build(config, device, work_dir, load)
 
 
 def output_spec(outputs: Any) -> pytree.TreeSpec:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import torch
+from returns.io import IOFailure
 from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.json_read import Reader
@@ -226,13 +227,9 @@ def _built(
                 "(weights sha256 mismatch)"
             )
         effect = config.build(module, placeholder_samples(spec), device, work_dir)
-    result = (
-        unsafe_perform_io(effect.unwrap()) if effect.__class__.__name__ == "IOSuccess" else None
-    )
-    if result is None:
-        failure = unsafe_perform_io(effect.failure())
-        raise LoadError(f"{folder}: {failure.describe()}")
-    return result
+    if isinstance(effect, IOFailure):
+        raise LoadError(f"{folder}: {unsafe_perform_io(effect.failure()).describe()}")
+    return unsafe_perform_io(effect.unwrap())
 
 
 def load(

@@ -18,9 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aitune_fp.core.records import BackendProfilingResult
 from aitune_fp.core.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.run_summary import backend_rows
+from aitune_fp.core.run_summary import backend_rows, selected_result
 from aitune_fp.core.statistics import mean, median
 
 INSTALL_HINT = "drawing plots needs matplotlib: pip install 'aitune_fp[cli]'"
@@ -36,16 +35,6 @@ def _figure() -> Any:
     figure = Figure(figsize=(12, 5), layout="constrained")
     FigureCanvasAgg(figure)
     return figure
-
-
-def _selected(record: RunRecord, outcome: BackendOutcome) -> BackendProfilingResult | None:
-    """The strategy's result for ``outcome`` as the selection recorded it."""
-    sel = record.selection
-    if sel is None:
-        return None
-    if outcome is record.baseline:
-        return sel.baseline[1] if sel.baseline is not None else None
-    return next((r for name, r in sel.ranking if name == outcome.backend), None)
 
 
 def _winner(record: RunRecord) -> BackendOutcome | None:
@@ -68,7 +57,7 @@ def _throughput_panel(axes: Any, record: RunRecord) -> None:
         style: dict[str, Any] = {"linestyle": "--", "color": "black"} if is_base else {}
         width = 3.0 if outcome is winner else 1.5
         (line,) = axes.plot(sizes, rates, marker="o", linewidth=width, label=label, **style)
-        chosen = _selected(record, outcome)
+        chosen = selected_result(record, outcome)
         if outcome is winner and chosen is not None:
             bs = chosen.selected_batch_size
             rate = bs * 1000.0 / chosen.latency
@@ -90,7 +79,7 @@ def _spread_panel(axes: Any, record: RunRecord) -> None:
     for outcome in record.outcomes:
         if outcome.profile is None:
             continue
-        chosen = _selected(record, outcome)
+        chosen = selected_result(record, outcome)
         bs = chosen.selected_batch_size if chosen else outcome.profile.batch_sizes[0]
         if bs not in outcome.profile.latencies_ms:
             bs = outcome.profile.batch_sizes[0]

@@ -16,7 +16,7 @@ from torch import nn
 
 from aitune_fp.effects.backends.aot_inductor import AOTInductor
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.validate import validate
 
 CPU = torch.device("cpu")
@@ -85,17 +85,3 @@ def test_nested_outputs_keep_their_structure(
         batch_sizes=(1, max_batch),
     )
     assert isinstance(result, IOSuccess), result
-
-
-@pytest.mark.parametrize("reason", ["item branch", "numpy inside"])
-def test_untraceable_modules_fail_the_build(
-    reason: str, untraceable_modules: dict[str, nn.Module], work_dir: Path
-) -> None:
-    """A module torch.export cannot trace is a build failure value, with the log on disk."""
-    samples = normalise_samples(torch.randn(2, 4))
-    result = AOTInductor().build(untraceable_modules[reason], samples, CPU, work_dir)
-    failure = unsafe_perform_io(result.failure())
-    assert failure.backend == "aot_inductor" and failure.stage == "build"
-    assert f"(full log: {work_dir / 'build.log'})" in failure.message
-    assert "Traceback" in (work_dir / "build.log").read_text()
-    assert not (work_dir / "model.pt2").exists()

@@ -15,7 +15,7 @@ from torch import nn
 
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.validate import validate
 
 CPU = torch.device("cpu")
@@ -67,18 +67,6 @@ def test_nested_outputs_come_back_in_eager_structure(
     assert h.shape == (5, 2) and sorted(d) == ["argmax", "total"]
     assert d["argmax"].dtype == torch.int64
     _validates(built, structured_module, structured_samples, CPU)
-
-
-@pytest.mark.parametrize("reason", ["item branch", "numpy inside"])
-def test_untraceable_modules_fail_the_build(
-    reason: str, untraceable_modules: dict[str, nn.Module], work_dir: Path
-) -> None:
-    """A module torch.export cannot trace fails the build (no silent fallback tracer)."""
-    samples = normalise_samples(torch.randn(2, 4))
-    result = OnnxRuntime().build(untraceable_modules[reason], samples, CPU, work_dir)
-    failure = unsafe_perform_io(result.failure())
-    assert (failure.backend, failure.stage) == ("onnxruntime", "build")
-    assert not (work_dir / "model.onnx").exists()
 
 
 def test_missing_library_is_a_recorded_failure(

@@ -13,26 +13,19 @@ from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.cache import cache_key, cached_build, weights_digest
 from aitune_fp.effects.inputs import InputSpec, Samples, normalise_samples
+from tests.shell.fakes import FakeBackend
 
 
 @dataclass(frozen=True, slots=True)
-class ScaleFile:
+class ScaleFile(ConfigIdentity):
     """A loadable fake: its artifact is a text file holding a factor the runner applies."""
 
     factor: float = 2.0
     name: str = field(default="scale_file", init=False)
     builds: ClassVar[list[str]] = []
-
-    def describe(self) -> str:
-        """The config's description."""
-        return describe_config(self)
-
-    def key(self) -> str:
-        """The config's key."""
-        return config_key(self)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Always available."""
@@ -54,31 +47,6 @@ class ScaleFile:
         """Read the factor back from the artifact."""
         factor = float(artifact.read_text())
         return Built(lambda x: x * factor, artifact=artifact)
-
-
-@dataclass(frozen=True, slots=True)
-class NoArtifact:
-    """A fake without a loadable artifact (like a JIT backend)."""
-
-    name: str = field(default="no_artifact", init=False)
-
-    def describe(self) -> str:
-        """The config's description."""
-        return describe_config(self)
-
-    def key(self) -> str:
-        """The config's key."""
-        return config_key(self)
-
-    def unavailable_reason(self, device: torch.device) -> str | None:
-        """Always available."""
-        return None
-
-    def build(
-        self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
-    ) -> IOResult[Built, BackendFailure]:
-        """Return the module itself."""
-        return IOSuccess(Built(module))
 
 
 CPU = torch.device("cpu")
@@ -167,7 +135,7 @@ def test_without_a_cache_dir_or_a_loadable_artifact_it_just_builds(tmp_path: Pat
         effect = cached_build(ScaleFile(), _module(), _samples(), CPU, tmp_path / "w", None)
         assert "cache" not in unsafe_perform_io(effect.unwrap()).info
     assert len(ScaleFile.builds) == 2
-    built = _build(tmp_path, backend=NoArtifact())
+    built = _build(tmp_path, backend=FakeBackend())
     assert "cache" not in built.info
     assert not (tmp_path / "cache" / "artifacts").exists()
 

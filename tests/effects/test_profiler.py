@@ -28,6 +28,7 @@ class CountingRunner:
         self.sizes: list[int] = []
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """Record the batch size and double ``x``."""
         self.sizes.append(int(x.shape[0]))
         return x * 2
 
@@ -86,6 +87,7 @@ class FailsAbove:
         self.limit, self.oom = limit, oom
 
     def __call__(self, x: torch.Tensor) -> Any:
+        """Return ``x``, or raise when its batch is above the limit."""
         if x.shape[0] > self.limit:
             if self.oom:
                 raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")

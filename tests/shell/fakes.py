@@ -16,12 +16,12 @@ import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Samples
 
 
 @dataclass(frozen=True, slots=True)
-class FakeBackend:
+class FakeBackend(ConfigIdentity):
     """A backend that runs the eager module with a chosen behaviour.
 
     ``sleep_ms`` adds latency per call; ``scale`` multiplies outputs (wrong outputs when
@@ -38,14 +38,6 @@ class FakeBackend:
     raise_above: int | None = None
     raise_after_calls: int | None = None
     name: str = "fake"
-
-    def describe(self) -> str:
-        """The config's description."""
-        return describe_config(self)
-
-    def key(self) -> str:
-        """The config's stable key."""
-        return config_key(self)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Always available."""

@@ -63,8 +63,9 @@ def test_every_cpu_backend_competes_and_the_winner_matches_eager(
     demo = DEMO_MODELS[model]
     module = demo.build()
     samples = demo.samples()
-    io = run_tuning(module, samples, short(strategy), list(CPU_BACKENDS), cache_dir=cache,
-                    model_name=model)
+    io = run_tuning(
+        module, samples, short(strategy), list(CPU_BACKENDS), cache_dir=cache, model_name=model
+    )
     run: TuningRun = unsafe_perform_io(io).unwrap()
     record = run.record
     statuses = {c.kind: c.failure for c in record.candidates}

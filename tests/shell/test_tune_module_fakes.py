@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -31,30 +32,21 @@ QUICK = ProfilingPlan(call_rule=fixed_steps(warmup=1, steps=4))
 def quick(strategy: Strategy) -> Strategy:
     """The strategy with a short profiling plan (keeps its batching choice)."""
     return dataclasses.replace(
-        strategy, plan=dataclasses.replace(QUICK, batching=strategy.plan.batching,
-                                           sweep_rule=strategy.plan.sweep_rule)
+        strategy,
+        plan=dataclasses.replace(
+            QUICK, batching=strategy.plan.batching, sweep_rule=strategy.plan.sweep_rule
+        ),
     )
-
-
-@pytest.fixture
-def module() -> torch.nn.Module:
-    """A tiny deterministic linear model."""
-    torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()
-
-
-@pytest.fixture
-def samples() -> list[torch.Tensor]:
-    """Three distinct samples of shape (1, 8)."""
-    return [torch.randn(1, 8) for _ in range(3)]
 
 
 def _ok(io: IOResult[TunedModule, TuneError]) -> TunedModule:
     return unsafe_perform_io(io).unwrap()
 
 
-def _run(io: IOResult[TuningRun, TuneError]) -> TuningRun:
-    return unsafe_perform_io(io).unwrap()
+def _run(*args: Any, **kwargs: Any) -> TuningRun:
+    """``run_tuning(*args, **kwargs)``, performed, expecting a run."""
+    run: TuningRun = unsafe_perform_io(run_tuning(*args, **kwargs)).unwrap()
+    return run
 
 
 def test_faster_backend_wins_and_runs_like_eager(module, samples, tmp_path: Path) -> None:
@@ -91,8 +83,7 @@ def test_faulty_backend_is_a_recorded_failure_while_others_compete(
     """A faulty candidate ends as a failure of its stage and a good one still wins."""
     backends = [fake, FakeBackend("good")]
     run = _run(
-        run_tuning(module, samples, quick(max_throughput), backends, cache_dir=tmp_path,
-                   max_batch_size=4)
+        module, samples, quick(max_throughput), backends, cache_dir=tmp_path, max_batch_size=4
     )
     assert run.tuned is not None
     failures = {f.backend: f for f in run.tuned.selection.failures}
@@ -106,8 +97,7 @@ def test_profiling_fault_after_validation_is_a_profile_failure(module, samples, 
     """A runner that passes validation but raises while profiled fails at stage profile."""
     backends = [FakeBackend("flaky", raise_after_calls=6), FakeBackend("good")]
     run = _run(
-        run_tuning(module, samples, quick(max_throughput), backends, cache_dir=tmp_path,
-                   max_batch_size=4)
+        module, samples, quick(max_throughput), backends, cache_dir=tmp_path, max_batch_size=4
     )
     assert run.tuned is not None
     flaky = next(c for c in run.record.candidates if "flaky" in c.backend)
@@ -118,7 +108,7 @@ def test_profiling_fault_after_validation_is_a_profile_failure(module, samples, 
 def test_validation_failure_writes_the_full_error_to_build_log(module, samples, tmp_path) -> None:
     """A failed backend's work dir keeps a build.log with the failure."""
     fake = FakeBackend("wrong", scale=3.0)
-    _run(run_tuning(module, samples, quick(min_latency), [fake], cache_dir=tmp_path))
+    _run(module, samples, quick(min_latency), [fake], cache_dir=tmp_path)
     logs = list(tmp_path.glob("fake-*/build.log"))
     assert logs and "validate" in logs[0].read_text()
 
@@ -141,8 +131,12 @@ def test_latency_budget_nobody_meets_is_a_failure_naming_it(module, samples, tmp
     """A budget no candidate meets fails naming the budget, and the run is still recorded."""
     strategy = quick(latency_budget(0.0001))
     run = _run(
-        run_tuning(module, samples, strategy, [FakeBackend("slow", sleep_ms=1.0)],
-                   cache_dir=tmp_path, max_batch_size=2)
+        module,
+        samples,
+        strategy,
+        [FakeBackend("slow", sleep_ms=1.0)],
+        cache_dir=tmp_path,
+        max_batch_size=2,
     )
     assert run.tuned is None and run.record.error is not None
     assert "0.0001 ms" in run.record.error.message
@@ -151,10 +145,7 @@ def test_latency_budget_nobody_meets_is_a_failure_naming_it(module, samples, tmp
 def test_no_baseline_when_performance_validation_is_off(module, samples, tmp_path) -> None:
     """With validation off the baseline is not profiled and the best candidate wins anyway."""
     strategy = dataclasses.replace(quick(min_latency), validate_performance=False)
-    run = _run(
-        run_tuning(module, samples, strategy, [FakeBackend("slow", sleep_ms=1.0)],
-                   cache_dir=tmp_path)
-    )
+    run = _run(module, samples, strategy, [FakeBackend("slow", sleep_ms=1.0)], cache_dir=tmp_path)
     assert run.record.baseline is None
     assert run.tuned is not None and not run.tuned.selection.fell_back_to_baseline
 
@@ -163,8 +154,13 @@ def test_progress_events_cover_every_step(module, samples, tmp_path) -> None:
     """The progress sink sees plan, backend start, stages, batch sizes, done and selected."""
     events: list[ProgressEvent] = []
     _run(
-        run_tuning(module, samples, quick(max_throughput), [FakeBackend("a")],
-                   cache_dir=tmp_path, max_batch_size=2, progress=events.append)
+        module,
+        samples,
+        quick(max_throughput),
+        [FakeBackend("a")],
+        cache_dir=tmp_path,
+        max_batch_size=2,
+        progress=events.append,
     )
     kinds = {e.kind for e in events}
     assert kinds == {"plan", "backend_start", "stage", "batch_size", "backend_done", "selected"}
@@ -174,8 +170,7 @@ def test_progress_events_cover_every_step(module, samples, tmp_path) -> None:
 def test_log_has_one_line_per_step(module, samples, tmp_path, caplog) -> None:
     """The aitune_fp logger states building, profiled and selected."""
     with caplog.at_level(logging.INFO, logger="aitune_fp"):
-        _run(run_tuning(module, samples, quick(min_latency), [FakeBackend("a")],
-                        cache_dir=tmp_path))
+        _run(module, samples, quick(min_latency), [FakeBackend("a")], cache_dir=tmp_path)
     text = caplog.text
     assert "building fake(label='a')" in text and "profiled" in text and "Selected" in text
 
@@ -183,8 +178,12 @@ def test_log_has_one_line_per_step(module, samples, tmp_path, caplog) -> None:
 def test_record_keeps_raw_samples_and_stage_times(module, samples, tmp_path) -> None:
     """The run record keeps every raw sample and the wall time of each stage."""
     run = _run(
-        run_tuning(module, samples, quick(max_throughput), [FakeBackend("a")],
-                   cache_dir=tmp_path, max_batch_size=4)
+        module,
+        samples,
+        quick(max_throughput),
+        [FakeBackend("a")],
+        cache_dir=tmp_path,
+        max_batch_size=4,
     )
     cand = run.record.candidates[0]
     assert cand.profile is not None

@@ -66,3 +66,17 @@ def first_reason(*checks: Callable[[], str | None]) -> str | None:
         if reason is not None:
             return reason
     return None
+
+
+def cuda_backend_reason(device: torch.device, *import_names: str) -> str | None:
+    """Why a CUDA-only backend needing ``import_names`` cannot run on ``device``, or None:
+    not a CUDA device, then a missing library, then torch unable to use CUDA.
+
+    >>> cuda_backend_reason(torch.device("cpu"), "tensorrt")
+    'needs a CUDA device'
+    """
+    return first_reason(
+        lambda: needs_cuda(device),
+        lambda: missing_library(*import_names),
+        cuda_unusable,
+    )

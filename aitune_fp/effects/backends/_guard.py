@@ -20,10 +20,11 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.backends.base import Backend, Built
 
 _MESSAGE_CHARS = 400
 
@@ -142,3 +143,26 @@ def guarded_build(
     parts = [f"== build of {backend}", sink.getvalue().rstrip(), log.text(), tail]
     log_path.write_text("\n".join(p for p in parts if p) + "\n", encoding="utf-8")
     return outcome
+
+
+def available_build(
+    backend: Backend, device: torch.device, work_dir: Path, build: Callable[[BuildLog], Built]
+) -> IOResult[Built, BackendFailure]:
+    """``guarded_build`` of ``build`` when ``backend`` can run on ``device``; otherwise the
+    backend's reason as a build failure at once, with nothing written.
+
+    >>> import tempfile
+    >>> from returns.unsafe import unsafe_perform_io
+    >>> from aitune_fp.effects.backends.trt import TensorRT
+    >>> def never(log: BuildLog) -> Built:
+    ...     raise AssertionError("an unavailable backend is never built")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = available_build(TensorRT(), torch.device("cpu"), Path(tmp) / "w", never)
+    ...     written = (Path(tmp) / "w").exists()
+    >>> unsafe_perform_io(result.failure()).message, written
+    ('needs a CUDA device', False)
+    """
+    reason = backend.unavailable_reason(device)
+    if reason is not None:
+        return unavailable(backend.describe(), reason)
+    return guarded_build(backend.describe(), work_dir, build)

@@ -22,9 +22,9 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._export import batch_dim, example_batch, signature_dynamic_shapes
-from aitune_fp.effects.backends._guard import BuildLog, guarded_build
+from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import prepared
-from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Samples
 
 
@@ -46,8 +46,15 @@ def _package_runner(compiled: Any) -> Callable[..., Any]:
     return run
 
 
+def load_package(path: Path, device: torch.device) -> Built:
+    """The ``.pt2`` package at ``path`` loaded on ``device``, as a built backend."""
+    index = device.index if device.index is not None else -1
+    compiled = torch._inductor.aoti_load_package(str(path), device_index=index)
+    return Built(_package_runner(compiled), artifact=path, info={"device": str(device)})
+
+
 @dataclass(frozen=True, slots=True)
-class AOTInductor:
+class AOTInductor(ConfigIdentity):
     """Export with a dynamic batch, compile with AOTInductor, load the ``.pt2`` to run.
 
     ``inductor_configs`` are ``(name, value)`` pairs passed to the compiler.
@@ -58,14 +65,6 @@ class AOTInductor:
 
     inductor_configs: tuple[tuple[str, Any], ...] = ()
     name: str = field(default="aot_inductor", init=False)
-
-    def describe(self) -> str:
-        """``aot_inductor`` plus the fields that differ from the defaults."""
-        return describe_config(self)
-
-    def key(self) -> str:
-        """A stable hash of this config."""
-        return config_key(self)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """AOTInductor ships with torch (it needs a C++ compiler, checked at build)."""
@@ -90,10 +89,6 @@ class AOTInductor:
                 inductor_configs=dict(self.inductor_configs) or None,
             )
             log.write(f"packaged to {path}")
-            index = device.index if device.index is not None else -1
-            compiled = torch._inductor.aoti_load_package(path, device_index=index)
-            return Built(
-                _package_runner(compiled), artifact=Path(path), info={"device": str(device)}
-            )
+            return load_package(Path(path), device)
 
-        return guarded_build(self.describe(), work_dir, build)
+        return available_build(self, device, work_dir, build)

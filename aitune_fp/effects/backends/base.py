@@ -2,7 +2,8 @@
 
 Rules:
 - a backend config is a frozen dataclass; ``describe()`` shows its name and only the
-  fields that differ from their defaults; ``key()`` is a stable hash of the config;
+  fields that differ from their defaults; ``key()`` is a stable hash of the config (both
+  come from :class:`ConfigIdentity`, which every shipped config mixes in);
 - ``unavailable_reason(device)`` is cheap and side-effect free: ``None`` when the backend
   can run on ``device``, else a human reason ("tensorrt is not installed", "needs a CUDA
   device");
@@ -52,17 +53,27 @@ class Backend(Protocol):
     """A backend config: a frozen dataclass with these methods and a ``name``."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The backend's kind (``eager``, ``onnxruntime``, …), the same for every config."""
+        ...
 
-    def describe(self) -> str: ...
+    def describe(self) -> str:
+        """The name plus the fields that differ from their defaults."""
+        ...
 
-    def key(self) -> str: ...
+    def key(self) -> str:
+        """A stable hash of the config's type and fields."""
+        ...
 
-    def unavailable_reason(self, device: torch.device) -> str | None: ...
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """``None`` when the backend can run on ``device``, else why not (cheap, no SDK)."""
+        ...
 
     def build(
         self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
-    ) -> IOResult[Built, BackendFailure]: ...
+    ) -> IOResult[Built, BackendFailure]:
+        """Build a runner for ``module``; a backend problem is a failure at stage ``build``."""
+        ...
 
 
 def describe_config(config: Any) -> str:
@@ -86,3 +97,28 @@ def config_key(config: Any) -> str:
     payload = {"type": type(config).__qualname__, **dataclasses.asdict(config)}
     blob = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+class ConfigIdentity:
+    """``describe()`` and ``key()`` for a frozen backend config, derived from its fields.
+
+    Mixed into a frozen slotted dataclass; it holds no state (``__slots__ = ()``), so the
+    config stays slotted.
+
+    >>> @dataclass(frozen=True, slots=True)
+    ... class Demo(ConfigIdentity):
+    ...     level: int = 1
+    ...     name: str = field(default="demo", init=False)
+    >>> Demo().describe(), Demo(level=3).describe(), Demo().key() == Demo(level=1).key()
+    ('demo', 'demo(level=3)', True)
+    """
+
+    __slots__ = ()
+
+    def describe(self) -> str:
+        """The config's name plus the fields that differ from their defaults."""
+        return describe_config(self)
+
+    def key(self) -> str:
+        """A stable hash of the config's type and fields."""
+        return config_key(self)

@@ -14,14 +14,14 @@ import torch
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._guard import BuildLog, guarded_build
+from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
-from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Samples
 
 
 @dataclass(frozen=True, slots=True)
-class TorchEager:
+class TorchEager(ConfigIdentity):
     """Run the ``nn.Module`` as is (the baseline).
 
     >>> TorchEager().describe(), TorchEager().unavailable_reason(torch.device("cpu"))
@@ -29,14 +29,6 @@ class TorchEager:
     """
 
     name: str = field(default="eager", init=False)
-
-    def describe(self) -> str:
-        """``eager``."""
-        return describe_config(self)
-
-    def key(self) -> str:
-        """A stable hash of this config."""
-        return config_key(self)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Eager runs on every device torch supports."""
@@ -54,4 +46,4 @@ class TorchEager:
             log.write(f"eager module {type(model).__name__} on {device}")
             return Built(runner, info={"device": str(device)})
 
-        return guarded_build(self.describe(), work_dir, build)
+        return available_build(self, device, work_dir, build)

@@ -18,16 +18,16 @@ import torch
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._guard import BuildLog, guarded_build, unavailable
+from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
-from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Samples
 
 MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
 @dataclass(frozen=True, slots=True)
-class InductorJIT:
+class InductorJIT(ConfigIdentity):
     """``torch.compile(module, mode=mode, dynamic=dynamic, fullgraph=fullgraph)``.
 
     >>> InductorJIT().describe(), InductorJIT(mode="max-autotune").describe()
@@ -47,14 +47,6 @@ class InductorJIT:
         if self.mode not in MODES:
             raise ValueError(f"inductor mode must be one of {MODES}, got {self.mode!r}")
 
-    def describe(self) -> str:
-        """``inductor`` plus the fields that differ from the defaults."""
-        return describe_config(self)
-
-    def key(self) -> str:
-        """A stable hash of this config."""
-        return config_key(self)
-
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Inductor ships with torch; CUDA graphs modes need a CUDA device."""
         if self.mode == "reduce-overhead" and device.type != "cuda":
@@ -65,9 +57,6 @@ class InductorJIT:
         self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
     ) -> IOResult[Built, BackendFailure]:
         """Compile the module and run the first sample to force code generation."""
-        reason = self.unavailable_reason(device)
-        if reason is not None:
-            return unavailable(self.describe(), reason)
 
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
@@ -79,4 +68,4 @@ class InductorJIT:
             log.write(f"compiled with mode={self.mode!r} dynamic={self.dynamic!r} on {device}")
             return Built(runner, info={"mode": self.mode or "default", "device": str(device)})
 
-        return guarded_build(self.describe(), work_dir, build)
+        return available_build(self, device, work_dir, build)

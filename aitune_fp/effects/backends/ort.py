@@ -4,16 +4,14 @@ Rules:
 - ``provider`` is ``"cpu"``, ``"cuda"``, ``"tensorrt"`` or ``"auto"`` (CUDA on a CUDA
   device, else CPU); the CPU provider needs a CPU device, the CUDA and TensorRT providers a
   CUDA device and an onnxruntime build that offers them;
-- on CPU, tensors go in as zero-copy numpy views and outputs come back via
-  ``torch.from_numpy``; on CUDA, inputs and outputs are torch tensors bound in place with IO
-  binding (output shapes are learned once per input shape);
-- outputs come back in the eager module's structure (tensor, tuple, list or dict);
+- the session's runner (:mod:`._ort_runners`) feeds numpy views on CPU and binds torch
+  tensors in place with IO binding on CUDA; outputs come back in the eager module's
+  structure (tensor, tuple, list or dict);
 - ``onnxruntime`` is imported only inside this module's functions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,11 +26,11 @@ from aitune_fp.effects.backends._availability import (
     missing_library,
     needs_cuda,
 )
-from aitune_fp.effects.backends._export import flat_inputs
-from aitune_fp.effects.backends._guard import BuildLog, guarded_build, unavailable
+from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
+from aitune_fp.effects.backends._ort_runners import session_runner
 from aitune_fp.effects.backends._runner import prepared
-from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import InputSpec, Samples
 
 PROVIDERS = {
@@ -46,23 +44,10 @@ _OPT_LEVELS = {
     "extended": "ORT_ENABLE_EXTENDED",
     "all": "ORT_ENABLE_ALL",
 }
-_ORT_TYPES = {
-    "tensor(float)": torch.float32,
-    "tensor(double)": torch.float64,
-    "tensor(float16)": torch.float16,
-    "tensor(bfloat16)": torch.bfloat16,
-    "tensor(int64)": torch.int64,
-    "tensor(int32)": torch.int32,
-    "tensor(int16)": torch.int16,
-    "tensor(int8)": torch.int8,
-    "tensor(uint8)": torch.uint8,
-    "tensor(bool)": torch.bool,
-}
-_ONNX_BFLOAT16 = 16  # onnx.TensorProto.BFLOAT16, which IO binding accepts as an element type
 
 
 @dataclass(frozen=True, slots=True)
-class OnnxRuntime:
+class OnnxRuntime(ConfigIdentity):
     """Export to ``work_dir/model.onnx`` and run it with an ONNX Runtime session.
 
     ``intra_op_threads`` 0 lets ONNX Runtime choose; ``graph_optimization`` is one of
@@ -104,14 +89,6 @@ class OnnxRuntime:
         if self.fp16 and self.provider != "tensorrt":
             raise ValueError("fp16 applies to the TensorRT provider only")
 
-    def describe(self) -> str:
-        """``onnxruntime`` plus the fields that differ from the defaults."""
-        return describe_config(self)
-
-    def key(self) -> str:
-        """A stable hash of this config."""
-        return config_key(self)
-
     def resolved_provider(self, device: torch.device) -> str:
         """The provider this config uses on ``device`` (``auto`` resolved).
 
@@ -141,20 +118,13 @@ class OnnxRuntime:
         self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
     ) -> IOResult[Built, BackendFailure]:
         """Export to ONNX, open a session and run the first sample through it."""
-        reason = self.unavailable_reason(device)
-        if reason is not None:
-            return unavailable(self.describe(), reason)
 
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             graph = export_onnx(model, samples, device, work_dir / "model.onnx", log)
-            session = self._session(graph, samples.spec, device, work_dir)
+            session = self.open_session(graph, samples.spec, device, work_dir)
             log.write(f"session providers: {session.get_providers()}")
-            positions = _input_positions(graph, [i.name for i in session.get_inputs()])
-            if device.type == "cuda":
-                runner = _cuda_runner(session, graph, positions, samples.spec, device)
-            else:
-                runner = _cpu_runner(session, graph, positions, samples.spec)
+            runner = session_runner(session, graph, samples.spec, device)
             samples.items[0].to(device).call(runner)
             info = {
                 "provider": self.resolved_provider(device),
@@ -163,7 +133,7 @@ class OnnxRuntime:
             }
             return Built(runner, artifact=graph.path, info=info)
 
-        return guarded_build(self.describe(), work_dir, build)
+        return available_build(self, device, work_dir, build)
 
     def _precision(self, device: torch.device) -> str:
         provider = self.resolved_provider(device)
@@ -171,9 +141,11 @@ class OnnxRuntime:
             return "float16" if self.fp16 else "tf32"
         return "tf32" if provider == "cuda" and self.tf32 else "float32"
 
-    def _session(
+    def open_session(
         self, graph: OnnxGraph, spec: InputSpec, device: torch.device, work_dir: Path
     ) -> Any:
+        """An ``InferenceSession`` on ``graph`` with this config's options and providers
+        (the TensorRT provider caches its engines under ``work_dir/trt_cache``)."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -226,101 +198,3 @@ def _shape_list(spec: InputSpec, batch_size: int) -> str:
         f"{t.name}:" + "x".join(str(d) for d in t.shape(batch_size, spec.batch_axis))
         for t in spec.tensors
     )
-
-
-def _input_positions(graph: OnnxGraph, session_inputs: Sequence[str]) -> tuple[int, ...]:
-    """The spec position of every input the session takes, in session order."""
-    unknown = [n for n in session_inputs if n not in graph.input_names]
-    if unknown:
-        raise RuntimeError(f"the ONNX graph has inputs the module does not take: {unknown}")
-    return tuple(graph.input_names.index(n) for n in session_inputs)
-
-
-def _cpu_runner(
-    session: Any, graph: OnnxGraph, positions: tuple[int, ...], spec: InputSpec
-) -> Callable[..., Any]:
-    """A runner feeding numpy views of CPU tensors and wrapping outputs with from_numpy."""
-    flatten = flat_inputs(spec)
-    feeds_of = tuple((graph.input_names[p], p) for p in positions)
-    output_names = list(graph.output_names)
-    run = session.run
-    rebuild = graph.layout.rebuild
-    single = graph.layout.treespec.is_leaf()
-
-    def runner(*args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
-        flat = flatten(*args, **kwargs)
-        outputs = run(output_names, {name: _numpy(flat[p]) for name, p in feeds_of})
-        if single:
-            return torch.from_numpy(outputs[0])
-        return rebuild([torch.from_numpy(o) for o in outputs])
-
-    return runner
-
-
-def _numpy(t: torch.Tensor) -> Any:
-    """A zero-copy numpy view of a CPU tensor (detached only when autograd tracks it)."""
-    return t.detach().numpy() if t.requires_grad else t.numpy()
-
-
-def _element_type(dtype: torch.dtype) -> Any:
-    """The IO-binding element type for a torch dtype."""
-    if dtype == torch.bfloat16:
-        return _ONNX_BFLOAT16
-    import numpy as np
-
-    return np.dtype(str(dtype).removeprefix("torch.")).type
-
-
-def _cuda_runner(
-    session: Any,
-    graph: OnnxGraph,
-    positions: tuple[int, ...],
-    spec: InputSpec,
-    device: torch.device,
-) -> Callable[..., Any]:
-    """A runner binding torch CUDA tensors in place: inputs read, outputs written by ORT.
-
-    The current torch stream is synchronised before each run so ORT reads finished inputs;
-    ORT's run returns once its outputs are written.
-    """
-    flatten = flat_inputs(spec)
-    binding = session.io_binding()
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    inputs_of = tuple(
-        (graph.input_names[p], p, _element_type(getattr(torch, spec.tensors[p].dtype)))
-        for p in positions
-    )
-    output_dtypes = [_ORT_TYPES[o.type] for o in session.get_outputs()]
-    outputs_of = tuple(
-        (name, dtype, _element_type(dtype))
-        for name, dtype in zip(graph.output_names, output_dtypes, strict=True)
-    )
-    shapes_by_input: dict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = {}
-
-    def output_shapes(key: tuple[tuple[int, ...], ...]) -> list[tuple[int, ...]]:
-        shapes = shapes_by_input.get(key)
-        if shapes is None:
-            for name, _, _ in outputs_of:
-                binding.bind_output(name, "cuda", index)
-            torch.cuda.current_stream(device).synchronize()
-            session.run_with_iobinding(binding)
-            shapes = [tuple(v.shape()) for v in binding.get_outputs()]
-            shapes_by_input[key] = shapes
-        return shapes
-
-    def runner(*args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
-        flat = flatten(*args, **kwargs)
-        held = [flat[p].contiguous() for _, p, _ in inputs_of]  # alive until the run ends
-        for (name, _, element), t in zip(inputs_of, held, strict=True):
-            binding.bind_input(name, "cuda", index, element, tuple(t.shape), t.data_ptr())
-        key = tuple(tuple(t.shape) for t in held)
-        outputs = []
-        for (name, dtype, element), shape in zip(outputs_of, output_shapes(key), strict=True):
-            out = torch.empty(shape, dtype=dtype, device=device)
-            binding.bind_output(name, "cuda", index, element, shape, out.data_ptr())
-            outputs.append(out)
-        torch.cuda.current_stream(device).synchronize()
-        session.run_with_iobinding(binding)
-        return graph.layout.rebuild(outputs)
-
-    return runner

@@ -25,27 +25,23 @@ import torch
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._availability import (
-    cuda_unusable,
-    first_reason,
-    missing_library,
-    needs_cuda,
-)
+from aitune_fp.effects.backends._availability import cuda_backend_reason
+from aitune_fp.effects.backends._engine_settings import EngineSettings
 from aitune_fp.effects.backends._export import (
     batch_dim,
     example_batch,
     signature_dynamic_shapes,
 )
-from aitune_fp.effects.backends._guard import BuildLog, guarded_build, unavailable
+from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
-from aitune_fp.effects.backends.base import Built, config_key, describe_config
+from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Samples, TensorSpec
 
 IRS = ("dynamo", "torch_compile")
 
 
 @dataclass(frozen=True, slots=True)
-class TorchTensorRT:
+class TorchTensorRT(ConfigIdentity, EngineSettings):
     """Compile the module with Torch-TensorRT.
 
     >>> TorchTensorRT().describe(), TorchTensorRT(ir="torch_compile").describe()
@@ -65,41 +61,16 @@ class TorchTensorRT:
     def __post_init__(self) -> None:
         if self.ir not in IRS:
             raise ValueError(f"torch_tensorrt ir must be one of {IRS}, got {self.ir!r}")
-        opt = self.opt_batch_size if self.opt_batch_size is not None else self.max_batch_size
-        if not 1 <= opt <= self.max_batch_size:
-            raise ValueError(
-                "need 1 <= opt_batch_size <= max_batch_size, "
-                f"got {self.opt_batch_size} and {self.max_batch_size}"
-            )
-
-    @property
-    def precision(self) -> str:
-        """The least precise arithmetic the engines may use."""
-        return "float16" if self.fp16 else "tf32" if self.tf32 else "float32"
-
-    def describe(self) -> str:
-        """``torch_tensorrt`` plus the fields that differ from the defaults."""
-        return describe_config(self)
-
-    def key(self) -> str:
-        """A stable hash of this config."""
-        return config_key(self)
+        self.check_batch_range()
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Needs a CUDA device, ``torch_tensorrt`` and ``tensorrt``."""
-        return first_reason(
-            lambda: needs_cuda(device),
-            lambda: missing_library("torch_tensorrt", "tensorrt"),
-            cuda_unusable,
-        )
+        return cuda_backend_reason(device, "torch_tensorrt", "tensorrt")
 
     def build(
         self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
     ) -> IOResult[Built, BackendFailure]:
         """Compile (AOT: and save) the module, then run the first sample through it."""
-        reason = self.unavailable_reason(device)
-        if reason is not None:
-            return unavailable(self.describe(), reason)
 
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
@@ -111,7 +82,7 @@ class TorchTensorRT:
             info = {"ir": self.ir, "precision": self.precision, "device": str(device)}
             return Built(runner, artifact=artifact, info=info)
 
-        return guarded_build(self.describe(), work_dir, build)
+        return available_build(self, device, work_dir, build)
 
     def _settings(self) -> dict[str, Any]:
         precisions = {torch.float16, torch.float32} if self.fp16 else {torch.float32}
@@ -128,10 +99,9 @@ class TorchTensorRT:
     def _input(self, row: TensorSpec, axis: int) -> Any:
         import torch_tensorrt
 
-        opt = self.opt_batch_size if self.opt_batch_size is not None else self.max_batch_size
         return torch_tensorrt.Input(
             min_shape=row.shape(1, axis),
-            opt_shape=row.shape(opt, axis),
+            opt_shape=row.shape(self.opt_batch, axis),
             max_shape=row.shape(self.max_batch_size, axis),
             dtype=getattr(torch, row.dtype),
         )

@@ -1,0 +1,124 @@
+"""Running a serialised TensorRT engine on torch CUDA tensors (TensorRT 10 API).
+
+Rules:
+- the runner binds torch CUDA tensors by address (``set_input_shape``,
+  ``set_tensor_address``), allocates outputs with torch and enqueues on the current torch
+  stream with ``execute_async_v3``; outputs come back in the eager module's structure;
+- an input shape beyond the engine's optimisation profile is an error naming the input;
+- TensorRT's warnings and errors go to the build log;
+- ``tensorrt`` is imported only inside this module's functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from aitune_fp.effects.backends._export import flat_inputs
+from aitune_fp.effects.backends._guard import BuildLog
+from aitune_fp.effects.backends._onnx import OnnxGraph
+from aitune_fp.effects.inputs import InputSpec
+
+
+def engine_logger(log: BuildLog) -> Any:
+    """A TensorRT logger writing warnings and errors into the build log."""
+    import tensorrt as trt
+
+    kept = (
+        trt.ILogger.Severity.INTERNAL_ERROR,
+        trt.ILogger.Severity.ERROR,
+        trt.ILogger.Severity.WARNING,
+    )
+
+    class _Logger(trt.ILogger):  # type: ignore[misc]
+        def __init__(self) -> None:
+            trt.ILogger.__init__(self)
+
+        def log(self, severity: Any, msg: str) -> None:
+            if severity in kept:
+                log.write(f"tensorrt {severity}: {msg}")
+
+    return _Logger()
+
+
+def _torch_dtype(trt_dtype: Any) -> torch.dtype:
+    """The torch dtype of a TensorRT tensor dtype."""
+    import tensorrt as trt
+
+    table = {
+        trt.float32: torch.float32,
+        trt.float16: torch.float16,
+        trt.bfloat16: torch.bfloat16,
+        trt.int8: torch.int8,
+        trt.int32: torch.int32,
+        trt.int64: torch.int64,
+        trt.bool: torch.bool,
+        trt.uint8: torch.uint8,
+    }
+    if trt_dtype not in table:
+        raise TypeError(f"TensorRT tensor type {trt_dtype} has no torch equivalent here")
+    return table[trt_dtype]
+
+
+class EngineRunner:
+    """Runs a deserialised engine on torch CUDA tensors; ``close()`` frees the engine."""
+
+    def __init__(
+        self,
+        engine_bytes: bytes,
+        graph: OnnxGraph,
+        spec: InputSpec,
+        device: torch.device,
+        log: BuildLog,
+    ) -> None:
+        import tensorrt as trt
+
+        self._logger = engine_logger(log)  # TensorRT keeps a pointer to it: keep it alive
+        self._runtime = trt.Runtime(self._logger)
+        self._engine = self._runtime.deserialize_cuda_engine(engine_bytes)
+        if self._engine is None:
+            raise RuntimeError("TensorRT could not deserialise the engine it just built")
+        self._context = self._engine.create_execution_context()
+        names = [self._engine.get_tensor_name(i) for i in range(self._engine.num_io_tensors)]
+        is_input = {n: self._engine.get_tensor_mode(n) == trt.TensorIOMode.INPUT for n in names}
+        self._inputs = tuple(
+            (n, graph.input_names.index(n), _torch_dtype(self._engine.get_tensor_dtype(n)))
+            for n in names
+            if is_input[n]
+        )
+        outputs = sorted((n for n in names if not is_input[n]), key=graph.output_names.index)
+        self._outputs = tuple((n, _torch_dtype(self._engine.get_tensor_dtype(n))) for n in outputs)
+        self._flatten = flat_inputs(spec)
+        self._rebuild = graph.layout.rebuild
+        self._device = device
+
+    def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        """Run the engine on the call's tensors; outputs in the eager structure."""
+        context = self._context
+        flat = self._flatten(*args, **kwargs)
+        held = [flat[p].to(dtype).contiguous() for _, p, dtype in self._inputs]
+        for (name, _, _), t in zip(self._inputs, held, strict=True):
+            if not context.set_input_shape(name, tuple(t.shape)):
+                raise RuntimeError(
+                    f"input {name!r} of shape {tuple(t.shape)} is outside the engine's "
+                    "optimisation profile (rebuild with a larger max_batch_size)"
+                )
+            context.set_tensor_address(name, t.data_ptr())
+        outputs = []
+        for name, dtype in self._outputs:
+            shape = tuple(context.get_tensor_shape(name))
+            if any(d < 0 for d in shape):
+                raise RuntimeError(f"output {name!r} has a data-dependent shape {shape}")
+            out = torch.empty(shape, dtype=dtype, device=self._device)
+            context.set_tensor_address(name, out.data_ptr())
+            outputs.append(out)
+        if not context.execute_async_v3(torch.cuda.current_stream(self._device).cuda_stream):
+            raise RuntimeError("TensorRT execute_async_v3 reported a failure")
+        return self._rebuild(outputs)
+
+    def close(self) -> None:
+        """Drop the execution context, engine and runtime (frees their device memory)."""
+        self._context = None
+        self._engine = None
+        self._runtime = None
