@@ -13,7 +13,16 @@ Rules (BEHAVIOUR.md §3, reproduced exactly):
 6. a baseline that failed is a note, not an error: tuning goes on without the check;
 7. a strategy with ``no_winner_message`` (the latency budget) fails with that message when
    no candidate succeeded, even when the baseline would do;
-8. each measured candidate gets a ``BackendPerfResult`` when the baseline metric is > 0.
+8. each measured candidate gets a ``BackendPerfResult`` when the baseline metric is > 0;
+9. with a baseline, a candidate that beats it always outranks one that does not, so the
+   leader is the best among the candidates that beat the baseline when there are any
+   (for a strict weak order this selects exactly what rules 3-4 select; for a statistical
+   compare, whose ties are not transitive, it keeps a significant winner from being
+   shadowed by an earlier candidate that merely tied with it);
+10. when the strategy has ``settled`` and it holds after a step, the fold stops consuming
+    candidates (``first_wins``): later candidates are never pulled from the iterable;
+11. when the strategy has ``admits``, a candidate it does not admit is recorded as a
+    failure at stage ``measure`` (``one_backend``); the baseline is never filtered.
 
 The fold is ``finish(reduce(step, candidates, start(...)))``; ``start``/``step``/``finish``
 are public so a pipeline can drive it one candidate at a time (the shell does, to release
@@ -89,6 +98,9 @@ def step(strategy: Strategy, state: TuneState, candidate: Candidate) -> TuneStat
     """Fold one candidate into the state (never raises for a failed candidate)."""
     name = _backend_of(candidate)
     considered = (*state.considered, name)
+    if strategy.admits is not None and not strategy.admits(name):
+        refused = BackendFailure(name, "measure", f"{name} is not admitted by {strategy.name}")
+        return replace(state, considered=considered, failures=(*state.failures, refused))
     measured = candidate.bind(strategy.measure)
     match measured:
         case Failure(failure):
@@ -105,13 +117,37 @@ def _score(strategy: Strategy, state: TuneState, scored: Scored) -> TuneState:
         base = state.baseline[1]
         speedup = strategy.speedup(result, base)
         perf = (*perf, BackendPerfResult(name, result.metric, base.metric, speedup, speedup >= 1))
-    leads = state.best is None or strategy.compare(result, state.best[1])
+    leads = _leads(strategy, state, result)
     return replace(
         state,
         best=scored if leads else state.best,
         ranking=(*state.ranking, scored),
         perf_results=perf,
     )
+
+
+def _beats_baseline(strategy: Strategy, state: TuneState, result: BackendProfilingResult) -> bool:
+    return state.baseline is not None and strategy.compare(result, state.baseline[1])
+
+
+def _leads(strategy: Strategy, state: TuneState, result: BackendProfilingResult) -> bool:
+    """Rank by (beats the baseline, ``compare``); ties keep the earlier leader."""
+    if state.best is None:
+        return True
+    if state.baseline is None:
+        return strategy.compare(result, state.best[1])
+    new, old = (
+        _beats_baseline(strategy, state, result),
+        _beats_baseline(strategy, state, state.best[1]),
+    )
+    if new != old:
+        return new
+    return strategy.compare(result, state.best[1])
+
+
+def settled(strategy: Strategy, state: TuneState) -> bool:
+    """Whether the fold may stop consuming candidates (only strategies with ``settled``)."""
+    return strategy.settled is not None and strategy.settled(state)
 
 
 def finish(strategy: Strategy, state: TuneState) -> Result[Selection, TuneError]:
@@ -166,4 +202,13 @@ def tune(
     >>> tune(max_throughput, [slow], baseline=fast).unwrap().fell_back_to_baseline
     True
     """
-    return finish(strategy, reduce(partial(step, strategy), candidates, start(strategy, baseline)))
+    if strategy.settled is None:
+        return finish(
+            strategy, reduce(partial(step, strategy), candidates, start(strategy, baseline))
+        )
+    state = start(strategy, baseline)
+    for candidate in candidates:
+        state = step(strategy, state, candidate)
+        if settled(strategy, state):
+            break
+    return finish(strategy, state)

@@ -49,7 +49,9 @@ class Profile:
     """One backend's raw per-call latencies in ms, per batch size, warm-up excluded.
 
     ``sweep_stop`` says why the batch-size sweep ended and ``input_mode`` how inputs were
-    fed; both are informative and never used by selection.
+    fed; both are informative and never used by selection. ``rounds_ms`` holds, per batch
+    size, the samples of the interleaved final rounds (one per round, aligned by round
+    index with every other profile of the same tune; empty when there were no rounds).
 
     >>> p = Profile("eager", {1: [2.0, 2.0], 2: [3.0]})
     >>> p.batch_sizes
@@ -64,11 +66,14 @@ class Profile:
     latencies_ms: Mapping[int, Sequence[float]]
     sweep_stop: str = "plan exhausted"
     input_mode: str = "rotating"
+    rounds_ms: Mapping[int, Sequence[float]] = field(default_factory=pmap)
 
     def __post_init__(self) -> None:
         if not isinstance(self.backend, str) or not self.backend:
             raise ValueError(f"a Profile needs a non-empty backend name, got {self.backend!r}")
         object.__setattr__(self, "latencies_ms", _freeze_latencies(self.latencies_ms))
+        rounds = _freeze_latencies(self.rounds_ms) if self.rounds_ms else pmap()
+        object.__setattr__(self, "rounds_ms", rounds)
 
     @property
     def batch_sizes(self) -> tuple[int, ...]:
@@ -107,7 +112,8 @@ class BackendProfilingResult:
 
     ``metric`` is what ``compare`` orders; ``latency`` (mean ms per call) and
     ``throughput`` (samples/s) describe the selected batch size; ``samples_ms`` keeps the
-    raw samples at that batch size so statistics can be re-derived offline.
+    raw samples at that batch size so statistics can be re-derived offline; ``rounds_ms``
+    the interleaved-round samples at that batch size, when the profile has them.
 
     >>> r = BackendProfilingResult(metric=100.0, selected_batch_size=4, latency=40.0,
     ...                            throughput=100.0)
@@ -120,6 +126,7 @@ class BackendProfilingResult:
     latency: float
     throughput: float
     samples_ms: tuple[float, ...] = field(default=(), compare=False)
+    rounds_ms: tuple[float, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.metric) or self.metric <= 0.0:
@@ -127,6 +134,7 @@ class BackendProfilingResult:
         if self.selected_batch_size < 1:
             raise ValueError(f"selected_batch_size must be >= 1, got {self.selected_batch_size}")
         object.__setattr__(self, "samples_ms", tuple(float(s) for s in self.samples_ms))
+        object.__setattr__(self, "rounds_ms", tuple(float(s) for s in self.rounds_ms))
 
     def to_json_dict(self, metric_label: str) -> dict[str, int | float]:
         """Fields stored for this backend in a run's strategy results."""

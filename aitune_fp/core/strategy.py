@@ -9,24 +9,39 @@ Rules:
 - ``speedup(result, baseline)`` is > 1 exactly when ``compare(result, baseline)``;
 - ``plan`` says what to measure (batch sizes, warm-up and timed calls, stop rules);
 - ``no_winner_message``, when set, makes "no candidate succeeded" a failure even when a
-  baseline exists (the latency budget's rule).
+  baseline exists (the latency budget's rule);
+- ``confidence``, when set, is the rule of a statistical ``compare`` (see
+  :mod:`aitune_fp.core.confidence`): then ``compare(a, b)`` only implies
+  ``speedup(a, b) > 1``, and ties need not be transitive;
+- ``settled``, when set, lets the fold stop consuming candidates once it holds for the
+  state (``first_wins``): later candidates are never built;
+- ``admits``, when set, says which backend names may compete (``one_backend``); a driver
+  should not build the others, and the fold records them as failures (not admitted).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyrsistent import PMap, pmap
 from returns.result import Result
 
+from aitune_fp.core.confidence import ConfidenceRule
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.rounds_plan import RoundsPlan
 from aitune_fp.core.stop_rules import CallRule, SweepRule, fixed_steps, throughput_saturation
+
+if TYPE_CHECKING:
+    from aitune_fp.core.fold import TuneState
 
 Measure = Callable[[Profile], Result[BackendProfilingResult, BackendFailure]]
 Compare = Callable[[BackendProfilingResult, BackendProfilingResult], bool]
 Speedup = Callable[[BackendProfilingResult, BackendProfilingResult], float]
 ParamValue = float | int | str | bool
+Settled = Callable[["TuneState"], bool]
+Admits = Callable[[str], bool]
 
 MAX_POWER_OF_TWO = 20
 
@@ -51,7 +66,10 @@ class ProfilingPlan:
     """What to measure: batch sizes, per-call rule and sweep rule.
 
     ``batching=False`` measures batch size 1 only (no max-batch search). ``max_batch_size``
-    caps the sweep (``None``: found by sweeping the baseline).
+    caps the sweep (``None``: found by sweeping the baseline). ``rounds``, when set, asks
+    for interleaved final rounds of the baseline and the leading candidates after the
+    sweeps (see :mod:`aitune_fp.core.rounds_plan`); they need a strategy with a
+    ``confidence`` rule.
 
     >>> ProfilingPlan().batch_sizes(5)
     (1, 2, 4, 5)
@@ -63,6 +81,7 @@ class ProfilingPlan:
     call_rule: CallRule = field(default_factory=fixed_steps)
     sweep_rule: SweepRule = field(default_factory=throughput_saturation)
     max_batch_size: int | None = None
+    rounds: RoundsPlan | None = None
 
     def __post_init__(self) -> None:
         if self.max_batch_size is not None and self.max_batch_size < 1:
@@ -103,6 +122,9 @@ class Strategy:
     validate_performance: bool = True
     params: PMap[str, ParamValue] = field(default_factory=pmap)
     no_winner_message: str | None = None
+    confidence: ConfidenceRule | None = None
+    settled: Settled | None = None
+    admits: Admits | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", pmap(self.params))

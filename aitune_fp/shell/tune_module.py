@@ -18,6 +18,7 @@ Rules:
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import os
@@ -35,6 +36,7 @@ from returns.unsafe import unsafe_perform_io
 from aitune_fp.core.fold import Scored, TuneState, finish, settled, start, step
 from aitune_fp.core.records import BackendFailure, Profile, Selection, TuneError
 from aitune_fp.core.report import strategy_config, summary_lines
+from aitune_fp.core.rounds import contenders
 from aitune_fp.core.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
@@ -50,6 +52,7 @@ from aitune_fp.effects.environment import environment_fingerprint
 from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.effects.max_batch import find_max_batch_size
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings
+from aitune_fp.effects.rounds import final_rounds
 from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink, silent
 from aitune_fp.shell.tuned_module import TunedModule
@@ -137,11 +140,10 @@ class _Run:
         self.batch_sizes: tuple[int, ...] = (1,)
         self.runs: list[CandidateRun] = []
         self.live: dict[str, Built] = {}
+        self.fed: list[Result[Profile, BackendFailure]] = []
 
     def emit(self, kind: str, backend: str = "", **fields: Any) -> None:
-        self.progress(
-            ProgressEvent(kind, backend, done=self.done, total=self.total, **fields)
-        )
+        self.progress(ProgressEvent(kind, backend, done=self.done, total=self.total, **fields))
 
     def candidate(self, backend: Backend, name: str) -> CandidateRun:
         log.info("building %s", name)
@@ -151,20 +153,36 @@ class _Run:
         def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
             sizes = tuple(sorted({1, self.max_batch_size}))
             return validate(
-                name, built, self.module, self.samples, self.device,
-                batch_sizes=sizes, tolerance=self.tolerance,
+                name,
+                built,
+                self.module,
+                self.samples,
+                self.device,
+                batch_sizes=sizes,
+                tolerance=self.tolerance,
             ).map(_validation_numbers)
 
         def on_batch(report: BatchReport) -> None:
             mean = sum(report.samples) / len(report.samples)
             self.emit(
-                "batch_size", name, stage="profile", batch_size=report.batch_size,
+                "batch_size",
+                name,
+                stage="profile",
+                batch_size=report.batch_size,
                 message=f"{mean:.3f} ms/call over {len(report.samples)} calls",
             )
 
         run = run_candidate(
-            backend, name, self.module, self.samples, self.device, work_dir,
-            self.strategy.plan, self.batch_sizes, check, self.settings,
+            backend,
+            name,
+            self.module,
+            self.samples,
+            self.device,
+            work_dir,
+            self.strategy.plan,
+            self.batch_sizes,
+            check,
+            self.settings,
             on_stage=lambda stage: self.emit("stage", name, stage=stage),
             on_batch=on_batch,
             cache_dir=self.cache_dir,
@@ -179,9 +197,7 @@ class _Run:
             case IOSuccess():
                 profile = _profile_of(run)
                 measured = self.strategy.measure(profile)
-                text = measured.map(lambda r: self.strategy.fmt(r.metric)).value_or(
-                    "no metric"
-                )
+                text = measured.map(lambda r: self.strategy.fmt(r.metric)).value_or("no metric")
                 log.info("%s validated %s; profiled: %s", run.name, run.validation, text)
                 self.emit("backend_done", run.name, message=f"ok: {text}")
             case _:
@@ -256,6 +272,7 @@ def _drive_fold(run: _Run, backends: Sequence[Backend], names: Sequence[str]) ->
     for cand, result in candidates():
         previous = state.best
         state = step(strategy, state, result)
+        run.fed.append(result)
         if cand is not None and cand.built is not None:
             _keep_or_release(run, state, previous, cand)
         if settled(strategy, state):
@@ -270,6 +287,9 @@ def _keep_or_release(
 ) -> None:
     """Keep the new leader's runner alive; close the old leader's or the loser's."""
     assert cand.built is not None
+    if run.strategy.plan.rounds is not None:
+        _keep_contenders(run, state, cand)
+        return
     if state.best is not None and state.best[0] == cand.name and state.best != previous:
         log.info("new best: %s (%s)", cand.name, run.strategy.fmt(state.best[1].metric))
         if previous is not None and previous[0] in run.live:
@@ -277,6 +297,38 @@ def _keep_or_release(
         run.live[cand.name] = cand.built
     else:
         cand.built.close()
+
+
+def _keep_contenders(run: _Run, state: TuneState, cand: CandidateRun) -> None:
+    """With final rounds planned, keep every current contender alive, close the rest."""
+    assert cand.built is not None
+    plan = run.strategy.plan.rounds
+    keep = set(contenders(run.strategy, state, plan.contenders)) if plan else set()
+    run.live[cand.name] = cand.built
+    for name in [n for n in run.live if n not in keep]:
+        run.live.pop(name).close()
+
+
+def _final_rounds(run: _Run, state: TuneState) -> TuneState:
+    """Time the baseline and the contenders in interleaved rounds; re-fold with them."""
+    if run.strategy.plan.rounds is None or run.strategy.confidence is None:
+        return state
+    baseline = run.runs[0] if run.strategy.validate_performance and run.runs else None
+    base_profile = _as_result(baseline).value_or(None) if baseline else None
+    runners = {name: built.runner for name, built in run.live.items()}
+    if baseline is not None and baseline.built is not None:
+        runners[baseline.name] = baseline.built.runner
+    run.emit("stage", stage="final rounds")
+    new_state, outcome = final_rounds(
+        run.strategy, state, base_profile, run.fed, runners, run.samples, run.device, run.settings
+    )
+    if outcome is not None:
+        updated = {p.backend: p for p in outcome.profiles}
+        run.runs = [
+            dataclasses.replace(r, outcome=IOSuccess(updated[r.name])) if r.name in updated else r
+            for r in run.runs
+        ]
+    return new_state
 
 
 def run_tuning(
@@ -308,8 +360,15 @@ def run_tuning(
     normalised = Samples(normalised.spec, tuple(b.to(dev) for b in normalised.items))
     total = len(candidates) + (1 if strategy.validate_performance else 0)
     run = _Run(
-        module, normalised, strategy, dev, Path(cache_dir or default_cache_dir()),
-        progress or silent, settings or ProfileSettings(), tolerance or Tolerance(), total,
+        module,
+        normalised,
+        strategy,
+        dev,
+        Path(cache_dir or default_cache_dir()),
+        progress or silent,
+        settings or ProfileSettings(),
+        tolerance or Tolerance(),
+        total,
     )
     run.max_batch_size = _max_batch_size(run, max_batch_size)
     run.batch_sizes = strategy.plan.batch_sizes(run.max_batch_size)
@@ -320,6 +379,7 @@ def run_tuning(
     if strategy.validate_performance:
         run.candidate(TorchEager(), "eager")
     state = _drive_fold(run, candidates, names)
+    state = _final_rounds(run, state)
     outcome = finish(strategy, state)
     tuned = _tuned(run, outcome, names)
     record = _record(run, outcome, names, model_name)
@@ -327,9 +387,11 @@ def run_tuning(
         tuned.record = record
     for line in _summary(strategy, outcome):
         log.info("%s", line)
-    run.emit("selected", outcome.map(lambda s: s.backend).value_or(""), message=" | ".join(
-        _summary(strategy, outcome)
-    ))
+    run.emit(
+        "selected",
+        outcome.map(lambda s: s.backend).value_or(""),
+        message=" | ".join(_summary(strategy, outcome)),
+    )
     return IOSuccess(TuningRun(record, tuned))
 
 
@@ -337,9 +399,11 @@ def _max_batch_size(run: _Run, cap: int | None) -> int:
     plan = run.strategy.plan
     if not plan.batching:
         return 1
-    limit = min(x for x in (cap, plan.max_batch_size) if x is not None) if (
-        cap is not None or plan.max_batch_size is not None
-    ) else None
+    limit = (
+        min(x for x in (cap, plan.max_batch_size) if x is not None)
+        if (cap is not None or plan.max_batch_size is not None)
+        else None
+    )
     return find_max_batch_size(run.module, run.samples, run.device, cap=limit).max_batch_size
 
 
@@ -423,9 +487,9 @@ def tune_module(
     backend that can run on ``device``). ``options`` go to :func:`run_tuning`
     (``max_batch_size``, ``batch_axis``, ``tolerance``, ``settings``, ``progress``, …).
     """
-    return run_tuning(
-        module, samples, strategy, backends, device, cache_dir, **options
-    ).bind(_tuned_or_error)
+    return run_tuning(module, samples, strategy, backends, device, cache_dir, **options).bind(
+        _tuned_or_error
+    )
 
 
 def _tuned_or_error(run: TuningRun) -> IOResult[TunedModule, TuneError]:

@@ -4,11 +4,17 @@ Rule: only batch sizes with mean latency ``<= budget_ms`` (inclusive) count; amo
 highest throughput wins (ties to the smaller batch); a backend with none fails at stage
 ``measure``. If no candidate meets the budget, tuning fails naming the budget, even when
 the baseline would meet it. The sweep stops at the first batch size over budget. A
-non-positive or non-finite budget is refused at construction.
+non-positive or non-finite budget is refused at construction. With ``percentile=q`` the
+budget applies to the q-th percentile latency instead of the mean (``latency_budget(5.0,
+percentile=99)``: p99 within 5 ms); the metric stays the mean-based throughput, and the
+sweep still stops at the first batch size whose mean is over budget.
 
 >>> from aitune_fp.core.records import Profile
 >>> s = latency_budget(5.0)
 >>> s.measure(Profile("x", {1: [1.0], 8: [5.0], 16: [9.0]})).unwrap().selected_batch_size
+8
+>>> p = Profile("x", {1: [1.0, 1.0, 1.0, 9.0], 8: [4.0, 4.0, 4.0, 4.0]})
+>>> latency_budget(5.0, percentile=99).measure(p).unwrap().selected_batch_size
 8
 >>> latency_budget(0)
 Traceback (most recent call last):
@@ -26,32 +32,45 @@ from returns.result import Failure, Result, Success
 
 from aitune_fp.core.metrics import best_throughput, higher_is_better, higher_speedup
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
-from aitune_fp.core.statistics import mean
+from aitune_fp.core.statistics import mean, percentile
 from aitune_fp.core.stop_rules import any_of, latency_budget_sweep, throughput_saturation
+from aitune_fp.core.strategies.latency_percentile import check_percentile
 from aitune_fp.core.strategy import ProfilingPlan, Strategy
 
 
+def budget_latency(samples: tuple[float, ...], q: float | None) -> float:
+    """The latency the budget applies to: the mean, or the ``q``-th percentile."""
+    return mean(samples) if q is None else percentile(samples, q)
+
+
 def measure_within_budget(
-    budget_ms: float, profile: Profile
+    budget_ms: float, profile: Profile, q: float | None = None
 ) -> Result[BackendProfilingResult, BackendFailure]:
     """The best throughput among the batch sizes of ``profile`` within ``budget_ms``."""
-    fitting = [bs for bs in profile.batch_sizes if mean(profile.samples(bs)) <= budget_ms]
+    fitting = [
+        bs for bs in profile.batch_sizes if budget_latency(profile.samples(bs), q) <= budget_ms
+    ]
     best = best_throughput(profile, fitting)
     if best is None:
-        fastest = min(mean(profile.samples(bs)) for bs in profile.batch_sizes)
+        fastest = min(budget_latency(profile.samples(bs), q) for bs in profile.batch_sizes)
+        which = "" if q is None else f"p{q:g} "
         return Failure(
             BackendFailure(
                 profile.backend,
                 "measure",
-                f"no batch size meets the latency budget of {budget_ms:g} ms "
+                f"no batch size meets the {which}latency budget of {budget_ms:g} ms "
                 f"(fastest: {fastest:.3f} ms)",
             )
         )
     return Success(best)
 
 
-def latency_budget(budget_ms: float) -> Strategy:
-    """The latency-budget strategy for ``budget_ms`` (ms per call, inclusive)."""
+def latency_budget(budget_ms: float, percentile: float | None = None) -> Strategy:
+    """The latency-budget strategy for ``budget_ms`` (ms per call, inclusive).
+
+    ``percentile=None`` budgets the mean latency (the reference); a number in ``(0, 100]``
+    budgets that percentile instead.
+    """
     if (
         isinstance(budget_ms, bool)
         or not isinstance(budget_ms, int | float)
@@ -60,23 +79,29 @@ def latency_budget(budget_ms: float) -> Strategy:
     ):
         raise ValueError(f"budget_ms must be a finite number > 0, got {budget_ms!r}")
     budget = float(budget_ms)
+    q = None if percentile is None else check_percentile(percentile)
+    which = "mean" if q is None else f"p{q:g}"
+    params: dict[str, float] = {"budget_ms": budget}
+    if q is not None:
+        params["percentile"] = q
+    prefix = "" if q is None else f"p{q:g} "
     return Strategy(
         name="latency_budget",
-        title=f"Latency budget ({budget:g} ms)",
+        title=f"Latency budget ({prefix}{budget:g} ms)",
         description=(
-            f"Selects the backend with the highest samples/s among batch sizes whose mean "
+            f"Selects the backend with the highest samples/s among batch sizes whose {which} "
             f"latency is at most {budget:g} ms."
         ),
         metric_label="throughput",
         metric_unit="samples/s",
         value_fmt=".2f",
-        measure=partial(measure_within_budget, budget),
+        measure=partial(measure_within_budget, budget, q=q),
         compare=higher_is_better,
         speedup=higher_speedup,
         plan=ProfilingPlan(
             batching=True,
             sweep_rule=any_of(latency_budget_sweep(budget), throughput_saturation()),
         ),
-        params=pmap({"budget_ms": budget}),
-        no_winner_message=f"no backend meets the latency budget of {budget:g} ms",
+        params=pmap(params),
+        no_winner_message=f"no backend meets the {prefix}latency budget of {budget:g} ms",
     )

@@ -1,0 +1,275 @@
+"""Bootstrap confidence intervals for the ratio between two backends' latency statistics.
+
+Rules:
+- the estimand is ``stat(numerator) / stat(denominator)``: with latencies of a baseline on
+  top and of a candidate below, that is the candidate's speedup;
+- ``stat`` is ``"mean"``, ``"median"``, ``"trimmed"`` (the mean of the middle 60 %) or a
+  percentile ``"p<q>"`` (e.g. ``"p99"``);
+- unpaired samples (timed at different moments) are resampled independently, each side
+  from its own stream: the key folded with a digest of that side's data (so a backend's
+  resamples are the same in every pair it is in, and are computed once);
+- paired samples (``numerator[i]`` and ``denominator[i]`` timed in the same interleaved
+  round ``i``) are resampled jointly by round index, over their common prefix; with the
+  median or the trimmed mean, the estimand is that statistic of the per-round log ratios
+  (exponentiated), so drift common to a round cancels exactly; the mean and percentiles
+  use the ratio of the statistic over the resampled rounds;
+- the interval is the percentile interval of the resampled ratios, widened when needed so
+  it always contains the point estimate; a side with a single sample is held fixed while
+  the other is resampled, and with one sample on both sides (or fewer than two paired
+  rounds) there is nothing to resample: the interval collapses onto the point estimate;
+- the key is an argument (:mod:`aitune_fp.core.prng`): same inputs, same interval.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from aitune_fp.core.prng import derive, random_indices
+from aitune_fp.core.statistics import percentile
+
+SortedStatistic = Callable[[list[float]], float]
+
+
+TRIM = 0.2
+
+
+def _percentile_sorted(q: float) -> SortedStatistic:
+    """The ``q``-th percentile of an already sorted list (linear interpolation)."""
+
+    def stat(ordered: list[float]) -> float:
+        pos = (len(ordered) - 1) * q / 100.0
+        lo = math.floor(pos)
+        hi = min(lo + 1, len(ordered) - 1)
+        return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+    return stat
+
+
+def _mean_sorted(ordered: list[float]) -> float:
+    return math.fsum(ordered) / len(ordered)
+
+
+def _trimmed_sorted(ordered: list[float]) -> float:
+    """Mean of the middle of a sorted list, ``TRIM`` of the values cut off at each end."""
+    cut = int(len(ordered) * TRIM)
+    middle = ordered[cut : len(ordered) - cut]
+    return math.fsum(middle) / len(middle)
+
+
+def sorted_statistic(name: str) -> SortedStatistic:
+    """The statistic called ``name`` as a function of an already sorted list.
+
+    Names: ``mean``, ``median``, ``trimmed`` (20 % cut at each end) and ``p<q>`` for a
+    percentile ``0 <= q <= 100``.
+
+    >>> sorted_statistic("trimmed")([1.0, 2.0, 3.0, 4.0, 100.0])
+    3.0
+    >>> sorted_statistic("p1000")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: statistic must be 'mean', 'median', 'trimmed' or 'p<q>' ... got 'p1000'
+    """
+    if name == "mean":
+        return _mean_sorted
+    if name == "trimmed":
+        return _trimmed_sorted
+    if name == "median":
+        return _percentile_sorted(50.0)
+    q = math.nan
+    if name.startswith("p"):
+        try:
+            q = float(name[1:])
+        except ValueError:
+            q = math.nan
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(
+            "statistic must be 'mean', 'median', 'trimmed' or 'p<q>' with 0 <= q <= 100, "
+            f"got {name!r}"
+        )
+    return _percentile_sorted(q)
+
+
+def statistic_value(name: str, values: Sequence[float]) -> float:
+    """The statistic ``name`` of non-empty ``values``.
+
+    >>> statistic_value("median", [3.0, 1.0, 2.0]), statistic_value("p100", [3.0, 1.0])
+    (2.0, 3.0)
+    """
+    if not values:
+        raise ValueError("statistics need at least one sample, got none")
+    return sorted_statistic(name)(sorted(values))
+
+
+def per_round(name: str) -> bool:
+    """Whether paired data are judged by per-round ratios (robust location statistics)."""
+    return name in ("median", "trimmed")
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A ratio's point estimate and its confidence interval ``[low, high]``.
+
+    >>> Interval(1.42, 1.38, 1.47, 0.95, 1000).describe()
+    '1.42× [1.38, 1.47], 95 %'
+    >>> Interval(2.0, 1.0, 4.0, 0.95, 10).inverse()
+    Interval(point=0.5, low=0.25, high=1.0, confidence=0.95, resamples=10, paired=False)
+    """
+
+    point: float
+    low: float
+    high: float
+    confidence: float
+    resamples: int
+    paired: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.low <= self.point <= self.high < math.inf:
+            raise ValueError(
+                f"need 0 < low <= point <= high < inf, got {self.low!r}, {self.point!r}, "
+                f"{self.high!r}"
+            )
+
+    def inverse(self) -> Interval:
+        """The interval of the reciprocal ratio (e.g. the other backend's speedup)."""
+        return Interval(
+            1.0 / self.point,
+            1.0 / self.high,
+            1.0 / self.low,
+            self.confidence,
+            self.resamples,
+            self.paired,
+        )
+
+    def describe(self) -> str:
+        """``1.42× [1.38, 1.47], 95 %``."""
+        return f"{self.point:.2f}× [{self.low:.2f}, {self.high:.2f}], {self.confidence * 100:g} %"
+
+
+def _resample_stats(
+    values: Sequence[float], name: str, indices: Sequence[int], resamples: int
+) -> list[float]:
+    """The statistic ``name`` of each of ``resamples`` resamples given by ``indices``."""
+    n = len(values)
+    get = values.__getitem__
+    if name == "mean":
+        return [math.fsum(map(get, indices[i * n : (i + 1) * n])) / n for i in range(resamples)]
+    stat = sorted_statistic(name)
+    return [stat(sorted(map(get, indices[i * n : (i + 1) * n]))) for i in range(resamples)]
+
+
+def _interval(
+    point: float, estimates: list[float], confidence: float, resamples: int, paired: bool
+) -> Interval:
+    """The percentile interval of ``estimates``, widened to contain ``point``."""
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low = percentile(estimates, tail)
+    high = percentile(estimates, 100.0 - tail)
+    return Interval(point, min(low, point), max(high, point), confidence, resamples, paired)
+
+
+def _check(confidence: float, resamples: int) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be within (0, 1), got {confidence!r}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+
+
+def stream_key(key: int, values: Sequence[float]) -> int:
+    """The resampling stream of one side: ``key`` folded with a digest of its data.
+
+    The digest is taken after dividing by the first value, so scaling a side by a power of
+    two keeps its stream; equal data share a stream, different data get independent ones.
+    """
+    first = values[0]
+    raw = struct.pack(f"<{len(values)}d", *(v / first for v in values))
+    digest = hashlib.blake2b(raw, digest_size=8).digest()
+    return derive(key, int.from_bytes(digest, "little"))
+
+
+@lru_cache(maxsize=1024)
+def _side(values: tuple[float, ...], name: str, key: int, resamples: int) -> tuple[float, ...]:
+    """The statistic of each resample of one side (memoised: a backend's side is reused
+    in every pair it is compared in); a single value cannot vary."""
+    if len(values) < 2:
+        return (statistic_value(name, values),) * resamples
+    indices = random_indices(stream_key(key, values), len(values), len(values) * resamples)
+    return tuple(_resample_stats(values, name, indices, resamples))
+
+
+def _unpaired(
+    numerator: Sequence[float],
+    denominator: Sequence[float],
+    statistic: str,
+    confidence: float,
+    resamples: int,
+    key: int,
+) -> Interval:
+    point = statistic_value(statistic, numerator) / statistic_value(statistic, denominator)
+    if max(len(numerator), len(denominator)) < 2:
+        return Interval(point, point, point, confidence, 0)
+    top = _side(tuple(numerator), statistic, key, resamples)
+    bottom = _side(tuple(denominator), statistic, key, resamples)
+    ratios = [t / b for t, b in zip(top, bottom, strict=True)]
+    return _interval(point, ratios, confidence, resamples, False)
+
+
+def _paired(
+    numerator: Sequence[float],
+    denominator: Sequence[float],
+    statistic: str,
+    confidence: float,
+    resamples: int,
+    key: int,
+) -> Interval:
+    n = min(len(numerator), len(denominator))
+    top, bottom = list(numerator[:n]), list(denominator[:n])
+    indices = random_indices(derive(key, 3), n, n * resamples) if n >= 2 else ()
+    if per_round(statistic):
+        logs = [math.log(a / b) for a, b in zip(top, bottom, strict=True)]
+        point = math.exp(statistic_value(statistic, logs))
+        if n < 2:
+            return Interval(point, point, point, confidence, 0, True)
+        estimates = [math.exp(v) for v in _resample_stats(logs, statistic, indices, resamples)]
+        return _interval(point, estimates, confidence, resamples, True)
+    point = statistic_value(statistic, top) / statistic_value(statistic, bottom)
+    if n < 2:
+        return Interval(point, point, point, confidence, 0, True)
+    ups = _resample_stats(top, statistic, indices, resamples)
+    downs = _resample_stats(bottom, statistic, indices, resamples)
+    return _interval(
+        point, [u / d for u, d in zip(ups, downs, strict=True)], confidence, resamples, True
+    )
+
+
+def ratio_interval(
+    numerator: Sequence[float],
+    denominator: Sequence[float],
+    *,
+    statistic: str = "median",
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    key: int = 0,
+    paired: bool = False,
+) -> Interval:
+    """Bootstrap interval of ``stat(numerator) / stat(denominator)`` (positive samples).
+
+    >>> base, cand = [2.0, 2.1, 1.9, 2.0, 2.05], [1.0, 1.05, 0.95, 1.0, 1.02]
+    >>> ci = ratio_interval(base, cand, key=7)
+    >>> ci.point, 1.8 < ci.low <= ci.point <= ci.high < 2.2
+    (2.0, True)
+    >>> ratio_interval(base, cand, key=7) == ci
+    True
+    """
+    _check(confidence, resamples)
+    sorted_statistic(statistic)
+    if not numerator or not denominator:
+        raise ValueError("a ratio interval needs samples on both sides, got an empty side")
+    if min(min(numerator), min(denominator)) <= 0.0:
+        raise ValueError("a ratio interval needs positive samples")
+    run = _paired if paired else _unpaired
+    return run(numerator, denominator, statistic, confidence, resamples, key)

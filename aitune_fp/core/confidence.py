@@ -1,0 +1,187 @@
+"""Confidence-based comparison of two profiled backends: a win must be significant.
+
+Rules:
+- a backend's per-sample *cost* is its latency per call in ms for a latency metric and its
+  latency per sample (ms / batch size) for a throughput metric; lower cost is better, and
+  ``a``'s speedup over ``b`` is ``stat(cost_b) / stat(cost_a)``;
+- the interval is paired when both results carry interleaved-round samples
+  (``rounds_ms``, aligned by round index from the first round); otherwise it is unpaired
+  over the raw samples ``samples_ms``; a result without samples counts as one sample of its
+  metric, and an interval with a single sample on a side collapses onto its point;
+- ``a`` beats ``b`` only when the whole interval of its speedup lies above
+  ``1 + min_speedup``; anything else is a tie, which the fold gives to the preferred one
+  (the baseline, then the earlier candidate);
+- the computation is canonical: the interval for ``(b, a)`` is the inverse of the one for
+  ``(a, b)``, so "a beats b" and "b beats a" never both hold, and a result never beats
+  itself (identical data give the point interval at exactly 1);
+- intervals are memoised on the data they depend on (a pure function's cache: the fold
+  asks for the same pair's interval in ``compare`` and in ``speedup``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from aitune_fp.core.bootstrap import Interval, ratio_interval, sorted_statistic
+from aitune_fp.core.prng import derive
+from aitune_fp.core.records import BackendProfilingResult
+
+MetricKind = Literal["throughput", "latency"]
+Key = tuple[tuple[float, ...], tuple[float, ...]]
+METRIC_KINDS: tuple[MetricKind, ...] = ("throughput", "latency")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfidenceRule:
+    """How sure a win must be: confidence level, margin, resamples, seed and statistic.
+
+    The defaults: 90 % intervals (so the lower end is a one-sided 95 % bound) from 1000
+    resamples of the 20 %-trimmed mean, seed 0, and a 1 % margin: a candidate wins when
+    it is at least 1.01× as fast with 95 % one-sided confidence. They were chosen with
+    ``benchmarks/decision_quality.py`` (see ``docs/decision-quality.md``).
+
+    >>> ConfidenceRule(min_speedup=-0.1)
+    Traceback (most recent call last):
+    ...
+    ValueError: min_speedup must be a finite number >= 0, got -0.1
+    """
+
+    confidence: float = 0.90
+    min_speedup: float = 0.01
+    resamples: int = 1000
+    seed: int = 0
+    statistic: str = "trimmed"
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.confidence < 1.0:
+            raise ValueError(f"confidence must be within (0, 1), got {self.confidence!r}")
+        if not math.isfinite(self.min_speedup) or self.min_speedup < 0.0:
+            raise ValueError(f"min_speedup must be a finite number >= 0, got {self.min_speedup!r}")
+        if isinstance(self.resamples, bool) or self.resamples < 10:
+            raise ValueError(f"resamples must be an integer >= 10, got {self.resamples!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        sorted_statistic(self.statistic)
+
+    @property
+    def threshold(self) -> float:
+        """The speedup an interval must lie strictly above: ``1 + min_speedup``."""
+        return 1.0 + self.min_speedup
+
+
+def check_kind(kind: str) -> MetricKind:
+    """``kind`` when it is ``throughput`` or ``latency``, else a ``ValueError``."""
+    for known in METRIC_KINDS:
+        if kind == known:
+            return known
+    raise ValueError(f"metric kind must be 'throughput' or 'latency', got {kind!r}")
+
+
+def costs(kind: MetricKind, result: BackendProfilingResult) -> tuple[float, ...]:
+    """Per-sample costs of the raw samples: ms per call (latency), ms per sample (throughput).
+
+    Without raw samples the metric stands in as one sample (``1000 / metric`` ms per
+    sample for a throughput), so every result has a cost and comparisons stay consistent.
+
+    >>> r = BackendProfilingResult(1.0, 4, 2.0, 2000.0, samples_ms=(2.0, 4.0))
+    >>> costs("throughput", r), costs("latency", r)
+    ((0.5, 1.0), (2.0, 4.0))
+    >>> costs("throughput", BackendProfilingResult(500.0, 4, 8.0, 500.0))
+    (2.0,)
+    """
+    if not result.samples_ms:
+        return (1000.0 / result.metric,) if kind == "throughput" else (result.metric,)
+    return _per_sample(kind, result, result.samples_ms)
+
+
+def round_costs(kind: MetricKind, result: BackendProfilingResult) -> tuple[float, ...]:
+    """Per-sample costs of the interleaved-round samples (empty when there were none)."""
+    return _per_sample(kind, result, result.rounds_ms)
+
+
+def _per_sample(
+    kind: MetricKind, result: BackendProfilingResult, samples: tuple[float, ...]
+) -> tuple[float, ...]:
+    if kind == "latency":
+        return samples
+    bs = result.selected_batch_size
+    return tuple(s / bs for s in samples)
+
+
+def _canonical_key(kind: MetricKind, r: BackendProfilingResult) -> Key:
+    """Everything the interval depends on: round costs, then sample costs."""
+    return (round_costs(kind, r), costs(kind, r))
+
+
+def _oriented(
+    rule: ConfidenceRule, kind: MetricKind, a: BackendProfilingResult, b: BackendProfilingResult
+) -> Interval:
+    """``a``'s speedup over ``b``, computed in the given orientation."""
+    return _memo(rule, kind, _canonical_key(kind, a), _canonical_key(kind, b))
+
+
+@lru_cache(maxsize=512)
+def _memo(rule: ConfidenceRule, kind: MetricKind, ka: Key, kb: Key) -> Interval:
+    """The interval for two results' data; memoised, as the fold asks for it repeatedly."""
+    (ra, ca), (rb, cb) = ka, kb
+    key = derive(rule.seed)
+    if min(len(ra), len(rb)) >= 2:
+        return ratio_interval(
+            rb,
+            ra,
+            statistic=rule.statistic,
+            confidence=rule.confidence,
+            resamples=rule.resamples,
+            key=key,
+            paired=True,
+        )
+    return ratio_interval(
+        cb,
+        ca,
+        statistic=rule.statistic,
+        confidence=rule.confidence,
+        resamples=rule.resamples,
+        key=key,
+    )
+
+
+def speedup_interval(
+    rule: ConfidenceRule, kind: MetricKind, a: BackendProfilingResult, b: BackendProfilingResult
+) -> Interval:
+    """The interval of ``a``'s speedup over ``b`` (> 1: ``a`` is faster).
+
+    >>> fast = BackendProfilingResult(1.0, 1, 1.0, 1000.0, samples_ms=(1.0, 1.01, 0.99, 1.0))
+    >>> slow = BackendProfilingResult(2.0, 1, 2.0, 500.0, samples_ms=(2.0, 2.02, 1.98, 2.0))
+    >>> ci = speedup_interval(ConfidenceRule(), "latency", fast, slow)
+    >>> ci.point, ci.low > 1.9
+    (2.0, True)
+    >>> speedup_interval(ConfidenceRule(), "latency", slow, fast) == ci.inverse()
+    True
+    """
+    ka, kb = _canonical_key(kind, a), _canonical_key(kind, b)
+    if ka == kb:
+        return Interval(1.0, 1.0, 1.0, rule.confidence, 0)
+    if ka < kb:
+        return _oriented(rule, kind, a, b)
+    return _oriented(rule, kind, b, a).inverse()
+
+
+def beats(
+    rule: ConfidenceRule, kind: MetricKind, a: BackendProfilingResult, b: BackendProfilingResult
+) -> bool:
+    """``a`` is significantly faster than ``b``: its interval lies above ``1 + min_speedup``."""
+    return speedup_interval(rule, kind, a, b).low > rule.threshold
+
+
+def clearly_not_faster(
+    rule: ConfidenceRule, kind: MetricKind, a: BackendProfilingResult, b: BackendProfilingResult
+) -> bool:
+    """No plausible speedup of ``a`` over ``b`` reaches the margin: interval high <= threshold.
+
+    When this holds, more measurement cannot make ``a`` beat ``b`` at this confidence in
+    expectation, so a tie (or a loss) for ``a`` is a settled decision.
+    """
+    return speedup_interval(rule, kind, a, b).high <= rule.threshold

@@ -1,0 +1,171 @@
+"""Pure decisions around the interleaved final rounds: who joins, and when to stop.
+
+Rules:
+- rounds only make sense for a strategy with a ``confidence`` rule and at least two
+  participants (the baseline, when there is one, always joins);
+- the contenders are the fold's leader and the candidates it does not significantly beat,
+  at most ``plan.contenders`` of them (the highest speedups over the leader), in user order;
+- when judging, the fold is re-run over the participants with their round samples (so
+  comparisons are paired) to find the current winner ``W``; a candidate stays *open*
+  while it could still become the winner: ``W`` does not significantly beat it, the upper
+  end of its speedup interval over ``W`` is above ``1 + min_speedup``, and (when ``W`` is
+  not the baseline) it beats the baseline or still might; the baseline stays while an open
+  candidate's win over it is undecided; everyone else leaves the rounds, and the decision
+  is clear when no candidate is open;
+- the rounds never stop before ``min_rounds``; between judging rounds
+  (``plan.judge_every``) everyone still timed stays; they stop at ``max_rounds`` or once
+  ``max_seconds`` are spent, saying so; the judge keeps no state and reads no clock (the
+  elapsed time is an argument).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from returns.result import Success
+
+from aitune_fp.core.confidence import clearly_not_faster
+from aitune_fp.core.fold import TuneState, tune
+from aitune_fp.core.records import BackendProfilingResult, Profile
+from aitune_fp.core.rounds_plan import RoundsPlan
+from aitune_fp.core.strategies.confident import metric_kind
+from aitune_fp.core.strategy import Strategy
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsVerdict:
+    """Whether to stop the rounds, why, and who is still timed in the next round."""
+
+    stop: bool
+    reason: str
+    active: tuple[str, ...]
+    winner: str | None = None
+
+
+def contenders(strategy: Strategy, state: TuneState, limit: int) -> tuple[str, ...]:
+    """The candidates that join the rounds: the leader and those it does not clearly beat.
+
+    >>> from aitune_fp.core.fold import start, step
+    >>> from aitune_fp.core.strategies import confident, min_latency
+    >>> s = confident(min_latency)
+    >>> state = start(s, Success(Profile("eager", {1: [2.0, 2.1, 1.9, 2.0]})))
+    >>> for name, ms in (("a", 1.0), ("b", 1.01), ("c", 3.0)):
+    ...     state = step(s, state, Success(Profile(name, {1: [ms, ms * 1.1, ms * 0.9, ms]})))
+    >>> contenders(s, state, 3)
+    ('a', 'b')
+    """
+    if state.best is None:
+        return ()
+    leader = state.best[1]
+    close = [
+        (name, r)
+        for name, r in state.ranking
+        if name == state.best[0] or not strategy.compare(leader, r)
+    ]
+    ranked = sorted(close, key=lambda nr: -strategy.speedup(nr[1], leader))[:limit]
+    keep = {name for name, _ in ranked}
+    return tuple(name for name, _ in state.ranking if name in keep)
+
+
+def _measured(strategy: Strategy, profile: Profile) -> BackendProfilingResult | None:
+    return strategy.measure(profile).value_or(None)
+
+
+def _openness(
+    strategy: Strategy,
+    x: BackendProfilingResult,
+    winner: BackendProfilingResult,
+    base: BackendProfilingResult | None,
+) -> tuple[bool, bool]:
+    """Whether ``x`` could still become the winner, and whether that hinges on the baseline.
+
+    ``x`` is out when the winner significantly beats it or it cannot beat the winner by the
+    margin, or (with a baseline that is not the winner) when it cannot beat the baseline
+    by the margin; while its own win over the baseline is undecided, the baseline is needed.
+    """
+    rule = strategy.confidence
+    if rule is None:
+        return False, False
+    kind = metric_kind(strategy)
+    if strategy.compare(winner, x) or clearly_not_faster(rule, kind, x, winner):
+        return False, False
+    if base is None or base is winner or strategy.compare(x, base):
+        return True, False
+    if clearly_not_faster(rule, kind, x, base):
+        return False, False
+    return True, True
+
+
+def judge_rounds(
+    strategy: Strategy,
+    baseline: Profile | None,
+    candidates: Sequence[Profile],
+    rounds_done: int,
+    elapsed_s: float,
+    plan: RoundsPlan,
+    still_timed: Sequence[str] | None = None,
+) -> RoundsVerdict:
+    """Decide after ``rounds_done`` rounds whether to stop, and who stays in the rounds.
+
+    ``baseline`` and ``candidates`` are the participants' profiles with their round samples
+    so far (``Profile.rounds_ms``); ``still_timed`` names those timed in the last round
+    (default: all). A participant that left never rejoins, so its round samples stay a
+    prefix aligned with everyone else's; a participant whose decision depends on one that
+    left is closed too. The verdict names the current winner.
+    """
+    profiles = (*((baseline,) if baseline else ()), *candidates)
+    timed = tuple(p.backend for p in profiles if still_timed is None or p.backend in still_timed)
+    if not plan.judges(rounds_done, elapsed_s):
+        return RoundsVerdict(False, "", timed)
+    outcome = tune(
+        strategy, [Success(p) for p in candidates], Success(baseline) if baseline else None
+    )
+    if not isinstance(outcome, Success):
+        return RoundsVerdict(True, "no participant could be measured", ())
+    selection = outcome.unwrap()
+    win_name, winner = selection.backend, selection.result
+    base = selection.baseline[1] if selection.baseline else None
+    base_name = baseline.backend if baseline else None
+    base_timed = base_name in timed
+    still_open: list[str] = []
+    needs_base = False
+    for p in candidates if win_name in timed else ():
+        measured = _measured(strategy, p)
+        if p.backend == win_name or p.backend not in timed or measured is None:
+            continue
+        is_open, hinges = _openness(
+            strategy, measured, winner, None if win_name == base_name else base
+        )
+        if is_open and (base_timed or not hinges):
+            still_open.append(p.backend)
+            needs_base = needs_base or hinges
+    keep = {win_name, *still_open, *((base_name,) if needs_base and base_name else ())}
+    active = tuple(name for name in timed if name in keep)
+    stop_reason = _stop_reason(win_name, tuple(still_open), rounds_done, elapsed_s, plan)
+    return RoundsVerdict(stop_reason is not None, stop_reason or "", active, win_name)
+
+
+def _stop_reason(
+    winner: str,
+    still_open: tuple[str, ...],
+    rounds_done: int,
+    elapsed_s: float,
+    plan: RoundsPlan,
+) -> str | None:
+    """Why the rounds stop now, or ``None`` to go on."""
+    pending = ", ".join(still_open)
+    if not still_open:
+        return _clear_reason(winner, rounds_done)
+    if rounds_done >= plan.max_rounds:
+        return f"round budget spent: {rounds_done} rounds; still open: {pending}"
+    if elapsed_s >= plan.max_seconds:
+        return (
+            f"time budget spent: {elapsed_s:.1f} s >= {plan.max_seconds:g} s after "
+            f"{rounds_done} rounds; still open: {pending}"
+        )
+    return None
+
+
+def _clear_reason(winner: str, rounds_done: int) -> str:
+    return f"decision clear after {rounds_done} rounds: {winner}"

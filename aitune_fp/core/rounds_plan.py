@@ -1,0 +1,71 @@
+"""The plan of the interleaved final rounds: who joins, how many rounds, how long.
+
+Rules: after every candidate's sweep has fixed its batch size, the baseline and up to
+``contenders`` leading candidates are timed again in rounds (A B C, then B C A, …: the
+order rotates every round), one timed call each per round after ``warmup_calls`` untimed
+calls each. Rounds go on until the decision is clear (at least ``min_rounds``), or
+``max_rounds`` rounds or ``max_seconds`` of wall time are spent. The decision is judged
+after ``min_rounds`` rounds and then every ``judge_every`` rounds (judging costs a few
+bootstraps). Invariants are checked at construction.
+
+>>> RoundsPlan(min_rounds=0)
+Traceback (most recent call last):
+...
+ValueError: need 2 <= min_rounds <= max_rounds, got min_rounds=0, max_rounds=80
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsPlan:
+    """Budget and shape of the interleaved final rounds."""
+
+    contenders: int = 3
+    min_rounds: int = 6
+    max_rounds: int = 80
+    max_seconds: float = 30.0
+    warmup_calls: int = 1
+    judge_every: int = 2
+
+    def __post_init__(self) -> None:
+        if self.contenders < 1:
+            raise ValueError(f"contenders must be >= 1, got {self.contenders}")
+        if not 2 <= self.min_rounds <= self.max_rounds:
+            raise ValueError(
+                "need 2 <= min_rounds <= max_rounds, got "
+                f"min_rounds={self.min_rounds}, max_rounds={self.max_rounds}"
+            )
+        if not (math.isfinite(self.max_seconds) and self.max_seconds > 0):
+            raise ValueError(f"max_seconds must be a finite number > 0, got {self.max_seconds!r}")
+        if self.warmup_calls < 0:
+            raise ValueError(f"warmup_calls must be >= 0, got {self.warmup_calls}")
+        if self.judge_every < 1:
+            raise ValueError(f"judge_every must be >= 1, got {self.judge_every}")
+
+    def judges(self, rounds_done: int, elapsed_s: float) -> bool:
+        """Whether the decision is judged after ``rounds_done`` rounds.
+
+        >>> [r for r in range(12) if RoundsPlan(min_rounds=6, judge_every=2).judges(r, 0.0)]
+        [6, 8, 10]
+        """
+        if rounds_done < self.min_rounds:
+            return False
+        if rounds_done >= self.max_rounds or elapsed_s >= self.max_seconds:
+            return True
+        return (rounds_done - self.min_rounds) % self.judge_every == 0
+
+
+def rotation(names: tuple[str, ...], round_index: int) -> tuple[str, ...]:
+    """The timing order of round ``round_index``: ``names`` rotated left by the index.
+
+    >>> rotation(("a", "b", "c"), 0), rotation(("a", "b", "c"), 1), rotation(("a", "b"), 3)
+    (('a', 'b', 'c'), ('b', 'c', 'a'), ('b', 'a'))
+    """
+    if not names:
+        return ()
+    k = round_index % len(names)
+    return names[k:] + names[:k]

@@ -1,0 +1,54 @@
+"""One backend: only the named backend competes (against the baseline, if validating).
+
+Rule: ``one_backend(strategy, name)`` admits the single backend whose name is ``name``
+(exact match on the candidate's backend name): the fold records any other candidate as a
+failure at stage ``measure`` ("not admitted"), drivers are told not to build the others
+(``admits``), and the fold stops once the named backend has been consumed. The baseline is
+not a candidate and is never filtered. Performance validation is kept as the
+strategy says: with it on, the named backend must still beat the baseline; turn it off
+(``dataclasses.replace(s, validate_performance=False)``) to deploy it regardless of speed.
+
+>>> from returns.result import Success
+>>> from aitune_fp.core.fold import tune
+>>> from aitune_fp.core.records import Profile
+>>> from aitune_fp.core.strategies.min_latency import min_latency
+>>> cands = [Success(Profile("a", {1: [1.0]})), Success(Profile("b", {1: [2.0]}))]
+>>> tune(one_backend(min_latency, "b"), cands).unwrap().backend
+'b'
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING
+
+from aitune_fp.core.strategy import Strategy
+
+if TYPE_CHECKING:
+    from aitune_fp.core.fold import TuneState
+
+
+def is_named(name: str, candidate: str) -> bool:
+    """Whether ``candidate`` is the chosen backend ``name``."""
+    return candidate == name
+
+
+def consumed(name: str, state: TuneState) -> bool:
+    """The named backend has been folded in (success or failure)."""
+    return name in state.considered
+
+
+def one_backend(strategy: Strategy, name: str) -> Strategy:
+    """``strategy`` restricted to the backend called ``name`` (see the module rule)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"one_backend needs a non-empty backend name, got {name!r}")
+    return replace(
+        strategy,
+        name=f"one_backend({strategy.name})",
+        title=f"{strategy.title}, {name} only",
+        description=f"{strategy.description} Only {name} competes.",
+        settled=partial(consumed, name),
+        admits=partial(is_named, name),
+        params=strategy.params.set("backend", name),
+    )

@@ -1,0 +1,209 @@
+"""Interleaved final rounds: the baseline and the leading candidates timed again, side by side.
+
+Rules (the pure decisions live in :mod:`aitune_fp.core.rounds`):
+- every participant is timed at the batch size its sweep selected, with inputs from the
+  same kind of rotating pool as the profiler (at most 8 batches: between two calls of one
+  backend the others run, which already evicts its inputs from the caches), after one
+  priming call and ``plan.warmup_calls`` untimed calls;
+- a round times each participant once, in the order of :func:`rotation` (A B C, B C A, …),
+  so drift and noisy neighbours hit every participant alike and pair up by round;
+- after a round the core judge says whether the decision is clear, who stays, or that
+  the round or time budget is spent; the reason is returned with the round samples; the
+  judge (a few bootstraps) is skipped while the rounds timed since its last verdict took
+  less time than that verdict did, so judging never costs more than the rounds themselves;
+- a participant whose call raises leaves the rounds (its samples stay a prefix); nothing
+  here raises for a backend's failure;
+- :func:`final_rounds` wires this to the fold: the contenders of the fold's state join
+  the baseline, and the same fold is re-run over the same candidates with the round
+  samples attached, so the stored run re-selects offline to the same answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+import torch
+from returns.result import Result, Success
+
+from aitune_fp.core.fold import TuneState
+from aitune_fp.core.fold import start as fold_start
+from aitune_fp.core.fold import step as fold_step
+from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.rounds import contenders, judge_rounds
+from aitune_fp.core.rounds_plan import RoundsPlan, rotation
+from aitune_fp.core.strategy import Strategy
+from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.machine import synchronize
+from aitune_fp.effects.profiler import ProfileSettings, _call, _parallel_op, _timer, input_pool
+
+log = logging.getLogger("aitune_fp")
+
+
+@dataclass(frozen=True, slots=True)
+class Participant:
+    """A backend in the rounds: its name, runner, swept profile and selected batch size."""
+
+    name: str
+    runner: Callable[..., Any]
+    profile: Profile
+    batch_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsOutcome:
+    """The participants' profiles with their round samples, and how the rounds ended."""
+
+    profiles: tuple[Profile, ...]
+    rounds: int
+    reason: str
+    seconds: float
+
+
+ROUNDS_POOL = 8
+
+
+def _calls(
+    p: Participant, samples: Samples, device: torch.device, settings: ProfileSettings
+) -> list[Callable[[], Any]]:
+    small = replace(settings, max_pool=min(settings.max_pool, ROUNDS_POOL))
+    pool = input_pool(samples, p.batch_size, device, small)
+    return [partial(_call, p.runner, b.args, dict(b.kwargs)) for b in pool]
+
+
+def _warmed(
+    p: Participant,
+    samples: Samples,
+    device: torch.device,
+    settings: ProfileSettings,
+    plan: RoundsPlan,
+) -> list[Callable[[], Any]]:
+    """The participant's calls after priming and warm-up; none when that raised."""
+    try:
+        calls = _calls(p, samples, device, settings)
+        for i in range(plan.warmup_calls + 1):
+            calls[i % len(calls)]()
+    except Exception as error:  # a failing backend stays out of the rounds
+        log.warning("%s failed before the final rounds: %s", p.name, error)
+        return []
+    return calls
+
+
+def _with_rounds(p: Participant, timed: list[float]) -> Profile:
+    return replace(p.profile, rounds_ms={p.batch_size: timed}) if timed else p.profile
+
+
+def run_rounds(
+    strategy: Strategy,
+    baseline: Participant | None,
+    candidates: Sequence[Participant],
+    samples: Samples,
+    device: torch.device,
+    plan: RoundsPlan,
+    settings: ProfileSettings = ProfileSettings(),
+) -> RoundsOutcome:
+    """Time ``baseline`` and ``candidates`` in interleaved rounds until the judge stops."""
+    everyone = (*((baseline,) if baseline else ()), *candidates)
+    began = time.monotonic()
+    timer = _timer(device, settings)
+    before = _parallel_op(device) if settings.input_mode == "parallel_op" else None
+    timed: dict[str, list[float]] = {p.name: [] for p in everyone}
+    with torch.inference_mode():
+        calls = {p.name: _warmed(p, samples, device, settings, plan) for p in everyone}
+        active = tuple(p.name for p in everyone if calls[p.name])
+        synchronize(device)
+        done, reason = 0, "no rounds were run"
+        judge_cost, since_judged = 0.0, 0.0
+        while len(active) >= 2:
+            failed = []
+            round_began = time.monotonic()
+            for name in rotation(active, done):
+                if before is not None:
+                    before()
+                try:
+                    timed[name].append(timer(calls[name][done % len(calls[name])]))
+                except Exception as error:  # a failing backend leaves the rounds
+                    log.warning("%s failed during the final rounds: %s", name, error)
+                    failed.append(name)
+            done += 1
+            now = time.monotonic()
+            elapsed, since_judged = now - began, since_judged + now - round_began
+            budget_spent = done >= plan.max_rounds or elapsed >= plan.max_seconds
+            if not (failed or budget_spent) and since_judged < judge_cost:
+                continue  # judging costs more than the rounds since the last judgement
+            profiles = {p.name: _with_rounds(p, timed[p.name]) for p in everyone}
+            verdict = judge_rounds(
+                strategy,
+                profiles[baseline.name] if baseline else None,
+                [profiles[c.name] for c in candidates],
+                done,
+                elapsed,
+                plan,
+                still_timed=tuple(n for n in active if n not in failed),
+            )
+            active = tuple(n for n in verdict.active if n not in failed)
+            if plan.judges(done, elapsed):
+                judge_cost, since_judged = time.monotonic() - now, 0.0
+            if verdict.stop:
+                reason = verdict.reason
+                break
+        else:
+            reason = f"after {done} rounds fewer than two participants were left"
+    # a participant that left early keeps only the rounds it was timed in together
+    kept = tuple(_with_rounds(p, timed[p.name]) for p in everyone)
+    return RoundsOutcome(kept, done, reason, time.monotonic() - began)
+
+
+def final_rounds(
+    strategy: Strategy,
+    state: TuneState,
+    baseline: Profile | None,
+    fed: Sequence[Result[Profile, BackendFailure]],
+    runners: Mapping[str, Callable[..., Any]],
+    samples: Samples,
+    device: torch.device,
+    settings: ProfileSettings = ProfileSettings(),
+) -> tuple[TuneState, RoundsOutcome | None]:
+    """Run the strategy's final rounds after the sweeps and re-fold with their samples.
+
+    ``state`` is the fold's state after ``baseline`` and every candidate in ``fed`` (in
+    order); ``runners`` maps the backends still alive to their runners. Without a rounds
+    plan and a confidence rule, or with fewer than two live participants, ``state`` is
+    returned as is. Otherwise the new state comes from the same fold over the same
+    baseline and candidates, in the same order, the participants' profiles now carrying
+    their round samples; its notes say how the rounds ended.
+    """
+    plan = strategy.plan.rounds
+    if plan is None or strategy.confidence is None or state.best is None:
+        return state, None
+    by_name = {p.backend: p for p in (r.value_or(None) for r in fed) if p is not None}
+    chosen = [
+        Participant(n, runners[n], by_name[n], _batch_size(state, n))
+        for n in contenders(strategy, state, plan.contenders)
+        if n in runners and n in by_name
+    ]
+    base = None
+    if baseline is not None and state.baseline is not None and baseline.backend in runners:
+        bs = state.baseline[1].selected_batch_size
+        base = Participant(baseline.backend, runners[baseline.backend], baseline, bs)
+    everyone = (*(() if base is None else (base,)), *chosen)
+    if len(everyone) < 2:
+        return state, None
+    log.info("final rounds: %s", ", ".join(p.name for p in everyone))
+    outcome = run_rounds(strategy, base, chosen, samples, device, plan, settings)
+    log.info("final rounds: %s (%.1f s)", outcome.reason, outcome.seconds)
+    replaced = {p.backend: p for p in outcome.profiles}
+    new_base = None if baseline is None else replaced.get(baseline.backend, baseline)
+    refolded = fold_start(strategy, Success(new_base) if new_base is not None else None)
+    for result in fed:
+        refolded = fold_step(strategy, refolded, result.map(lambda p: replaced.get(p.backend, p)))
+    note = f"final rounds ({outcome.rounds} rounds, {outcome.seconds:.1f} s): {outcome.reason}"
+    return replace(refolded, notes=(*refolded.notes, note)), outcome
+
+
+def _batch_size(state: TuneState, name: str) -> int:
+    return next(r.selected_batch_size for n, r in state.ranking if n == name)

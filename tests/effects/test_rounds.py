@@ -1,0 +1,121 @@
+"""Interleaved final rounds with real (tiny) runners: order, alignment, failures, re-fold."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from returns.result import Failure, Result, Success
+
+from aitune_fp.core.fold import TuneState, start, step
+from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.rounds_plan import RoundsPlan
+from aitune_fp.core.strategies import confident, min_latency
+from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.profiler import ProfileSettings
+from aitune_fp.effects.rounds import Participant, final_rounds, run_rounds
+
+SAMPLES = normalise_samples([torch.randn(1, 8) for _ in range(3)])
+CPU = torch.device("cpu")
+PLAN = RoundsPlan(min_rounds=4, max_rounds=6, judge_every=1, warmup_calls=1)
+STRATEGY = confident(min_latency, resamples=50, rounds=PLAN)
+SETTINGS = ProfileSettings(input_mode="same")
+
+
+class Recorder:
+    """A runner that records its name on every call; it may raise after some calls."""
+
+    def __init__(self, name: str, log: list[str], fail_after: int | None = None) -> None:
+        self.name, self.log, self.fail_after = name, log, fail_after
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        self.log.append(self.name)
+        if self.fail_after is not None and self.log.count(self.name) > self.fail_after:
+            raise RuntimeError(f"{self.name} broke")
+        return x
+
+
+def participant(name: str, runner: Callable[[torch.Tensor], torch.Tensor]) -> Participant:
+    """A participant at batch size 1 with a small swept profile."""
+    return Participant(name, runner, Profile(name, {1: [1.0, 1.0, 1.0]}), 1)
+
+
+def test_rounds_rotate_the_order_after_priming_and_warm_up() -> None:
+    """Each participant gets priming plus warm-up calls, then rounds go A B C, B C A, …"""
+    log: list[str] = []
+    people = [participant(n, Recorder(n, log)) for n in ("eager", "a", "b")]
+    outcome = run_rounds(STRATEGY, people[0], people[1:], SAMPLES, CPU, PLAN, SETTINGS)
+    warm = PLAN.warmup_calls + 1
+    assert log[: 3 * warm] == ["eager"] * warm + ["a"] * warm + ["b"] * warm
+    assert log[3 * warm : 3 * warm + 6] == ["eager", "a", "b", "a", "b", "eager"]
+    assert PLAN.min_rounds <= outcome.rounds <= PLAN.max_rounds
+    assert outcome.reason
+
+
+def test_round_samples_are_aligned_prefixes() -> None:
+    """Every participant has at most one sample per round, and someone has all of them."""
+    log: list[str] = []
+    people = [participant(n, Recorder(n, log)) for n in ("eager", "a", "b")]
+    outcome = run_rounds(STRATEGY, people[0], people[1:], SAMPLES, CPU, PLAN, SETTINGS)
+    counts = [len(p.rounds_ms.get(1, ())) for p in outcome.profiles]
+    assert all(PLAN.min_rounds <= c <= outcome.rounds for c in counts)
+    assert max(counts) == outcome.rounds
+    assert [p.backend for p in outcome.profiles] == ["eager", "a", "b"]
+
+
+def test_a_runner_that_raises_leaves_the_rounds_without_crashing() -> None:
+    """A participant that raises keeps the rounds it completed; the others go on."""
+    log: list[str] = []
+    plan = RoundsPlan(min_rounds=6, max_rounds=6, judge_every=1, warmup_calls=0)
+    broken = participant("a", Recorder("a", log, fail_after=3))
+    people = [participant("eager", Recorder("eager", log)), broken]
+    outcome = run_rounds(STRATEGY, people[0], people[1:], SAMPLES, CPU, plan, SETTINGS)
+    rounds = {p.backend: len(p.rounds_ms.get(1, ())) for p in outcome.profiles}
+    assert rounds["a"] == 2  # priming took one call, two rounds succeeded
+    assert outcome.reason == "after 3 rounds fewer than two participants were left"
+
+
+def test_final_rounds_refold_with_round_samples_and_say_why() -> None:
+    """final_rounds re-runs the fold with round samples attached and notes how it ended."""
+    log: list[str] = []
+    base = Profile("eager", {1: [1.0, 1.1, 0.9]})
+    fed: list[Result[Profile, BackendFailure]] = [
+        Success(Profile("a", {1: [1.0, 1.1, 0.9]})),
+        Failure(BackendFailure("b", "build", "boom")),
+    ]
+    state: TuneState = start(STRATEGY, Success(base))
+    for result in fed:
+        state = step(STRATEGY, state, result)
+    runners = {"eager": Recorder("eager", log), "a": Recorder("a", log)}
+    new_state, outcome = final_rounds(STRATEGY, state, base, fed, runners, SAMPLES, CPU, SETTINGS)
+    assert outcome is not None
+    assert new_state.baseline is not None and len(new_state.baseline[1].rounds_ms) >= 4
+    assert [n for n, _ in new_state.ranking] == ["a"]
+    assert [f.backend for f in new_state.failures] == ["b"]
+    assert new_state.notes[-1].startswith("final rounds (")
+
+
+def test_final_rounds_do_nothing_without_a_plan_or_partners() -> None:
+    """The reference rule, or a lone participant, leaves the state untouched."""
+    base = Profile("eager", {1: [1.0, 1.1, 0.9]})
+    fed: list[Result[Profile, BackendFailure]] = [Success(Profile("a", {1: [1.0]}))]
+    state = step(min_latency, start(min_latency, Success(base)), fed[0])
+    log: list[str] = []
+    runners = {"eager": Recorder("eager", log), "a": Recorder("a", log)}
+    assert final_rounds(min_latency, state, base, fed, runners, SAMPLES, CPU) == (state, None)
+    lone = step(STRATEGY, start(STRATEGY, Success(base)), fed[0])
+    assert final_rounds(STRATEGY, lone, base, fed, {}, SAMPLES, CPU) == (lone, None)
+    assert log == []
+
+
+def test_a_runner_that_raises_at_warm_up_stays_out() -> None:
+    """A participant failing before the first round gets no round samples; nothing raises."""
+    log: list[str] = []
+    people = [
+        participant("eager", Recorder("eager", log)),
+        participant("a", Recorder("a", log, fail_after=0)),
+        participant("b", Recorder("b", log)),
+    ]
+    outcome = run_rounds(STRATEGY, people[0], people[1:], SAMPLES, CPU, PLAN, SETTINGS)
+    rounds = {p.backend: len(p.rounds_ms.get(1, ())) for p in outcome.profiles}
+    assert rounds["a"] == 0 and rounds["eager"] >= PLAN.min_rounds
