@@ -19,10 +19,15 @@ from aitune_fp.core import (
     Selection,
     Strategy,
     TuneError,
+    confident,
+    first_wins,
     latency_budget,
     max_throughput,
     min_latency,
+    min_latency_at,
+    one_backend,
     tune,
+    with_min_speedup,
 )
 
 __version__ = "0.1.0"
@@ -52,11 +57,16 @@ __all__ = [
     "Strategy",
     "TuneError",
     "TunedModule",
+    "confident",
+    "first_wins",
     "latency_budget",
     "load",
     "max_throughput",
     "min_latency",
+    "min_latency_at",
+    "one_backend",
     "save",
     "tune",
     "tune_module",
+    "with_min_speedup",
 ]

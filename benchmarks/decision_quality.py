@@ -450,13 +450,13 @@ def _ground_truth(
     """Median latency per backend over a long interleaved run (rotated order per round)."""
     import torch
 
-    from aitune_fp.effects.profiler import _call, _timer, input_pool
+    from aitune_fp.effects.profiler import call_timer, call_with, input_pool
 
     device = torch.device("cpu")
-    timer = _timer(device, settings)  # type: ignore[arg-type]
+    timer = call_timer(device, settings)  # type: ignore[arg-type]
     calls = {
         n: [
-            partial(_call, r, b.args, dict(b.kwargs))
+            partial(call_with, r, b.args, dict(b.kwargs))
             for b in input_pool(samples, 1, device, settings)  # type: ignore[arg-type]
         ]
         for n, r in runners.items()

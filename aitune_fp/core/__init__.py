@@ -13,7 +13,16 @@ from aitune_fp.core.records import (
     Selection,
     TuneError,
 )
-from aitune_fp.core.strategies import latency_budget, max_throughput, min_latency
+from aitune_fp.core.strategies import (
+    confident,
+    first_wins,
+    latency_budget,
+    max_throughput,
+    min_latency,
+    min_latency_at,
+    one_backend,
+    with_min_speedup,
+)
 from aitune_fp.core.strategy import ProfilingPlan, Strategy
 
 __all__ = [
@@ -26,11 +35,16 @@ __all__ = [
     "Strategy",
     "TuneError",
     "TuneState",
+    "confident",
     "finish",
+    "first_wins",
     "latency_budget",
     "max_throughput",
     "min_latency",
+    "min_latency_at",
+    "one_backend",
     "start",
     "step",
     "tune",
+    "with_min_speedup",
 ]

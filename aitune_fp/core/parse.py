@@ -1,7 +1,8 @@
 """Parsing what users type: strategy specs, input shapes, backend lists.
 
 Rules:
-- a strategy spec is ``max-throughput``, ``min-latency`` or ``latency-budget=BUDGET``;
+- a strategy spec is ``max-throughput``, ``min-latency`` or ``latency-budget=BUDGET``,
+  optionally prefixed ``confident:`` for the statistical decision rule (issue 5);
   names are case-insensitive and ``_`` may replace ``-``; a budget is a positive number
   with an optional unit ``ms`` (the default), ``us``/``µs`` or ``s``, and is stored in ms;
 - a stored strategy configuration (``strategy_config``'s dict) names a shipped strategy
@@ -19,10 +20,10 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from aitune_fp.core.strategies import latency_budget, max_throughput, min_latency
+from aitune_fp.core.strategies import confident, latency_budget, max_throughput, min_latency
 from aitune_fp.core.strategy import Strategy
 
-STRATEGY_SPECS: Final = ("max-throughput", "min-latency", "latency-budget=5ms")
+STRATEGY_SPECS: Final = ("max-throughput", "min-latency", "latency-budget=5ms", "confident:<spec>")
 _UNITS: Final = {"": 1.0, "ms": 1.0, "us": 1e-3, "µs": 1e-3, "s": 1e3}
 _BUDGET: Final = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(ms|us|µs|s)?\s*$", re.I)
 
@@ -53,11 +54,16 @@ def parse_strategy(spec: str) -> Strategy:
     ('max_throughput', 'min_latency')
     >>> parse_strategy("latency-budget=5ms").params["budget_ms"]
     5.0
-    >>> parse_strategy("fastest")
+    >>> parse_strategy("confident:min-latency").name
+    'confident(min_latency)'
+    >>> parse_strategy("fastest")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: unknown strategy 'fastest'; use max-throughput, min-latency or latency-budget=5ms
+    ValueError: unknown strategy 'fastest'; use max-throughput, min-latency, ... or confident:<spec>
     """
+    head, colon, rest = spec.strip().partition(":")
+    if colon and head.strip().lower() == "confident":
+        return confident(parse_strategy(rest))
     name, _, arg = spec.strip().partition("=")
     key = name.strip().lower().replace("_", "-")
     if key == "latency-budget":
@@ -83,6 +89,8 @@ def strategy_from_config(config: Mapping[str, Any]) -> Strategy:
     """
     name = config.get("strategy")
     params = config.get("parameters") or {}
+    if isinstance(name, str) and name.startswith("confident(") and name.endswith(")"):
+        return _confident_from_config(config, name[len("confident(") : -1], params)
     if name == "latency_budget":
         budget = params.get("budget_ms")
         if isinstance(budget, bool) or not isinstance(budget, int | float):
@@ -96,6 +104,33 @@ def strategy_from_config(config: Mapping[str, Any]) -> Strategy:
         raise ValueError(f"stored strategy {name!r} is not a shipped strategy")
     validate = config.get("validate_performance", True)
     return dataclasses.replace(strategy, validate_performance=bool(validate))
+
+
+_CONFIDENCE_KEYS: Final = ("confidence", "min_speedup", "resamples", "seed", "statistic")
+
+
+def _confident_from_config(
+    config: Mapping[str, Any], inner: str, params: Mapping[str, Any]
+) -> Strategy:
+    """``confident(inner)`` with its stored rule (the rounds plan is not needed offline)."""
+    base = strategy_from_config(
+        {
+            **config,
+            "strategy": inner,
+            "parameters": {k: v for k, v in params.items() if k not in _CONFIDENCE_KEYS},
+        }
+    )
+    missing = [k for k in _CONFIDENCE_KEYS if k not in params]
+    if missing:
+        raise ValueError(f"confident config lacks {', '.join(missing)}")
+    return confident(
+        base,
+        confidence=float(params["confidence"]),
+        min_speedup=float(params["min_speedup"]),
+        resamples=int(params["resamples"]),
+        seed=int(params["seed"]),
+        statistic=str(params["statistic"]),
+    )
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

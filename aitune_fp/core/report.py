@@ -55,11 +55,22 @@ def plan_config(plan: ProfilingPlan) -> dict[str, Any]:
     >>> plan_config(ProfilingPlan(batching=False))["call_rule"]["warmup"]
     10
     """
+    rounds = plan.rounds
     return {
         "batching": plan.batching,
         "max_batch_size": plan.max_batch_size,
         "call_rule": call_rule_config(plan.call_rule),
         "sweep_rule": plan.sweep_rule.name,
+        "rounds": None
+        if rounds is None
+        else {
+            "contenders": rounds.contenders,
+            "min_rounds": rounds.min_rounds,
+            "max_rounds": rounds.max_rounds,
+            "max_seconds": rounds.max_seconds,
+            "warmup_calls": rounds.warmup_calls,
+            "judge_every": rounds.judge_every,
+        },
     }
 
 

@@ -99,7 +99,7 @@ def input_pool(
     return (first, *(make_batch(samples, batch_size, offset=o).to(device) for o in offsets))
 
 
-def _parallel_op(device: torch.device) -> Callable[[], None]:
+def parallel_op(device: torch.device) -> Callable[[], None]:
     """A parallel torch op as in-process preprocessing would run (wakes torch's threads)."""
     a = torch.randn(512, 512, device=device)
     out = torch.empty_like(a)
@@ -110,7 +110,9 @@ def _parallel_op(device: torch.device) -> Callable[[], None]:
     return run
 
 
-def _timer(device: torch.device, settings: ProfileSettings) -> Callable[[Callable[[], Any]], float]:
+def call_timer(
+    device: torch.device, settings: ProfileSettings
+) -> Callable[[Callable[[], Any]], float]:
     """A function timing one call in ms, synchronising around it on CUDA."""
     if device.type == "cuda" and settings.cuda_events:
         start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
@@ -135,7 +137,9 @@ def _timer(device: torch.device, settings: ProfileSettings) -> Callable[[Callabl
     return time_wall
 
 
-def _call(runner: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def call_with(runner: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``runner(*args, **kwargs)``: bound with ``partial`` before timing, so the timed
+    region does no argument building beyond Python's own call."""
     return runner(*args, **kwargs)
 
 
@@ -147,9 +151,9 @@ def measure_batch_size(
     settings: ProfileSettings,
 ) -> BatchReport:
     """Prime once, then call ``runner`` over the pool until ``rule`` stops; raises on error."""
-    timer = _timer(device, settings)
-    before = _parallel_op(device) if settings.input_mode == "parallel_op" else None
-    calls = [partial(_call, runner, b.args, dict(b.kwargs)) for b in pool]
+    timer = call_timer(device, settings)
+    before = parallel_op(device) if settings.input_mode == "parallel_op" else None
+    calls = [partial(call_with, runner, b.args, dict(b.kwargs)) for b in pool]
     with torch.inference_mode():
         calls[0]()  # priming: absorbs compilation for this shape
         synchronize(device)
@@ -208,7 +212,7 @@ def profile_runner(
 
 def timer_overhead_ns(device: torch.device, calls: int = 20_000) -> float:
     """The profiler's own per-call overhead in ns: timing a no-op the same way."""
-    timer = _timer(device, ProfileSettings())
+    timer = call_timer(device, ProfileSettings())
     total = 0.0
     for _ in range(calls):
         total += timer(lambda: None)

@@ -39,7 +39,13 @@ from aitune_fp.core.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.machine import synchronize
-from aitune_fp.effects.profiler import ProfileSettings, _call, _parallel_op, _timer, input_pool
+from aitune_fp.effects.profiler import (
+    ProfileSettings,
+    call_timer,
+    call_with,
+    input_pool,
+    parallel_op,
+)
 
 log = logging.getLogger("aitune_fp")
 
@@ -72,7 +78,7 @@ def _calls(
 ) -> list[Callable[[], Any]]:
     small = replace(settings, max_pool=min(settings.max_pool, ROUNDS_POOL))
     pool = input_pool(samples, p.batch_size, device, small)
-    return [partial(_call, p.runner, b.args, dict(b.kwargs)) for b in pool]
+    return [partial(call_with, p.runner, b.args, dict(b.kwargs)) for b in pool]
 
 
 def _warmed(
@@ -109,8 +115,8 @@ def run_rounds(
     """Time ``baseline`` and ``candidates`` in interleaved rounds until the judge stops."""
     everyone = (*((baseline,) if baseline else ()), *candidates)
     began = time.monotonic()
-    timer = _timer(device, settings)
-    before = _parallel_op(device) if settings.input_mode == "parallel_op" else None
+    timer = call_timer(device, settings)
+    before = parallel_op(device) if settings.input_mode == "parallel_op" else None
     timed: dict[str, list[float]] = {p.name: [] for p in everyone}
     with torch.inference_mode():
         calls = {p.name: _warmed(p, samples, device, settings, plan) for p in everyone}

@@ -107,3 +107,20 @@ def test_parse_shape_refuses_malformed_shapes(text: str) -> None:
 def test_parse_names_keeps_order_and_drops_blanks() -> None:
     """Comma-separated names keep their order; blanks are dropped."""
     assert parse_names(" a ,b,, c,") == ("a", "b", "c")
+
+
+@pytest.mark.parametrize(
+    "spec", ["confident:max-throughput", "confident:min-latency", "Confident:latency-budget=4ms"]
+)
+def test_confident_specs_round_trip_through_the_stored_config(spec: str) -> None:
+    """A confident strategy parsed from a spec is rebuilt identically from its stored config."""
+    from aitune_fp.core.report import strategy_config
+
+    strategy = parse_strategy(spec)
+    again = strategy_from_config(strategy_config(strategy))
+    assert strategy.name.startswith("confident(")
+    assert (again.name, again.params, again.confidence) == (
+        strategy.name,
+        strategy.params,
+        strategy.confidence,
+    )
