@@ -1,7 +1,8 @@
 """Tune wall time per model and per stage, cold and then again with a warm artifact cache.
 
 Prints figures only (no pass/fail). Each model is tuned twice, each time in a fresh
-Python process (as a user re-running a tune would), with the same fresh cache folder: the
+Python process (as a user re-running a tune would; ``--same-process`` tunes twice in one
+process instead, as a notebook would), with the same fresh cache folder: the
 first run builds everything (cold), the second finds the artifacts of the ahead-of-time
 backends (AOTInductor, ONNX Runtime, TensorRT) in the cache and only loads them. Per
 backend it prints the build (export/compile or cache load), validate and profile seconds
@@ -38,6 +39,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--strategy", default="max-throughput")
     parser.add_argument("--max-batch-size", type=int, default=16)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--same-process",
+        action="store_true",
+        help="tune twice in one fresh process (a notebook re-running a tune) instead of two",
+    )
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--cache", default=None, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -83,16 +89,17 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     return wall, stages
 
 
-def _in_fresh_process(name: str, args: argparse.Namespace, cache: Path) -> Timings:
-    """Run :func:`_tune` in a new interpreter and read its JSON result."""
+def _in_fresh_process(name: str, args: argparse.Namespace, cache: Path) -> list[Timings]:
+    """Run :func:`_tune` (twice with ``--same-process``) in a new interpreter; its results."""
     argv = [sys.executable, __file__, "--one", name, "--cache", str(cache)]
+    argv += ["--same-process"] if args.same_process else []
     argv += ["--strategy", args.strategy, "--max-batch-size", str(args.max_batch_size)]
     argv += ["--device", args.device] + (["--backends", args.backends] if args.backends else [])
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"tuning {name} failed:\n{done.stderr[-2000:]}")
-    wall, stages = json.loads(done.stdout.strip().splitlines()[-1])
-    return float(wall), stages
+    runs = json.loads(done.stdout.strip().splitlines()[-1])
+    return [(float(wall), stages) for wall, stages in runs]
 
 
 def _print_model(name: str, cold: Timings, warm: Timings) -> float:
@@ -126,19 +133,24 @@ def main() -> int:
     args = _arguments()
     logging.disable(logging.WARNING)
     if args.one is not None:
-        print(json.dumps(_tune(args.one, args, Path(args.cache))))
+        times = 2 if args.same_process else 1
+        print(json.dumps([_tune(args.one, args, Path(args.cache)) for _ in range(times)]))
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="aitune_fp-tune-time-"))
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(scratch / "inductor")
     print(
         f"tune_time: strategy {args.strategy}, max batch size {args.max_batch_size}, "
-        f"device {args.device}, caches under {scratch}"
+        f"device {args.device}, caches under {scratch}, "
+        + ("both runs in one process" if args.same_process else "each run in a fresh process")
     )
     speedups = {}
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
         cache = scratch / name
-        cold = _in_fresh_process(name, args, cache)
-        warm = _in_fresh_process(name, args, cache)
+        if args.same_process:
+            cold, warm = _in_fresh_process(name, args, cache)
+        else:
+            (cold,) = _in_fresh_process(name, args, cache)
+            (warm,) = _in_fresh_process(name, args, cache)
         speedups[name] = _print_model(name, cold, warm)
     summary = ", ".join(f"{k} {v:.1f}×" for k, v in speedups.items())
     print(f"\ncached second run, build time speedup (all backends): {summary}")
