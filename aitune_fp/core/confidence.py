@@ -15,7 +15,11 @@ Rules:
   ``(a, b)``, so "a beats b" and "b beats a" never both hold, and a result never beats
   itself (identical data give the point interval at exactly 1);
 - intervals are memoised on the data they depend on (a pure function's cache: the fold
-  asks for the same pair's interval in ``compare`` and in ``speedup``).
+  and the rounds' judge ask for the same pair's interval repeatedly);
+- the point estimate needs no resampling, and the interval always contains it: a point at
+  or below ``1 + min_speedup`` already means "does not beat", and a point above it "not
+  clearly slower", so those verdicts skip the bootstrap and are exactly the ones the
+  interval would give.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from aitune_fp.core.bootstrap import Interval, ratio_interval, sorted_statistic
+from aitune_fp.core.bootstrap import Interval, ratio_interval, ratio_point, sorted_statistic
 from aitune_fp.core.prng import derive
 from aitune_fp.core.records import BackendProfilingResult
 
@@ -169,10 +173,44 @@ def speedup_interval(
     return _oriented(rule, kind, b, a).inverse()
 
 
+def _point(rule: ConfidenceRule, ka: Key, kb: Key) -> float:
+    """The point estimate of :func:`_memo`'s interval, without resampling."""
+    (ra, ca), (rb, cb) = ka, kb
+    if min(len(ra), len(rb)) >= 2:
+        return ratio_point(rb, ra, statistic=rule.statistic, paired=True)
+    return ratio_point(cb, ca, statistic=rule.statistic)
+
+
+def speedup_point(
+    rule: ConfidenceRule, kind: MetricKind, a: BackendProfilingResult, b: BackendProfilingResult
+) -> float:
+    """``speedup_interval(rule, kind, a, b).point``, computed without any resampling.
+
+    >>> fast = BackendProfilingResult(1.0, 1, 1.0, 1000.0, samples_ms=(1.0, 1.01, 0.99, 1.0))
+    >>> slow = BackendProfilingResult(2.0, 1, 2.0, 500.0, samples_ms=(2.0, 2.02, 1.98, 2.0))
+    >>> rule = ConfidenceRule()
+    >>> [speedup_point(rule, "latency", x, y) == speedup_interval(rule, "latency", x, y).point
+    ...  for x, y in ((fast, slow), (slow, fast), (fast, fast))]
+    [True, True, True]
+    """
+    ka, kb = _canonical_key(kind, a), _canonical_key(kind, b)
+    if ka == kb:
+        return 1.0
+    if ka < kb:
+        return _point(rule, ka, kb)
+    return 1.0 / _point(rule, kb, ka)
+
+
 def beats(
     rule: ConfidenceRule, kind: MetricKind, a: BackendProfilingResult, b: BackendProfilingResult
 ) -> bool:
-    """``a`` is significantly faster than ``b``: its interval lies above ``1 + min_speedup``."""
+    """``a`` is significantly faster than ``b``: its interval lies above ``1 + min_speedup``.
+
+    The interval contains the point estimate, so a point at or below the threshold settles
+    it without resampling.
+    """
+    if speedup_point(rule, kind, a, b) <= rule.threshold:
+        return False
     return speedup_interval(rule, kind, a, b).low > rule.threshold
 
 
@@ -182,6 +220,9 @@ def clearly_not_faster(
     """No plausible speedup of ``a`` over ``b`` reaches the margin: interval high <= threshold.
 
     When this holds, more measurement cannot make ``a`` beat ``b`` at this confidence in
-    expectation, so a tie (or a loss) for ``a`` is a settled decision.
+    expectation, so a tie (or a loss) for ``a`` is a settled decision. A point estimate
+    above the threshold rules it out without resampling.
     """
+    if speedup_point(rule, kind, a, b) > rule.threshold:
+        return False
     return speedup_interval(rule, kind, a, b).high <= rule.threshold

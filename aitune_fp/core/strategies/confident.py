@@ -43,7 +43,7 @@ from aitune_fp.core.confidence import (
     MetricKind,
     beats,
     check_kind,
-    speedup_interval,
+    speedup_point,
 )
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
 from aitune_fp.core.rounds_plan import RoundsPlan
@@ -104,7 +104,7 @@ def _compare(
 def _speedup(
     rule: ConfidenceRule, kind: MetricKind, a: BackendProfilingResult, b: BackendProfilingResult
 ) -> float:
-    return speedup_interval(rule, kind, a, b).point
+    return speedup_point(rule, kind, a, b)
 
 
 def confident(
