@@ -77,15 +77,19 @@ def start(strategy: Strategy, baseline: Candidate | None = None) -> TuneState:
         return TuneState(notes=("performance validation is off: the baseline is not used",))
     match baseline.bind(strategy.measure):
         case Success(result):
-            return TuneState(baseline=(_backend_of(baseline), result))
+            return TuneState(baseline=(backend_of(baseline), result))
         case Failure(failure):
             note = f"baseline {failure.describe()}; tuning went on without the performance check"
             return TuneState(notes=(note,))
     raise TypeError(f"not a Result: {baseline!r}")  # pragma: no cover
 
 
-def _backend_of(candidate: Candidate) -> str:
-    """The backend a candidate names, success or failure."""
+def backend_of(candidate: Candidate) -> str:
+    """The backend a candidate names, success or failure.
+
+    >>> backend_of(Failure(BackendFailure("onnxruntime", "build", "no provider")))
+    'onnxruntime'
+    """
     match candidate:
         case Success(profile):
             return str(profile.backend)
@@ -96,7 +100,7 @@ def _backend_of(candidate: Candidate) -> str:
 
 def step(strategy: Strategy, state: TuneState, candidate: Candidate) -> TuneState:
     """Fold one candidate into the state (never raises for a failed candidate)."""
-    name = _backend_of(candidate)
+    name = backend_of(candidate)
     considered = (*state.considered, name)
     if strategy.admits is not None and not strategy.admits(name):
         refused = BackendFailure(name, "measure", f"{name} is not admitted by {strategy.name}")

@@ -89,7 +89,7 @@ def spec_from_json(doc: Reader) -> InputSpec:
     )
 
 
-def placeholder_samples(spec: InputSpec) -> Samples:
+def zero_samples(spec: InputSpec) -> Samples:
     """One all-zeros sample of batch size 1 matching ``spec`` (for rebuilding a recipe)."""
     tensors = {
         t.name: torch.zeros(t.shape(1, spec.batch_axis), dtype=getattr(torch, t.dtype))
@@ -206,14 +206,16 @@ def _built(
     doc: Reader,
     folder: Path,
     config: Backend,
-    spec: InputSpec,
+    samples: Samples,
     module: torch.nn.Module | None,
     device: torch.device,
     work_dir: Path,
 ) -> Built:
     outputs = read_output_spec(doc.text("outputs"))
     if doc.text("mode") == "artifact":
-        effect = load_built(config, folder / doc.text("artifact"), spec, outputs, device, work_dir)
+        effect = load_built(
+            config, folder / doc.text("artifact"), samples.spec, outputs, device, work_dir
+        )
     else:
         if module is None:
             raise LoadError(
@@ -226,7 +228,7 @@ def _built(
                 f"the module's weights differ from those {folder} was tuned with "
                 "(weights sha256 mismatch)"
             )
-        effect = config.build(module, placeholder_samples(spec), device, work_dir)
+        effect = config.build(module, samples, device, work_dir)
     if isinstance(effect, IOFailure):
         raise LoadError(f"{folder}: {unsafe_perform_io(effect.failure()).describe()}")
     return unsafe_perform_io(effect.unwrap())
@@ -258,5 +260,6 @@ def load(
     except ValueError as error:
         raise LoadError(f"{folder / MANIFEST}: {error}") from None
     work_dir = Path(tempfile.mkdtemp(prefix="aitune_fp-load-"))
-    built = _built(doc, folder, config, spec, module, dev, work_dir)
-    return TunedModule(built, config, selection, placeholder_samples(spec), record, source=module)
+    samples = zero_samples(spec)
+    built = _built(doc, folder, config, samples, module, dev, work_dir)
+    return TunedModule(built, config, selection, samples, record, source=module)

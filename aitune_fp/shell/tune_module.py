@@ -38,6 +38,7 @@ from aitune_fp.core.records import BackendFailure, Profile, Selection, TuneError
 from aitune_fp.core.report import strategy_config, summary_lines
 from aitune_fp.core.rounds import contenders
 from aitune_fp.core.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.statistics import mean
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend, Built
@@ -160,16 +161,16 @@ class _Run:
                 self.device,
                 batch_sizes=sizes,
                 tolerance=self.tolerance,
-            ).map(_validation_numbers)
+            ).map(ValidationReport.as_dict)
 
         def on_batch(report: BatchReport) -> None:
-            mean = sum(report.samples) / len(report.samples)
+            mean_ms = mean(report.samples)
             self.emit(
                 "batch_size",
                 name,
                 stage="profile",
                 batch_size=report.batch_size,
-                message=f"{mean:.3f} ms/call over {len(report.samples)} calls",
+                message=f"{mean_ms:.3f} ms/call over {len(report.samples)} calls",
             )
 
         run = run_candidate(
@@ -204,11 +205,6 @@ class _Run:
                 failure = _failure_of(run)
                 log.warning("%s", failure.describe())
                 self.emit("backend_done", run.name, message=f"failed: {failure.describe()}")
-
-
-def _validation_numbers(report: ValidationReport) -> dict[str, float]:
-    """The numeric fields of a validation report (its max errors)."""
-    return {"max_abs_error": report.max_abs_error, "max_rel_error": report.max_rel_error}
 
 
 def perform(io: IOResult[_V, _E]) -> Result[_V, _E]:
@@ -247,8 +243,6 @@ def _outcome(run: CandidateRun) -> BackendOutcome:
 
 
 def _config_dict(backend: Backend) -> dict[str, Any]:
-    import dataclasses
-
     if dataclasses.is_dataclass(backend) and not isinstance(backend, type):
         return dataclasses.asdict(backend)
     return {"name": backend.name}

@@ -11,29 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from returns.pipeline import is_successful
-from returns.result import Failure, Result, Success
+from returns.result import Result, Success
 
 from aitune_fp.core.fold import Candidate
+from aitune_fp.core.fold import backend_of as name_of  # the laws read names as the fold does
 from aitune_fp.core.records import BackendProfilingResult, Selection, TuneError
 from aitune_fp.core.strategy import Strategy
 
+__all__ = ["Outcome", "Scored", "measured_baseline", "name_of", "successes", "winner"]
+
 Outcome = Result[Selection, TuneError]
 Scored = tuple[str, BackendProfilingResult]
-
-
-def name_of(candidate: Candidate) -> str:
-    """The backend a candidate names, success or failure.
-
-    >>> from aitune_fp import BackendFailure
-    >>> name_of(Failure(BackendFailure("onnxruntime", "build", "no provider")))
-    'onnxruntime'
-    """
-    match candidate:
-        case Success(profile):
-            return str(profile.backend)
-        case Failure(failure):
-            return str(failure.backend)
-    raise TypeError(f"not a Result: {candidate!r}")  # pragma: no cover
 
 
 def winner(outcome: Outcome) -> tuple[str, BackendProfilingResult, bool] | None:
