@@ -28,6 +28,7 @@ from aitune_fp.core import (
     one_backend,
     tune,
     with_min_speedup,
+    within_memory,
 )
 
 __version__ = "0.1.0"
@@ -69,4 +70,5 @@ __all__ = [
     "tune",
     "tune_module",
     "with_min_speedup",
+    "within_memory",
 ]

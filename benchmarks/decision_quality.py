@@ -46,7 +46,7 @@ from returns.result import Success
 
 from aitune_fp.core.fold import start, step, tune
 from aitune_fp.core.records import Profile
-from aitune_fp.core.rounds import contenders, judge_rounds
+from aitune_fp.core.rounds import judge_rounds, round_members
 from aitune_fp.core.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.strategies import confident, min_latency
 from aitune_fp.core.strategy import Strategy
@@ -189,8 +189,8 @@ def _rounds(
     state = start(strategy, Success(swept[0]))
     for p in swept[1:]:
         state = step(strategy, state, Success(p))
-    joined = contenders(strategy, state, plan.contenders)
-    members = (0, *(NAMES.index(c) for c in joined))
+    joined = round_members(strategy, state, plan)
+    members = (*((0,) if joined.baseline else ()), *(NAMES.index(c) for c in joined.candidates))
     if len(members) < 2:
         return _chosen(strategy, swept)
     rounds: dict[int, list[float]] = {i: [] for i in members}
@@ -213,7 +213,7 @@ def _rounds(
         verdict = judge_rounds(
             strategy,
             with_rounds[0],
-            [with_rounds[i] for i in members[1:]],
+            [with_rounds[NAMES.index(c)] for c in joined.candidates],
             done,
             float(machine.timed),
             plan,

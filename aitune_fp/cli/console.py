@@ -6,8 +6,8 @@ Rules:
 - on a terminal, progress is a rich display (a bar over backends and a line for the
   current backend's stage and batch size); elsewhere (pipes, CI logs) it is one plain line
   per event worth keeping (plan, each backend's result, the selection);
-- the final table has one row per backend: backend, status, metric, batch size, speedup
-  and why it failed, then the decision lines.
+- the final table has one row per backend: backend, status, metric, batch size, speedup,
+  peak memory in MiB (``—`` when unknown) and why it failed, then the decision lines.
 """
 
 from __future__ import annotations
@@ -28,7 +28,12 @@ from rich.progress import (
 from rich.table import Table
 
 from aitune_fp.core.run_record import RunRecord
-from aitune_fp.core.run_summary import backend_rows, decision_lines, format_metric
+from aitune_fp.core.run_summary import (
+    backend_rows,
+    decision_lines,
+    format_metric,
+    format_peak_mb,
+)
 from aitune_fp.shell.progress import ProgressEvent
 
 STATUS_STYLES = {"selected": "bold green", "baseline": "cyan", "profiled": "", "not run": "dim"}
@@ -44,6 +49,7 @@ def results_table(record: RunRecord) -> Table:
         ("metric", "right"),
         ("batch size", "right"),
         ("speedup", "right"),
+        ("peak MiB", "right"),
         ("why it failed", "left"),
     ]:
         table.add_column(header, justify=justify)  # type: ignore[arg-type]
@@ -55,6 +61,7 @@ def results_table(record: RunRecord) -> Table:
             "—" if row.metric is None else format_metric(record, row.metric),
             "—" if row.batch_size is None else str(row.batch_size),
             "—" if row.speedup is None else f"{row.speedup:.2f}×",
+            format_peak_mb(row.peak_memory_mb),
             row.reason,
         )
     return table

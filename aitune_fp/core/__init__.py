@@ -22,6 +22,7 @@ from aitune_fp.core.strategies import (
     min_latency_at,
     one_backend,
     with_min_speedup,
+    within_memory,
 )
 from aitune_fp.core.strategy import ProfilingPlan, Strategy
 
@@ -47,4 +48,5 @@ __all__ = [
     "step",
     "tune",
     "with_min_speedup",
+    "within_memory",
 ]

@@ -120,6 +120,15 @@ class Reader:
         """A number field (``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` accepted)."""
         return _number(self.raw(key), self.at(key))
 
+    def number_or_none(self, key: str) -> float | None:
+        """A number or null field (absent reads as null).
+
+        >>> Reader({"a": None}, "doc").number_or_none("a"), Reader({}, "doc").number_or_none("a")
+        (None, None)
+        """
+        value = self.raw(key, None)
+        return None if value is None else self.number(key)
+
     def obj(self, key: str, default: dict[str, Any] | None = None) -> dict[str, Any]:
         """An object field, as a dict (required unless ``default`` is given)."""
         return dict(self._typed(key, _is_dict, "an object", default))

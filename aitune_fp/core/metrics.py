@@ -3,6 +3,8 @@
 Rules (the reference's definitions, so results stay comparable with AITune):
 - latency is the mean per-call time in ms at a batch size;
 - throughput is ``batch_size * 1000 / mean latency`` samples/s;
+- a result carries its profile's peak memory (``peak_memory_mb``) unchanged, so every
+  strategy built on :func:`result_at` reports it;
 - a speedup is a ratio nudged by one ulp when float rounding would hide a strict
   difference, so ``speedup(a, b) > 1`` holds exactly when ``a`` is strictly better.
 """
@@ -21,9 +23,10 @@ def result_at(
 ) -> BackendProfilingResult:
     """The result for ``batch_size`` of ``profile``, its metric given ``(bs, mean_ms)``.
 
-    >>> p = Profile("x", {2: [4.0, 4.0]})
-    >>> result_at(p, 2, lambda bs, ms: ms).throughput
-    500.0
+    >>> p = Profile("x", {2: [4.0, 4.0]}, peak_memory_mb=12.5)
+    >>> r = result_at(p, 2, lambda bs, ms: ms)
+    >>> r.throughput, r.peak_memory_mb
+    (500.0, 12.5)
     """
     samples = profile.samples(batch_size)
     latency = mean(samples)
@@ -34,6 +37,7 @@ def result_at(
         latency=latency,
         throughput=throughput,
         samples_ms=samples,
+        peak_memory_mb=profile.peak_memory_mb,
     )
 
 

@@ -2,9 +2,12 @@
 
 Rules:
 - a strategy spec is ``max-throughput``, ``min-latency`` or ``latency-budget=BUDGET``,
-  optionally prefixed ``confident:`` for the statistical decision rule (issue 5);
+  optionally prefixed ``confident:`` for the statistical decision rule (issue 5) or
+  ``within-memory=SIZE:`` (``within-memory=SIZE,strict:``) for a peak-memory budget;
   names are case-insensitive and ``_`` may replace ``-``; a budget is a positive number
   with an optional unit ``ms`` (the default), ``us``/``µs`` or ``s``, and is stored in ms;
+  a memory size is a positive number with an optional unit ``MiB`` (the default) or
+  ``GiB``, and is stored in MiB;
 - a stored strategy configuration (``strategy_config``'s dict) names a shipped strategy
   and its parameters, and gives that strategy back (``validate_performance`` included);
 - an input shape is ``8x3x64x64`` (``x``, ``×`` or ``,`` between positive integers);
@@ -20,12 +23,26 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from aitune_fp.core.strategies import confident, latency_budget, max_throughput, min_latency
+from aitune_fp.core.strategies import (
+    confident,
+    latency_budget,
+    max_throughput,
+    min_latency,
+    within_memory,
+)
 from aitune_fp.core.strategy import Strategy
 
-STRATEGY_SPECS: Final = ("max-throughput", "min-latency", "latency-budget=5ms", "confident:<spec>")
+STRATEGY_SPECS: Final = (
+    "max-throughput",
+    "min-latency",
+    "latency-budget=5ms",
+    "within-memory=512MiB:<spec>",
+    "confident:<spec>",
+)
 _UNITS: Final = {"": 1.0, "ms": 1.0, "us": 1e-3, "µs": 1e-3, "s": 1e3}
 _BUDGET: Final = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(ms|us|µs|s)?\s*$", re.I)
+_MEMORY_UNITS: Final = {"": 1.0, "mib": 1.0, "gib": 1024.0}
+_MEMORY: Final = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(mib|gib)?\s*$", re.I)
 
 
 def parse_budget_ms(text: str) -> float:
@@ -47,6 +64,37 @@ def parse_budget_ms(text: str) -> float:
     return value
 
 
+def parse_memory_mb(text: str) -> float:
+    """A memory size in MiB from ``512``, ``512MiB`` or ``1.5GiB``.
+
+    >>> parse_memory_mb("512"), parse_memory_mb("512 MiB"), parse_memory_mb("1.5GiB")
+    (512.0, 512.0, 1536.0)
+    >>> parse_memory_mb("0")
+    Traceback (most recent call last):
+    ...
+    ValueError: memory budget must be a number > 0 with an optional unit MiB or GiB, got '0'
+    """
+    match = _MEMORY.match(text)
+    value = float(match.group(1)) * _MEMORY_UNITS[(match.group(2) or "").lower()] if match else 0.0
+    if not match or not math.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"memory budget must be a number > 0 with an optional unit MiB or GiB, got {text!r}"
+        )
+    return value
+
+
+def _within_memory_spec(arg: str, inner: str) -> Strategy:
+    """``within-memory=SIZE[,strict]:<spec>``: ``inner`` under a peak-memory budget."""
+    size, comma, flag = arg.partition(",")
+    if comma and flag.strip().lower() != "strict":
+        raise ValueError(f"within-memory takes SIZE or SIZE,strict, got {arg!r}")
+    if not inner.strip():
+        raise ValueError(
+            "within-memory needs a strategy after it, e.g. within-memory=512:min-latency"
+        )
+    return within_memory(parse_strategy(inner), parse_memory_mb(size), strict=bool(comma))
+
+
 def parse_strategy(spec: str) -> Strategy:
     """The shipped strategy a spec names.
 
@@ -56,6 +104,8 @@ def parse_strategy(spec: str) -> Strategy:
     5.0
     >>> parse_strategy("confident:min-latency").name
     'confident(min_latency)'
+    >>> parse_strategy("within-memory=1GiB,strict:max-throughput").params["budget_mb"]
+    1024.0
     >>> parse_strategy("fastest")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -64,6 +114,9 @@ def parse_strategy(spec: str) -> Strategy:
     head, colon, rest = spec.strip().partition(":")
     if colon and head.strip().lower() == "confident":
         return confident(parse_strategy(rest))
+    prefix, _, size = head.partition("=")
+    if colon and prefix.strip().lower().replace("_", "-") == "within-memory":
+        return _within_memory_spec(size, rest)
     name, _, arg = spec.strip().partition("=")
     key = name.strip().lower().replace("_", "-")
     if key == "latency-budget":
@@ -91,6 +144,8 @@ def strategy_from_config(config: Mapping[str, Any]) -> Strategy:
     params = config.get("parameters") or {}
     if isinstance(name, str) and name.startswith("confident(") and name.endswith(")"):
         return _confident_from_config(config, name[len("confident(") : -1], params)
+    if isinstance(name, str) and name.startswith("within_memory(") and name.endswith(")"):
+        return _memory_from_config(config, name[len("within_memory(") : -1], params)
     if name == "latency_budget":
         budget = params.get("budget_ms")
         if isinstance(budget, bool) or not isinstance(budget, int | float):
@@ -130,6 +185,31 @@ def _confident_from_config(
         resamples=int(params["resamples"]),
         seed=int(params["seed"]),
         statistic=str(params["statistic"]),
+    )
+
+
+_MEMORY_KEYS: Final = ("budget_mb", "strict_memory", "memory_baseline")
+
+
+def _memory_from_config(
+    config: Mapping[str, Any], inner: str, params: Mapping[str, Any]
+) -> Strategy:
+    """``within_memory(inner)`` with its stored budget, strictness and baseline name."""
+    base = strategy_from_config(
+        {
+            **config,
+            "strategy": inner,
+            "parameters": {k: v for k, v in params.items() if k not in _MEMORY_KEYS},
+        }
+    )
+    budget = params.get("budget_mb")
+    if isinstance(budget, bool) or not isinstance(budget, int | float):
+        raise ValueError(f"within_memory config needs a numeric budget_mb, got {budget!r}")
+    return within_memory(
+        base,
+        float(budget),
+        strict=bool(params.get("strict_memory", False)),
+        baseline=str(params.get("memory_baseline", "eager")),
     )
 
 

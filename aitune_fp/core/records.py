@@ -44,6 +44,30 @@ def _freeze_latencies(latencies: Mapping[int, Sequence[float]]) -> PMap[int, tup
     return pmap(frozen)
 
 
+def check_peak_memory(value: float | None) -> float | None:
+    """``value`` as a float when it is ``None`` or a finite number ``>= 0`` (MiB).
+
+    >>> check_peak_memory(3), check_peak_memory(None)
+    (3.0, None)
+    >>> check_peak_memory(-1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: peak_memory_mb must be None or a finite number >= 0 (MiB), got -1.0
+    """
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ValueError(
+            f"peak_memory_mb must be None or a finite number >= 0 (MiB), got {value!r}"
+        )
+    return float(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """One backend's raw per-call latencies in ms, per batch size, warm-up excluded.
@@ -52,6 +76,9 @@ class Profile:
     fed; both are informative and never used by selection. ``rounds_ms`` holds, per batch
     size, the samples of the interleaved final rounds (one per round, aligned by round
     index with every other profile of the same tune; empty when there were no rounds).
+    ``peak_memory_mb`` is the memory the backend added while it ran, in MiB: the peak
+    during its profiled calls minus the level before it was built (see
+    :mod:`aitune_fp.effects.memory`); ``None`` when it was not measured.
 
     >>> p = Profile("eager", {1: [2.0, 2.0], 2: [3.0]})
     >>> p.batch_sizes
@@ -67,6 +94,7 @@ class Profile:
     sweep_stop: str = "plan exhausted"
     input_mode: str = "rotating"
     rounds_ms: Mapping[int, Sequence[float]] = field(default_factory=pmap)
+    peak_memory_mb: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.backend, str) or not self.backend:
@@ -74,6 +102,7 @@ class Profile:
         object.__setattr__(self, "latencies_ms", _freeze_latencies(self.latencies_ms))
         rounds = _freeze_latencies(self.rounds_ms) if self.rounds_ms else pmap()
         object.__setattr__(self, "rounds_ms", rounds)
+        object.__setattr__(self, "peak_memory_mb", check_peak_memory(self.peak_memory_mb))
 
     @property
     def batch_sizes(self) -> tuple[int, ...]:
@@ -113,7 +142,8 @@ class BackendProfilingResult:
     ``metric`` is what ``compare`` orders; ``latency`` (mean ms per call) and
     ``throughput`` (samples/s) describe the selected batch size; ``samples_ms`` keeps the
     raw samples at that batch size so statistics can be re-derived offline; ``rounds_ms``
-    the interleaved-round samples at that batch size, when the profile has them.
+    the interleaved-round samples at that batch size, when the profile has them;
+    ``peak_memory_mb`` the profile's peak memory in MiB (``None`` when not measured).
 
     >>> r = BackendProfilingResult(metric=100.0, selected_batch_size=4, latency=40.0,
     ...                            throughput=100.0)
@@ -127,8 +157,10 @@ class BackendProfilingResult:
     throughput: float
     samples_ms: tuple[float, ...] = field(default=(), compare=False)
     rounds_ms: tuple[float, ...] = field(default=(), compare=False)
+    peak_memory_mb: float | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "peak_memory_mb", check_peak_memory(self.peak_memory_mb))
         if not math.isfinite(self.metric) or self.metric <= 0.0:
             raise ValueError(f"metric must be finite and > 0, got {self.metric!r}")
         if self.selected_batch_size < 1:

@@ -3,6 +3,8 @@
 Rules:
 - every field of every record is written, so decoding gives an equal record (raw samples
   included, even those ``==`` ignores);
+- an optional number (``peak_memory_mb``) is written as a number or ``null``, and an
+  absent key (a record written before the field existed) reads as ``None``;
 - a ``Profile``'s batch sizes are JSON object keys, written as decimal strings in ascending
   order;
 - decoding checks types through :class:`~aitune_fp.core.json_read.Reader` and the records'
@@ -37,7 +39,13 @@ def encode_profile(profile: Profile) -> dict[str, Any]:
         "sweep_stop": profile.sweep_stop,
         "input_mode": profile.input_mode,
         "rounds_ms": {str(bs): list(profile.rounds_ms[bs]) for bs in sorted(profile.rounds_ms)},
+        "peak_memory_mb": _optional_float(profile.peak_memory_mb),
     }
+
+
+def _optional_float(value: float | None) -> float | str | None:
+    """``None`` stays ``None``; a number is written as :func:`encode_float` writes it."""
+    return None if value is None else encode_float(value)
 
 
 def _batch_size(key: str, path: str) -> int:
@@ -62,6 +70,7 @@ def decode_profile(doc: Reader) -> Profile:
         sweep_stop=doc.text("sweep_stop", "plan exhausted"),
         input_mode=doc.text("input_mode", "rotating"),
         rounds_ms={} if rounds is None else _per_batch_size(rounds),
+        peak_memory_mb=doc.number_or_none("peak_memory_mb"),
     )
 
 
@@ -84,6 +93,7 @@ def encode_result(result: BackendProfilingResult) -> dict[str, Any]:
         "throughput": encode_float(result.throughput),
         "samples_ms": [encode_float(s) for s in result.samples_ms],
         "rounds_ms": [encode_float(s) for s in result.rounds_ms],
+        "peak_memory_mb": _optional_float(result.peak_memory_mb),
     }
 
 
@@ -97,6 +107,7 @@ def decode_result(doc: Reader) -> BackendProfilingResult:
         throughput=doc.number("throughput"),
         samples_ms=doc.numbers("samples_ms", []),
         rounds_ms=doc.numbers("rounds_ms", []),
+        peak_memory_mb=doc.number_or_none("peak_memory_mb"),
     )
 
 

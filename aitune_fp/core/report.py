@@ -70,6 +70,7 @@ def plan_config(plan: ProfilingPlan) -> dict[str, Any]:
             "max_seconds": rounds.max_seconds,
             "warmup_calls": rounds.warmup_calls,
             "judge_every": rounds.judge_every,
+            "settled_speedup": rounds.settled_speedup,
         },
     }
 

@@ -2,9 +2,9 @@
 
 Rules:
 - pure: a :class:`~aitune_fp.core.run_record.RunRecord` in, a string out;
-- sections in order: title, decision, backends (status, metric, batch size, speedup, why it
-  failed), latency per batch size (samples, mean, median, p90, p99, CV, throughput) per
-  backend, validation errors, stage times, strategy, environment;
+- sections in order: title, decision, backends (status, metric, batch size, speedup, peak
+  memory in MiB, why it failed), latency per batch size (samples, mean, median, p90, p99,
+  CV, throughput) per backend, validation errors, stage times, strategy, environment;
 - a ``|`` in any cell is escaped, so a failure message never breaks a table;
 - maps are rendered with sorted keys, so equal records give identical reports.
 """
@@ -17,7 +17,12 @@ from typing import Any
 
 from aitune_fp.core.json_values import thaw_json
 from aitune_fp.core.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.run_summary import backend_rows, decision_lines, format_metric
+from aitune_fp.core.run_summary import (
+    backend_rows,
+    decision_lines,
+    format_metric,
+    format_peak_mb,
+)
 from aitune_fp.core.statistics import coefficient_of_variation, mean, median, percentile
 
 
@@ -45,7 +50,7 @@ def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 
 def backends_section(record: RunRecord) -> str:
-    """The per-backend table: status, metric, batch size, speedup, why it failed."""
+    """The per-backend table: status, metric, batch size, speedup, peak MiB, why it failed."""
     rows = [
         (
             r.backend + (" (baseline)" if r.role == "baseline" else ""),
@@ -53,11 +58,12 @@ def backends_section(record: RunRecord) -> str:
             None if r.metric is None else format_metric(record, r.metric),
             r.batch_size,
             None if r.speedup is None else f"{r.speedup:.2f}×",
+            format_peak_mb(r.peak_memory_mb),
             r.reason,
         )
         for r in backend_rows(record)
     ]
-    header = ["backend", "status", "metric", "batch size", "speedup", "why it failed"]
+    header = ["backend", "status", "metric", "batch size", "speedup", "peak MiB", "why it failed"]
     return table(header, rows)
 
 

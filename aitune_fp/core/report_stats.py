@@ -3,7 +3,8 @@
 Rules:
 - per backend (baseline first, then candidates in user order): batch size, median, p90,
   p99, IQR, CV and the sample count of its raw samples at the selected batch size, and its
-  speedup over the baseline with a confidence interval;
+  speedup over the baseline with a confidence interval, and its peak memory in MiB
+  (``peak memory —`` when unknown);
 - intervals use the strategy's own confidence rule; a strategy deciding by the reference
   rule gets the default rule with the mean, for information only;
 - the decision line says whether the win is significant ("1.42× [1.38, 1.47], 90 %"), or
@@ -33,6 +34,7 @@ class BackendStats:
     is_baseline: bool
     selected: bool
     rounds: int = 0
+    peak_memory_mb: float | None = None
 
 
 def report_rule(strategy: Strategy) -> ConfidenceRule:
@@ -77,6 +79,7 @@ def backend_stats(strategy: Strategy, selection: Selection) -> tuple[BackendStat
             is_baseline=selection.baseline is not None and index == 0,
             selected=name == selection.backend,
             rounds=len(result.rounds_ms),
+            peak_memory_mb=result.peak_memory_mb,
         )
         for index, (name, result) in enumerate(rows)
     )
@@ -94,8 +97,10 @@ def stats_line(strategy: Strategy, stats: BackendStats) -> str:
         f"IQR {s.iqr:.3f} ms, CV {s.cv:.1%}, n={s.count}"
     )
     rounds = f", {stats.rounds} interleaved rounds" if stats.rounds else ""
+    peak = stats.peak_memory_mb
+    memory = "; peak memory —" if peak is None else f"; peak memory {peak:.1f} MiB"
     speed = "" if stats.speedup is None else f"; speedup {stats.speedup.describe()}"
-    return f"{head}: {body}{rounds}{speed}"
+    return f"{head}: {body}{rounds}{memory}{speed}"
 
 
 def _leader(

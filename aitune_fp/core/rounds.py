@@ -5,6 +5,10 @@ Rules:
   participants (the baseline, when there is one, always joins);
 - the contenders are the fold's leader and the candidates it does not significantly beat,
   at most ``plan.contenders`` of them (the highest speedups over the leader), in user order;
+- rounds are run only where the sweeps leave the decision open: the baseline joins only
+  while some contender is not settled against it by the sweeps (the interval of the
+  speedup between them, from sweep samples, lies beyond ``plan.settled_speedup`` one way or
+  the other), and no rounds are run with fewer than two members;
 - when judging, the fold is re-run over the participants with their round samples (so
   comparisons are paired) to find the current winner ``W``; a candidate stays *open*
   while it could still become the winner: ``W`` does not significantly beat it, the upper
@@ -21,11 +25,11 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from returns.result import Success
 
-from aitune_fp.core.confidence import clearly_not_faster
+from aitune_fp.core.confidence import beats, clearly_not_faster, speedup_interval
 from aitune_fp.core.fold import TuneState, tune
 from aitune_fp.core.records import BackendProfilingResult, Profile
 from aitune_fp.core.rounds_plan import RoundsPlan
@@ -66,6 +70,100 @@ def contenders(strategy: Strategy, state: TuneState, limit: int) -> tuple[str, .
     ranked = sorted(close, key=lambda nr: -strategy.speedup(nr[1], leader))[:limit]
     keep = {name for name, _ in ranked}
     return tuple(name for name, _ in state.ranking if name in keep)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundMembers:
+    """Who is timed in the final rounds, or why none are run.
+
+    ``candidates`` are the contenders that join (user order); ``baseline`` says whether
+    the baseline joins; ``reason`` explains an empty or reduced set (empty otherwise).
+    """
+
+    candidates: tuple[str, ...]
+    baseline: bool
+    reason: str = ""
+
+    @property
+    def size(self) -> int:
+        """How many participants the rounds would time."""
+        return len(self.candidates) + int(self.baseline)
+
+
+def settled_by_sweeps(
+    strategy: Strategy, a: BackendProfilingResult, b: BackendProfilingResult, speedup: float
+) -> int:
+    """How the sweeps alone settle ``a`` against ``b``: 1 (a faster), -1 (b faster) or 0 (open).
+
+    The interval is the strategy's own (same confidence, statistic, resamples and seed)
+    over the results' sweep samples; ``a`` is settled faster when the low end of its
+    speedup interval over ``b`` is above ``speedup``, slower when the high end is below
+    ``1 / speedup``. A strategy without a confidence rule settles nothing.
+
+    >>> from aitune_fp.core.strategies import confident, min_latency
+    >>> s = confident(min_latency)
+    >>> fast = s.measure(Profile("a", {1: [1.0, 1.02, 0.98, 1.01, 0.99]})).unwrap()
+    >>> slow = s.measure(Profile("b", {1: [2.0, 2.04, 1.96, 2.02, 1.98]})).unwrap()
+    >>> near = s.measure(Profile("c", {1: [1.2, 1.22, 1.18, 1.21, 1.19]})).unwrap()
+    >>> settled_by_sweeps(s, fast, slow, 1.5), settled_by_sweeps(s, slow, fast, 1.5)
+    (1, -1)
+    >>> settled_by_sweeps(s, fast, near, 1.5)
+    0
+    """
+    rule = strategy.confidence
+    if rule is None:
+        return 0
+    wide = replace(rule, min_speedup=speedup - 1.0)
+    kind = metric_kind(strategy)
+    sweep_a, sweep_b = replace(a, rounds_ms=()), replace(b, rounds_ms=())
+    if beats(wide, kind, sweep_a, sweep_b):
+        return 1
+    return -1 if beats(wide, kind, sweep_b, sweep_a) else 0
+
+
+def round_members(strategy: Strategy, state: TuneState, plan: RoundsPlan) -> RoundMembers:
+    """The rounds' members after the sweeps: the contenders, and the baseline when needed.
+
+    Rules: without a baseline, or with ``plan.settled_speedup=None``, every contender joins
+    (with the baseline when there is one). Otherwise each contender is settled against
+    the baseline by the sweeps or open (:func:`settled_by_sweeps`); one settled slower
+    cannot win and leaves; the baseline joins while any contender is open.
+
+    >>> from aitune_fp.core.fold import start, step
+    >>> from aitune_fp.core.strategies import confident, min_latency
+    >>> s = confident(min_latency)
+    >>> def p(name, ms):
+    ...     return Success(Profile(name, {1: [ms, ms * 1.02, ms * 0.98, ms * 1.01, ms * 0.99]}))
+    >>> state = step(s, start(s, p("eager", 3.0)), p("ort", 1.0))
+    >>> members = round_members(s, state, RoundsPlan())
+    >>> members.candidates, members.baseline
+    (('ort',), False)
+    >>> members.reason
+    'the sweeps settle ort against eager: 3.00× [2.95, 3.06], beyond 1.5×'
+    >>> round_members(s, step(s, state, p("inductor", 1.005)), RoundsPlan()).candidates
+    ('ort', 'inductor')
+    >>> round_members(s, state, RoundsPlan(settled_speedup=None))
+    RoundMembers(candidates=('ort',), baseline=True, reason='')
+    """
+    joined = contenders(strategy, state, plan.contenders)
+    margin, rule = plan.settled_speedup, strategy.confidence
+    if state.baseline is None or margin is None or rule is None:
+        return RoundMembers(joined, state.baseline is not None)
+    base_name, base = state.baseline
+    results = dict(state.ranking)
+    sides = {n: settled_by_sweeps(strategy, results[n], base, margin) for n in joined}
+    kept = tuple(n for n in joined if sides[n] >= 0)
+    needs_base = any(side == 0 for side in sides.values())
+    settled = [n for n in joined if sides[n] != 0]
+    if not settled:
+        return RoundMembers(kept, needs_base)
+    kind = metric_kind(strategy)
+    said = "; ".join(
+        f"{n} against {base_name}: "
+        + speedup_interval(rule, kind, results[n], base).describe().rsplit(",", 1)[0]
+        for n in settled
+    )
+    return RoundMembers(kept, needs_base, f"the sweeps settle {said}, beyond {margin:g}×")
 
 
 def _measured(strategy: Strategy, profile: Profile) -> BackendProfilingResult | None:

@@ -8,6 +8,14 @@ calls each. Rounds go on until the decision is clear (at least ``min_rounds``), 
 after ``min_rounds`` rounds and then every ``judge_every`` rounds (judging costs a few
 bootstraps). Invariants are checked at construction.
 
+Rounds are only run where the sweeps leave the decision open. Two participants are
+*settled by the sweeps* when the interval of one's speedup over the other, from their
+sweep samples alone, lies entirely beyond ``settled_speedup`` (default 1.5×, either way):
+a gap that no plausible drift between two sweeps timed a few seconds apart closes. The
+baseline joins the rounds only while some contender's comparison with it is unsettled,
+and with a single contender settled against the baseline no rounds are run at all.
+``settled_speedup=None`` always runs them.
+
 >>> RoundsPlan(min_rounds=0)
 Traceback (most recent call last):
 ...
@@ -30,6 +38,7 @@ class RoundsPlan:
     max_seconds: float = 30.0
     warmup_calls: int = 1
     judge_every: int = 2
+    settled_speedup: float | None = 1.5
 
     def __post_init__(self) -> None:
         if self.contenders < 1:
@@ -45,6 +54,11 @@ class RoundsPlan:
             raise ValueError(f"warmup_calls must be >= 0, got {self.warmup_calls}")
         if self.judge_every < 1:
             raise ValueError(f"judge_every must be >= 1, got {self.judge_every}")
+        settled = self.settled_speedup
+        if settled is not None and not (math.isfinite(settled) and settled > 1.0):
+            raise ValueError(
+                f"settled_speedup must be None or a finite number > 1, got {settled!r}"
+            )
 
     def judges(self, rounds_done: int, elapsed_s: float) -> bool:
         """Whether the decision is judged after ``rounds_done`` rounds.

@@ -8,6 +8,8 @@ Rules:
   failure included — and ``not run`` for a backend the strategy never reached;
 - metric and batch size are the strategy's own, from the selection; the speedup is the
   strategy's speedup over the baseline (``1.00`` for the baseline itself);
+- ``peak_memory_mb`` is the backend's measured peak memory in MiB from its profile (shown
+  for a candidate a strategy refused too), ``None`` when unknown or never profiled;
 - values are formatted with the stored strategy's unit; nothing here computes a new metric.
 """
 
@@ -30,6 +32,7 @@ class BackendRow:
     batch_size: int | None
     speedup: float | None
     reason: str
+    peak_memory_mb: float | None = None
 
 
 def value_format(record: RunRecord) -> str:
@@ -106,6 +109,15 @@ def _status(record: RunRecord, outcome: BackendOutcome, failure: BackendFailure 
     return "baseline" if is_baseline else "profiled"
 
 
+def format_peak_mb(value: float | None) -> str:
+    """A peak-memory cell: MiB with one decimal, ``—`` when unknown.
+
+    >>> format_peak_mb(812.44), format_peak_mb(None)
+    ('812.4', '—')
+    """
+    return "—" if value is None else f"{value:.1f}"
+
+
 def backend_row(record: RunRecord, outcome: BackendOutcome) -> BackendRow:
     """The row of one of ``record``'s outcomes."""
     failure = _failure_of(record, outcome)
@@ -118,6 +130,7 @@ def backend_row(record: RunRecord, outcome: BackendOutcome) -> BackendRow:
         batch_size=None if scored is None else scored.selected_batch_size,
         speedup=_speedup(record, outcome),
         reason="" if failure is None else failure.message,
+        peak_memory_mb=None if outcome.profile is None else outcome.profile.peak_memory_mb,
     )
 
 

@@ -13,9 +13,13 @@ Rules (the pure decisions live in :mod:`aitune_fp.core.rounds`):
   less time than that verdict did, so judging never costs more than the rounds themselves;
 - a participant whose call raises leaves the rounds (its samples stay a prefix); nothing
   here raises for a backend's failure;
-- :func:`final_rounds` wires this to the fold: the contenders of the fold's state join
-  the baseline, and the same fold is re-run over the same candidates with the round
-  samples attached, so the stored run re-selects offline to the same answer.
+- :func:`final_rounds` wires this to the fold: the members come from
+  :func:`aitune_fp.core.rounds.round_members` (the contenders of the fold's state, and the
+  baseline unless the sweeps already settle every contender against it; no rounds at all
+  when fewer than two would be timed, and the reason is noted), and the same fold is
+  re-run over the same candidates with the round samples attached, so the stored run
+  re-selects offline to the same answer. A baseline that is not timed is still judged,
+  on its sweep samples.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from aitune_fp.core.fold import TuneState
 from aitune_fp.core.fold import start as fold_start
 from aitune_fp.core.fold import step as fold_step
 from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.rounds import contenders, judge_rounds
+from aitune_fp.core.rounds import judge_rounds, round_members
 from aitune_fp.core.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs import Samples
@@ -111,16 +115,23 @@ def run_rounds(
     device: torch.device,
     plan: RoundsPlan,
     settings: ProfileSettings = ProfileSettings(),
+    *,
+    time_baseline: bool = True,
 ) -> RoundsOutcome:
-    """Time ``baseline`` and ``candidates`` in interleaved rounds until the judge stops."""
+    """Time ``baseline`` and ``candidates`` in interleaved rounds until the judge stops.
+
+    With ``time_baseline=False`` the baseline is judged on its sweep samples only and
+    never called here.
+    """
     everyone = (*((baseline,) if baseline else ()), *candidates)
+    timed_ones = tuple(p for p in everyone if time_baseline or p is not baseline)
     began = time.monotonic()
     timer = call_timer(device, settings)
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
     timed: dict[str, list[float]] = {p.name: [] for p in everyone}
     with torch.inference_mode():
-        calls = {p.name: _warmed(p, samples, device, settings, plan) for p in everyone}
-        active = tuple(p.name for p in everyone if calls[p.name])
+        calls = {p.name: _warmed(p, samples, device, settings, plan) for p in timed_ones}
+        active = tuple(p.name for p in timed_ones if calls[p.name])
         synchronize(device)
         done, reason = 0, "no rounds were run"
         judge_cost, since_judged = 0.0, 0.0
@@ -179,28 +190,39 @@ def final_rounds(
     ``state`` is the fold's state after ``baseline`` and every candidate in ``fed`` (in
     order); ``runners`` maps the backends still alive to their runners. Without a rounds
     plan and a confidence rule, or with fewer than two live participants, ``state`` is
-    returned as is. Otherwise the new state comes from the same fold over the same
+    returned as is; when the sweeps already settle the decision, ``state`` gets a note
+    saying so. Otherwise the new state comes from the same fold over the same
     baseline and candidates, in the same order, the participants' profiles now carrying
     their round samples; its notes say how the rounds ended.
     """
     plan = strategy.plan.rounds
     if plan is None or strategy.confidence is None or state.best is None:
         return state, None
+    members = round_members(strategy, state, plan)
     by_name = {p.backend: p for p in (r.value_or(None) for r in fed) if p is not None}
     chosen = [
         Participant(n, runners[n], by_name[n], _batch_size(state, n))
-        for n in contenders(strategy, state, plan.contenders)
+        for n in members.candidates
         if n in runners and n in by_name
     ]
     base = None
     if baseline is not None and state.baseline is not None and baseline.backend in runners:
         bs = state.baseline[1].selected_batch_size
         base = Participant(baseline.backend, runners[baseline.backend], baseline, bs)
-    everyone = (*(() if base is None else (base,)), *chosen)
-    if len(everyone) < 2:
+    timed_base = base is not None and members.baseline
+    if len(chosen) + int(timed_base) < 2:
+        if members.reason:
+            note = f"no final rounds: {members.reason}"
+            log.info("%s", note)
+            return replace(state, notes=(*state.notes, note)), None
         return state, None
-    log.info("final rounds: %s", ", ".join(p.name for p in everyone))
-    outcome = run_rounds(strategy, base, chosen, samples, device, plan, settings)
+    names = [*((base.name,) if base is not None and timed_base else ()), *(p.name for p in chosen)]
+    log.info("final rounds: %s", ", ".join(names))
+    if members.reason:
+        log.info("%s", members.reason)
+    outcome = run_rounds(
+        strategy, base, chosen, samples, device, plan, settings, time_baseline=timed_base
+    )
     log.info("final rounds: %s (%.1f s)", outcome.reason, outcome.seconds)
     replaced = {p.backend: p for p in outcome.profiles}
     new_base = None if baseline is None else replaced.get(baseline.backend, baseline)
@@ -208,6 +230,8 @@ def final_rounds(
     for result in fed:
         refolded = fold_step(strategy, refolded, result.map(lambda p: replaced.get(p.backend, p)))
     note = f"final rounds ({outcome.rounds} rounds, {outcome.seconds:.1f} s): {outcome.reason}"
+    if members.reason:
+        note = f"{note}; {members.reason}"
     return replace(refolded, notes=(*refolded.notes, note)), outcome
 
 

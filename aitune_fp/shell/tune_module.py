@@ -10,6 +10,9 @@ Rules:
 - the eager baseline is profiled first, only when the strategy validates performance;
 - candidates are built lazily, one at a time, as the fold consumes them; a loser's
   resources are released as soon as it is no longer the leader;
+- every backend (the baseline too) gets its peak memory (:mod:`aitune_fp.effects.memory`):
+  the level before its build and the peak over its profiled calls, attached to its
+  profile as ``peak_memory_mb`` (``None`` when it cannot be measured);
 - every step is one ``logging`` line on the ``aitune_fp`` logger and one progress event;
 - the whole run (profiles, failures, stage times, selection) is returned as a
   ``RunRecord``; the only place effects are unwrapped is :func:`tune_module`'s caller
@@ -52,6 +55,7 @@ from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.environment import environment_fingerprint
 from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.effects.max_batch import find_max_batch_size
+from aitune_fp.effects.memory import MemoryWatch
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings
 from aitune_fp.effects.rounds import final_rounds
 from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
@@ -173,6 +177,12 @@ class _Run:
                 message=f"{mean_ms:.3f} ms/call over {len(report.samples)} calls",
             )
 
+        watch = MemoryWatch(self.device)
+
+        def on_stage(stage: str) -> None:
+            self.emit("stage", name, stage=stage)
+            watch.on_stage(stage)
+
         run = run_candidate(
             backend,
             name,
@@ -184,10 +194,11 @@ class _Run:
             self.batch_sizes,
             check,
             self.settings,
-            on_stage=lambda stage: self.emit("stage", name, stage=stage),
+            on_stage=on_stage,
             on_batch=on_batch,
             cache_dir=self.cache_dir,
         )
+        run = _with_peak_memory(run, watch.peak_mb())
         self.runs.append(run)
         self.done += 1
         self._log_outcome(run)
@@ -205,6 +216,15 @@ class _Run:
                 failure = _failure_of(run)
                 log.warning("%s", failure.describe())
                 self.emit("backend_done", run.name, message=f"failed: {failure.describe()}")
+
+
+def _with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:
+    """``run`` with ``peak_mb`` attached to its profile (unchanged when it has none)."""
+    if peak_mb is None or not isinstance(run.outcome, IOSuccess):
+        return run
+    log.info("%s peak memory: %.1f MiB", run.name, peak_mb)
+    profile = run.outcome.map(lambda p: dataclasses.replace(p, peak_memory_mb=peak_mb))
+    return dataclasses.replace(run, outcome=profile)
 
 
 def perform(io: IOResult[_V, _E]) -> Result[_V, _E]:

@@ -6,6 +6,8 @@ Rules:
   (the interesting case for selection rules) come up often, partly from a fine grid
   around 1 (near-ties, where a thresholded ``compare`` breaks transitivity), and partly
   from a wide range of finite positive floats;
+- a profile's peak memory is ``None`` (not measured) about one time in three, else drawn
+  from a small pool of round MiB values (so budget boundaries come up) or any range;
 - candidate lists carry unique backend names, and the baseline is always ``eager``, so a
   law can tell backends apart by name.
 
@@ -45,6 +47,7 @@ Candidate = Result[Profile, BackendFailure]
 TIE_POOL = (0.5, 1.0, 2.0, 4.0, 5.0, 8.0)
 BACKEND_NAMES = ("inductor", "onnxruntime", "tensorrt", "aot_inductor", "torch_tensorrt")
 BASELINE_NAME = "eager"
+MEMORY_POOL = (0.0, 64.0, 256.0, 512.0, 1024.0)
 
 
 def near_one() -> st.SearchStrategy[float]:
@@ -74,6 +77,13 @@ def batch_sizes() -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from((1, 2, 4, 8, 16, 32, 64)), st.integers(1, 1024))
 
 
+def peak_memories() -> st.SearchStrategy[float | None]:
+    """Peak memory figures in MiB: ``None`` (not measured), pooled round values, any range."""
+    return st.one_of(
+        st.none(), st.sampled_from(MEMORY_POOL), st.floats(min_value=0.0, max_value=1e5)
+    )
+
+
 @st.composite
 def profiles(
     draw: st.DrawFn, *, backend: str | None = None, max_batch_sizes: int = 4, max_samples: int = 5
@@ -84,7 +94,8 @@ def profiles(
     if draw(st.integers(0, 3)) < 3:
         sizes.add(1)
     samples = st.lists(latencies(), min_size=1, max_size=max_samples)
-    return Profile(name, {bs: draw(samples) for bs in sorted(sizes)})
+    latencies_ms = {bs: draw(samples) for bs in sorted(sizes)}
+    return Profile(name, latencies_ms, peak_memory_mb=draw(peak_memories()))
 
 
 def failures(*, backend: str | None = None) -> st.SearchStrategy[BackendFailure]:

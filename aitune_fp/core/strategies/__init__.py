@@ -5,6 +5,7 @@ from aitune_fp.core.strategies.first_wins import first_wins
 from aitune_fp.core.strategies.latency_budget import latency_budget
 from aitune_fp.core.strategies.latency_percentile import min_latency_at
 from aitune_fp.core.strategies.max_throughput import max_throughput
+from aitune_fp.core.strategies.memory import within_memory
 from aitune_fp.core.strategies.min_latency import min_latency
 from aitune_fp.core.strategies.one_backend import one_backend
 from aitune_fp.core.strategies.with_min_speedup import with_min_speedup
@@ -18,4 +19,5 @@ __all__ = [
     "min_latency_at",
     "one_backend",
     "with_min_speedup",
+    "within_memory",
 ]
