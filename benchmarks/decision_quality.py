@@ -13,9 +13,11 @@ per backend (``calls`` in the table: the share of it a method used, mean and max
 - ``reference``: each backend in turn, 10 warm-up + 20 timed calls, mean, strict ``>``;
 - ``confident-seq``: the same sequential samples, decided by ``confident(min_latency)``;
 - ``ours``: ``confident(min_latency)`` as shipped: a short sequential sweep (10 warm-up +
-  5 timed calls per backend) picks the contenders, then interleaved rounds (order rotated
-  per round) go on until the decision is clear, within at most twice the reference's
-  timed calls (``ours-strict``: at most the reference's), and the decision is taken on the
+  5 timed calls per backend) picks the contenders; where the sweeps leave the decision
+  open, interleaved rounds (order rotated per round, after one priming call each) go on
+  until it is clear, within the plan's budget (the rounds take at most ``sweep_share`` times
+  the sweeps' calls, the call count standing for time) and at most twice the reference's
+  timed calls (``ours-strict``: at most the reference's); the decision is taken on the
   paired rounds.
 
 A decision is *wrong* when the chosen backend is truly more than 5 % slower than the truly
@@ -193,15 +195,17 @@ def _rounds(
     members = (*((0,) if joined.baseline else ()), *(NAMES.index(c) for c in joined.candidates))
     if len(members) < 2:
         return _chosen(strategy, swept)
+    swept_calls = machine.t  # the clock is the call count: the sweeps' "wall time"
+    share = math.inf if plan.sweep_share is None else plan.sweep_share * swept_calls
     rounds: dict[int, list[float]] = {i: [] for i in members}
     for i in members:
-        for _ in range(plan.warmup_calls):
+        for _ in range(plan.warmup_calls + 1):  # priming, then warm-up
             machine.call(i, timed=False)
     active = tuple(NAMES[i] for i in members)
     done = 0
     while True:
         order = rotation(active, done)
-        if machine.timed + len(order) > budget:
+        if machine.timed + len(order) > budget or machine.t - swept_calls + len(order) > share:
             break
         for name in order:
             rounds[NAMES.index(name)].append(machine.call(NAMES.index(name), timed=True))
@@ -420,12 +424,21 @@ def run_real(models: Sequence[str], repeats: int, truth_rounds: int, work: str) 
                             ).unwrap()
                             for n in names
                         ]
+                        swept_s = time.perf_counter() - began
                         state = start(strategy, Success(profiles[0]))
                         fed = [Success(p) for p in profiles[1:]]
                         for result in fed:
                             state = step(strategy, state, result)
                         state, rounds = final_rounds(
-                            strategy, state, profiles[0], fed, runners, samples, device, settings
+                            strategy,
+                            state,
+                            profiles[0],
+                            fed,
+                            runners,
+                            samples,
+                            device,
+                            settings,
+                            sweep_seconds=swept_s,
                         )
                         chosen = finish(strategy, state).unwrap().backend
                         seconds = time.perf_counter() - began
@@ -486,15 +499,33 @@ def _print_real(totals: dict[tuple[str, ...], RealScore], tunes: int) -> None:
             f"{_percent(score.regrets, 0.95):>8.2%}{max(score.regrets):>8.2%}"
             f"{statistics.median(score.seconds):>12.3f}s{statistics.median(score.rounds):>8g}"
         )
+    models = sorted({key[2] for key in totals if len(key) > 2})
+    print("  median wall ours / reference, per model:")
+    for condition in ("quiet", "noisy"):
+        ratios = [_wall_ratio(totals, condition, m) for m in models]
+        print(
+            f"    {condition}: "
+            + ", ".join(f"{m} {r:.2f}" for m, r in zip(models, ratios, strict=True))
+        )
     parts = []
     for condition in ("quiet", "noisy"):
         ours, ref = totals[("ours", condition)], totals[("reference", condition)]
-        measuring = statistics.median(ours.seconds) / statistics.median(ref.seconds)
+        worst = max(_wall_ratio(totals, condition, m) for m in models)
         parts.append(
             f"{condition}: ours_p95={_percent(ours.regrets, 0.95) * 100:.1f}% "
-            f"ref_p95={_percent(ref.regrets, 0.95) * 100:.1f}% wall_ratio={measuring:.2f}"
+            f"ref_p95={_percent(ref.regrets, 0.95) * 100:.1f}% "
+            f"wall_ratio={_wall_ratio(totals, condition):.2f} (worst model {worst:.2f})"
         )
     print("real: " + "; ".join(parts))
+
+
+def _wall_ratio(
+    totals: dict[tuple[str, ...], RealScore], condition: str, model: str | None = None
+) -> float:
+    """Median tune wall time of ours over the reference's (all models pooled, or one)."""
+    tail = (condition,) if model is None else (condition, model)
+    ours, ref = totals[("ours", *tail)], totals[("reference", *tail)]
+    return statistics.median(ours.seconds) / statistics.median(ref.seconds)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

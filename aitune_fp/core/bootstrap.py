@@ -235,6 +235,38 @@ def ratio_point(
     return statistic_value(statistic, top) / statistic_value(statistic, bottom)
 
 
+def ratio_bounds(
+    numerator: Sequence[float],
+    denominator: Sequence[float],
+    *,
+    statistic: str = "median",
+    paired: bool = False,
+) -> tuple[float, float]:
+    """Bounds ``(lo, hi)`` on every resample's ratio, hence on :func:`ratio_interval`.
+
+    Every statistic here (mean, median, trimmed mean, percentile) lies between the smallest
+    and the largest of its values, so an unpaired ratio lies within ``[min(numerator) /
+    max(denominator), max(numerator) / min(denominator)]``; paired, over the common prefix,
+    within the smallest and largest per-round ratio (median, trimmed mean) or the same
+    min/max quotients of the two sides. The point and both ends of the interval lie within
+    the bounds up to rounding (a relative 1e-12 or so), whatever the key or resample count,
+    so a bound far enough past a threshold settles a verdict with no resampling.
+
+    >>> ratio_bounds([2.0, 2.2, 1.8], [1.0, 1.1])
+    (1.6363636363636362, 2.2)
+    >>> ratio_bounds([2.0, 4.0, 9.0], [1.0, 2.0], statistic="trimmed", paired=True)
+    (2.0, 2.0)
+    """
+    if not paired:
+        return min(numerator) / max(denominator), max(numerator) / min(denominator)
+    n = min(len(numerator), len(denominator))
+    top, bottom = numerator[:n], denominator[:n]
+    if per_round(statistic):
+        ratios = [a / b for a, b in zip(top, bottom, strict=True)]
+        return min(ratios), max(ratios)
+    return min(top) / max(bottom), max(top) / min(bottom)
+
+
 @lru_cache(maxsize=1024)
 def _side(values: tuple[float, ...], name: str, key: int, resamples: int) -> tuple[float, ...]:
     """The statistic of each resample of one side (memoised: a backend's side is reused

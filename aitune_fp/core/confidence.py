@@ -19,7 +19,13 @@ Rules:
 - the point estimate needs no resampling, and the interval always contains it: a point at
   or below ``1 + min_speedup`` already means "does not beat", and a point above it "not
   clearly slower", so those verdicts skip the bootstrap and are exactly the ones the
-  interval would give.
+  interval would give;
+- likewise every resample's ratio, hence the whole interval, lies within bounds read off
+  the samples' extremes (:func:`aitune_fp.core.bootstrap.ratio_bounds`): when even the
+  lowest possible ratio is past the threshold (by more than rounding, ``BOUND_SLACK``),
+  ``a`` beats ``b`` whatever the resamples, and when even the highest is at or below it,
+  ``a`` is clearly not faster; a clear gap (dominating samples) is decided without
+  resampling, and the verdict is still exactly the interval's.
 """
 
 from __future__ import annotations
@@ -29,7 +35,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from aitune_fp.core.bootstrap import Interval, ratio_interval, ratio_point, sorted_statistic
+from aitune_fp.core.bootstrap import (
+    Interval,
+    ratio_bounds,
+    ratio_interval,
+    ratio_point,
+    sorted_statistic,
+)
 from aitune_fp.core.prng import derive
 from aitune_fp.core.records import BackendProfilingResult
 
@@ -181,6 +193,39 @@ def _point(rule: ConfidenceRule, ka: Key, kb: Key) -> float:
     return ratio_point(cb, ca, statistic=rule.statistic)
 
 
+BOUND_SLACK = 1e-9
+"""Relative slack on :func:`speedup_bounds` covering the rounding of the statistics."""
+
+
+def _bounds(rule: ConfidenceRule, ka: Key, kb: Key) -> tuple[float, float]:
+    """The bounds on :func:`_memo`'s interval, from the samples' extremes."""
+    (ra, ca), (rb, cb) = ka, kb
+    if min(len(ra), len(rb)) >= 2:
+        return ratio_bounds(rb, ra, statistic=rule.statistic, paired=True)
+    return ratio_bounds(cb, ca, statistic=rule.statistic)
+
+
+def speedup_bounds(
+    rule: ConfidenceRule, kind: MetricKind, a: BackendProfilingResult, b: BackendProfilingResult
+) -> tuple[float, float]:
+    """Bounds ``(lo, hi)`` that contain ``speedup_interval(rule, kind, a, b)`` (up to rounding).
+
+    >>> fast = BackendProfilingResult(1.0, 1, 1.0, 1000.0, samples_ms=(1.0, 1.1, 0.9))
+    >>> slow = BackendProfilingResult(2.0, 1, 2.0, 500.0, samples_ms=(2.0, 2.2, 1.8))
+    >>> lo, hi = speedup_bounds(ConfidenceRule(), "latency", fast, slow)
+    >>> ci = speedup_interval(ConfidenceRule(), "latency", fast, slow)
+    >>> round(lo, 3), lo <= ci.low <= ci.high <= hi, round(hi, 3)
+    (1.636, True, 2.444)
+    """
+    ka, kb = _canonical_key(kind, a), _canonical_key(kind, b)
+    if ka == kb:
+        return 1.0, 1.0
+    if ka < kb:
+        return _bounds(rule, ka, kb)
+    lo, hi = _bounds(rule, kb, ka)
+    return 1.0 / hi, 1.0 / lo
+
+
 def speedup_point(
     rule: ConfidenceRule, kind: MetricKind, a: BackendProfilingResult, b: BackendProfilingResult
 ) -> float:
@@ -211,6 +256,8 @@ def beats(
     """
     if speedup_point(rule, kind, a, b) <= rule.threshold:
         return False
+    if speedup_bounds(rule, kind, a, b)[0] > rule.threshold * (1.0 + BOUND_SLACK):
+        return True
     return speedup_interval(rule, kind, a, b).low > rule.threshold
 
 
@@ -225,4 +272,6 @@ def clearly_not_faster(
     """
     if speedup_point(rule, kind, a, b) > rule.threshold:
         return False
+    if speedup_bounds(rule, kind, a, b)[1] * (1.0 + BOUND_SLACK) <= rule.threshold:
+        return True
     return speedup_interval(rule, kind, a, b).high <= rule.threshold

@@ -71,6 +71,7 @@ def plan_config(plan: ProfilingPlan) -> dict[str, Any]:
             "warmup_calls": rounds.warmup_calls,
             "judge_every": rounds.judge_every,
             "settled_speedup": rounds.settled_speedup,
+            "sweep_share": rounds.sweep_share,
         },
     }
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from returns.result import Success
 
-from aitune_fp.core.confidence import beats, clearly_not_faster, speedup_interval
+from aitune_fp.core.confidence import beats, clearly_not_faster
 from aitune_fp.core.fold import TuneState, tune
 from aitune_fp.core.records import BackendProfilingResult, Profile
 from aitune_fp.core.rounds_plan import RoundsPlan
@@ -139,7 +139,7 @@ def round_members(strategy: Strategy, state: TuneState, plan: RoundsPlan) -> Rou
     >>> members.candidates, members.baseline
     (('ort',), False)
     >>> members.reason
-    'the sweeps settle ort against eager: 3.00× [2.95, 3.06], beyond 1.5×'
+    'the sweeps settle ort against eager (3.00×): 90 % intervals beyond 1.25×'
     >>> round_members(s, step(s, state, p("inductor", 1.005)), RoundsPlan()).candidates
     ('ort', 'inductor')
     >>> round_members(s, state, RoundsPlan(settled_speedup=None))
@@ -157,13 +157,13 @@ def round_members(strategy: Strategy, state: TuneState, plan: RoundsPlan) -> Rou
     settled = [n for n in joined if sides[n] != 0]
     if not settled:
         return RoundMembers(kept, needs_base)
-    kind = metric_kind(strategy)
-    said = "; ".join(
-        f"{n} against {base_name}: "
-        + speedup_interval(rule, kind, results[n], base).describe().rsplit(",", 1)[0]
-        for n in settled
+    said = ", ".join(
+        f"{n} against {base_name} ({strategy.speedup(results[n], base):.2f}×)" for n in settled
     )
-    return RoundMembers(kept, needs_base, f"the sweeps settle {said}, beyond {margin:g}×")
+    pct = f"{rule.confidence * 100:g} %"
+    return RoundMembers(
+        kept, needs_base, f"the sweeps settle {said}: {pct} intervals beyond {margin:g}×"
+    )
 
 
 def _measured(strategy: Strategy, profile: Profile) -> BackendProfilingResult | None:
@@ -259,7 +259,7 @@ def _stop_reason(
         return f"round budget spent: {rounds_done} rounds; still open: {pending}"
     if elapsed_s >= plan.max_seconds:
         return (
-            f"time budget spent: {elapsed_s:.1f} s >= {plan.max_seconds:g} s after "
+            f"time budget spent: {elapsed_s:.3g} s >= {plan.max_seconds:.3g} s after "
             f"{rounds_done} rounds; still open: {pending}"
         )
     return None

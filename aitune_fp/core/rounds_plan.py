@@ -10,11 +10,17 @@ bootstraps). Invariants are checked at construction.
 
 Rounds are only run where the sweeps leave the decision open. Two participants are
 *settled by the sweeps* when the interval of one's speedup over the other, from their
-sweep samples alone, lies entirely beyond ``settled_speedup`` (default 1.5×, either way):
+sweep samples alone, lies entirely beyond ``settled_speedup`` (default 1.25×, either way):
 a gap that no plausible drift between two sweeps timed a few seconds apart closes. The
 baseline joins the rounds only while some contender's comparison with it is unsettled,
 and with a single contender settled against the baseline no rounds are run at all.
 ``settled_speedup=None`` always runs them.
+
+The rounds must pay for themselves: besides ``max_seconds``, a driver that knows how long
+the sweeps took gives the rounds at most ``sweep_share`` times that (default 2×: the
+shortened sweeps time about half the reference's calls, so a tune that needs no rounds
+costs about half the reference's, and one that needs many is bounded); see
+:meth:`RoundsPlan.within`.
 
 >>> RoundsPlan(min_rounds=0)
 Traceback (most recent call last):
@@ -25,7 +31,7 @@ ValueError: need 2 <= min_rounds <= max_rounds, got min_rounds=0, max_rounds=80
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +42,10 @@ class RoundsPlan:
     min_rounds: int = 6
     max_rounds: int = 80
     max_seconds: float = 30.0
-    warmup_calls: int = 1
+    warmup_calls: int = 0
     judge_every: int = 2
-    settled_speedup: float | None = 1.5
+    settled_speedup: float | None = 1.25
+    sweep_share: float | None = 2.0
 
     def __post_init__(self) -> None:
         if self.contenders < 1:
@@ -54,11 +61,27 @@ class RoundsPlan:
             raise ValueError(f"warmup_calls must be >= 0, got {self.warmup_calls}")
         if self.judge_every < 1:
             raise ValueError(f"judge_every must be >= 1, got {self.judge_every}")
+        share = self.sweep_share
+        if share is not None and not (math.isfinite(share) and share > 0.0):
+            raise ValueError(f"sweep_share must be None or a finite number > 0, got {share!r}")
         settled = self.settled_speedup
         if settled is not None and not (math.isfinite(settled) and settled > 1.0):
             raise ValueError(
                 f"settled_speedup must be None or a finite number > 1, got {settled!r}"
             )
+
+    def within(self, sweep_seconds: float | None) -> RoundsPlan:
+        """This plan with ``max_seconds`` cut to ``sweep_share`` times the sweeps' duration.
+
+        >>> RoundsPlan().within(0.25).max_seconds, RoundsPlan().within(None).max_seconds
+        (0.5, 30.0)
+        >>> RoundsPlan(sweep_share=None).within(0.25).max_seconds
+        30.0
+        """
+        if self.sweep_share is None or sweep_seconds is None or sweep_seconds <= 0.0:
+            return self
+        budget = min(self.max_seconds, self.sweep_share * sweep_seconds)
+        return replace(self, max_seconds=budget) if budget > 0.0 else self
 
     def judges(self, rounds_done: int, elapsed_s: float) -> bool:
         """Whether the decision is judged after ``rounds_done`` rounds.

@@ -184,6 +184,8 @@ def final_rounds(
     samples: Samples,
     device: torch.device,
     settings: ProfileSettings = ProfileSettings(),
+    *,
+    sweep_seconds: float | None = None,
 ) -> tuple[TuneState, RoundsOutcome | None]:
     """Run the strategy's final rounds after the sweeps and re-fold with their samples.
 
@@ -193,11 +195,13 @@ def final_rounds(
     returned as is; when the sweeps already settle the decision, ``state`` gets a note
     saying so. Otherwise the new state comes from the same fold over the same
     baseline and candidates, in the same order, the participants' profiles now carrying
-    their round samples; its notes say how the rounds ended.
+    their round samples; its notes say how the rounds ended. ``sweep_seconds``, the wall
+    time the sweeps took, caps the rounds' time at ``plan.sweep_share`` times it.
     """
     plan = strategy.plan.rounds
     if plan is None or strategy.confidence is None or state.best is None:
         return state, None
+    plan = plan.within(sweep_seconds)
     members = round_members(strategy, state, plan)
     by_name = {p.backend: p for p in (r.value_or(None) for r in fed) if p is not None}
     chosen = [

@@ -333,8 +333,17 @@ def _final_rounds(run: _Run, state: TuneState) -> TuneState:
     if baseline is not None and baseline.built is not None:
         runners[baseline.name] = baseline.built.runner
     run.emit("stage", stage="final rounds")
+    sweep_seconds = sum(r.stage_seconds.get("profile", 0.0) for r in run.runs)
     new_state, outcome = final_rounds(
-        run.strategy, state, base_profile, run.fed, runners, run.samples, run.device, run.settings
+        run.strategy,
+        state,
+        base_profile,
+        run.fed,
+        runners,
+        run.samples,
+        run.device,
+        run.settings,
+        sweep_seconds=sweep_seconds,
     )
     if outcome is not None:
         updated = {p.backend: p for p in outcome.profiles}

@@ -12,7 +12,13 @@ from returns.result import Success
 from aitune_fp.core.fold import TuneState, start, step, tune
 from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
 from aitune_fp.core.report_stats import backend_stats, decision_line, noise_report, stats_line
-from aitune_fp.core.rounds import contenders, judge_rounds
+from aitune_fp.core.rounds import (
+    RoundMembers,
+    contenders,
+    judge_rounds,
+    round_members,
+    settled_by_sweeps,
+)
 from aitune_fp.core.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.strategies import confident, max_throughput, min_latency
 
@@ -62,6 +68,8 @@ def test_rotation_is_a_permutation_that_cycles(names: list[str], i: int) -> None
         {"max_seconds": 0.0},
         {"warmup_calls": -1},
         {"judge_every": 0},
+        {"settled_speedup": 1.0},
+        {"settled_speedup": float("inf")},
     ],
 )
 def test_invalid_round_plans_are_refused(kwargs: dict[str, float]) -> None:
@@ -87,6 +95,65 @@ def test_contenders_leave_out_clear_losers_and_keep_user_order() -> None:
 def test_no_candidate_no_contenders() -> None:
     """Without a measured candidate nobody joins the rounds."""
     assert contenders(S, TuneState(), 3) == ()
+
+
+# --------------------------------------------------------------------------- members
+def test_a_lone_contender_settled_by_the_sweeps_runs_no_rounds() -> None:
+    """A leader far faster than the baseline in the sweeps leaves nobody to re-time."""
+    state = fold_state(Profile("eager", {1: wobbly(3.0, 5)}), Profile("a", {1: wobbly(1.0, 5)}))
+    members = round_members(S, state, RoundsPlan())
+    assert members.candidates == ("a",) and not members.baseline and members.size == 1
+    assert members.reason.startswith("the sweeps settle a against eager")
+
+
+def test_close_contenders_are_re_timed_without_a_settled_baseline() -> None:
+    """Two close candidates both far ahead of the baseline are re-timed without it."""
+    state = fold_state(
+        Profile("eager", {1: wobbly(3.0, 5)}),
+        Profile("a", {1: wobbly(1.0, 5)}),
+        Profile("b", {1: wobbly(1.005, 5, phase=2)}),
+    )
+    members = round_members(S, state, RoundsPlan())
+    assert members.candidates == ("a", "b") and not members.baseline
+
+
+def test_an_open_contender_brings_the_baseline() -> None:
+    """A contender whose gap to the baseline the sweeps cannot settle re-times the baseline."""
+    state = fold_state(Profile("eager", {1: wobbly(1.2, 5)}), Profile("a", {1: wobbly(1.0, 5)}))
+    members = round_members(S, state, RoundsPlan())
+    assert members == RoundMembers(("a",), True)
+    assert round_members(S, state, RoundsPlan(settled_speedup=1.1)).baseline is False
+
+
+def test_contenders_settled_slower_than_the_baseline_leave() -> None:
+    """Contenders the baseline beats by the settled margin cannot win, so none are timed."""
+    state = fold_state(
+        Profile("eager", {1: wobbly(1.0, 5)}),
+        Profile("a", {1: wobbly(3.0, 5)}),
+        Profile("b", {1: wobbly(3.01, 5, phase=2)}),
+    )
+    members = round_members(S, state, RoundsPlan())
+    assert members.candidates == () and not members.baseline
+
+
+def test_without_a_settled_margin_everyone_joins() -> None:
+    """``settled_speedup=None`` keeps the old rule: the contenders and the baseline."""
+    state = fold_state(Profile("eager", {1: wobbly(3.0, 5)}), Profile("a", {1: wobbly(1.0, 5)}))
+    assert round_members(S, state, RoundsPlan(settled_speedup=None)) == RoundMembers(("a",), True)
+
+
+@given(
+    x=st.floats(0.1, 10.0),
+    y=st.floats(0.1, 10.0),
+    margin=st.floats(1.05, 3.0),
+)
+def test_settled_by_sweeps_is_antisymmetric(x: float, y: float, margin: float) -> None:
+    """Swapping the two sides flips a settled verdict and keeps an open one open."""
+    a = S.measure(Profile("a", {1: wobbly(x, 5)})).unwrap()
+    b = S.measure(Profile("b", {1: wobbly(y, 5, phase=1)})).unwrap()
+    assert settled_by_sweeps(S, a, b, margin) == -settled_by_sweeps(S, b, a, margin)
+    if settled_by_sweeps(S, a, b, margin) == 1:
+        assert y / x > margin * 0.9  # a settled gap is a real gap, not noise
 
 
 # --------------------------------------------------------------------------- the judge

@@ -6,12 +6,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aitune_fp.core import confidence
-from aitune_fp.core.bootstrap import ratio_interval, ratio_point
+from aitune_fp.core.bootstrap import ratio_bounds, ratio_interval, ratio_point
 from aitune_fp.core.confidence import (
     ConfidenceRule,
     MetricKind,
     beats,
     clearly_not_faster,
+    speedup_bounds,
     speedup_interval,
     speedup_point,
 )
@@ -59,5 +60,33 @@ def test_shortcut_skips_resampling_for_a_slower_candidate() -> None:
     assert not beats(rule, "latency", slow, fast)
     assert not clearly_not_faster(rule, "latency", fast, slow)
     assert confidence._memo.cache_info().misses == 0
-    assert beats(rule, "latency", fast, slow)
-    assert confidence._memo.cache_info().misses == 1
+    assert beats(rule, "latency", fast, slow)  # dominating samples: settled by the bounds
+    assert confidence._memo.cache_info().misses == 0
+    near = BackendProfilingResult(1.2, 1, 1.2, 833.0, samples_ms=(1.2, 0.95, 1.3, 1.0, 1.25))
+    assert beats(rule, "latency", fast, near) == (
+        speedup_interval(rule, "latency", fast, near).low > rule.threshold
+    )
+    assert confidence._memo.cache_info().misses == 1  # overlapping samples need the bootstrap
+
+
+@given(top=positive, bottom=positive, statistic=statistics, paired=st.booleans())
+def test_ratio_bounds_contain_the_interval(
+    top: list[float], bottom: list[float], statistic: str, paired: bool
+) -> None:
+    """The point and both ends of the interval lie within ``ratio_bounds`` (up to slack)."""
+    lo, hi = ratio_bounds(top, bottom, statistic=statistic, paired=paired)
+    ci = ratio_interval(top, bottom, statistic=statistic, resamples=30, paired=paired)
+    slack = 1.0 + confidence.BOUND_SLACK
+    assert lo / slack <= ci.low <= ci.point <= ci.high <= hi * slack
+
+
+@given(rule=rules(), kind=kinds, a=results(), b=results())
+def test_speedup_bounds_contain_the_interval(
+    rule: ConfidenceRule, kind: MetricKind, a: R, b: R
+) -> None:
+    """``speedup_bounds`` contains ``speedup_interval`` in either orientation (up to slack)."""
+    slack = 1.0 + confidence.BOUND_SLACK
+    for x, y in ((a, b), (b, a)):
+        lo, hi = speedup_bounds(rule, kind, x, y)
+        ci = speedup_interval(rule, kind, x, y)
+        assert lo / slack <= ci.low <= ci.high <= hi * slack
