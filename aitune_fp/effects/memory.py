@@ -29,11 +29,13 @@ the process allocate meanwhile; (3) weights the backend shares with the user's m
 and workspace count, whereas a runtime that copies them (ONNX Runtime, TensorRT) counts
 the copy; (4) one-time costs land on whichever backend pays them first: the shared
 libraries and Python modules a build imports (ONNX export tooling, ``torch._dynamo`` and
-Inductor, the ONNX Runtime library) stay resident, so for a small model the figure is
-mostly those imports and depends on the order the backends were built and on whether the
-artifact came from the cache (measured on the demo MLP: ONNX Runtime 190 MiB when it
-exported first, 39 MiB from the cache; Inductor 40 MiB after an ONNX export, 139 MiB
-without). Backends that stay alive (the baseline, the current leader) are in ``before``
+Inductor, the ONNX Runtime library) stay resident. ``tune_module`` imports the admitted
+backends' libraries before anything is measured (:mod:`aitune_fp.effects.preload`), which
+removes most of that: on the demo MLP, without the preload ONNX Runtime measured 190 MiB
+when it exported first and 39 MiB from the cache, Inductor 40 or 139 MiB depending on the
+order; with it, ONNX Runtime 20-50 MiB and Inductor 16-25 MiB in either order. What is
+left are lazy first-use costs (the first compilation's caches, the first ONNX export).
+Backends that stay alive (the baseline, the current leader) are in ``before``
 and ``peak`` alike and cancel out.
 
 CUDA rules (the device the backend runs on; taken only for a ``cuda`` device when CUDA is

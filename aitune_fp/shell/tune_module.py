@@ -10,6 +10,9 @@ Rules:
 - the eager baseline is profiled first, only when the strategy validates performance;
 - candidates are built lazily, one at a time, as the fold consumes them; a loser's
   resources are released as soon as it is no longer the leader;
+- the libraries of the admitted candidates are imported before anything is built
+  (:mod:`aitune_fp.effects.preload`), so their one-time memory and import time are charged
+  to no backend;
 - every backend (the baseline too) gets its peak memory (:mod:`aitune_fp.effects.memory`):
   the level before its build and the peak over its profiled calls, attached to its
   profile as ``peak_memory_mb`` (``None`` when it cannot be measured);
@@ -56,6 +59,7 @@ from aitune_fp.effects.environment import environment_fingerprint
 from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.effects.max_batch import find_max_batch_size
 from aitune_fp.effects.memory import MemoryWatch
+from aitune_fp.effects.preload import preload
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings
 from aitune_fp.effects.rounds import final_rounds
 from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
@@ -399,6 +403,10 @@ def run_tuning(
     names = _unique_names(candidates)
     run.emit("plan", message=f"{strategy.title}: {', '.join(names) or 'no candidates'}")
     log.info("batch sizes to profile: %s", run.batch_sizes)
+    admits = strategy.admits
+    admitted = [c for c, n in zip(candidates, names, strict=True) if not admits or admits(n)]
+    run.emit("stage", stage="preload")
+    preload(admitted, dev)
     if strategy.validate_performance:
         run.candidate(TorchEager(), "eager")
     state = _drive_fold(run, candidates, names)

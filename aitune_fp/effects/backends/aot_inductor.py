@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.utils._pytree as pytree
@@ -62,6 +62,13 @@ class AOTInductor(ConfigIdentity):
     >>> AOTInductor().describe()
     'aot_inductor'
     """
+
+    libraries: ClassVar[tuple[str, ...]] = (
+        "torch.export",
+        "torch._inductor",
+        "torch._inductor.package",
+    )
+    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
 
     inductor_configs: tuple[tuple[str, Any], ...] = ()
     name: str = field(default="aot_inductor", init=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from returns.io import IOResult
@@ -37,6 +38,9 @@ class InductorJIT(ConfigIdentity):
     ...
     ValueError: inductor mode must be one of (None, 'default', ...), got 'fast'
     """
+
+    libraries: ClassVar[tuple[str, ...]] = ("torch._dynamo", "torch._inductor.compile_fx")
+    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
 
     mode: str | None = None
     dynamic: bool | None = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from returns.io import IOResult
@@ -63,6 +63,9 @@ class OnnxRuntime(ConfigIdentity):
     ...
     ValueError: onnxruntime provider must be one of ('auto', 'cpu', 'cuda', 'tensorrt'), got 'gpu'
     """
+
+    libraries: ClassVar[tuple[str, ...]] = ("torch.onnx", "onnxscript", "onnxruntime")
+    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
 
     provider: str = "auto"
     intra_op_threads: int = 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from returns.io import IOResult
@@ -49,6 +49,9 @@ class TorchTensorRT(ConfigIdentity, EngineSettings):
     >>> TorchTensorRT().unavailable_reason(torch.device("cpu"))
     'needs a CUDA device'
     """
+
+    libraries: ClassVar[tuple[str, ...]] = ("torch.export", "torch_tensorrt")
+    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
 
     ir: str = "dynamo"
     fp16: bool = False

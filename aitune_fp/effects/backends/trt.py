@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from returns.io import IOResult
@@ -45,6 +46,9 @@ class TensorRT(ConfigIdentity, EngineSettings):
     ...
     ValueError: need 1 <= opt_batch_size <= max_batch_size, got 16 and 8
     """
+
+    libraries: ClassVar[tuple[str, ...]] = ("torch.onnx", "onnxscript", "tensorrt")
+    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
 
     fp16: bool = False
     tf32: bool = False
