@@ -164,7 +164,8 @@ def test_progress_events_cover_every_step(module, samples, tmp_path) -> None:
     )
     kinds = {e.kind for e in events}
     assert kinds == {"plan", "backend_start", "stage", "batch_size", "backend_done", "selected"}
-    assert {e.stage for e in events if e.kind == "stage"} == {"build", "validate", "profile"}
+    stages = {e.stage for e in events if e.kind == "stage"}
+    assert stages == {"preload", "build", "validate", "profile"}
 
 
 def test_log_has_one_line_per_step(module, samples, tmp_path, caplog) -> None:
