@@ -490,7 +490,7 @@ def _print_real(totals: dict[tuple[str, ...], RealScore], tunes: int) -> None:
     print(f"real CPU decision quality: {tunes} tunes per rule and condition")
     print(
         f"  {'rule':<10}{'condition':<10}{'model':<12}{'regret p50':>11}{'p95':>8}{'max':>8}"
-        f"{'wall median':>13}{'rounds':>8}"
+        f"{'wall median':>13}{'rounds':>8}{'tunes with rounds':>19}"
     )
     for key, score in sorted(totals.items(), key=lambda kv: (len(kv[0]), kv[0])):
         model = key[2] if len(key) > 2 else "all"
@@ -498,6 +498,7 @@ def _print_real(totals: dict[tuple[str, ...], RealScore], tunes: int) -> None:
             f"  {key[0]:<10}{key[1]:<10}{model:<12}{_percent(score.regrets, 0.5):>11.2%}"
             f"{_percent(score.regrets, 0.95):>8.2%}{max(score.regrets):>8.2%}"
             f"{statistics.median(score.seconds):>12.3f}s{statistics.median(score.rounds):>8g}"
+            f"{sum(r > 0 for r in score.rounds) / len(score.rounds):>19.0%}"
         )
     models = sorted({key[2] for key in totals if len(key) > 2})
     print("  median wall ours / reference, per model:")

@@ -161,6 +161,14 @@ def strategy_from_config(config: Mapping[str, Any]) -> Strategy:
     return dataclasses.replace(strategy, validate_performance=bool(validate))
 
 
+def _inner_strategy(
+    config: Mapping[str, Any], inner: str, params: Mapping[str, Any], own: tuple[str, ...]
+) -> Strategy:
+    """The strategy a combinator wraps: ``inner`` with the parameters not in ``own``."""
+    kept = {k: v for k, v in params.items() if k not in own}
+    return strategy_from_config({**config, "strategy": inner, "parameters": kept})
+
+
 _CONFIDENCE_KEYS: Final = ("confidence", "min_speedup", "resamples", "seed", "statistic")
 
 
@@ -168,13 +176,7 @@ def _confident_from_config(
     config: Mapping[str, Any], inner: str, params: Mapping[str, Any]
 ) -> Strategy:
     """``confident(inner)`` with its stored rule (the rounds plan is not needed offline)."""
-    base = strategy_from_config(
-        {
-            **config,
-            "strategy": inner,
-            "parameters": {k: v for k, v in params.items() if k not in _CONFIDENCE_KEYS},
-        }
-    )
+    base = _inner_strategy(config, inner, params, _CONFIDENCE_KEYS)
     missing = [k for k in _CONFIDENCE_KEYS if k not in params]
     if missing:
         raise ValueError(f"confident config lacks {', '.join(missing)}")
@@ -195,13 +197,7 @@ def _memory_from_config(
     config: Mapping[str, Any], inner: str, params: Mapping[str, Any]
 ) -> Strategy:
     """``within_memory(inner)`` with its stored budget, strictness and baseline name."""
-    base = strategy_from_config(
-        {
-            **config,
-            "strategy": inner,
-            "parameters": {k: v for k, v in params.items() if k not in _MEMORY_KEYS},
-        }
-    )
+    base = _inner_strategy(config, inner, params, _MEMORY_KEYS)
     budget = params.get("budget_mb")
     if isinstance(budget, bool) or not isinstance(budget, int | float):
         raise ValueError(f"within_memory config needs a numeric budget_mb, got {budget!r}")

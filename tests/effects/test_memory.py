@@ -15,16 +15,10 @@ CPU = torch.device("cpu")
 MIB = 1024 * 1024
 
 
-def _proc_works() -> bool:
-    """Whether this machine can read VmRSS and reset VmHWM (Linux >= 4.0 with /proc)."""
-    try:
-        memory.PROC_CLEAR_REFS.write_text(memory.RESET_PEAK_RSS)
-    except OSError:
-        return False
-    return memory.PROC_STATUS.exists()
-
-
-needs_proc = pytest.mark.skipif(not _proc_works(), reason="needs /proc/self/clear_refs (Linux)")
+needs_proc = pytest.mark.skipif(
+    not (memory.reset_resident_peak() and memory.PROC_STATUS.exists()),
+    reason="needs /proc/self/clear_refs (Linux >= 4.0)",
+)
 
 
 def _allocate_and_free(mib: int) -> None:
