@@ -56,8 +56,10 @@ class ConfidenceRule:
 
     The defaults: 90 % intervals (so the lower end is a one-sided 95 % bound) from 1000
     resamples of the 20 %-trimmed mean, seed 0, and a 1 % margin: a candidate wins when
-    it is at least 1.01× as fast with 95 % one-sided confidence. They were chosen with
-    ``benchmarks/decision_quality.py`` (see ``docs/decision-quality.md``).
+    it is at least 1.01× as fast with 95 % one-sided confidence. ``paired_statistic``, when
+    set, replaces ``statistic`` for paired interleaved rounds (``confident`` sets the
+    median). They were chosen with ``benchmarks/decision_quality.py`` (see
+    ``docs/decision-quality.md``).
 
     >>> ConfidenceRule(min_speedup=-0.1)
     Traceback (most recent call last):
@@ -70,6 +72,7 @@ class ConfidenceRule:
     resamples: int = 1000
     seed: int = 0
     statistic: str = "trimmed"
+    paired_statistic: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 < self.confidence < 1.0:
@@ -81,6 +84,19 @@ class ConfidenceRule:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
         sorted_statistic(self.statistic)
+        if self.paired_statistic is not None:
+            sorted_statistic(self.paired_statistic)
+
+    @property
+    def round_statistic(self) -> str:
+        """The statistic of paired interleaved rounds: ``paired_statistic`` or ``statistic``.
+
+        >>> ConfidenceRule().round_statistic
+        'trimmed'
+        >>> ConfidenceRule(paired_statistic="median").round_statistic
+        'median'
+        """
+        return self.paired_statistic or self.statistic
 
     @property
     def threshold(self) -> float:
@@ -148,7 +164,7 @@ def _memo(rule: ConfidenceRule, kind: MetricKind, ka: Key, kb: Key) -> Interval:
         return ratio_interval(
             rb,
             ra,
-            statistic=rule.statistic,
+            statistic=rule.round_statistic,
             confidence=rule.confidence,
             resamples=rule.resamples,
             key=key,
@@ -189,7 +205,7 @@ def _point(rule: ConfidenceRule, ka: Key, kb: Key) -> float:
     """The point estimate of :func:`_memo`'s interval, without resampling."""
     (ra, ca), (rb, cb) = ka, kb
     if min(len(ra), len(rb)) >= 2:
-        return ratio_point(rb, ra, statistic=rule.statistic, paired=True)
+        return ratio_point(rb, ra, statistic=rule.round_statistic, paired=True)
     return ratio_point(cb, ca, statistic=rule.statistic)
 
 
@@ -201,7 +217,7 @@ def _bounds(rule: ConfidenceRule, ka: Key, kb: Key) -> tuple[float, float]:
     """The bounds on :func:`_memo`'s interval, from the samples' extremes."""
     (ra, ca), (rb, cb) = ka, kb
     if min(len(ra), len(rb)) >= 2:
-        return ratio_bounds(rb, ra, statistic=rule.statistic, paired=True)
+        return ratio_bounds(rb, ra, statistic=rule.round_statistic, paired=True)
     return ratio_bounds(cb, ca, statistic=rule.statistic)
 
 

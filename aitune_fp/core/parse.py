@@ -176,7 +176,7 @@ def _confident_from_config(
     config: Mapping[str, Any], inner: str, params: Mapping[str, Any]
 ) -> Strategy:
     """``confident(inner)`` with its stored rule (the rounds plan is not needed offline)."""
-    base = _inner_strategy(config, inner, params, _CONFIDENCE_KEYS)
+    base = _inner_strategy(config, inner, params, (*_CONFIDENCE_KEYS, "paired_statistic"))
     missing = [k for k in _CONFIDENCE_KEYS if k not in params]
     if missing:
         raise ValueError(f"confident config lacks {', '.join(missing)}")
@@ -187,6 +187,8 @@ def _confident_from_config(
         resamples=int(params["resamples"]),
         seed=int(params["seed"]),
         statistic=str(params["statistic"]),
+        # records from before paired rounds had their own statistic used the same one
+        paired_statistic=str(params.get("paired_statistic", params["statistic"])),
     )
 
 
