@@ -278,3 +278,19 @@ def test_noise_report_without_samples_or_baseline() -> None:
     )
     assert with_rounds_row.rounds == 6
     assert "6 interleaved rounds" in stats_line(S, with_rounds_row)
+
+
+def test_paired_rounds_are_judged_by_the_median_of_round_ratios() -> None:
+    """With a fifth of the rounds spoilt by stalls, the per-round median still sees the win
+    that the trimmed mean of round ratios (at its breakdown point) cannot confirm."""
+    fast = [1.0] * 16 + [9.0, 9.0, 9.0, 9.0]  # every fifth round stalls the candidate
+    slow = [1.2] * 20
+    cand = S.measure(Profile("a", {1: [1.0] * 5}, rounds_ms={1: fast})).unwrap()
+    base = S.measure(Profile("eager", {1: [1.2] * 5}, rounds_ms={1: slow})).unwrap()
+    trimmed = confident(min_latency, resamples=200, paired_statistic="trimmed")
+    assert S.confidence is not None and S.confidence.round_statistic == "median"
+    assert S.compare(cand, base)
+    assert not trimmed.compare(
+        trimmed.measure(Profile("a", {1: [1.0] * 5}, rounds_ms={1: fast})).unwrap(),
+        trimmed.measure(Profile("eager", {1: [1.2] * 5}, rounds_ms={1: slow})).unwrap(),
+    )

@@ -124,3 +124,14 @@ def test_confident_specs_round_trip_through_the_stored_config(spec: str) -> None
         strategy.params,
         strategy.confidence,
     )
+
+
+def test_a_stored_confident_config_without_a_paired_statistic_still_loads() -> None:
+    """A record from before ``paired_statistic`` rebuilds with its one statistic for rounds too."""
+    from aitune_fp.core.report import strategy_config
+
+    config = strategy_config(parse_strategy("confident:min-latency"))
+    assert config["parameters"]["paired_statistic"] == "median"
+    del config["parameters"]["paired_statistic"]
+    rule = strategy_from_config(config).confidence
+    assert rule is not None and rule.round_statistic == rule.statistic == "trimmed"
