@@ -63,30 +63,29 @@ def test_memory_held_since_the_build_counts() -> None:
     assert peak is not None and peak >= 150.0
 
 
-def test_no_reset_means_no_figure(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("attribute", "message"),
+    [
+        ("PROC_CLEAR_REFS", "cannot reset the peak resident size"),
+        ("PROC_STATUS", "cannot read"),
+    ],
+)
+def test_an_unusable_proc_file_means_no_figure(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    attribute: str,
+    message: str,
 ) -> None:
-    """When the peak counter cannot be reset, the figure is None and the reason is logged."""
-    monkeypatch.setattr(memory, "PROC_CLEAR_REFS", tmp_path / "missing" / "clear_refs")
+    """Without a writable clear_refs or a readable status file the figure is None, and the
+    reason is logged."""
+    monkeypatch.setattr(memory, attribute, tmp_path / "missing" / attribute.lower())
     watch = MemoryWatch(CPU)
     with caplog.at_level(logging.INFO, logger="aitune_fp"):
         watch.on_stage("build")
         watch.on_stage("profile")
         assert watch.peak_mb() is None
-    assert "cannot reset the peak resident size" in caplog.text
-
-
-def test_no_proc_status_means_no_figure(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Without a readable /proc/self/status no level is read and the figure is None."""
-    monkeypatch.setattr(memory, "PROC_STATUS", tmp_path / "status")
-    watch = MemoryWatch(CPU)
-    with caplog.at_level(logging.INFO, logger="aitune_fp"):
-        watch.on_stage("build")
-        watch.on_stage("profile")
-        assert watch.peak_mb() is None
-    assert "cannot read" in caplog.text
+    assert message in caplog.text
 
 
 def test_status_without_the_field_gives_none(
