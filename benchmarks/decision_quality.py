@@ -356,6 +356,7 @@ def run_real(
     truth_rounds: int,
     work: str,
     candidates: Sequence[str] = ("inductor", "onnxruntime"),
+    trimmed_rounds: bool = False,
 ) -> None:
     """Tune the embedded models on CPU with both rules, quiet and with a noisy neighbour.
 
@@ -383,6 +384,8 @@ def run_real(
     settings = ProfileSettings()
     ours_strategy = confident(min_latency)
     rules = {"reference": min_latency, "ours": ours_strategy}
+    if trimmed_rounds:  # the same rule judging rounds by the trimmed mean, side by side
+        rules["ours-trimmed"] = confident(min_latency, paired_statistic="trimmed")
     totals: dict[tuple[str, ...], RealScore] = {}
     for model_name in models:
         demo = DEMO_MODELS[model_name]
@@ -550,13 +553,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "'inductor' alone on the mlp is a near tie, the costly case for rounds",
     )
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument(
+        "--trimmed-rounds",
+        action="store_true",
+        help="also run ours with rounds judged by the trimmed mean (rule 'ours-trimmed')",
+    )
     parser.add_argument("--truth-rounds", type=int, default=300)
     parser.add_argument("--work", default="/tmp/aitune_fp_decision_quality")
     args = parser.parse_args(argv)
     if not args.quick:
         models = [m for m in args.models.split(",") if m]
         chosen = [c for c in args.candidates.split(",") if c]
-        run_real(models, args.repeats, args.truth_rounds, args.work, chosen)
+        run_real(models, args.repeats, args.truth_rounds, args.work, chosen, args.trimmed_rounds)
     began = time.perf_counter()
     scores = run_synthetic(args.trials, args.seed)
     print_synthetic(scores, args.trials, time.perf_counter() - began)

@@ -20,7 +20,8 @@ The rounds must pay for themselves: besides ``max_seconds``, a driver that knows
 the sweeps took gives the rounds at most ``sweep_share`` times that (default 2×: the
 shortened sweeps time about half the reference's calls, so a tune that needs no rounds
 costs about half the reference's, and one that needs many is bounded); see
-:meth:`RoundsPlan.within`.
+:meth:`RoundsPlan.within`. The time budgets count the rounds' measuring (priming and round
+calls), not the judging.
 
 >>> RoundsPlan(min_rounds=0)
 Traceback (most recent call last):

@@ -11,6 +11,9 @@ Rules (the pure decisions live in :mod:`aitune_fp.core.rounds`):
   the round or time budget is spent; the reason is returned with the round samples; the
   judge (a few bootstraps) is skipped while the rounds timed since its last verdict took
   less time than that verdict did, so judging never costs more than the rounds themselves;
+  the time budgets (``plan.max_seconds``, and the sweep share) count the measuring, the
+  priming and round calls, not the judging, so the rounds a budget buys do not shrink
+  when judging is slow (pure Python, on a micro model);
 - a participant whose call raises leaves the rounds (its samples stay a prefix); nothing
   here raises for a backend's failure;
 - :func:`final_rounds` wires this to the fold: the members come from
@@ -134,7 +137,7 @@ def run_rounds(
         active = tuple(p.name for p in timed_ones if calls[p.name])
         synchronize(device)
         done, reason = 0, "no rounds were run"
-        judge_cost, since_judged = 0.0, 0.0
+        judge_cost, since_judged, judging = 0.0, 0.0, 0.0
         while len(active) >= 2:
             failed = []
             round_began = time.monotonic()
@@ -148,7 +151,8 @@ def run_rounds(
                     failed.append(name)
             done += 1
             now = time.monotonic()
-            elapsed, since_judged = now - began, since_judged + now - round_began
+            # the budget counts measuring (priming and round calls), not judging
+            elapsed, since_judged = now - began - judging, since_judged + now - round_began
             budget_spent = done >= plan.max_rounds or elapsed >= plan.max_seconds
             if not (failed or budget_spent) and since_judged < judge_cost:
                 continue  # judging costs more than the rounds since the last judgement
@@ -163,8 +167,10 @@ def run_rounds(
                 still_timed=tuple(n for n in active if n not in failed),
             )
             active = tuple(n for n in verdict.active if n not in failed)
+            spent = time.monotonic() - now
+            judging += spent
             if plan.judges(done, elapsed):
-                judge_cost, since_judged = time.monotonic() - now, 0.0
+                judge_cost, since_judged = spent, 0.0
             if verdict.stop:
                 reason = verdict.reason
                 break
