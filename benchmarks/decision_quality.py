@@ -357,6 +357,7 @@ def run_real(
     work: str,
     candidates: Sequence[str] = ("inductor", "onnxruntime"),
     trimmed_rounds: bool = False,
+    handicap_us: float = 0.0,
 ) -> None:
     """Tune the embedded models on CPU with both rules, quiet and with a noisy neighbour.
 
@@ -390,13 +391,19 @@ def run_real(
     for model_name in models:
         demo = DEMO_MODELS[model_name]
         module, samples = demo.build(), normalise_samples(demo.samples())
-        known = {"inductor": InductorJIT(), "onnxruntime": OnnxRuntime()}
+        known = {
+            "inductor": InductorJIT(),
+            "onnxruntime": OnnxRuntime(),
+            "eager-copy": TorchEager(),
+        }
         configs = {"eager": TorchEager(), **{n: known[n] for n in candidates}}
         runners = {}
         build_began = time.perf_counter()
         for name, config in configs.items():
             built = unsafe_perform_io(config.build(module, samples, device, Path(work) / name))
             runners[name] = built.unwrap().runner
+        if handicap_us > 0:  # a known true gap: the baseline spins this long after each call
+            runners["eager"] = partial(_handicapped, runners["eager"], handicap_us * 1e-6)
         build_s = time.perf_counter() - build_began
         print(f"real {model_name}: builds took {build_s:.1f} s (once, shared by both rules)")
         names = tuple(runners)
@@ -462,6 +469,17 @@ def run_real(
                     neighbour.kill()
                     neighbour.wait()
     _print_real(totals, len(models) * repeats)
+
+
+def _handicapped(
+    runner: Callable[..., object], seconds: float, *args: object, **kwargs: object
+) -> object:
+    """``runner``'s result, returned after spinning ``seconds`` more (a known slowdown)."""
+    out = runner(*args, **kwargs)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+    return out
 
 
 def _ground_truth(
@@ -549,10 +567,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--candidates",
         default="inductor,onnxruntime",
-        help="candidates beside the eager baseline (inductor, onnxruntime); "
+        help="candidates beside the eager baseline (inductor, onnxruntime, eager-copy); "
         "'inductor' alone on the mlp is a near tie, the costly case for rounds",
     )
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument(
+        "--handicap-us",
+        type=float,
+        default=0.0,
+        help="slow the eager baseline by spinning this many µs after each call; with "
+        "--candidates eager-copy this makes a close case whose gap is known",
+    )
     parser.add_argument(
         "--trimmed-rounds",
         action="store_true",
@@ -564,7 +589,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quick:
         models = [m for m in args.models.split(",") if m]
         chosen = [c for c in args.candidates.split(",") if c]
-        run_real(models, args.repeats, args.truth_rounds, args.work, chosen, args.trimmed_rounds)
+        run_real(
+            models,
+            args.repeats,
+            args.truth_rounds,
+            args.work,
+            chosen,
+            args.trimmed_rounds,
+            args.handicap_us,
+        )
     began = time.perf_counter()
     scores = run_synthetic(args.trials, args.seed)
     print_synthetic(scores, args.trials, time.perf_counter() - began)
