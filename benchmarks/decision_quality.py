@@ -369,10 +369,10 @@ def run_real(
     from pathlib import Path
 
     import torch
-    from returns.unsafe import unsafe_perform_io
 
     from aitune_fp.core.fold import finish
     from aitune_fp.core.stop_rules import never_stop
+    from aitune_fp.effects.backends.base import Backend
     from aitune_fp.effects.backends.eager import TorchEager
     from aitune_fp.effects.backends.inductor import InductorJIT
     from aitune_fp.effects.backends.ort import OnnxRuntime
@@ -380,6 +380,7 @@ def run_real(
     from aitune_fp.effects.profiler import ProfileSettings, profile_runner
     from aitune_fp.effects.rounds import final_rounds
     from aitune_fp.models import DEMO_MODELS
+    from aitune_fp.shell.tune_module import perform
 
     device = torch.device("cpu")
     settings = ProfileSettings()
@@ -391,16 +392,16 @@ def run_real(
     for model_name in models:
         demo = DEMO_MODELS[model_name]
         module, samples = demo.build(), normalise_samples(demo.samples())
-        known = {
+        known: dict[str, Backend] = {
             "inductor": InductorJIT(),
             "onnxruntime": OnnxRuntime(),
             "eager-copy": TorchEager(),
         }
-        configs = {"eager": TorchEager(), **{n: known[n] for n in candidates}}
-        runners = {}
+        configs: dict[str, Backend] = {"eager": TorchEager(), **{n: known[n] for n in candidates}}
+        runners: dict[str, Callable[..., object]] = {}
         build_began = time.perf_counter()
         for name, config in configs.items():
-            built = unsafe_perform_io(config.build(module, samples, device, Path(work) / name))
+            built = perform(config.build(module, samples, device, Path(work) / name))
             runners[name] = built.unwrap().runner
         if handicap_us > 0:  # a known true gap: the baseline spins this long after each call
             runners["eager"] = partial(_handicapped, runners["eager"], handicap_us * 1e-6)
@@ -426,8 +427,8 @@ def run_real(
                     for rule_name in order:
                         strategy = rules[rule_name]
                         began = time.perf_counter()
-                        profiles = [
-                            unsafe_perform_io(
+                        profiles: list[Profile] = [
+                            perform(
                                 profile_runner(
                                     n,
                                     runners[n],

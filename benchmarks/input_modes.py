@@ -13,17 +13,20 @@ import argparse
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
-from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.stop_rules import fixed_steps, never_stop
+from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.backends.registry import backend_by_name
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.profiler import ProfileSettings, profile_runner
 from aitune_fp.models import DEMO_MODELS
+from aitune_fp.shell.tune_module import perform
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,9 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     module, cpu = demo.build(), torch.device("cpu")
     samples = normalise_samples(demo.samples())
     work = Path(tempfile.mkdtemp(prefix="aitune_modes_"))
-    runners = {}
-    for backend in (TorchEager(), backend_by_name("onnxruntime")):
-        built = unsafe_perform_io(backend.build(module, samples, cpu, work / backend.name))
+    runners: dict[str, Callable[..., Any]] = {}
+    backends: tuple[Backend, ...] = (TorchEager(), backend_by_name("onnxruntime"))
+    for backend in backends:
+        built = perform(backend.build(module, samples, cpu, work / backend.name))
         runners[backend.name] = built.unwrap().runner
     modes = ("rotating", "same", "parallel_op")
     means: dict[tuple[str, str], list[float]] = {(m, b): [] for m in modes for b in runners}
@@ -47,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in range(args.rounds):
         for mode in modes if r % 2 == 0 else tuple(reversed(modes)):
             for name, runner in runners.items():
-                profile = unsafe_perform_io(
+                profile = perform(
                     profile_runner(
                         name,
                         runner,
