@@ -68,3 +68,17 @@ def test_the_reference_rule_runs_no_rounds(module, samples, tmp_path: Path) -> N
     assert run.record.selection is not None
     assert not any("final rounds" in n for n in run.record.selection.notes)
     assert all(c.profile is None or not c.profile.rounds_ms for c in run.record.candidates)
+
+
+def test_a_candidate_settled_by_the_sweeps_runs_no_rounds(module, samples, tmp_path: Path) -> None:
+    """A candidate far slower than eager in the sweeps is settled there: no round is timed,
+    eager is kept, and the selection's notes say why."""
+    backends = [FakeBackend("slow", sleep_ms=5.0)]
+    run: TuningRun = unsafe_perform_io(
+        run_tuning(module, samples, quick_confident(), backends, cache_dir=tmp_path)
+    ).unwrap()
+    record = run.record
+    assert record.selection is not None and record.selection.backend == "eager"
+    assert record.baseline is not None and record.baseline.profile is not None
+    assert not record.baseline.profile.rounds_ms
+    assert any(n.startswith("no final rounds: the sweeps settle") for n in record.selection.notes)
