@@ -16,7 +16,9 @@ from aitune_fp.core.strategies import confident
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 
-PLAN = RoundsPlan(min_rounds=3, max_rounds=4, judge_every=1, warmup_calls=0)
+# settled_speedup=None: these fakes are all the same module, so the rounds must always run
+# (a stall in a 4-call sweep could otherwise settle one against eager)
+PLAN = RoundsPlan(min_rounds=3, max_rounds=4, judge_every=1, warmup_calls=0, settled_speedup=None)
 
 
 @pytest.fixture
@@ -32,9 +34,9 @@ def samples() -> list[torch.Tensor]:
     return [torch.randn(1, 8) for _ in range(3)]
 
 
-def quick_confident() -> object:
+def quick_confident(rounds: RoundsPlan = PLAN) -> object:
     """confident(min_latency) with a short sweep and a short round budget."""
-    s = confident(min_latency, resamples=50, rounds=PLAN)
+    s = confident(min_latency, resamples=50, rounds=rounds)
     plan = dataclasses.replace(s.plan, call_rule=fixed_steps(warmup=1, steps=4))
     return dataclasses.replace(s, plan=plan)
 
@@ -75,7 +77,13 @@ def test_a_candidate_settled_by_the_sweeps_runs_no_rounds(module, samples, tmp_p
     eager is kept, and the selection's notes say why."""
     backends = [FakeBackend("slow", sleep_ms=5.0)]
     run: TuningRun = unsafe_perform_io(
-        run_tuning(module, samples, quick_confident(), backends, cache_dir=tmp_path)
+        run_tuning(
+            module,
+            samples,
+            quick_confident(dataclasses.replace(PLAN, settled_speedup=1.25)),
+            backends,
+            cache_dir=tmp_path,
+        )
     ).unwrap()
     record = run.record
     assert record.selection is not None and record.selection.backend == "eager"
