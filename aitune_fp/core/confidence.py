@@ -46,7 +46,8 @@ from aitune_fp.core.prng import derive
 from aitune_fp.core.records import BackendProfilingResult
 
 MetricKind = Literal["throughput", "latency"]
-Key = tuple[tuple[float, ...], tuple[float, ...]]
+Costs = tuple[float, ...]
+Key = tuple[Costs, Costs]
 METRIC_KINDS: tuple[MetricKind, ...] = ("throughput", "latency")
 
 
@@ -155,28 +156,28 @@ def _oriented(
     return _memo(rule, kind, _canonical_key(kind, a), _canonical_key(kind, b))
 
 
+def _data(rule: ConfidenceRule, ka: Key, kb: Key) -> tuple[Costs, Costs, str, bool]:
+    """What the speedup of ``a`` over ``b`` is computed from: ``(numerator, denominator,
+    statistic, paired)``; the round costs, paired, when both sides have at least two
+    rounds, else the sweep costs, unpaired."""
+    (ra, ca), (rb, cb) = ka, kb
+    if min(len(ra), len(rb)) >= 2:
+        return rb, ra, rule.round_statistic, True
+    return cb, ca, rule.statistic, False
+
+
 @lru_cache(maxsize=512)
 def _memo(rule: ConfidenceRule, kind: MetricKind, ka: Key, kb: Key) -> Interval:
     """The interval for two results' data; memoised, as the fold asks for it repeatedly."""
-    (ra, ca), (rb, cb) = ka, kb
-    key = derive(rule.seed)
-    if min(len(ra), len(rb)) >= 2:
-        return ratio_interval(
-            rb,
-            ra,
-            statistic=rule.round_statistic,
-            confidence=rule.confidence,
-            resamples=rule.resamples,
-            key=key,
-            paired=True,
-        )
+    top, bottom, statistic, paired = _data(rule, ka, kb)
     return ratio_interval(
-        cb,
-        ca,
-        statistic=rule.statistic,
+        top,
+        bottom,
+        statistic=statistic,
         confidence=rule.confidence,
         resamples=rule.resamples,
-        key=key,
+        key=derive(rule.seed),
+        paired=paired,
     )
 
 
@@ -203,10 +204,8 @@ def speedup_interval(
 
 def _point(rule: ConfidenceRule, ka: Key, kb: Key) -> float:
     """The point estimate of :func:`_memo`'s interval, without resampling."""
-    (ra, ca), (rb, cb) = ka, kb
-    if min(len(ra), len(rb)) >= 2:
-        return ratio_point(rb, ra, statistic=rule.round_statistic, paired=True)
-    return ratio_point(cb, ca, statistic=rule.statistic)
+    top, bottom, statistic, paired = _data(rule, ka, kb)
+    return ratio_point(top, bottom, statistic=statistic, paired=paired)
 
 
 BOUND_SLACK = 1e-9
@@ -215,10 +214,8 @@ BOUND_SLACK = 1e-9
 
 def _bounds(rule: ConfidenceRule, ka: Key, kb: Key) -> tuple[float, float]:
     """The bounds on :func:`_memo`'s interval, from the samples' extremes."""
-    (ra, ca), (rb, cb) = ka, kb
-    if min(len(ra), len(rb)) >= 2:
-        return ratio_bounds(rb, ra, statistic=rule.round_statistic, paired=True)
-    return ratio_bounds(cb, ca, statistic=rule.statistic)
+    top, bottom, statistic, paired = _data(rule, ka, kb)
+    return ratio_bounds(top, bottom, statistic=statistic, paired=paired)
 
 
 def speedup_bounds(

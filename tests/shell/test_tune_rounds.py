@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pytest
 import torch
 from returns.unsafe import unsafe_perform_io
 
@@ -19,19 +18,6 @@ from tests.shell.fakes import FakeBackend
 # settled_speedup=None: these fakes are all the same module, so the rounds must always run
 # (a stall in a 4-call sweep could otherwise settle one against eager)
 PLAN = RoundsPlan(min_rounds=3, max_rounds=4, judge_every=1, warmup_calls=0, settled_speedup=None)
-
-
-@pytest.fixture
-def module() -> torch.nn.Module:
-    """A tiny deterministic linear model."""
-    torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()
-
-
-@pytest.fixture
-def samples() -> list[torch.Tensor]:
-    """Three distinct samples of shape (1, 8)."""
-    return [torch.randn(1, 8) for _ in range(3)]
 
 
 def quick_confident(rounds: RoundsPlan = PLAN) -> object:
