@@ -3,6 +3,10 @@
 Rules:
 - library versions come from installed distribution metadata (``importlib.metadata``); an
   inference SDK is never imported to learn its version, and a missing one is ``None``;
+- ONNX Runtime's version is that of the build the ``onnxruntime`` package really holds
+  (:mod:`~aitune_fp.effects.backends._ort_install`); every installed build is listed under
+  ``onnxruntime_builds``, and ``onnxruntime_shadowed`` says why the GPU providers are
+  missing when ``onnxruntime-gpu`` is installed but another build's files won;
 - the CPU model is read from ``/proc/cpuinfo`` (``platform.processor()`` elsewhere);
 - the GPU name, CUDA runtime and driver are recorded only when torch sees a CUDA device;
   the driver version is read from ``/proc/driver/nvidia/version``;
@@ -19,6 +23,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import torch
+
+from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
 
 # Each library and the distributions that may provide it, first found wins.
 LIBRARIES: Final = {
@@ -51,7 +57,23 @@ def library_versions() -> dict[str, str | None]:
     >>> library_versions()["torch"] is not None
     True
     """
-    return {lib: distribution_version(*dists) for lib, dists in sorted(LIBRARIES.items())}
+    versions = {lib: distribution_version(*dists) for lib, dists in sorted(LIBRARIES.items())}
+    versions["onnxruntime"] = ort_install().version
+    return versions
+
+
+def onnxruntime_facts() -> dict[str, Any]:
+    """Every installed ONNX Runtime build, the active one and why GPU providers are shadowed.
+
+    >>> sorted(onnxruntime_facts())
+    ['onnxruntime_build', 'onnxruntime_builds', 'onnxruntime_shadowed']
+    """
+    install = ort_install()
+    return {
+        "onnxruntime_build": install.active,
+        "onnxruntime_builds": dict(install.installed),
+        "onnxruntime_shadowed": shadow_reason(install),
+    }
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
@@ -101,6 +123,7 @@ def environment_fingerprint(device: torch.device | str = "cpu") -> dict[str, Any
         "python": platform.python_version(),
         "platform": platform.platform(),
         **library_versions(),
+        **onnxruntime_facts(),
         "torch_threads": torch.get_num_threads(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),

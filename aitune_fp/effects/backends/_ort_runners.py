@@ -6,8 +6,10 @@ Rules:
 - on CPU, tensors go in as zero-copy numpy views and outputs come back via
   ``torch.from_numpy``;
 - on CUDA, inputs and outputs are torch tensors bound in place with IO binding (output
-  shapes are learned once per input shape), and the current torch stream is synchronised
-  before each run so ONNX Runtime reads finished inputs;
+  shapes are learned once per input shape); the session computes on the device's
+  dedicated stream (:mod:`._streams`), which waits for the caller's current stream before
+  each run (ONNX Runtime reads finished inputs, with no host synchronisation) and which the
+  caller's stream waits for afterwards;
 - outputs come back in the eager module's structure (tensor, tuple, list or dict).
 """
 
@@ -20,6 +22,7 @@ import torch
 
 from aitune_fp.effects.backends._export import flat_inputs
 from aitune_fp.effects.backends._onnx import OnnxGraph
+from aitune_fp.effects.backends._streams import dedicated_stream, device_index, enter, leave
 from aitune_fp.effects.inputs import InputSpec
 
 _ORT_TYPES = {
@@ -89,12 +92,13 @@ def cuda_runner(
 ) -> Callable[..., Any]:
     """A runner binding torch CUDA tensors in place: inputs read, outputs written by ORT.
 
-    The current torch stream is synchronised before each run so ORT reads finished inputs;
-    ORT's run returns once its outputs are written.
+    ORT computes on the dedicated stream given to its provider (``user_compute_stream``);
+    that stream waits for the caller's before each run, and the caller's waits for it after.
     """
     flatten = flat_inputs(spec)
     binding = session.io_binding()
-    index = device.index if device.index is not None else torch.cuda.current_device()
+    index = device_index(device)
+    stream = dedicated_stream(device)
     inputs_of = tuple(
         (graph.input_names[p], p, _element_type(getattr(torch, spec.tensors[p].dtype)))
         for p in positions
@@ -111,8 +115,9 @@ def cuda_runner(
         if shapes is None:
             for name, _, _ in outputs_of:
                 binding.bind_output(name, "cuda", index)
-            torch.cuda.current_stream(device).synchronize()
+            caller = enter(stream, device)
             session.run_with_iobinding(binding)
+            leave(caller, stream)
             shapes = [tuple(v.shape()) for v in binding.get_outputs()]
             shapes_by_input[key] = shapes
         return shapes
@@ -128,8 +133,9 @@ def cuda_runner(
             out = torch.empty(shape, dtype=dtype, device=device)
             binding.bind_output(name, "cuda", index, element, shape, out.data_ptr())
             outputs.append(out)
-        torch.cuda.current_stream(device).synchronize()
+        caller = enter(stream, device)
         session.run_with_iobinding(binding)
+        leave(caller, stream)
         return graph.layout.rebuild(outputs)
 
     return runner

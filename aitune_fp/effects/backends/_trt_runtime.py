@@ -1,9 +1,13 @@
-"""Running a serialised TensorRT engine on torch CUDA tensors (TensorRT 10 API).
+"""Running a serialised TensorRT engine on torch CUDA tensors (TensorRT 10 and 11 API).
 
 Rules:
 - the runner binds torch CUDA tensors by address (``set_input_shape``,
-  ``set_tensor_address``), allocates outputs with torch and enqueues on the current torch
-  stream with ``execute_async_v3``; outputs come back in the eager module's structure;
+  ``set_tensor_address``), allocates outputs with torch and enqueues with
+  ``execute_async_v3`` on the device's dedicated stream (:mod:`._streams`: it waits for the
+  caller's current stream first, and the caller's stream waits for it after), never on the
+  legacy default stream; outputs come back in the eager module's structure;
+- :meth:`EngineRunner.precision` reads the engine's effective precision back
+  (:func:`._precision.engine_precision`);
 - an input shape beyond the engine's optimisation profile is an error naming the input;
 - TensorRT's warnings and errors go to the build log;
 - ``tensorrt`` is imported only inside this module's functions.
@@ -18,6 +22,8 @@ import torch
 from aitune_fp.effects.backends._export import flat_inputs
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
+from aitune_fp.effects.backends._precision import engine_precision
+from aitune_fp.effects.backends._streams import dedicated_stream, enter, leave
 from aitune_fp.effects.inputs import InputSpec
 
 
@@ -92,6 +98,13 @@ class EngineRunner:
         self._flatten = flat_inputs(spec)
         self._rebuild = graph.layout.rebuild
         self._device = device
+        self._stream = dedicated_stream(device)
+
+    def precision(self, *, tf32: bool) -> tuple[str | None, str]:
+        """``(effective precision, where it was read)`` from the engine itself."""
+        import tensorrt as trt
+
+        return engine_precision(trt, self._engine, tf32=tf32)
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         """Run the engine on the call's tensors; outputs in the eager structure."""
@@ -113,7 +126,11 @@ class EngineRunner:
             out = torch.empty(shape, dtype=dtype, device=self._device)
             context.set_tensor_address(name, out.data_ptr())
             outputs.append(out)
-        if not context.execute_async_v3(torch.cuda.current_stream(self._device).cuda_stream):
+        stream = self._stream
+        caller = enter(stream, self._device)
+        ok = context.execute_async_v3(stream.cuda_stream)
+        leave(caller, stream)
+        if not ok:
             raise RuntimeError("TensorRT execute_async_v3 reported a failure")
         return self._rebuild(outputs)
 

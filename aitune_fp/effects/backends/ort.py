@@ -4,14 +4,22 @@ Rules:
 - ``provider`` is ``"cpu"``, ``"cuda"``, ``"tensorrt"`` or ``"auto"`` (CUDA on a CUDA
   device, else CPU); the CPU provider needs a CPU device, the CUDA and TensorRT providers a
   CUDA device and an onnxruntime build that offers them;
+- the session must run on the providers asked for (:mod:`._ort_session`): ONNX Runtime's
+  quiet fallback is off and ``get_providers()`` is checked, so a provider that did not load
+  is a build failure naming what was asked, what runs and ONNX Runtime's reason; the
+  providers really used are recorded in the build's info;
+- a missing GPU provider because ``onnxruntime-gpu`` is shadowed by another ONNX Runtime
+  build is named as such (:mod:`._ort_install`);
 - the session's runner (:mod:`._ort_runners`) feeds numpy views on CPU and binds torch
-  tensors in place with IO binding on CUDA; outputs come back in the eager module's
-  structure (tensor, tuple, list or dict);
+  tensors in place with IO binding on CUDA, where the CUDA and TensorRT providers compute
+  on the device's dedicated stream (:mod:`._streams`, ``user_compute_stream``); outputs
+  come back in the eager module's structure (tensor, tuple, list or dict);
 - ``onnxruntime`` is imported only inside this module's functions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,8 +36,12 @@ from aitune_fp.effects.backends._availability import (
 )
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
+from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
 from aitune_fp.effects.backends._ort_runners import session_runner
+from aitune_fp.effects.backends._ort_session import open_checked_session
 from aitune_fp.effects.backends._runner import prepared
+from aitune_fp.effects.backends._streams import dedicated_stream, device_index
+from aitune_fp.effects.backends._versions import unsupported
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import InputSpec, Samples
 
@@ -113,6 +125,7 @@ class OnnxRuntime(ConfigIdentity):
         return first_reason(
             lambda: needs_cuda(device),
             lambda: missing_library("onnxruntime", "onnxscript"),
+            lambda: unsupported("onnxruntime"),
             lambda: _provider_missing(PROVIDERS[provider]),
             cuda_unusable,
         )
@@ -125,12 +138,14 @@ class OnnxRuntime(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             graph = export_onnx(model, samples, device, work_dir / "model.onnx", log)
-            session = self.open_session(graph, samples.spec, device, work_dir)
-            log.write(f"session providers: {session.get_providers()}")
+            session = self.open_session(graph, samples.spec, device, work_dir, log.write)
+            active = list(session.get_providers())
+            log.write(f"session providers: {active}")
             runner = session_runner(session, graph, samples.spec, device)
             samples.items[0].to(device).call(runner)
             info = {
                 "provider": self.resolved_provider(device),
+                "providers": active,
                 "precision": self._precision(device),
                 "device": str(device),
             }
@@ -145,10 +160,16 @@ class OnnxRuntime(ConfigIdentity):
         return "tf32" if provider == "cuda" and self.tf32 else "float32"
 
     def open_session(
-        self, graph: OnnxGraph, spec: InputSpec, device: torch.device, work_dir: Path
+        self,
+        graph: OnnxGraph,
+        spec: InputSpec,
+        device: torch.device,
+        work_dir: Path,
+        said_to: Callable[[str], None] = lambda _: None,
     ) -> Any:
         """An ``InferenceSession`` on ``graph`` with this config's options and providers
-        (the TensorRT provider caches its engines under ``work_dir/trt_cache``)."""
+        (the TensorRT provider caches its engines under ``work_dir/trt_cache``); raises
+        :class:`~._ort_session.ProviderMismatch` unless it runs on those providers."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -159,18 +180,23 @@ class OnnxRuntime(ConfigIdentity):
         for key, value in self.session_config:
             options.add_session_config_entry(key, value)
         providers = self._providers(spec, device, work_dir)
-        return ort.InferenceSession(str(graph.path), sess_options=options, providers=providers)
+        return open_checked_session(ort, str(graph.path), options, providers, said_to)
 
     def _providers(self, spec: InputSpec, device: torch.device, work_dir: Path) -> list[Any]:
         provider = self.resolved_provider(device)
         if provider == "cpu":
             return ["CPUExecutionProvider"]
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        cuda = ("CUDAExecutionProvider", {"device_id": index, "use_tf32": int(self.tf32)})
+        index = device_index(device)
+        stream = {"user_compute_stream": str(dedicated_stream(device).cuda_stream)}
+        cuda = (
+            "CUDAExecutionProvider",
+            {"device_id": index, "use_tf32": int(self.tf32), **stream},
+        )
         if provider == "cuda":
             return [cuda]
         trt_options = {
             "device_id": index,
+            **stream,
             "trt_fp16_enable": self.fp16,
             "trt_engine_cache_enable": True,
             "trt_engine_cache_path": str(work_dir / "trt_cache"),
@@ -187,6 +213,9 @@ def _provider_missing(provider: str) -> str | None:
 
     if provider in ort.get_available_providers():
         return None
+    shadowed = shadow_reason(ort_install())
+    if shadowed is not None:
+        return f"onnxruntime's {provider} is missing: {shadowed}"
     return f"onnxruntime's {provider} is not installed (needs onnxruntime-gpu)"
 
 

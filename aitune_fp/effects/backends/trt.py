@@ -5,10 +5,17 @@ Rules:
   parsed by TensorRT's ONNX parser; the engine gets one optimisation profile with batch
   ``1`` (min), ``opt_batch_size`` (opt, default ``max_batch_size``) and ``max_batch_size``
   (max) on every input's batch axis, and is serialised to ``work_dir/model.engine``;
-- ``fp16`` lets TensorRT choose half-precision kernels; TF32 is off unless ``tf32``;
-- the engine is run by :class:`~._trt_runtime.EngineRunner` on torch CUDA tensors; a
-  batch beyond the profile is an error naming it;
-- ``tensorrt`` is imported only inside this module's functions (TensorRT 10 API).
+- TensorRT 10.x and 11.x are supported (:mod:`._versions`); ``fp16`` uses the mechanism the
+  installed API offers (:mod:`._precision`): the ``FP16`` builder flag on 10.x, a module
+  computing in float16 between dtype-preserving casts, built as a strongly typed network,
+  on 11.x; TF32 is off unless ``tf32``;
+- the record says what the engine got, read back from it: ``info`` holds
+  ``tensorrt_version``, ``precision_mechanism``, ``requested_precision``, ``precision``
+  (effective) and ``precision_source``; on 11.x an fp16 request whose engine has no
+  float16 layer is a build failure (nothing can explain it but a quiet degradation);
+- the engine is run by :class:`~._trt_runtime.EngineRunner` on torch CUDA tensors, on the
+  device's dedicated stream; a batch beyond the profile is an error naming it;
+- ``tensorrt`` is imported only inside this module's functions.
 """
 
 from __future__ import annotations
@@ -25,8 +32,17 @@ from aitune_fp.effects.backends._availability import cuda_backend_reason
 from aitune_fp.effects.backends._engine_settings import EngineSettings
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
+from aitune_fp.effects.backends._precision import (
+    ComputeIn,
+    TrtPrecisionPlan,
+    configure,
+    network_flags,
+    output_dtypes,
+    trt_precision_plan,
+)
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._trt_runtime import EngineRunner, engine_logger
+from aitune_fp.effects.backends._versions import unsupported
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import InputSpec, Samples
 
@@ -63,8 +79,8 @@ class TensorRT(ConfigIdentity, EngineSettings):
             raise ValueError(f"workspace_mib must be >= 1, got {self.workspace_mib}")
 
     def unavailable_reason(self, device: torch.device) -> str | None:
-        """Needs a CUDA device, ``tensorrt`` and the ONNX exporter's ``onnxscript``."""
-        return cuda_backend_reason(device, "tensorrt", "onnxscript")
+        """Needs a CUDA device, ``tensorrt`` (a supported version) and ``onnxscript``."""
+        return cuda_backend_reason(device, "tensorrt", "onnxscript") or unsupported("tensorrt")
 
     def build(
         self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
@@ -72,7 +88,11 @@ class TensorRT(ConfigIdentity, EngineSettings):
         """Export to ONNX, build and save the engine, load it and run the first sample."""
 
         def build(log: BuildLog) -> Built:
-            model = prepared(module, device)
+            import tensorrt as trt
+
+            plan = trt_precision_plan(trt, fp16=self.fp16, tf32=self.tf32)
+            log.write(f"tensorrt {plan.version}: precision {plan.requested} by {plan.mechanism}")
+            model = self._typed(prepared(module, device), samples, device, plan)
             graph = export_onnx(
                 model,
                 samples,
@@ -82,13 +102,19 @@ class TensorRT(ConfigIdentity, EngineSettings):
                 max_batch_size=self.max_batch_size,
             )
             with torch.cuda.device(device):
-                engine_bytes = self._engine(graph, samples.spec, log)
+                engine_bytes = self._engine(graph, samples.spec, log, plan)
                 path = work_dir / "model.engine"
                 path.write_bytes(engine_bytes)
                 runner = EngineRunner(engine_bytes, graph, samples.spec, device, log)
+                effective, source = runner.precision(tf32=self.tf32)
+                check_effective(plan, effective)
                 samples.items[0].to(device).call(runner)
             info = {
-                "precision": self.precision,
+                "tensorrt_version": plan.version,
+                "precision_mechanism": plan.mechanism,
+                "requested_precision": plan.requested,
+                "precision": effective or plan.requested,
+                "precision_source": source if effective else "unverified (engine gave no types)",
                 "max_batch_size": self.max_batch_size,
                 "device": str(device),
             }
@@ -96,13 +122,26 @@ class TensorRT(ConfigIdentity, EngineSettings):
 
         return available_build(self, device, work_dir, build)
 
-    def _engine(self, graph: OnnxGraph, spec: InputSpec, log: BuildLog) -> bytes:
+    @staticmethod
+    def _typed(
+        model: torch.nn.Module, samples: Samples, device: torch.device, plan: TrtPrecisionPlan
+    ) -> torch.nn.Module:
+        """The module to export: as is, or computing in the plan's dtype (strong typing)."""
+        if plan.cast_to is None:
+            return model
+        with torch.inference_mode():
+            dtypes = output_dtypes(samples.items[0].to(device).call(model))
+        return ComputeIn(model, plan.cast_to, dtypes).eval()
+
+    def _engine(
+        self, graph: OnnxGraph, spec: InputSpec, log: BuildLog, plan: TrtPrecisionPlan
+    ) -> bytes:
         """Parse the ONNX file and build a serialised engine with the batch profile."""
         import tensorrt as trt
 
         logger = engine_logger(log)
         builder = trt.Builder(logger)
-        network = builder.create_network(0)
+        network = builder.create_network(network_flags(trt, plan))
         parser = trt.OnnxParser(network, logger)
         if not parser.parse_from_file(str(graph.path)):
             errors = "; ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
@@ -110,10 +149,7 @@ class TensorRT(ConfigIdentity, EngineSettings):
         config = builder.create_builder_config()
         if self.workspace_mib is not None:
             config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, self.workspace_mib << 20)
-        if self.fp16:
-            config.set_flag(trt.BuilderFlag.FP16)
-        if not self.tf32:
-            config.clear_flag(trt.BuilderFlag.TF32)
+        configure(trt, config, plan)
         profile = builder.create_optimization_profile()
         rows = {t.name: t for t in spec.tensors}
         axis = spec.batch_axis
@@ -134,3 +170,22 @@ class TensorRT(ConfigIdentity, EngineSettings):
             f"engine built: {network.num_inputs} inputs, profile max batch {self.max_batch_size}"
         )
         return bytes(serialized)
+
+
+def check_effective(plan: TrtPrecisionPlan, effective: str | None) -> None:
+    """Refuse a strongly typed fp16 build whose engine has no float16 layer.
+
+    On the builder-flag path TensorRT may keep float32 where it is faster, so a float32
+    engine is recorded as such, not refused.
+
+    >>> plan = TrtPrecisionPlan("11.0", "strongly_typed_cast", "float16", (), (), (), None)
+    >>> check_effective(plan, "float32")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    RuntimeError: asked for float16 (strongly_typed_cast on TensorRT 11.0) but ... float32
+    """
+    if plan.mechanism == "strongly_typed_cast" and effective not in (None, plan.requested):
+        raise RuntimeError(
+            f"asked for {plan.requested} ({plan.mechanism} on TensorRT {plan.version}) "
+            f"but the engine's layers are {effective}"
+        )

@@ -1,0 +1,147 @@
+"""Which ONNX Runtime build the ``onnxruntime`` package really holds, read from metadata.
+
+Rules:
+- every ONNX Runtime distribution (``onnxruntime``, ``onnxruntime-gpu``, …) installs into
+  the same ``onnxruntime/`` folder; when two are installed, the one installed last
+  overwrote the other's native extension and is the one that runs;
+- the active build is the distribution whose ``RECORD`` entry for the native extension
+  (``onnxruntime/capi/onnxruntime_pybind11_state*``) matches the file on disk (size first,
+  then sha256 when sizes tie); with a single distribution installed it is that one;
+- an installed ``onnxruntime-gpu`` that is not the active build is *shadowed*: its CUDA and
+  TensorRT providers are missing because another build's extension runs instead, and
+  :func:`shadow_reason` says so with both versions and the fix;
+- nothing here imports ``onnxruntime``: it reads distribution metadata only, so asking is
+  cheap and safe before any SDK is loaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Final
+
+GPU_BUILD: Final = "onnxruntime-gpu"
+"""The distribution that ships the CUDA and TensorRT execution providers."""
+
+BUILDS: Final = (
+    "onnxruntime",
+    "onnxruntime-gpu",
+    "onnxruntime-openvino",
+    "onnxruntime-directml",
+    "onnxruntime-qnn",
+    "onnxruntime-training",
+)
+"""Distributions known to install the ``onnxruntime`` package (canonical names)."""
+
+_EXTENSION: Final = "onnxruntime/capi/onnxruntime_pybind11_state"
+
+
+@dataclass(frozen=True, slots=True)
+class OrtInstall:
+    """The ONNX Runtime distributions installed and which one the package really holds.
+
+    ``installed`` is ``(distribution, version)`` pairs, sorted; ``active`` is the build whose
+    files are on disk (``None`` when none is installed or none matches, e.g. a source build).
+    """
+
+    installed: tuple[tuple[str, str], ...]
+    active: str | None
+
+    @property
+    def version(self) -> str | None:
+        """The active build's version (the first installed one's when none matched)."""
+        versions = dict(self.installed)
+        if self.active is not None:
+            return versions[self.active]
+        return self.installed[0][1] if self.installed else None
+
+    @property
+    def shadowed(self) -> tuple[str, ...]:
+        """Installed distributions whose native extension was overwritten by another's."""
+        if self.active is None or len(self.installed) < 2:
+            return ()
+        return tuple(name for name, _ in self.installed if name != self.active)
+
+
+def _canonical(name: str) -> str:
+    """``onnxruntime_gpu`` → ``onnxruntime-gpu`` (PEP 503, lower case)."""
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _sha256(path: Path) -> str:
+    """The file's sha256 in RECORD's form (urlsafe base64, no padding)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+
+
+def _owns_extension(dist: metadata.Distribution) -> bool | None:
+    """Whether the extension on disk is the one ``dist`` recorded (None: cannot tell)."""
+    for entry in dist.files or ():
+        if not str(entry).startswith(_EXTENSION):
+            continue
+        path = Path(str(dist.locate_file(entry)))
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return False
+        if entry.size is not None and entry.size != size:
+            return False
+        if entry.hash is None:
+            return None
+        return entry.hash.mode == "sha256" and entry.hash.value == _sha256(path)
+    return None
+
+
+def ort_install(path: Iterable[str] | None = None) -> OrtInstall:
+    """The ONNX Runtime builds installed on ``path`` (default ``sys.path``) and the active one.
+
+    >>> ort_install(path=[]).installed, ort_install(path=[]).active
+    ((), None)
+    """
+    found: dict[str, metadata.Distribution] = {}
+    search = metadata.distributions() if path is None else metadata.distributions(path=list(path))
+    for dist in search:
+        name = _canonical(dist.metadata["Name"] or "")
+        if name in BUILDS and name not in found:
+            found[name] = dist
+    installed = tuple(sorted((name, dist.version) for name, dist in found.items()))
+    if len(found) == 1:
+        return OrtInstall(installed, next(iter(found)))
+    owners = [name for name, dist in sorted(found.items()) if _owns_extension(dist)]
+    return OrtInstall(installed, owners[0] if len(owners) == 1 else None)
+
+
+def shadow_reason(install: OrtInstall) -> str | None:
+    """Why the GPU providers are missing when ``onnxruntime-gpu`` is installed but shadowed.
+
+    >>> both = OrtInstall((("onnxruntime", "1.32.0"), ("onnxruntime-gpu", "1.31.1")), "onnxruntime")
+    >>> print(shadow_reason(both))  # doctest: +NORMALIZE_WHITESPACE
+    onnxruntime-gpu 1.31.1 is shadowed by onnxruntime 1.32.0 (both install the onnxruntime
+    package and onnxruntime's files won); fix: pip uninstall -y onnxruntime onnxruntime-gpu
+    && pip install onnxruntime-gpu
+    >>> shadow_reason(OrtInstall((("onnxruntime-gpu", "1.31.1"),), "onnxruntime-gpu")) is None
+    True
+    """
+    versions = dict(install.installed)
+    if GPU_BUILD not in versions or len(versions) < 2 or install.active == GPU_BUILD:
+        return None
+    others = " ".join(name for name, _ in install.installed)
+    fix = f"fix: pip uninstall -y {others} && pip install {GPU_BUILD}"
+    if install.active is None:
+        return (
+            f"{GPU_BUILD} {versions[GPU_BUILD]} is installed together with "
+            f"{', '.join(n for n in versions if n != GPU_BUILD)} "
+            f"(they share the onnxruntime package and it cannot be told which build won); {fix}"
+        )
+    return (
+        f"{GPU_BUILD} {versions[GPU_BUILD]} is shadowed by {install.active} "
+        f"{versions[install.active]} (both install the onnxruntime package and "
+        f"{install.active}'s files won); {fix}"
+    )

@@ -1,0 +1,142 @@
+"""Open an ONNX Runtime session that runs on the providers asked for, or fail saying why.
+
+Rules:
+- the session is created with ONNX Runtime's own fallback disabled (``enable_fallback=0``)
+  and everything it says meanwhile is kept: Python warnings, what it prints (its "EP Error"
+  lines) and what its native logger writes to file descriptor 2 (e.g. a provider library
+  that cannot be loaded);
+- afterwards ``get_providers()`` is compared with the providers requested: each requested
+  provider must be among those the session really uses (ONNX Runtime appends the CPU
+  provider for nodes no other provider takes; that is not a mismatch);
+- a mismatch, or a session that cannot be created, is an :class:`ProviderMismatch` naming
+  what was asked, what runs and the lines ONNX Runtime gave as the reason; nothing falls
+  back quietly, so what the record says ran is what ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+_REASON_LINES = 6
+
+
+class ProviderMismatch(RuntimeError):
+    """The session does not run on the providers requested (or could not be created)."""
+
+
+def provider_names(providers: Sequence[Any]) -> tuple[str, ...]:
+    """The names in an ONNX Runtime ``providers`` list (names or ``(name, options)`` pairs).
+
+    >>> provider_names(["CPUExecutionProvider", ("CUDAExecutionProvider", {"device_id": 0})])
+    ('CPUExecutionProvider', 'CUDAExecutionProvider')
+    """
+    return tuple(p[0] if isinstance(p, tuple) else str(p) for p in providers)
+
+
+def missing_providers(requested: Sequence[str], active: Sequence[str]) -> tuple[str, ...]:
+    """The requested providers the session does not use.
+
+    >>> cuda, cpu = "CUDAExecutionProvider", "CPUExecutionProvider"
+    >>> missing_providers([cuda], [cuda, cpu])
+    ()
+    >>> missing_providers(["TensorrtExecutionProvider", cuda], [cuda, cpu])
+    ('TensorrtExecutionProvider',)
+    """
+    return tuple(p for p in requested if p not in active)
+
+
+def reason_lines(text: str) -> str:
+    """The lines of ONNX Runtime's output that explain a provider problem, joined.
+
+    >>> reason_lines("ok\\n[E:onnxruntime] Failed to load library libx.so\\nunrelated")
+    '[E:onnxruntime] Failed to load library libx.so'
+    """
+    keys = ("ep error", "provider", "failed", "error", "cannot open", "not in available")
+    lines = [ln.strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln and not (ln.startswith("***") and ln.endswith("***"))]
+    picked = [ln for ln in lines if any(k in ln.lower() for k in keys)]
+    return " | ".join(picked[:_REASON_LINES])
+
+
+def mismatch_message(requested: Sequence[str], active: Sequence[str], said: str) -> str:
+    """What was asked, what runs and why, in one message.
+
+    >>> print(mismatch_message(["CUDAExecutionProvider"], ["CPUExecutionProvider"], ""))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    asked ONNX Runtime for ['CUDAExecutionProvider'] but the session runs on
+    ['CPUExecutionProvider'] (missing: CUDAExecutionProvider); ONNX Runtime gave no reason
+    """
+    missing = ", ".join(missing_providers(requested, active))
+    why = reason_lines(said) or "ONNX Runtime gave no reason"
+    return (
+        f"asked ONNX Runtime for {list(requested)} but the session runs on {list(active)} "
+        f"(missing: {missing}); {why}"
+    )
+
+
+@contextlib.contextmanager
+def _native_stderr(sink: io.StringIO) -> Iterator[None]:
+    """Copy what native code writes to file descriptor 2 into ``sink`` (best effort)."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            sink.write(tmp.read().decode("utf-8", errors="replace"))
+
+
+def open_checked_session(
+    ort: Any,
+    path: str,
+    options: Any,
+    providers: Sequence[Any],
+    said_to: Callable[[str], None] = lambda _: None,
+) -> Any:
+    """``ort.InferenceSession(path, options, providers)`` that really runs on ``providers``.
+
+    What ONNX Runtime said while the session was created goes to ``said_to`` (one call).
+    Raises :class:`ProviderMismatch` (with ONNX Runtime's own words) when a requested
+    provider is not in the session's ``get_providers()`` or the session cannot be created.
+    """
+    requested = provider_names(providers)
+    said = io.StringIO()
+    session = None
+    error: Exception | None = None
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        contextlib.redirect_stdout(said),
+        _native_stderr(said),
+    ):
+        warnings.simplefilter("always")
+        try:
+            session = ort.InferenceSession(
+                path, sess_options=options, providers=list(providers), enable_fallback=0
+            )
+        except Exception as e:  # an EP that fails to load raises once fallback is off
+            error = e
+    text = "\n".join([*(str(w.message) for w in caught), said.getvalue()]).strip()
+    if text:
+        said_to(text)
+    if session is None:
+        raise ProviderMismatch(
+            f"ONNX Runtime could not create a session on {list(requested)}: "
+            f"{type(error).__name__}: {error}; {reason_lines(text)}".rstrip("; ")
+        ) from error
+    active = tuple(session.get_providers())
+    if missing_providers(requested, active):
+        raise ProviderMismatch(mismatch_message(requested, active, text))
+    return session

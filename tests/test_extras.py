@@ -1,0 +1,73 @@
+"""The optional-dependency extras in pyproject.toml: installable sets, never both ONNX Runtimes."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from aitune_fp.effects.backends._versions import SUPPORTED, range_text
+
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+ORT_BUILDS = {"onnxruntime", "onnxruntime-gpu"}
+
+
+def _extras() -> dict[str, list[str]]:
+    extras: dict[str, list[str]] = tomllib.loads(PYPROJECT.read_text())["project"][
+        "optional-dependencies"
+    ]
+    return extras
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _closure(extra: str, extras: dict[str, list[str]]) -> set[str]:
+    """Every distribution an extra pulls, following ``aitune_fp[...]`` self-references."""
+    names: set[str] = set()
+    for requirement in extras[extra]:
+        inner = re.fullmatch(r"aitune_fp\[([^\]]+)\]", requirement.replace(" ", ""))
+        if inner:
+            for part in inner.group(1).split(","):
+                names |= _closure(part, extras)
+        else:
+            names.add(_name(requirement))
+    return names
+
+
+@pytest.mark.parametrize("extra", sorted(_extras()))
+def test_no_extra_pulls_both_onnxruntime_builds(extra: str) -> None:
+    """No extra, with everything it includes, holds both onnxruntime and onnxruntime-gpu."""
+    assert len(_closure(extra, _extras()) & ORT_BUILDS) <= 1
+
+
+def test_each_onnxruntime_build_has_its_own_extra_and_test_stays_cpu() -> None:
+    """`onnx` is the CPU build, `ort-gpu` the GPU build alone, `test` installs on a CPU
+    machine (CPU build, no TensorRT), and `test-gpu` is its GPU counterpart."""
+    extras = _extras()
+    assert _closure("onnx", extras) & ORT_BUILDS == {"onnxruntime"}
+    assert _closure("ort-gpu", extras) & ORT_BUILDS == {"onnxruntime-gpu"}
+    assert not _closure("ort-gpu", extras) & {"tensorrt", "torch-tensorrt"}
+    test = _closure("test", extras)
+    assert "onnxruntime" in test and not test & {"onnxruntime-gpu", "tensorrt", "torch-tensorrt"}
+    assert _closure("test-gpu", extras) & ORT_BUILDS == {"onnxruntime-gpu"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "distribution", "library"),
+    [("tensorrt", "tensorrt", "tensorrt"), ("torch-tensorrt", "torch-tensorrt", "torch_tensorrt")],
+)
+def test_gpu_extras_pin_the_supported_ranges(extra: str, distribution: str, library: str) -> None:
+    """The TensorRT and Torch-TensorRT extras ask for exactly the range the code supports."""
+    wanted = f"{distribution}{range_text(library)}"
+    assert wanted in _extras()[extra], (_extras()[extra], SUPPORTED[library])
+
+
+def test_install_docs_give_the_extra_index_for_tensorrt() -> None:
+    """docs/gpu.md names NVIDIA's index for the TensorRT extras and warns against both ORTs."""
+    text = (PYPROJECT.parent / "docs" / "gpu.md").read_text()
+    assert "--extra-index-url https://pypi.nvidia.com" in text
+    assert "aitune_fp[ort-gpu]" in text and "never both" in text
