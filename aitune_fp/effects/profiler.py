@@ -8,7 +8,8 @@ Rules:
   ``"parallel_op"`` runs a parallel torch op before each (untimed) call, as in-process
   preprocessing would;
 - each call is timed with ``time.perf_counter_ns``; on CUDA the device is synchronised
-  before and after the call, or CUDA events are used (``cuda_events=True``);
+  before and after the call, or CUDA events are used (``cuda_events=True``), created on
+  the tuned device and recorded on its current stream;
 - every new batch size first gets one untimed priming call, then the call rule's warm-up,
   so a JIT backend's recompilation never lands in the timed samples;
 - the call rule decides when a batch size is done, the sweep rule when the sweep is done;
@@ -115,13 +116,15 @@ def call_timer(
 ) -> Callable[[Callable[[], Any]], float]:
     """A function timing one call in ms, synchronising around it on CUDA."""
     if device.type == "cuda" and settings.cuda_events:
-        start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-        end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        with torch.cuda.device(device):  # events belong to the tuned device, not the current
+            start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+            end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        stream = torch.cuda.current_stream(device)  # runners' own streams join back into it
 
         def time_events(call: Callable[[], Any]) -> float:
-            start.record()
+            start.record(stream)
             call()
-            end.record()
+            end.record(stream)
             end.synchronize()
             return float(start.elapsed_time(end))
 

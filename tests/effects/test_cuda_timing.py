@@ -1,0 +1,78 @@
+"""CUDA timing belongs to the tuned device: checked on CPU with fakes of torch.cuda's API.
+
+The fakes mirror torch 2.13: ``torch.cuda.device(d)`` as a context that makes ``d``
+current, ``torch.cuda.Event(enable_timing=True)`` created on the current device,
+``Event.record(stream)``, ``Event.synchronize()``, ``Event.elapsed_time(other)`` and
+``torch.cuda.current_stream(device)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+
+from aitune_fp.effects.profiler import ProfileSettings, call_timer
+
+TUNED = torch.device("cuda", 1)
+
+
+class _Cuda:
+    """Which device is current, and what every event did."""
+
+    def __init__(self) -> None:
+        self.current = 0
+        self.events: list[_Event] = []
+
+
+def _install(monkeypatch: pytest.MonkeyPatch) -> _Cuda:
+    state = _Cuda()
+
+    @contextlib.contextmanager
+    def device(d: torch.device) -> Iterator[None]:
+        saved, state.current = state.current, d.index
+        try:
+            yield
+        finally:
+            state.current = saved
+
+    class Event(_Event):
+        def __init__(self, enable_timing: bool = False) -> None:
+            super().__init__(state.current)
+            state.events.append(self)
+
+    monkeypatch.setattr(torch.cuda, "device", device)
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda d=None: f"stream of {d}")
+    return state
+
+
+class _Event:
+    def __init__(self, device_index: int) -> None:
+        self.device_index = device_index
+        self.recorded_on: list[Any] = []
+
+    def record(self, stream: Any = None) -> None:
+        self.recorded_on.append(stream)
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, other: Any) -> float:
+        return 1.5
+
+
+def test_events_are_created_and_recorded_on_the_tuned_device(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With cuda:0 current and cuda:1 tuned, both events live on cuda:1 and are recorded on
+    cuda:1's current stream; the current device is left as it was."""
+    state = _install(monkeypatch)
+    timer = call_timer(TUNED, ProfileSettings(cuda_events=True))
+    assert timer(lambda: None) == 1.5
+    assert [e.device_index for e in state.events] == [1, 1]
+    assert all(e.recorded_on == [f"stream of {TUNED}"] for e in state.events)
+    assert state.current == 0
