@@ -1,0 +1,1 @@
+"""Measurement rules: pure decisions about how long to time a backend (see each module)."""
