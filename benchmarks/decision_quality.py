@@ -46,10 +46,10 @@ from functools import partial
 
 from returns.result import Success
 
-from aitune_fp.core.fold import start, step, tune
+from aitune_fp.core.fold import fold_all, tune
+from aitune_fp.core.measure.rounds import judge_rounds, round_members
+from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.records import Profile
-from aitune_fp.core.rounds import judge_rounds, round_members
-from aitune_fp.core.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.strategies import confident, min_latency
 from aitune_fp.core.strategy import Strategy
 
@@ -188,9 +188,7 @@ def _rounds(
     swept: list[Profile],
     budget: int,
 ) -> int:
-    state = start(strategy, Success(swept[0]))
-    for p in swept[1:]:
-        state = step(strategy, state, Success(p))
+    state = fold_all(strategy, [Success(p) for p in swept[1:]], Success(swept[0]))
     joined = round_members(strategy, state, plan)
     members = (*((0,) if joined.baseline else ()), *(NAMES.index(c) for c in joined.candidates))
     if len(members) < 2:
@@ -371,7 +369,7 @@ def run_real(
     import torch
 
     from aitune_fp.core.fold import finish
-    from aitune_fp.core.stop_rules import never_stop
+    from aitune_fp.core.measure.stop_rules import never_stop
     from aitune_fp.effects.backends.base import Backend
     from aitune_fp.effects.backends.eager import TorchEager
     from aitune_fp.effects.backends.inductor import InductorJIT
@@ -443,10 +441,8 @@ def run_real(
                             for n in names
                         ]
                         swept_s = time.perf_counter() - began
-                        state = start(strategy, Success(profiles[0]))
                         fed = [Success(p) for p in profiles[1:]]
-                        for result in fed:
-                            state = step(strategy, state, result)
+                        state = fold_all(strategy, fed, Success(profiles[0]))
                         state, rounds = final_rounds(
                             strategy,
                             state,

@@ -25,20 +25,26 @@ import argparse
 import random
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from decision_quality import NAMES, TIMED, Machine, Trial, make_trial
 from returns.result import Success
 
-from aitune_fp.core.fold import finish, start, step
+from aitune_fp.core.fold import finish, fold_states
 from aitune_fp.core.measure.early_stop import (
     WINNER_STOP_RATE,
     EarlyStopRule,
     Probe,
     early_stop_for,
 )
-from aitune_fp.core.records import BackendProfilingResult, Profile
+from aitune_fp.core.records import (
+    BackendProfilingResult,
+    Candidate,
+    Profile,
+    Scored,
+    TuneState,
+)
 from aitune_fp.core.strategies import confident, min_latency
 from aitune_fp.core.strategy import Strategy
 
@@ -56,38 +62,45 @@ class TrialOutcome:
 
 
 def current_best(
-    strategy: Strategy, base: tuple[str, BackendProfilingResult], best: object
+    strategy: Strategy, base: Scored, best: Scored | None
 ) -> tuple[str, BackendProfilingResult]:
     """The fold's leader when it beats the baseline, else the baseline."""
-    if isinstance(best, tuple) and strategy.compare(best[1], base[1]):
-        return best[0], best[1]
-    return base
+    if best is not None and strategy.compare(best.result, base.result):
+        return best.backend, best.result
+    return base.backend, base.result
 
 
 def tune_trial(
     trial: Trial, rng: random.Random, strategy: Strategy, rule: EarlyStopRule | None
 ) -> TrialOutcome:
     """Profile the baseline fully, then each candidate with a probe and, unless stopped
-    early, the rest of the schedule; fold as the shell does."""
+    early, the rest of the schedule; fold as the shell does (each candidate profiled when
+    the fold pulls it, probed against the state the fold has reached)."""
     machine = Machine(trial, rng)
     baseline = Profile(NAMES[0], {1: machine.sequential(0, TIMED)})
-    state = start(strategy, Success(baseline))
-    base = state.baseline
-    assert base is not None
-    stopped = []
-    for i in range(1, len(trial.true_ms)):
-        samples = machine.sequential(i, PROBE)
-        if rule is not None:
-            name, best = current_best(strategy, (base[0], base[1]), state.best)
-            _, decision = rule.step(
-                rule.start(name, best, baseline=False), Probe(1, tuple(samples))
-            )
-            if decision.stop:
-                stopped.append(i)
-        if rule is None or not stopped or stopped[-1] != i:
-            samples += [machine.call(i, timed=True) for _ in range(TIMED - PROBE)]
-        state = step(strategy, state, Success(Profile(NAMES[i], {1: samples})))
-    choice = NAMES.index(finish(strategy, state).unwrap().backend)
+    stopped: list[int] = []
+    reached: list[TuneState] = []  # the fold's latest state, read when it pulls the next
+
+    def candidates() -> Iterator[Candidate]:
+        for i in range(1, len(trial.true_ms)):
+            state = reached[-1]
+            base = state.baseline
+            assert base is not None
+            samples = machine.sequential(i, PROBE)
+            if rule is not None:
+                name, best = current_best(strategy, base, state.best)
+                _, decision = rule.step(
+                    rule.start(name, best, baseline=False), Probe(1, tuple(samples))
+                )
+                if decision.stop:
+                    stopped.append(i)
+            if rule is None or not stopped or stopped[-1] != i:
+                samples += [machine.call(i, timed=True) for _ in range(TIMED - PROBE)]
+            yield Success(Profile(NAMES[i], {1: samples}))
+
+    for state in fold_states(strategy, candidates(), Success(baseline)):
+        reached.append(state)
+    choice = NAMES.index(finish(strategy, reached[-1]).unwrap().backend)
     return TrialOutcome(choice, machine.timed, tuple(stopped))
 
 

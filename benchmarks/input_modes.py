@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from aitune_fp.core.stop_rules import fixed_steps, never_stop
+from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.backends.registry import backend_by_name

@@ -21,7 +21,7 @@ import torch
 from returns.unsafe import unsafe_perform_io
 
 from aitune_fp import ProfilingPlan, min_latency, tune_module
-from aitune_fp.core.stop_rules import fixed_steps
+from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.effects.profiler import timer_overhead_ns
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.tuned_module import TunedModule

@@ -58,7 +58,8 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     """Tune demo model ``name`` once; wall seconds and per-backend stage seconds."""
     from returns.unsafe import unsafe_perform_io
 
-    from aitune_fp.core.parse import parse_names, parse_strategy
+    from aitune_fp.core.parse import parse_names
+    from aitune_fp.core.strategies.registry import parse_strategy
     from aitune_fp.models import DEMO_MODELS
     from aitune_fp.shell.tune_module import run_tuning
 

@@ -27,8 +27,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from aitune_fp.core.run_record import RunRecord
-from aitune_fp.core.run_summary import (
+from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.report.tables import (
     backend_rows,
     decision_lines,
     format_metric,

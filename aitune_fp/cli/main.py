@@ -32,8 +32,8 @@ from aitune_fp.cli.options import (
     shape_arg,
     strategy_arg,
 )
-from aitune_fp.core.parse import STRATEGY_SPECS
 from aitune_fp.core.strategies import max_throughput
+from aitune_fp.core.strategies.registry import STRATEGY_SPECS
 
 PROG = "aitune-fp"
 DEMO_CHOICES = ("mlp", "cnn", "transformer", "all")
@@ -119,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run", metavar="RUN.json")
     report.add_argument("--markdown", action="store_true", help="print the Markdown report")
     report.add_argument("--plot", default=None, metavar="FILE.png", help="draw the plot")
+    report.add_argument(
+        "--stats",
+        action="store_true",
+        help="also print the decision's statistics: intervals and per-backend spread",
+    )
 
     reselect = sub.add_parser("reselect", help="re-select a stored run with another strategy")
     reselect.add_argument("run", metavar="RUN.json")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from aitune_fp.core import parse
+from aitune_fp.core.strategies import registry
 from aitune_fp.core.strategy import Strategy
 
 T = TypeVar("T")
@@ -42,7 +43,7 @@ def _usage(fn: Callable[[str], T]) -> Callable[[str], T]:
     return convert
 
 
-strategy_arg: Callable[[str], Strategy] = _usage(parse.parse_strategy)
+strategy_arg: Callable[[str], Strategy] = _usage(registry.parse_strategy)
 shape_arg: Callable[[str], tuple[int, ...]] = _usage(parse.parse_shape)
 names_arg: Callable[[str], tuple[str, ...]] = _usage(parse.parse_names)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from aitune_fp.core.report_markdown import render_markdown
-from aitune_fp.core.run_record import RunRecord, dumps, loads
+from aitune_fp.core.record.run_record import RunRecord, dumps, loads
+from aitune_fp.core.report.markdown import render_markdown
 
 
 class CliError(Exception):

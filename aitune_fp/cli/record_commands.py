@@ -2,7 +2,9 @@
 
 Rules:
 - ``report`` prints the run's table and decision, or its Markdown (``--markdown``), and can
-  draw its plot (``--plot FILE.png``);
+  draw its plot (``--plot FILE.png``); ``--stats`` adds the noise report (the decision's
+  speedup interval and one statistics line per backend) for a run whose stored strategy
+  is a shipped one, rebuilt from the record;
 - ``reselect`` re-runs the pure fold on the stored profiles with another strategy, prints
   the new table and decision, and can store the re-selected run (``--out NEW.json``);
 - ``report`` exits 0 once it has shown the run, whatever the run decided; ``reselect``
@@ -17,8 +19,10 @@ from rich.console import Console
 
 from aitune_fp.cli.console import show_run
 from aitune_fp.cli.outputs import CliError, read_record, write_plot, write_record
-from aitune_fp.core.report_markdown import render_markdown
-from aitune_fp.core.run_record import with_strategy
+from aitune_fp.core.record.run_record import RunRecord, with_strategy
+from aitune_fp.core.report.markdown import render_markdown
+from aitune_fp.core.report.stats import noise_report
+from aitune_fp.core.strategies.registry import strategy_from_config
 
 
 def report(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -28,12 +32,27 @@ def report(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(render_markdown(record), markup=False, highlight=False, end="", soft_wrap=True)
     else:
         show_run(out, record)
+    if args.stats:
+        for line in _noise_lines(record):
+            out.print(line, markup=False, highlight=False)
     if args.plot is not None:
         drawn = write_plot(record, args.plot, err)
         if drawn is None:
             raise CliError("no plot was drawn: install matplotlib (pip install 'aitune_fp[cli]')")
         err.print(f"plot written to {drawn}", markup=False, highlight=False)
     return 0
+
+
+def _noise_lines(record: RunRecord) -> tuple[str, ...]:
+    """The noise report of a stored run, its strategy rebuilt from the stored config."""
+    if record.selection is None:
+        reason = f" ({record.error.message})" if record.error else ""
+        return (f"no statistics: nothing was selected{reason}",)
+    try:
+        strategy = strategy_from_config(record.strategy)
+    except ValueError as error:
+        raise CliError(f"--stats needs a shipped strategy: {error}") from None
+    return noise_report(strategy, record.selection)
 
 
 def reselect(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -23,7 +23,7 @@ from rich.console import Console
 from aitune_fp.cli.console import ProgressView, show_run
 from aitune_fp.cli.factory import FactoryError, call_factory, synthetic_samples
 from aitune_fp.cli.outputs import CliError, write_run
-from aitune_fp.core.run_record import RunRecord
+from aitune_fp.core.record.run_record import RunRecord
 
 
 def _tune_one(

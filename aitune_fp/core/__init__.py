@@ -1,15 +1,17 @@
-"""The pure core: records, strategies, stop rules, statistics, the fold, reports as data.
+"""The pure core: records, strategies, the fold; stats/, measure/, record/, report/, laws/.
 
 Nothing under ``aitune_fp.core`` imports torch, an inference SDK, ``time`` or ``random``;
 an import-linter contract keeps it so.
 """
 
-from aitune_fp.core.fold import TuneState, finish, start, step, tune
+from aitune_fp.core.fold import TuneState, finish, fold_all, fold_states, start, step, tune
 from aitune_fp.core.records import (
     BackendFailure,
     BackendPerfResult,
     BackendProfilingResult,
+    Candidate,
     Profile,
+    Scored,
     Selection,
     TuneError,
 )
@@ -30,8 +32,10 @@ __all__ = [
     "BackendFailure",
     "BackendPerfResult",
     "BackendProfilingResult",
+    "Candidate",
     "Profile",
     "ProfilingPlan",
+    "Scored",
     "Selection",
     "Strategy",
     "TuneError",
@@ -39,6 +43,8 @@ __all__ = [
     "confident",
     "finish",
     "first_wins",
+    "fold_all",
+    "fold_states",
     "latency_budget",
     "max_throughput",
     "min_latency",

@@ -24,16 +24,17 @@ Rules (BEHAVIOUR.md §3, reproduced exactly):
 11. when the strategy has ``admits``, a candidate it does not admit is recorded as a
     failure at stage ``measure`` (``one_backend``); the baseline is never filtered.
 
-The fold is ``finish(reduce(step, candidates, start(...)))``; ``start``/``step``/``finish``
-are public so a pipeline can drive it one candidate at a time (the shell does, to release
-losers' resources as soon as they lose).
+The fold is driven by one function, :func:`fold_states`: it starts from the baseline and
+yields the state after every candidate, stopping once the strategy has settled. Everything
+that folds candidates goes through it: :func:`fold_all` keeps its last state, :func:`tune`
+finishes that, and the shell iterates it to release losers' resources as soon as they lose.
+``start``/``step``/``settled``/``finish`` are public for laws and tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from functools import partial, reduce
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from returns.result import Failure, Result, Success
 
@@ -41,35 +42,39 @@ from aitune_fp.core.records import (
     BackendFailure,
     BackendPerfResult,
     BackendProfilingResult,
-    Profile,
+    Candidate,
+    Scored,
     Selection,
     TuneError,
+    TuneState,
 )
 from aitune_fp.core.strategy import Strategy
 
-Candidate = Result[Profile, BackendFailure]
-Scored = tuple[str, BackendProfilingResult]
-
-
-@dataclass(frozen=True, slots=True)
-class TuneState:
-    """Everything the fold has learnt so far; ``best`` is the current leader."""
-
-    baseline: Scored | None = None
-    best: Scored | None = None
-    ranking: tuple[Scored, ...] = ()
-    perf_results: tuple[BackendPerfResult, ...] = ()
-    failures: tuple[BackendFailure, ...] = ()
-    considered: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
+__all__ = [
+    "Candidate",
+    "Scored",
+    "TuneState",
+    "backend_of",
+    "finish",
+    "fold_all",
+    "fold_states",
+    "settled",
+    "start",
+    "step",
+    "tune",
+]
 
 
 def start(strategy: Strategy, baseline: Candidate | None = None) -> TuneState:
     """The fold's initial state: the baseline measured (or why there is none to check).
 
-    >>> from aitune_fp import max_throughput, Profile
-    >>> start(max_throughput, Success(Profile("eager", {1: [1.0]}))).baseline[1].metric
+    >>> from aitune_fp import Profile, max_throughput
+    >>> start(max_throughput, Success(Profile("eager", {1: [1.0]}))).baseline.result.metric
     1000.0
+    >>> start(max_throughput, Failure(BackendFailure("eager", "build", "x"))).notes
+    ('baseline eager failed at build: x; tuning went on without the performance check',)
+    >>> start(max_throughput) == TuneState()
+    True
     """
     if baseline is None:
         return TuneState()
@@ -77,7 +82,7 @@ def start(strategy: Strategy, baseline: Candidate | None = None) -> TuneState:
         return TuneState(notes=("performance validation is off: the baseline is not used",))
     match baseline.bind(strategy.measure):
         case Success(result):
-            return TuneState(baseline=(backend_of(baseline), result))
+            return TuneState(baseline=Scored(backend_of(baseline), result))
         case Failure(failure):
             note = f"baseline {failure.describe()}; tuning went on without the performance check"
             return TuneState(notes=(note,))
@@ -99,7 +104,16 @@ def backend_of(candidate: Candidate) -> str:
 
 
 def step(strategy: Strategy, state: TuneState, candidate: Candidate) -> TuneState:
-    """Fold one candidate into the state (never raises for a failed candidate)."""
+    """Fold one candidate into the state (never raises for a failed candidate).
+
+    >>> from aitune_fp import Profile, max_throughput
+    >>> s = step(max_throughput, TuneState(), Success(Profile("a", {1: [1.0]})))
+    >>> s.best.backend, s.considered
+    ('a', ('a',))
+    >>> s = step(max_throughput, s, Failure(BackendFailure("b", "build", "no")))
+    >>> s.best.backend, s.considered, len(s.failures)
+    ('a', ('a', 'b'), 1)
+    """
     name = backend_of(candidate)
     considered = (*state.considered, name)
     if strategy.admits is not None and not strategy.admits(name):
@@ -110,15 +124,15 @@ def step(strategy: Strategy, state: TuneState, candidate: Candidate) -> TuneStat
         case Failure(failure):
             return replace(state, considered=considered, failures=(*state.failures, failure))
         case Success(result):
-            return _score(strategy, replace(state, considered=considered), (name, result))
+            return _score(strategy, replace(state, considered=considered), Scored(name, result))
     raise TypeError(f"not a Result: {measured!r}")  # pragma: no cover
 
 
 def _score(strategy: Strategy, state: TuneState, scored: Scored) -> TuneState:
-    name, result = scored
+    name, result = scored.backend, scored.result
     perf = state.perf_results
-    if state.baseline is not None and state.baseline[1].metric > 0:
-        base = state.baseline[1]
+    if state.baseline is not None and state.baseline.result.metric > 0:
+        base = state.baseline.result
         speedup = strategy.speedup(result, base)
         perf = (*perf, BackendPerfResult(name, result.metric, base.metric, speedup, speedup >= 1))
     leads = _leads(strategy, state, result)
@@ -131,7 +145,7 @@ def _score(strategy: Strategy, state: TuneState, scored: Scored) -> TuneState:
 
 
 def _beats_baseline(strategy: Strategy, state: TuneState, result: BackendProfilingResult) -> bool:
-    return state.baseline is not None and strategy.compare(result, state.baseline[1])
+    return state.baseline is not None and strategy.compare(result, state.baseline.result)
 
 
 def _leads(strategy: Strategy, state: TuneState, result: BackendProfilingResult) -> bool:
@@ -139,26 +153,85 @@ def _leads(strategy: Strategy, state: TuneState, result: BackendProfilingResult)
     if state.best is None:
         return True
     if state.baseline is None:
-        return strategy.compare(result, state.best[1])
+        return strategy.compare(result, state.best.result)
     new, old = (
         _beats_baseline(strategy, state, result),
-        _beats_baseline(strategy, state, state.best[1]),
+        _beats_baseline(strategy, state, state.best.result),
     )
     if new != old:
         return new
-    return strategy.compare(result, state.best[1])
+    return strategy.compare(result, state.best.result)
 
 
 def settled(strategy: Strategy, state: TuneState) -> bool:
-    """Whether the fold may stop consuming candidates (only strategies with ``settled``)."""
+    """Whether the fold may stop consuming candidates (only strategies with ``settled``).
+
+    >>> from aitune_fp import Profile, first_wins, max_throughput
+    >>> s = step(max_throughput, TuneState(), Success(Profile("a", {1: [1.0]})))
+    >>> settled(max_throughput, s), settled(first_wins(max_throughput), s)
+    (False, True)
+    """
     return strategy.settled is not None and strategy.settled(state)
 
 
+def fold_states(
+    strategy: Strategy, candidates: Iterable[Candidate], baseline: Candidate | None = None
+) -> Iterator[TuneState]:
+    """The one fold driver: the start state, then the state after each candidate.
+
+    ``candidates`` is pulled lazily, once, in order; once the strategy has ``settled``
+    after a step, no further candidate is pulled. A caller with effects to run between
+    steps (the shell releasing a loser) iterates this; everyone else reduces it.
+
+    >>> from aitune_fp import Profile, first_wins, max_throughput
+    >>> cands = (Success(Profile(n, {1: [ms]})) for n, ms in [("a", 2.0), ("b", 1.0)])
+    >>> [s.best.backend if s.best else None for s in fold_states(max_throughput, cands)]
+    [None, 'a', 'b']
+    >>> cands = iter([Success(Profile("a", {1: [2.0]})), Success(Profile("b", {1: [1.0]}))])
+    >>> len(list(fold_states(first_wins(max_throughput), cands))), next(cands).unwrap().backend
+    (2, 'b')
+    """
+    state = start(strategy, baseline)
+    yield state
+    for candidate in candidates:
+        state = step(strategy, state, candidate)
+        yield state
+        if settled(strategy, state):
+            return
+
+
+def fold_all(
+    strategy: Strategy, candidates: Iterable[Candidate], baseline: Candidate | None = None
+) -> TuneState:
+    """The last state of :func:`fold_states`: every candidate folded in (or until settled).
+
+    >>> from aitune_fp import Profile, max_throughput
+    >>> s = fold_all(max_throughput, [Success(Profile("a", {1: [1.0]}))],
+    ...              Success(Profile("eager", {1: [2.0]})))
+    >>> s.best.backend, s.baseline.backend, [p.speedup for p in s.perf_results]
+    ('a', 'eager', [2.0])
+    """
+    state = TuneState()
+    for state in fold_states(strategy, candidates, baseline):  # noqa: B007
+        pass
+    return state
+
+
 def finish(strategy: Strategy, state: TuneState) -> Result[Selection, TuneError]:
-    """Resolve the winner: the best candidate, the baseline, or a ``TuneError``."""
+    """Resolve the winner: the best candidate, the baseline, or a ``TuneError``.
+
+    >>> from aitune_fp import Profile, max_throughput
+    >>> finish(max_throughput, TuneState()).failure().message
+    'no correct backend found among: no candidates were given'
+    >>> base = start(max_throughput, Success(Profile("eager", {1: [1.0]})))
+    >>> finish(max_throughput, base).unwrap().fell_back_to_baseline
+    True
+    """
     if state.best is None:
         return _no_winner(strategy, state)
-    if state.baseline is not None and not strategy.compare(state.best[1], state.baseline[1]):
+    if state.baseline is not None and not strategy.compare(
+        state.best.result, state.baseline.result
+    ):
         return Success(_selection(state, state.baseline, fell_back=True))
     return Success(_selection(state, state.best, fell_back=False))
 
@@ -176,8 +249,8 @@ def _no_winner(strategy: Strategy, state: TuneState) -> Result[Selection, TuneEr
 
 def _selection(state: TuneState, winner: Scored, *, fell_back: bool) -> Selection:
     return Selection(
-        backend=winner[0],
-        result=winner[1],
+        backend=winner.backend,
+        result=winner.result,
         fell_back_to_baseline=fell_back,
         perf_results=state.perf_results,
         failures=state.failures,
@@ -206,13 +279,4 @@ def tune(
     >>> tune(max_throughput, [slow], baseline=fast).unwrap().fell_back_to_baseline
     True
     """
-    if strategy.settled is None:
-        return finish(
-            strategy, reduce(partial(step, strategy), candidates, start(strategy, baseline))
-        )
-    state = start(strategy, baseline)
-    for candidate in candidates:
-        state = step(strategy, state, candidate)
-        if settled(strategy, state):
-            break
-    return finish(strategy, state)
+    return finish(strategy, fold_all(strategy, candidates, baseline))

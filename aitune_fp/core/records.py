@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pyrsistent import PMap, pmap
+from returns.result import Result
 
 STAGES: Final = frozenset({"build", "validate", "profile", "measure", "baseline"})
 
@@ -191,6 +192,18 @@ class BackendPerfResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Scored:
+    """A backend's name with the result its strategy measured for it.
+
+    >>> Scored("eager", BackendProfilingResult(2.0, 1, 0.5, 2.0)).result.metric
+    2.0
+    """
+
+    backend: str
+    result: BackendProfilingResult
+
+
+@dataclass(frozen=True, slots=True)
 class Selection:
     """The outcome of a successful :func:`aitune_fp.tune`.
 
@@ -205,8 +218,8 @@ class Selection:
     fell_back_to_baseline: bool
     perf_results: tuple[BackendPerfResult, ...] = ()
     failures: tuple[BackendFailure, ...] = ()
-    baseline: tuple[str, BackendProfilingResult] | None = None
-    ranking: tuple[tuple[str, BackendProfilingResult], ...] = ()
+    baseline: Scored | None = None
+    ranking: tuple[Scored, ...] = ()
     considered: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -218,3 +231,20 @@ class TuneError:
     message: str
     failures: tuple[BackendFailure, ...] = ()
     considered: tuple[str, ...] = ()
+
+
+Candidate = Result[Profile, BackendFailure]
+"""A profiled backend, or why it dropped out: what the fold consumes."""
+
+
+@dataclass(frozen=True, slots=True)
+class TuneState:
+    """Everything the fold has learnt so far; ``best`` is the current leader."""
+
+    baseline: Scored | None = None
+    best: Scored | None = None
+    ranking: tuple[Scored, ...] = ()
+    perf_results: tuple[BackendPerfResult, ...] = ()
+    failures: tuple[BackendFailure, ...] = ()
+    considered: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()

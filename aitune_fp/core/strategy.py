@@ -11,7 +11,7 @@ Rules:
 - ``no_winner_message``, when set, makes "no candidate succeeded" a failure even when a
   baseline exists (the latency budget's rule);
 - ``confidence``, when set, is the rule of a statistical ``compare`` (see
-  :mod:`aitune_fp.core.confidence`): then ``compare(a, b)`` only implies
+  :mod:`aitune_fp.core.stats.confidence`): then ``compare(a, b)`` only implies
   ``speedup(a, b) > 1``, and ties need not be transitive;
 - ``settled``, when set, lets the fold stop consuming candidates once it holds for the
   state (``first_wins``): later candidates are never built;
@@ -23,24 +23,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Final
 
 from pyrsistent import PMap, pmap
 from returns.result import Result
 
-from aitune_fp.core.confidence import ConfidenceRule
-from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
-from aitune_fp.core.rounds_plan import RoundsPlan
-from aitune_fp.core.stop_rules import CallRule, SweepRule, fixed_steps, throughput_saturation
-
-if TYPE_CHECKING:
-    from aitune_fp.core.fold import TuneState
+from aitune_fp.core.measure.rounds_plan import RoundsPlan
+from aitune_fp.core.measure.stop_rules import (
+    CallRule,
+    SweepRule,
+    fixed_steps,
+    throughput_saturation,
+)
+from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile, TuneState
+from aitune_fp.core.stats.confidence import ConfidenceRule, MetricKind, check_kind
 
 Measure = Callable[[Profile], Result[BackendProfilingResult, BackendFailure]]
 Compare = Callable[[BackendProfilingResult, BackendProfilingResult], bool]
 Speedup = Callable[[BackendProfilingResult, BackendProfilingResult], float]
 ParamValue = float | int | str | bool
-Settled = Callable[["TuneState"], bool]
+Settled = Callable[[TuneState], bool]
 Admits = Callable[[str], bool]
 
 MAX_POWER_OF_TWO = 20
@@ -68,7 +70,7 @@ class ProfilingPlan:
     ``batching=False`` measures batch size 1 only (no max-batch search). ``max_batch_size``
     caps the sweep (``None``: found by sweeping the baseline). ``rounds``, when set, asks
     for interleaved final rounds of the baseline and the leading candidates after the
-    sweeps (see :mod:`aitune_fp.core.rounds_plan`); they need a strategy with a
+    sweeps (see :mod:`aitune_fp.core.measure.rounds_plan`); they need a strategy with a
     ``confidence`` rule.
 
     >>> ProfilingPlan().batch_sizes(5)
@@ -100,6 +102,37 @@ class ProfilingPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class Metric:
+    """What a strategy's metric is: its label and unit, how to format it, and its kind.
+
+    ``kind`` says how the metric relates to the raw samples (``throughput``: samples/s
+    from ms per call and batch size; ``latency``: ms per call), which a statistical
+    compare needs; ``None`` for a custom metric that cannot be compared statistically.
+
+    >>> THROUGHPUT.kind, format(1.0, LATENCY.fmt)
+    ('throughput', '1.000')
+    >>> Metric("memory", "MB", ".1%x")
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid format specifier '.1%x' for object of type 'float'
+    """
+
+    label: str
+    unit: str
+    fmt: str
+    kind: MetricKind | None = None
+
+    def __post_init__(self) -> None:
+        format(1.0, self.fmt)  # fail early on a bad format spec
+        if self.kind is not None:
+            check_kind(self.kind)
+
+
+THROUGHPUT: Final = Metric("throughput", "samples/s", ".2f", "throughput")
+LATENCY: Final = Metric("latency", "ms", ".3f", "latency")
+
+
+@dataclass(frozen=True, slots=True)
 class Strategy:
     """A selection rule: how to measure, how to compare, how to state a speedup.
 
@@ -112,9 +145,7 @@ class Strategy:
     name: str
     title: str
     description: str
-    metric_label: str
-    metric_unit: str
-    value_fmt: str
+    metric: Metric
     measure: Measure
     compare: Compare
     speedup: Speedup
@@ -128,8 +159,27 @@ class Strategy:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", pmap(self.params))
-        format(1.0, self.value_fmt)  # fail early on a bad format spec
+
+    @property
+    def metric_label(self) -> str:
+        """The metric's label (``throughput``, ``latency``, …), as reports show it."""
+        return self.metric.label
+
+    @property
+    def metric_unit(self) -> str:
+        """The metric's unit (``samples/s``, ``ms``, …)."""
+        return self.metric.unit
+
+    @property
+    def value_fmt(self) -> str:
+        """The format spec of a metric value (``.2f``)."""
+        return self.metric.fmt
 
     def fmt(self, value: float) -> str:
-        """Format a metric value with its unit, e.g. ``12.34 samples/s``."""
-        return f"{format(value, self.value_fmt)} {self.metric_unit}"
+        """Format a metric value with its unit, e.g. ``12.34 samples/s``.
+
+        >>> from aitune_fp import max_throughput
+        >>> max_throughput.fmt(12.345)
+        '12.35 samples/s'
+        """
+        return f"{format(value, self.metric.fmt)} {self.metric.unit}"

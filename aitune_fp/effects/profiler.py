@@ -32,8 +32,8 @@ from typing import Any
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from aitune_fp.core.measure.stop_rules import CallRule, SweepPoint, SweepRule, sweep_point
 from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.stop_rules import CallRule, SweepPoint, SweepRule, sweep_point
 from aitune_fp.effects.inputs import Batch, Samples, make_batch
 from aitune_fp.effects.machine import free_memory_bytes, last_level_cache_bytes, synchronize
 

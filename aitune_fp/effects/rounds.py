@@ -1,6 +1,6 @@
 """Interleaved final rounds: the baseline and the leading candidates timed again, side by side.
 
-Rules (the pure decisions live in :mod:`aitune_fp.core.rounds`):
+Rules (the pure decisions live in :mod:`aitune_fp.core.measure.rounds`):
 - every participant is timed at the batch size its sweep selected, with inputs from the
   same kind of rotating pool as the profiler (at most 8 batches: between two calls of one
   backend the others run, which already evicts its inputs from the caches), after one
@@ -17,7 +17,7 @@ Rules (the pure decisions live in :mod:`aitune_fp.core.rounds`):
 - a participant whose call raises leaves the rounds (its samples stay a prefix); nothing
   here raises for a backend's failure;
 - :func:`final_rounds` wires this to the fold: the members come from
-  :func:`aitune_fp.core.rounds.round_members` (the contenders of the fold's state, and the
+  :func:`aitune_fp.core.measure.rounds.round_members` (the contenders of the fold's state, and the
   baseline unless the sweeps already settle every contender against it; no rounds at all
   when fewer than two would be timed, and the reason is noted), and the same fold is
   re-run over the same candidates with the round samples attached, so the stored run
@@ -37,12 +37,10 @@ from typing import Any
 import torch
 from returns.result import Result, Success
 
-from aitune_fp.core.fold import TuneState
-from aitune_fp.core.fold import start as fold_start
-from aitune_fp.core.fold import step as fold_step
+from aitune_fp.core.fold import TuneState, fold_all
+from aitune_fp.core.measure.rounds import judge_rounds, round_members
+from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.rounds import judge_rounds, round_members
-from aitune_fp.core.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.machine import synchronize
@@ -217,7 +215,7 @@ def final_rounds(
     ]
     base = None
     if baseline is not None and state.baseline is not None and baseline.backend in runners:
-        bs = state.baseline[1].selected_batch_size
+        bs = state.baseline.result.selected_batch_size
         base = Participant(baseline.backend, runners[baseline.backend], baseline, bs)
     timed_base = base is not None and members.baseline
     if len(chosen) + int(timed_base) < 2:
@@ -236,9 +234,11 @@ def final_rounds(
     log.info("final rounds: %s (%.1f s)", outcome.reason, outcome.seconds)
     replaced = {p.backend: p for p in outcome.profiles}
     new_base = None if baseline is None else replaced.get(baseline.backend, baseline)
-    refolded = fold_start(strategy, Success(new_base) if new_base is not None else None)
-    for result in fed:
-        refolded = fold_step(strategy, refolded, result.map(lambda p: replaced.get(p.backend, p)))
+    refolded = fold_all(
+        strategy,
+        (result.map(lambda p: replaced.get(p.backend, p)) for result in fed),
+        Success(new_base) if new_base is not None else None,
+    )
     note = f"final rounds ({outcome.rounds} rounds, {outcome.seconds:.1f} s): {outcome.reason}"
     if members.reason:
         note = f"{note}; {members.reason}"
@@ -246,4 +246,4 @@ def final_rounds(
 
 
 def _batch_size(state: TuneState, name: str) -> int:
-    return next(r.selected_batch_size for n, r in state.ranking if n == name)
+    return next(s.result.selected_batch_size for s in state.ranking if s.backend == name)

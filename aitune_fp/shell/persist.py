@@ -32,10 +32,10 @@ import torch
 from returns.io import IOFailure
 from returns.unsafe import unsafe_perform_io
 
-from aitune_fp.core.json_read import Reader
+from aitune_fp.core.record.codec import decode_selection, encode_selection
+from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.run_record import RunRecord, dumps, loads
 from aitune_fp.core.records import Selection
-from aitune_fp.core.records_json import decode_selection, encode_selection
-from aitune_fp.core.run_record import RunRecord, dumps, loads
 from aitune_fp.effects.artifacts import (
     artifact_files,
     backend_from_config,

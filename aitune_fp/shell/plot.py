@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aitune_fp.core.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.run_summary import backend_rows, selected_result
-from aitune_fp.core.statistics import mean, median
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.report.tables import backend_rows, selected_result
+from aitune_fp.core.stats.statistics import mean, median
 
 INSTALL_HINT = "drawing plots needs matplotlib: pip install 'aitune_fp[cli]'"
 

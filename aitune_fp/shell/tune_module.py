@@ -39,13 +39,14 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
-from aitune_fp.core.fold import Scored, TuneState, finish, settled, start, step
+from aitune_fp.core.fold import Scored, TuneState, finish, fold_states, settled
+from aitune_fp.core.measure.rounds import contenders
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.records import BackendFailure, Profile, Selection, TuneError
-from aitune_fp.core.report import strategy_config, summary_lines
-from aitune_fp.core.rounds import contenders
-from aitune_fp.core.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.statistics import mean
+from aitune_fp.core.report.lines import summary_lines
+from aitune_fp.core.stats.statistics import mean
 from aitune_fp.core.strategies import max_throughput
+from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.eager import TorchEager
@@ -276,26 +277,28 @@ def _drive_fold(run: _Run, backends: Sequence[Backend], names: Sequence[str]) ->
     """Feed candidates to the fold one at a time, releasing each loser as it loses."""
     strategy = run.strategy
     baseline_run = run.runs[0] if run.runs else None
-    state = start(strategy, _as_result(baseline_run) if baseline_run else None)
+    pulled: list[tuple[CandidateRun | None, Result[Profile, BackendFailure]]] = []
 
-    def candidates() -> Iterator[tuple[CandidateRun | None, Result[Profile, BackendFailure]]]:
+    def candidates() -> Iterator[Result[Profile, BackendFailure]]:
         for backend, name in zip(backends, names, strict=True):
             if strategy.admits is not None and not strategy.admits(name):
                 log.info("skipping %s: not admitted by %s", name, strategy.name)
-                yield None, Failure(BackendFailure(name, "measure", "not admitted"))
-                continue
-            c = run.candidate(backend, name)
-            yield c, _as_result(c)
+                pulled.append((None, Failure(BackendFailure(name, "measure", "not admitted"))))
+            else:
+                c = run.candidate(backend, name)
+                pulled.append((c, _as_result(c)))
+            yield pulled[-1][1]
 
-    for cand, result in candidates():
-        previous = state.best
-        state = step(strategy, state, result)
+    states = fold_states(strategy, candidates(), _as_result(baseline_run) if baseline_run else None)
+    state = next(states)
+    for new in states:
+        previous, state = state.best, new
+        cand, result = pulled[-1]
         run.fed.append(result)
         if cand is not None and cand.built is not None:
             _keep_or_release(run, state, previous, cand)
-        if settled(strategy, state):
-            log.info("%s settled: later candidates are not built", strategy.name)
-            break
+    if settled(strategy, state):
+        log.info("%s settled: later candidates are not built", strategy.name)
     gc.collect()
     return state
 
@@ -308,10 +311,10 @@ def _keep_or_release(
     if run.strategy.plan.rounds is not None:
         _keep_contenders(run, state, cand)
         return
-    if state.best is not None and state.best[0] == cand.name and state.best != previous:
-        log.info("new best: %s (%s)", cand.name, run.strategy.fmt(state.best[1].metric))
-        if previous is not None and previous[0] in run.live:
-            run.live.pop(previous[0]).close()
+    if state.best is not None and state.best.backend == cand.name and state.best != previous:
+        log.info("new best: %s (%s)", cand.name, run.strategy.fmt(state.best.result.metric))
+        if previous is not None and previous.backend in run.live:
+            run.live.pop(previous.backend).close()
         run.live[cand.name] = cand.built
     else:
         cand.built.close()

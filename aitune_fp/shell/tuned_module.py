@@ -16,7 +16,7 @@ from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.inputs import Samples
 
 if TYPE_CHECKING:
-    from aitune_fp.core.run_record import RunRecord
+    from aitune_fp.core.record.run_record import RunRecord
 
 
 class TunedModule(torch.nn.Module):

@@ -26,8 +26,8 @@ from aitune_fp.core.laws import (
     FoldCase,
     Law,
 )
+from aitune_fp.core.measure.stop_rules import CallRule, SweepPoint, SweepRule
 from aitune_fp.core.records import BackendProfilingResult, Profile
-from aitune_fp.core.stop_rules import CallRule, SweepPoint, SweepRule
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.testing.generators import (
     call_latencies,

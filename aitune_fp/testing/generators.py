@@ -23,11 +23,10 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 from returns.pipeline import is_successful
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
 from aitune_fp.core.laws import FoldCase, name_of
-from aitune_fp.core.records import STAGES, BackendFailure, BackendProfilingResult, Profile
-from aitune_fp.core.stop_rules import (
+from aitune_fp.core.measure.stop_rules import (
     CallRule,
     SweepPoint,
     SweepRule,
@@ -39,10 +38,15 @@ from aitune_fp.core.stop_rules import (
     stable_window,
     throughput_saturation,
 )
+from aitune_fp.core.records import (
+    STAGES,
+    BackendFailure,
+    BackendProfilingResult,
+    Candidate,
+    Profile,
+)
 from aitune_fp.core.strategies import latency_budget, max_throughput, min_latency
 from aitune_fp.core.strategy import Strategy
-
-Candidate = Result[Profile, BackendFailure]
 
 TIE_POOL = (0.5, 1.0, 2.0, 4.0, 5.0, 8.0)
 BACKEND_NAMES = ("inductor", "onnxruntime", "tensorrt", "aot_inductor", "torch_tensorrt")

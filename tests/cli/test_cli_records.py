@@ -12,8 +12,8 @@ import pytest
 
 from aitune_fp import max_throughput
 from aitune_fp.cli.main import main
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, dumps, loads, with_strategy
 from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.run_record import BackendOutcome, RunRecord, dumps, loads, with_strategy
 
 
 def _ok(name: str, latencies: dict[int, list[float]]) -> BackendOutcome:
@@ -69,6 +69,18 @@ def test_report_markdown_and_plot(
     assert out.startswith("# aitune_fp run: mlp on cpu")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert str(png) in err
+
+
+def test_report_stats_prints_the_noise_report(
+    run_json: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--stats adds the decision's interval line and one statistics line per measured backend."""
+    code, out, _ = _run(capsys, "report", str(run_json), "--stats")
+    assert code == 0
+    lines = out.splitlines()
+    assert any(line.startswith("wide beats eager by the reference rule") for line in lines)
+    for head in ["eager (baseline), batch size 1: median", "wide, batch size 8: median"]:
+        assert any(line.startswith(head) and "speedup" in line for line in lines), head
 
 
 def test_reselect_prints_the_new_selection_and_stores_it(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from aitune_fp.cli.main import main
-from aitune_fp.core.run_record import loads
+from aitune_fp.core.record.run_record import loads
 
 MODEL = """
 import torch

@@ -11,16 +11,14 @@ from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
-from returns.result import Result, Success
+from returns.result import Success
 
 from aitune_fp.core.fold import tune
-from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.report import strategy_config
-from aitune_fp.core.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.records import Candidate, Profile
+from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.testing import baselines, candidate_lists, shipped_strategies
-
-Candidate = Result[Profile, BackendFailure]
 
 json_scalars = st.one_of(
     st.none(),

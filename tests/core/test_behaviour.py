@@ -20,16 +20,15 @@ from aitune_fp import (
     min_latency,
     tune,
 )
-from aitune_fp.core.report import (
+from aitune_fp.core.records import Candidate
+from aitune_fp.core.report.lines import (
     baseline_selected_line,
     describe_parts,
     selected_line,
     speedup_line,
-    strategy_config,
     summary_lines,
 )
-
-Candidate = Result[Profile, BackendFailure]
+from aitune_fp.core.strategies.registry import strategy_config
 
 
 def ok(name: str, ms: float, batch_sizes: tuple[int, ...] = (1,)) -> Candidate:
@@ -57,7 +56,7 @@ def test_baseline_is_measured_before_any_candidate_and_is_not_one() -> None:
     strategy = dataclasses.replace(min_latency, measure=measure)
     selection = tune(strategy, candidates(), baseline=ok("eager", 2.0)).unwrap()
     assert events == ["measure eager", "pull a", "measure a"]
-    assert [name for name, _ in selection.ranking] == ["a"]
+    assert [s.backend for s in selection.ranking] == ["a"]
 
 
 def test_failures_are_recorded_in_order_and_the_fold_goes_on() -> None:

@@ -8,10 +8,10 @@ from collections.abc import Iterator, Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
 from aitune_fp.core.fold import TuneState, settled, start, step, tune
-from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Candidate, Profile
 from aitune_fp.core.strategies import (
     confident,
     first_wins,
@@ -22,10 +22,9 @@ from aitune_fp.core.strategies import (
     one_backend,
     with_min_speedup,
 )
-from aitune_fp.core.strategy import Strategy
+from aitune_fp.core.strategy import Metric, Strategy
 from aitune_fp.testing import check_all_laws
 
-Candidate = Result[Profile, BackendFailure]
 R = BackendProfilingResult
 
 
@@ -133,9 +132,7 @@ def test_confident_needs_a_throughput_or_latency_metric() -> None:
         name="memory",
         title="Memory",
         description="",
-        metric_label="memory",
-        metric_unit="MB",
-        value_fmt=".1f",
+        metric=Metric("memory", "MB", ".1f"),
         measure=min_latency.measure,
         compare=min_latency.compare,
         speedup=min_latency.speedup,
@@ -198,7 +195,7 @@ def test_the_confident_winner_beats_the_baseline_or_is_it(
     selection = tune(s, cands, ok(base)).unwrap()
     assert selection.baseline is not None
     if not selection.fell_back_to_baseline:
-        assert s.compare(selection.result, selection.baseline[1])
+        assert s.compare(selection.result, selection.baseline.result)
 
 
 @given(case=confident_cases(), factor=st.floats(1.5, 4.0))

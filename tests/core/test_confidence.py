@@ -9,15 +9,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aitune_fp.core.bootstrap import (
-    Interval,
-    ratio_interval,
+from aitune_fp.core.stats.bootstrap import Interval, ratio_interval
+from aitune_fp.core.stats.prng import derive, random_indices, splitmix64
+from aitune_fp.core.stats.statistics import (
+    coefficient_of_variation,
+    iqr,
+    mad,
+    mean,
+    percentile,
     sorted_statistic,
     statistic_value,
 )
-from aitune_fp.core.prng import derive, random_indices, splitmix64
-from aitune_fp.core.statistics import coefficient_of_variation, iqr, mad, mean, percentile
-from aitune_fp.core.summary import summarize
+from aitune_fp.core.stats.summary import summarize
 
 positive = st.floats(min_value=0.01, max_value=1000.0, allow_nan=False, allow_infinity=False)
 samples = st.lists(positive, min_size=1, max_size=30)

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aitune_fp.core import confidence
-from aitune_fp.core.confidence import (
+from aitune_fp.core.records import BackendProfilingResult
+from aitune_fp.core.stats import confidence
+from aitune_fp.core.stats.confidence import (
     ConfidenceRule,
     MetricKind,
     beats,
@@ -18,7 +19,6 @@ from aitune_fp.core.confidence import (
     costs,
     speedup_interval,
 )
-from aitune_fp.core.records import BackendProfilingResult
 
 R = BackendProfilingResult
 KINDS: tuple[MetricKind, ...] = ("latency", "throughput")

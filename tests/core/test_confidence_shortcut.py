@@ -5,9 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aitune_fp.core import confidence
-from aitune_fp.core.bootstrap import ratio_bounds, ratio_interval, ratio_point
-from aitune_fp.core.confidence import (
+from aitune_fp.core.records import BackendProfilingResult
+from aitune_fp.core.stats import confidence
+from aitune_fp.core.stats.bootstrap import ratio_bounds, ratio_interval, ratio_point
+from aitune_fp.core.stats.confidence import (
     ConfidenceRule,
     MetricKind,
     beats,
@@ -16,7 +17,6 @@ from aitune_fp.core.confidence import (
     speedup_interval,
     speedup_point,
 )
-from aitune_fp.core.records import BackendProfilingResult
 from tests.core.test_confidence_laws import R, kinds, results, rules
 
 positive = st.lists(st.floats(0.01, 100.0), min_size=1, max_size=12)

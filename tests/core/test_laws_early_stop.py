@@ -83,7 +83,9 @@ def test_a_metric_without_an_interval_gets_no_rule() -> None:
     """A strategy whose metric is neither latency nor throughput has no early-stop rule."""
     import dataclasses
 
-    odd = dataclasses.replace(min_latency, metric_label="score")
+    from aitune_fp.core.strategy import Metric
+
+    odd = dataclasses.replace(min_latency, metric=Metric("score", "points", ".1f"))
     assert early_stop_for(odd) is None
 
 

@@ -13,7 +13,7 @@ from aitune_fp.core.laws import (
     SWEEP_RULE_LAWS,
     drive_call_rule,
 )
-from aitune_fp.core.stop_rules import (
+from aitune_fp.core.measure.stop_rules import (
     SweepPoint,
     fixed_steps,
     never_stop,

@@ -20,12 +20,10 @@ from aitune_fp import (
     tune,
     within_memory,
 )
-from aitune_fp.core.json_read import Reader
-from aitune_fp.core.parse import parse_strategy, strategy_from_config
-from aitune_fp.core.records_json import decode_profile, decode_result, encode_profile
-from aitune_fp.core.records_json import encode_result as encode_profiling_result
-from aitune_fp.core.report import strategy_config
-from aitune_fp.core.run_record import (
+from aitune_fp.core.record.codec import decode_profile, decode_result, encode_profile
+from aitune_fp.core.record.codec import encode_result as encode_profiling_result
+from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.run_record import (
     BackendOutcome,
     RunRecord,
     decode,
@@ -35,6 +33,7 @@ from aitune_fp.core.run_record import (
     reselect,
     with_strategy,
 )
+from aitune_fp.core.strategies.registry import parse_strategy, strategy_config, strategy_from_config
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.testing import check_all_laws, profiles
 

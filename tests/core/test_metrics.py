@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from returns.pipeline import is_successful
 
 from aitune_fp import Profile, latency_budget, max_throughput, min_latency
-from aitune_fp.core.metrics import best_throughput, ordered_ratio, throughput_of
-from aitune_fp.core.statistics import mean
+from aitune_fp.core.stats.statistics import mean
+from aitune_fp.core.strategies.metrics import best_throughput, ordered_ratio, throughput_of
 from aitune_fp.core.strategy import power_of_two_batch_sizes
 from aitune_fp.testing import batch_sizes, budgets, latencies, profiles
 

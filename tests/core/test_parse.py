@@ -9,14 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aitune_fp import latency_budget, max_throughput, min_latency
-from aitune_fp.core.parse import (
-    parse_budget_ms,
-    parse_names,
-    parse_shape,
+from aitune_fp.core.parse import parse_budget_ms, parse_names, parse_shape
+from aitune_fp.core.strategies.registry import (
     parse_strategy,
+    strategy_config,
     strategy_from_config,
 )
-from aitune_fp.core.report import strategy_config
 from aitune_fp.testing import shipped_strategies
 
 
@@ -114,7 +112,6 @@ def test_parse_names_keeps_order_and_drops_blanks() -> None:
 )
 def test_confident_specs_round_trip_through_the_stored_config(spec: str) -> None:
     """A confident strategy parsed from a spec is rebuilt identically from its stored config."""
-    from aitune_fp.core.report import strategy_config
 
     strategy = parse_strategy(spec)
     again = strategy_from_config(strategy_config(strategy))
@@ -128,7 +125,6 @@ def test_confident_specs_round_trip_through_the_stored_config(spec: str) -> None
 
 def test_a_stored_confident_config_without_a_paired_statistic_still_loads() -> None:
     """A record from before ``paired_statistic`` rebuilds with its one statistic for rounds too."""
-    from aitune_fp.core.report import strategy_config
 
     config = strategy_config(parse_strategy("confident:min-latency"))
     assert config["parameters"]["paired_statistic"] == "median"

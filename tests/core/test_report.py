@@ -11,14 +11,14 @@ from returns.pipeline import is_successful
 
 from aitune_fp import Selection, Strategy, tune
 from aitune_fp.core.laws import FoldCase
-from aitune_fp.core.report import (
+from aitune_fp.core.report.lines import (
     baseline_selected_line,
     describe,
     selected_line,
     speedup_line,
-    strategy_config,
     summary_lines,
 )
+from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.testing import fold_cases, shipped_strategies
 
 SPEEDUP = re.compile(r"^Speedup: (\S+) (samples/s|ms) → (\S+) (samples/s|ms) \((\d+\.\d{2})×\)$")
@@ -67,7 +67,7 @@ def test_speedup_line_format(strategy: Strategy, case: FoldCase) -> None:
     if selection is not None and selection.baseline is not None:
         match = SPEEDUP.match(speedup_line(strategy, selection) or "")
         assert match is not None
-        assert match.group(1) == format(selection.baseline[1].metric, strategy.value_fmt)
+        assert match.group(1) == format(selection.baseline.result.metric, strategy.value_fmt)
         assert match.group(3) == format(selection.result.metric, strategy.value_fmt)
 
 

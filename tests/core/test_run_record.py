@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from aitune_fp import latency_budget, max_throughput, min_latency, tune
-from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.run_record import (
+from aitune_fp.core.record.run_record import (
     BackendOutcome,
     RunRecord,
     as_candidates,
@@ -25,6 +24,7 @@ from aitune_fp.core.run_record import (
     reselect,
     with_strategy,
 )
+from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.testing import shipped_strategies
 from tests.core.run_record_strategies import run_records
@@ -73,7 +73,7 @@ def test_json_text_is_strict_and_round_trips(record: RunRecord) -> None:
 @given(run_records())
 def test_reselect_with_the_stored_strategy_reproduces_the_selection(record: RunRecord) -> None:
     """Re-running the fold on the stored candidates with the run's strategy gives its result."""
-    from aitune_fp.core.parse import strategy_from_config
+    from aitune_fp.core.strategies.registry import strategy_from_config
 
     strategy = strategy_from_config(record.strategy)
     again = reselect(decode(encode(record)), strategy)
@@ -135,14 +135,14 @@ def test_every_record_field_is_written() -> None:
     """Each record's JSON holds exactly its dataclass fields, so no new field is dropped."""
     import dataclasses
 
-    from aitune_fp.core import records_json as rj
+    from aitune_fp.core.record import codec as rj
+    from aitune_fp.core.record.run_record import encode_outcome
     from aitune_fp.core.records import (
         BackendPerfResult,
         BackendProfilingResult,
         Selection,
         TuneError,
     )
-    from aitune_fp.core.run_record import encode_outcome
 
     result = BackendProfilingResult(1.0, 1, 1.0, 1.0)
     cases: list[tuple[Any, dict[str, Any]]] = [

@@ -7,10 +7,16 @@ from typing import Any
 from hypothesis import given
 
 from aitune_fp import max_throughput, min_latency
+from aitune_fp.core.record.run_record import (
+    BackendOutcome,
+    RunRecord,
+    decode,
+    encode,
+    with_strategy,
+)
 from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.report_markdown import render_markdown
-from aitune_fp.core.run_record import BackendOutcome, RunRecord, decode, encode, with_strategy
-from aitune_fp.core.run_summary import backend_rows, decision_lines
+from aitune_fp.core.report.markdown import render_markdown
+from aitune_fp.core.report.tables import backend_rows, decision_lines
 from tests.core.run_record_strategies import run_records
 
 

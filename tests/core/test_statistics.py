@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aitune_fp.core.statistics import (
+from aitune_fp.core.stats.statistics import (
     coefficient_of_variation,
     iqr,
     mad,

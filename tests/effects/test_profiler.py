@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from returns.unsafe import unsafe_perform_io
 
-from aitune_fp.core.stop_rules import fixed_steps, never_stop, throughput_saturation
+from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop, throughput_saturation
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.profiler import (
     ProfileSettings,

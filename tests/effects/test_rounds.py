@@ -8,8 +8,8 @@ import torch
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import TuneState, start, step
+from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.rounds_plan import RoundsPlan
 from aitune_fp.core.strategies import confident, min_latency
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.profiler import ProfileSettings
@@ -89,8 +89,8 @@ def test_final_rounds_refold_with_round_samples_and_say_why() -> None:
     runners = {"eager": Recorder("eager", log), "a": Recorder("a", log)}
     new_state, outcome = final_rounds(STRATEGY, state, base, fed, runners, SAMPLES, CPU, SETTINGS)
     assert outcome is not None
-    assert new_state.baseline is not None and len(new_state.baseline[1].rounds_ms) >= 4
-    assert [n for n, _ in new_state.ranking] == ["a"]
+    assert new_state.baseline is not None and len(new_state.baseline.result.rounds_ms) >= 4
+    assert [s.backend for s in new_state.ranking] == ["a"]
     assert [f.backend for f in new_state.failures] == ["b"]
     assert new_state.notes[-1].startswith("final rounds (")
 
@@ -115,7 +115,7 @@ def test_a_baseline_settled_by_the_sweeps_is_judged_but_not_re_timed() -> None:
     new_state, outcome = final_rounds(STRATEGY, state, base, fed, runners, SAMPLES, CPU, SETTINGS)
     assert outcome is not None and outcome.rounds >= PLAN.min_rounds
     assert "eager" not in log and {"a", "b"} <= set(log)
-    assert new_state.baseline is not None and not new_state.baseline[1].rounds_ms
+    assert new_state.baseline is not None and not new_state.baseline.result.rounds_ms
     assert "the sweeps settle a against eager" in new_state.notes[-1]
 
 

@@ -15,7 +15,7 @@ import torch
 from returns.unsafe import unsafe_perform_io
 
 from aitune_fp import Strategy, latency_budget, max_throughput, min_latency
-from aitune_fp.core.stop_rules import fixed_steps
+from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 

@@ -13,11 +13,11 @@ from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from aitune_fp import ProfilingPlan, Strategy, max_throughput, min_latency, within_memory
+from aitune_fp.core.measure.stop_rules import fixed_steps
+from aitune_fp.core.record.run_record import dumps as dump_record
+from aitune_fp.core.record.run_record import loads
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.core.report_markdown import backends_section, render_markdown
-from aitune_fp.core.run_record import dumps as dump_record
-from aitune_fp.core.run_record import loads
-from aitune_fp.core.stop_rules import fixed_steps
+from aitune_fp.core.report.markdown import backends_section, render_markdown
 from aitune_fp.effects import memory
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Samples

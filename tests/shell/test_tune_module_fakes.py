@@ -20,7 +20,7 @@ from aitune_fp import (
     max_throughput,
     min_latency,
 )
-from aitune_fp.core.stop_rules import fixed_steps
+from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.shell.progress import ProgressEvent
 from aitune_fp.shell.tune_module import TuningRun, run_tuning, tune_module
 from aitune_fp.shell.tuned_module import TunedModule

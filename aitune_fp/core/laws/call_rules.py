@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 
 from aitune_fp.core.laws.law import Law, implies
-from aitune_fp.core.stop_rules import CallRule, CallState, Decision
+from aitune_fp.core.measure.stop_rules import CallRule, CallState, Decision
 
 
 def drive_call_rule(
@@ -19,7 +19,7 @@ def drive_call_rule(
 
     Returns the number of calls made, the final state and the last decision.
 
-    >>> from aitune_fp.core.stop_rules import fixed_steps
+    >>> from aitune_fp.core.measure.stop_rules import fixed_steps
     >>> calls, state, decision = drive_call_rule(fixed_steps(warmup=2, steps=3), (1.0,))
     >>> calls, state.samples, decision.stop
     (5, (1.0, 1.0, 1.0), True)

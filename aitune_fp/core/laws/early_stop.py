@@ -11,10 +11,10 @@ prints it and a test checks it against
 
 from __future__ import annotations
 
-from aitune_fp.core.confidence import beats, costs
 from aitune_fp.core.laws.law import Law, implies
 from aitune_fp.core.measure.early_stop import EarlyStopRule, Probe
 from aitune_fp.core.records import BackendProfilingResult, Profile
+from aitune_fp.core.stats.confidence import beats, costs
 
 BEST = "best"
 

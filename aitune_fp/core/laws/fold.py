@@ -11,14 +11,14 @@ import itertools
 from returns.pipeline import is_successful
 from returns.result import Failure
 
-from aitune_fp.core.fold import Candidate, tune
+from aitune_fp.core.fold import tune
 from aitune_fp.core.laws.fold_case import FoldCase
 from aitune_fp.core.laws.law import Law
 from aitune_fp.core.laws.outcomes import measured_baseline, name_of, successes, winner
 from aitune_fp.core.laws.reference import agrees, reference_tune
 from aitune_fp.core.laws.strategy import incomparable
 from aitune_fp.core.laws.trace import consumed_run, traced_tune
-from aitune_fp.core.records import BackendFailure
+from aitune_fp.core.records import BackendFailure, Candidate, Scored
 from aitune_fp.core.strategy import Strategy
 
 
@@ -29,7 +29,7 @@ def _winner_is_member(strategy: Strategy, case: FoldCase) -> bool:
         return True
     base = measured_baseline(strategy, case.baseline)
     pool = [*successes(strategy, consumed), *([base] if base else [])]
-    return (found[0], found[1]) in pool
+    return Scored(found[0], found[1]) in pool
 
 
 def _nothing_beats_winner(strategy: Strategy, case: FoldCase) -> bool:
@@ -37,14 +37,14 @@ def _nothing_beats_winner(strategy: Strategy, case: FoldCase) -> bool:
     found = winner(outcome)
     if found is None:
         return True
-    return not any(strategy.compare(r, found[1]) for _, r in successes(strategy, consumed))
+    return not any(strategy.compare(s.result, found[1]) for s in successes(strategy, consumed))
 
 
 def _failures_never_win(strategy: Strategy, case: FoldCase) -> bool:
     outcome, consumed = consumed_run(strategy, case)
-    won = {name for name, _ in successes(strategy, consumed)}
+    won = {s.backend for s in successes(strategy, consumed)}
     base = measured_baseline(strategy, case.baseline)
-    failed = {name_of(c) for c in case.candidates} - won - ({base[0]} if base else set())
+    failed = {name_of(c) for c in case.candidates} - won - ({base.backend} if base else set())
     found = winner(outcome)
     return found is None or found[0] not in failed
 
@@ -60,14 +60,14 @@ def _adding_failure_keeps_winner(strategy: Strategy, case: FoldCase) -> bool:
 def _adding_worse_keeps_winner(strategy: Strategy, case: FoldCase) -> bool:
     before = winner(tune(strategy, case.candidates, case.baseline))
     extra = successes(strategy, [case.extra] if case.extra is not None else [])
-    if before is None or not extra or not strategy.compare(before[1], extra[0][1]):
+    if before is None or not extra or not strategy.compare(before[1], extra[0].result):
         return True
     assert case.extra is not None
     return winner(tune(strategy, case.with_extra(case.extra), case.baseline)) == before
 
 
 def _order_independent(strategy: Strategy, case: FoldCase) -> bool:
-    results = [r for _, r in successes(strategy, case.candidates)]
+    results = [s.result for s in successes(strategy, case.candidates)]
     tied = any(incomparable(strategy, a, b) for a, b in itertools.combinations(results, 2))
     forward = winner(tune(strategy, case.candidates, case.baseline))
     return tied or forward == winner(tune(strategy, case.reordered(), case.baseline))
@@ -99,7 +99,7 @@ def _perf_results_per_success(strategy: Strategy, case: FoldCase) -> bool:
         return True
     perf = outcome.unwrap().perf_results
     base = measured_baseline(strategy, case.baseline)
-    expected = [n for n, _ in successes(strategy, consumed)] if base else []
+    expected = [s.backend for s in successes(strategy, consumed)] if base else []
     names_match = [p.backend_description for p in perf] == expected
     return names_match and all(p.passed == (p.speedup >= 1.0) for p in perf)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aitune_fp.core.fold import Candidate
+from aitune_fp.core.records import Candidate
 
 
 @dataclass(frozen=True, slots=True)

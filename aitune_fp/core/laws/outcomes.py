@@ -13,15 +13,19 @@ from collections.abc import Iterable
 from returns.pipeline import is_successful
 from returns.result import Result, Success
 
-from aitune_fp.core.fold import Candidate
 from aitune_fp.core.fold import backend_of as name_of  # the laws read names as the fold does
-from aitune_fp.core.records import BackendProfilingResult, Selection, TuneError
+from aitune_fp.core.records import (
+    BackendProfilingResult,
+    Candidate,
+    Scored,
+    Selection,
+    TuneError,
+)
 from aitune_fp.core.strategy import Strategy
 
 __all__ = ["Outcome", "Scored", "measured_baseline", "name_of", "successes", "winner"]
 
 Outcome = Result[Selection, TuneError]
-Scored = tuple[str, BackendProfilingResult]
 
 
 def winner(outcome: Outcome) -> tuple[str, BackendProfilingResult, bool] | None:
@@ -35,7 +39,7 @@ def winner(outcome: Outcome) -> tuple[str, BackendProfilingResult, bool] | None:
 def successes(strategy: Strategy, candidates: Iterable[Candidate]) -> list[Scored]:
     """Every candidate that profiled and measured, with its result, in order."""
     scored = ((name_of(c), c.bind(strategy.measure)) for c in candidates)
-    return [(name, measured.unwrap()) for name, measured in scored if is_successful(measured)]
+    return [Scored(name, measured.unwrap()) for name, measured in scored if is_successful(measured)]
 
 
 def measured_baseline(strategy: Strategy, baseline: Candidate | None) -> Scored | None:

@@ -16,9 +16,8 @@ from collections.abc import Iterable
 from returns.pipeline import is_successful
 from returns.result import Failure, Success
 
-from aitune_fp.core.fold import Candidate
 from aitune_fp.core.laws.outcomes import Outcome, measured_baseline, name_of, successes
-from aitune_fp.core.records import BackendPerfResult, Selection, TuneError
+from aitune_fp.core.records import BackendPerfResult, Candidate, Selection, TuneError
 from aitune_fp.core.strategy import Strategy
 
 NO_CORRECT_BACKEND = "no correct backend found"
@@ -50,24 +49,28 @@ def reference_tune(
     failures = tuple(m.failure() for m in measured if not is_successful(m))
     scored = successes(strategy, given)
     base = measured_baseline(strategy, baseline)
-    unbeaten = [s for s in scored if not any(strategy.compare(t[1], s[1]) for t in scored)]
+    unbeaten = [
+        s for s in scored if not any(strategy.compare(t.result, s.result) for t in scored)
+    ]
     best = unbeaten[0] if unbeaten else None
     perf: tuple[BackendPerfResult, ...] = ()
-    if base is not None and base[1].metric > 0:
-        ratios = [(n, r, strategy.speedup(r, base[1])) for n, r in scored]
+    if base is not None and base.result.metric > 0:
+        ratios = [(s.backend, s.result, strategy.speedup(s.result, base.result)) for s in scored]
         perf = tuple(
-            BackendPerfResult(n, r.metric, base[1].metric, x, x >= 1) for n, r, x in ratios
+            BackendPerfResult(n, r.metric, base.result.metric, x, x >= 1) for n, r, x in ratios
         )
     if best is None and (strategy.no_winner_message is not None or base is None):
         message = strategy.no_winner_message or NO_CORRECT_BACKEND
         return Failure(TuneError(message, failures, names))
-    fall_back = base is not None and (best is None or not strategy.compare(best[1], base[1]))
+    fall_back = base is not None and (
+        best is None or not strategy.compare(best.result, base.result)
+    )
     chosen = base if fall_back else best
     assert chosen is not None  # best is None only when falling back to a present baseline
     return Success(
         Selection(
-            backend=chosen[0],
-            result=chosen[1],
+            backend=chosen.backend,
+            result=chosen.result,
             fell_back_to_baseline=fall_back,
             perf_results=perf,
             failures=failures,

@@ -8,8 +8,8 @@ throughput saturation and the latency-budget sweep stop exactly when their rule 
 from __future__ import annotations
 
 from aitune_fp.core.laws.law import Law, implies
-from aitune_fp.core.stop_rules import Decision, SweepPoint, SweepRule, throughput_saturation
-from aitune_fp.core.stop_rules import latency_budget_sweep as budget_sweep_rule
+from aitune_fp.core.measure.stop_rules import Decision, SweepPoint, SweepRule, throughput_saturation
+from aitune_fp.core.measure.stop_rules import latency_budget_sweep as budget_sweep_rule
 
 Points = tuple[SweepPoint, ...]
 

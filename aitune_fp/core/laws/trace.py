@@ -15,10 +15,10 @@ from dataclasses import replace
 
 from returns.result import Result
 
-from aitune_fp.core.fold import Candidate, tune
+from aitune_fp.core.fold import tune
 from aitune_fp.core.laws.fold_case import FoldCase
 from aitune_fp.core.laws.outcomes import Outcome
-from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Candidate, Profile
 from aitune_fp.core.strategy import Strategy
 
 

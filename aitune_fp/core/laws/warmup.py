@@ -12,8 +12,8 @@ import itertools
 import math
 
 from aitune_fp.core.laws.law import Law, implies
+from aitune_fp.core.measure.stop_rules import Decision
 from aitune_fp.core.measure.warmup import WarmupCall, WarmupRule, WarmupState
-from aitune_fp.core.stop_rules import Decision
 
 Latencies = tuple[float, ...]
 

@@ -12,7 +12,7 @@ Rules:
   fold's leader so far, or the baseline; given to :meth:`EarlyStopRule.start`) beats it
   under the strategy's own ``compare`` **and** the interval of the best's speedup over it
   lies entirely above ``1 + margin``, computed as the confident comparison computes it
-  (:func:`aitune_fp.core.confidence.beats`: the strategy's ``ConfidenceRule`` when it has
+  (:func:`aitune_fp.core.stats.confidence.beats`: the strategy's ``ConfidenceRule`` when it has
   one, else the default rule with the strategy's statistic); close candidates keep going;
 - a clearly beaten batch size stops after the probe, its probe samples kept (they are its
   samples); the sweep goes on to the next batch size, so a candidate that scales better
@@ -49,9 +49,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from aitune_fp.core.confidence import ConfidenceRule, MetricKind, beats, speedup_point
+from aitune_fp.core.measure.stop_rules import CONTINUE, Decision
 from aitune_fp.core.records import BackendProfilingResult, Profile
-from aitune_fp.core.stop_rules import CONTINUE, Decision
+from aitune_fp.core.stats.confidence import ConfidenceRule, MetricKind, beats, speedup_point
 from aitune_fp.core.strategies.confident import default_statistic, metric_kind
 from aitune_fp.core.strategy import Strategy
 

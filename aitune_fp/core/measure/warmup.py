@@ -50,8 +50,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aitune_fp.core.statistics import percentile
-from aitune_fp.core.stop_rules import CONTINUE, Decision
+from aitune_fp.core.measure.stop_rules import CONTINUE, Decision
+from aitune_fp.core.stats.statistics import percentile
 
 
 @dataclass(frozen=True, slots=True)

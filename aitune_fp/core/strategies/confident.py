@@ -1,7 +1,7 @@
 """Confident: a candidate wins only when its speedup is significant, otherwise preference.
 
 Rule: ``confident(strategy)`` keeps the strategy's metric and batch-size choice but decides
-with :mod:`aitune_fp.core.confidence`: ``a`` beats ``b`` only when the bootstrap interval
+with :mod:`aitune_fp.core.stats.confidence`: ``a`` beats ``b`` only when the bootstrap interval
 of ``a``'s speedup over ``b`` (default: 90 %, i.e. a one-sided 95 % lower bound; 20 %
 trimmed means; 1000 resamples; seed 0) lies entirely above ``1 + min_speedup`` (default
 1 %). Anything else is a tie, and the fold gives ties to the baseline, then to the earlier
@@ -10,7 +10,7 @@ robust to rare outliers; the strategy's own percentile for ``min_latency_at``), 
 reported metric, the speedup and the interval agree. Paired interleaved rounds are judged by
 the per-round median ratio instead (``paired_statistic``; see
 :func:`default_paired_statistic`). By default the leaders are timed again
-in interleaved final rounds (:mod:`aitune_fp.core.rounds_plan`), paid for by a sweep of
+in interleaved final rounds (:mod:`aitune_fp.core.measure.rounds_plan`), paid for by a sweep of
 5 instead of 20 timed calls per batch size.
 ``speedup`` is the interval's point estimate. Interleaved-round samples, when a profile
 has them, make the interval paired. The reference rule (mean, strict ``>``) is the plain
@@ -39,29 +39,33 @@ from functools import partial
 
 from returns.result import Result
 
-from aitune_fp.core.bootstrap import statistic_value
-from aitune_fp.core.confidence import (
+from aitune_fp.core.measure.rounds_plan import RoundsPlan
+from aitune_fp.core.measure.stop_rules import fixed_steps
+from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.stats.confidence import (
     ConfidenceRule,
     MetricKind,
     beats,
-    check_kind,
     speedup_point,
 )
-from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
-from aitune_fp.core.rounds_plan import RoundsPlan
-from aitune_fp.core.stop_rules import fixed_steps
+from aitune_fp.core.stats.statistics import statistic_value
 from aitune_fp.core.strategy import Measure, ProfilingPlan, Strategy
 
 
 def metric_kind(strategy: Strategy) -> MetricKind:
-    """``throughput`` or ``latency``: how the strategy's metric relates to its samples."""
-    try:
-        return check_kind(strategy.metric_label)
-    except ValueError:
+    """``throughput`` or ``latency``: the strategy's metric kind, which a statistical
+    compare needs (a ``ValueError`` for a custom metric without one).
+
+    >>> from aitune_fp import max_throughput
+    >>> metric_kind(max_throughput)
+    'throughput'
+    """
+    if strategy.metric.kind is None:
         raise ValueError(
-            "a statistical compare needs a strategy whose metric_label is 'throughput' or "
-            f"'latency', got {strategy.metric_label!r}"
-        ) from None
+            "a statistical compare needs a strategy whose metric kind is 'throughput' or "
+            f"'latency', got metric {strategy.metric.label!r} without a kind"
+        )
+    return strategy.metric.kind
 
 
 def default_statistic(strategy: Strategy) -> str:
@@ -72,7 +76,7 @@ def default_statistic(strategy: Strategy) -> str:
     ('p99', 'p50.5')
     """
     q = strategy.params.get("percentile")
-    if strategy.metric_label == "latency" and isinstance(q, int | float):
+    if strategy.metric.kind == "latency" and isinstance(q, int | float):
         return f"p{q:g}"
     return "trimmed"
 

@@ -25,19 +25,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING
 
+from aitune_fp.core.records import TuneState
 from aitune_fp.core.strategy import Compare, Strategy
-
-if TYPE_CHECKING:
-    from aitune_fp.core.fold import TuneState
 
 
 def leader_passes(compare: Compare, state: TuneState) -> bool:
     """The leader exists and beats the baseline (or there is no baseline to beat)."""
     if state.best is None:
         return False
-    return state.baseline is None or compare(state.best[1], state.baseline[1])
+    return state.baseline is None or compare(state.best.result, state.baseline.result)
 
 
 def first_wins(strategy: Strategy) -> Strategy:

@@ -30,12 +30,12 @@ from functools import partial
 from pyrsistent import pmap
 from returns.result import Failure, Result, Success
 
-from aitune_fp.core.metrics import best_throughput, higher_is_better, higher_speedup
+from aitune_fp.core.measure.stop_rules import any_of, latency_budget_sweep, throughput_saturation
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
-from aitune_fp.core.statistics import mean, percentile
-from aitune_fp.core.stop_rules import any_of, latency_budget_sweep, throughput_saturation
+from aitune_fp.core.stats.statistics import mean, percentile
 from aitune_fp.core.strategies.latency_percentile import check_percentile
-from aitune_fp.core.strategy import ProfilingPlan, Strategy
+from aitune_fp.core.strategies.metrics import best_throughput, higher_is_better, higher_speedup
+from aitune_fp.core.strategy import THROUGHPUT, ProfilingPlan, Strategy
 
 
 def budget_latency(samples: tuple[float, ...], q: float | None) -> float:
@@ -92,9 +92,7 @@ def latency_budget(budget_ms: float, percentile: float | None = None) -> Strateg
             f"Selects the backend with the highest samples/s among batch sizes whose {which} "
             f"latency is at most {budget:g} ms."
         ),
-        metric_label="throughput",
-        metric_unit="samples/s",
-        value_fmt=".2f",
+        metric=THROUGHPUT,
         measure=partial(measure_within_budget, budget, q=q),
         compare=higher_is_better,
         speedup=higher_speedup,

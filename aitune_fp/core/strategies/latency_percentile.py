@@ -24,10 +24,10 @@ from functools import partial
 from pyrsistent import pmap
 from returns.result import Failure, Result, Success
 
-from aitune_fp.core.metrics import lower_is_better, lower_speedup, result_at
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
-from aitune_fp.core.statistics import percentile as percentile_value
-from aitune_fp.core.strategy import ProfilingPlan, Strategy
+from aitune_fp.core.stats.statistics import percentile as percentile_value
+from aitune_fp.core.strategies.metrics import lower_is_better, lower_speedup, result_at
+from aitune_fp.core.strategy import LATENCY, ProfilingPlan, Strategy
 
 
 def check_percentile(percentile: float) -> float:
@@ -59,9 +59,7 @@ def min_latency_at(percentile: float = 99.0) -> Strategy:
         name="min_latency_at",
         title=f"Min p{q:g} latency",
         description=f"Selects the backend with the lowest p{q:g} latency at batch size 1.",
-        metric_label="latency",
-        metric_unit="ms",
-        value_fmt=".3f",
+        metric=LATENCY,
         measure=partial(measure_latency_at, q),
         compare=lower_is_better,
         speedup=lower_speedup,

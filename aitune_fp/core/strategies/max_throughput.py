@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from returns.result import Failure, Result, Success
 
-from aitune_fp.core.metrics import best_throughput, higher_is_better, higher_speedup
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
-from aitune_fp.core.strategy import ProfilingPlan, Strategy
+from aitune_fp.core.strategies.metrics import best_throughput, higher_is_better, higher_speedup
+from aitune_fp.core.strategy import THROUGHPUT, ProfilingPlan, Strategy
 
 
 def measure_max_throughput(profile: Profile) -> Result[BackendProfilingResult, BackendFailure]:
@@ -31,9 +31,7 @@ max_throughput = Strategy(
     name="max_throughput",
     title="Max throughput",
     description="Selects the backend with the highest samples/s at its best batch size.",
-    metric_label="throughput",
-    metric_unit="samples/s",
-    value_fmt=".2f",
+    metric=THROUGHPUT,
     measure=measure_max_throughput,
     compare=higher_is_better,
     speedup=higher_speedup,

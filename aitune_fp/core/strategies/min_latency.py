@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from returns.result import Failure, Result, Success
 
-from aitune_fp.core.metrics import latency_of, lower_is_better, lower_speedup, result_at
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
-from aitune_fp.core.strategy import ProfilingPlan, Strategy
+from aitune_fp.core.strategies.metrics import latency_of, lower_is_better, lower_speedup, result_at
+from aitune_fp.core.strategy import LATENCY, ProfilingPlan, Strategy
 
 
 def measure_min_latency(profile: Profile) -> Result[BackendProfilingResult, BackendFailure]:
@@ -29,9 +29,7 @@ min_latency = Strategy(
     name="min_latency",
     title="Min latency",
     description="Selects the backend with the lowest mean latency at batch size 1.",
-    metric_label="latency",
-    metric_unit="ms",
-    value_fmt=".3f",
+    metric=LATENCY,
     measure=measure_min_latency,
     compare=lower_is_better,
     speedup=lower_speedup,

@@ -21,12 +21,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING
 
+from aitune_fp.core.records import TuneState
 from aitune_fp.core.strategy import Strategy
-
-if TYPE_CHECKING:
-    from aitune_fp.core.fold import TuneState
 
 
 def is_named(name: str, candidate: str) -> bool:

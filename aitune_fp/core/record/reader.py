@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from aitune_fp.core.json_values import decode_float
+from aitune_fp.core.record.values import decode_float
 
 T = TypeVar("T")
 _MISSING: Any = object()

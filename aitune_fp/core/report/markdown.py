@@ -1,7 +1,7 @@
 """A stored run as a Markdown report: the decision, every backend, the raw statistics.
 
 Rules:
-- pure: a :class:`~aitune_fp.core.run_record.RunRecord` in, a string out;
+- pure: a :class:`~aitune_fp.core.record.run_record.RunRecord` in, a string out;
 - sections in order: title, decision, backends (status, metric, batch size, speedup, peak
   memory in MiB, why it failed), latency per batch size (samples, mean, median, p90, p99,
   CV, throughput) per backend, validation errors, stage times, strategy, environment;
@@ -15,15 +15,15 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aitune_fp.core.json_values import thaw_json
-from aitune_fp.core.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.run_summary import (
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.record.values import thaw_json
+from aitune_fp.core.report.tables import (
     backend_rows,
     decision_lines,
     format_metric,
     format_peak_mb,
 )
-from aitune_fp.core.statistics import coefficient_of_variation, mean, median, percentile
+from aitune_fp.core.stats.summary import summarize
 
 
 def _cell(value: Any) -> str:
@@ -73,17 +73,17 @@ def latency_rows(outcome: BackendOutcome) -> list[tuple[Any, ...]]:
         return []
     rows = []
     for bs in outcome.profile.batch_sizes:
-        s = outcome.profile.samples(bs)
+        s = summarize(outcome.profile.samples(bs))
         rows.append(
             (
                 bs,
-                len(s),
-                f"{mean(s):.3f}",
-                f"{median(s):.3f}",
-                f"{percentile(s, 90):.3f}",
-                f"{percentile(s, 99):.3f}",
-                f"{coefficient_of_variation(s):.1%}",
-                f"{bs * 1000.0 / mean(s):.2f}",
+                s.count,
+                f"{s.mean:.3f}",
+                f"{s.median:.3f}",
+                f"{s.p90:.3f}",
+                f"{s.p99:.3f}",
+                f"{s.cv:.1%}",
+                f"{bs * 1000.0 / s.mean:.2f}",
             )
         )
     return rows

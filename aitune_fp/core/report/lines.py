@@ -10,11 +10,9 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from aitune_fp.core.records import Selection
-from aitune_fp.core.stop_rules import CallRule
-from aitune_fp.core.strategy import ProfilingPlan, Strategy
+from aitune_fp.core.strategy import Strategy
 
 
 def describe_parts(strategy: Strategy, backends: Sequence[str] = ()) -> tuple[str, ...]:
@@ -39,62 +37,6 @@ def describe(strategy: Strategy, backends: Sequence[str] = ()) -> str:
     return "\n".join(describe_parts(strategy, backends))
 
 
-def call_rule_config(rule: CallRule) -> dict[str, Any]:
-    """A call rule as a JSON-able dict."""
-    return {
-        "name": rule.name,
-        "warmup": rule.warmup,
-        "min_samples": rule.min_samples,
-        "max_samples": rule.max_samples,
-    }
-
-
-def plan_config(plan: ProfilingPlan) -> dict[str, Any]:
-    """A profiling plan as a JSON-able dict.
-
-    >>> plan_config(ProfilingPlan(batching=False))["call_rule"]["warmup"]
-    10
-    """
-    rounds = plan.rounds
-    return {
-        "batching": plan.batching,
-        "max_batch_size": plan.max_batch_size,
-        "call_rule": call_rule_config(plan.call_rule),
-        "sweep_rule": plan.sweep_rule.name,
-        "rounds": None
-        if rounds is None
-        else {
-            "contenders": rounds.contenders,
-            "min_rounds": rounds.min_rounds,
-            "max_rounds": rounds.max_rounds,
-            "max_seconds": rounds.max_seconds,
-            "warmup_calls": rounds.warmup_calls,
-            "judge_every": rounds.judge_every,
-            "settled_speedup": rounds.settled_speedup,
-            "sweep_share": rounds.sweep_share,
-        },
-    }
-
-
-def strategy_config(strategy: Strategy, backends: Sequence[str] = ()) -> dict[str, Any]:
-    """The strategy's configuration as a JSON-able dict (keys sorted when serialised).
-
-    >>> from aitune_fp import latency_budget
-    >>> strategy_config(latency_budget(2.5))["parameters"]
-    {'budget_ms': 2.5}
-    """
-    return {
-        "strategy": strategy.name,
-        "title": strategy.title,
-        "metric_label": strategy.metric_label,
-        "metric_unit": strategy.metric_unit,
-        "validate_performance": strategy.validate_performance,
-        "backends": list(backends),
-        "profiling": plan_config(strategy.plan),
-        "parameters": {k: strategy.params[k] for k in sorted(strategy.params)},
-    }
-
-
 def selected_line(strategy: Strategy, selection: Selection) -> str:
     """One line naming the selected backend, its batch size and its metric.
 
@@ -114,14 +56,15 @@ def speedup_line(strategy: Strategy, selection: Selection) -> str | None:
     """``baseline → metric (x.xx×)`` against the baseline, or ``None`` without one.
 
     >>> from aitune_fp import BackendProfilingResult, Selection, max_throughput
-    >>> base = ("eager", BackendProfilingResult(100.0, 1, 10.0, 100.0))
+    >>> from aitune_fp.core.records import Scored
+    >>> base = Scored("eager", BackendProfilingResult(100.0, 1, 10.0, 100.0))
     >>> win = BackendProfilingResult(150.0, 1, 6.6, 150.0)
     >>> speedup_line(max_throughput, Selection("x", win, False, baseline=base))
     'Speedup: 100.00 samples/s → 150.00 samples/s (1.50×)'
     """
     if selection.baseline is None:
         return None
-    base = selection.baseline[1]
+    base = selection.baseline.result
     ratio = strategy.speedup(selection.result, base)
     return (
         f"Speedup: {strategy.fmt(base.metric)} → {strategy.fmt(selection.result.metric)} "

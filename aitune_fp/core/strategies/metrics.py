@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from aitune_fp.core.records import BackendProfilingResult, Profile
-from aitune_fp.core.statistics import mean
+from aitune_fp.core.stats.statistics import mean
 
 
 def result_at(

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aitune_fp.core.bootstrap import Interval
-from aitune_fp.core.confidence import ConfidenceRule, MetricKind, check_kind, speedup_interval
 from aitune_fp.core.records import BackendProfilingResult, Selection
+from aitune_fp.core.stats.bootstrap import Interval
+from aitune_fp.core.stats.confidence import ConfidenceRule, MetricKind, speedup_interval
+from aitune_fp.core.stats.summary import SampleSummary, summarize
 from aitune_fp.core.strategy import Strategy
-from aitune_fp.core.summary import SampleSummary, summarize
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +43,7 @@ def report_rule(strategy: Strategy) -> ConfidenceRule:
 
 
 def _kind(strategy: Strategy) -> MetricKind | None:
-    try:
-        return check_kind(strategy.metric_label)
-    except ValueError:
-        return None
+    return strategy.metric.kind
 
 
 def _interval(
@@ -62,26 +59,27 @@ def backend_stats(strategy: Strategy, selection: Selection) -> tuple[BackendStat
     """Statistics of the baseline (first, when measured) and of every measured candidate.
 
     >>> from aitune_fp import BackendProfilingResult as R, Selection, min_latency
-    >>> base = ("eager", R(2.0, 1, 2.0, 500.0, samples_ms=(2.0, 2.1, 1.9)))
+    >>> from aitune_fp.core.records import Scored
+    >>> base = Scored("eager", R(2.0, 1, 2.0, 500.0, samples_ms=(2.0, 2.1, 1.9)))
     >>> fast = R(1.0, 1, 1.0, 1000.0, samples_ms=(1.0, 1.1, 0.9))
-    >>> sel = Selection("x", fast, False, baseline=base, ranking=(("x", fast),))
+    >>> sel = Selection("x", fast, False, baseline=base, ranking=(Scored("x", fast),))
     >>> [(s.backend, s.summary.median, s.speedup.point) for s in backend_stats(min_latency, sel)]
     [('eager', 2.0, 1.0), ('x', 1.0, 2.0)]
     """
-    base = selection.baseline[1] if selection.baseline else None
+    base = selection.baseline.result if selection.baseline else None
     rows = [*((selection.baseline,) if selection.baseline else ()), *selection.ranking]
     return tuple(
         BackendStats(
-            backend=name,
-            batch_size=result.selected_batch_size,
-            summary=summarize(result.samples_ms) if result.samples_ms else None,
-            speedup=_interval(strategy, result, base),
+            backend=row.backend,
+            batch_size=row.result.selected_batch_size,
+            summary=summarize(row.result.samples_ms) if row.result.samples_ms else None,
+            speedup=_interval(strategy, row.result, base),
             is_baseline=selection.baseline is not None and index == 0,
-            selected=name == selection.backend,
-            rounds=len(result.rounds_ms),
-            peak_memory_mb=result.peak_memory_mb,
+            selected=row.backend == selection.backend,
+            rounds=len(row.result.rounds_ms),
+            peak_memory_mb=row.result.peak_memory_mb,
         )
-        for index, (name, result) in enumerate(rows)
+        for index, row in enumerate(rows)
     )
 
 
@@ -108,9 +106,9 @@ def _leader(
 ) -> tuple[str, Interval] | None:
     """The candidate with the highest point speedup over the baseline."""
     scored = [
-        (name, iv)
-        for name, r in selection.ranking
-        if (iv := _interval(strategy, r, base)) is not None
+        (s.backend, iv)
+        for s in selection.ranking
+        if (iv := _interval(strategy, s.result, base)) is not None
     ]
     return max(scored, key=lambda ni: ni[1].point, default=None)
 
@@ -119,7 +117,8 @@ def decision_line(strategy: Strategy, selection: Selection) -> str:
     """Whether the selection is a significant win, a tie resolved by preference, or neither.
 
     >>> from aitune_fp import BackendProfilingResult as R, Selection, min_latency
-    >>> base = ("eager", R(2.0, 1, 2.0, 500.0, samples_ms=(2.0,) * 5))
+    >>> from aitune_fp.core.records import Scored
+    >>> base = Scored("eager", R(2.0, 1, 2.0, 500.0, samples_ms=(2.0,) * 5))
     >>> win = R(1.0, 1, 1.0, 1000.0, samples_ms=(1.0,) * 5)
     >>> decision_line(min_latency, Selection("x", win, False, baseline=base))
     'x beats eager by the reference rule (mean, strict >): 2.00× [2.00, 2.00], 90 % (significant)'
@@ -127,7 +126,7 @@ def decision_line(strategy: Strategy, selection: Selection) -> str:
     rule = report_rule(strategy)
     if selection.baseline is None:
         return f"{selection.backend} selected without a performance check (no baseline)"
-    base_name, base = selection.baseline
+    base_name, base = selection.baseline.backend, selection.baseline.result
     if not selection.fell_back_to_baseline:
         interval = _interval(strategy, selection.result, base)
         shown = "" if interval is None else f": {interval.describe()}"

@@ -17,7 +17,7 @@ Rules:
   it always contains the point estimate; a side with a single sample is held fixed while
   the other is resampled, and with one sample on both sides (or fewer than two paired
   rounds) there is nothing to resample: the interval collapses onto the point estimate;
-- the key is an argument (:mod:`aitune_fp.core.prng`): same inputs, same interval.
+- the key is an argument (:mod:`aitune_fp.core.stats.prng`): same inputs, same interval.
 """
 
 from __future__ import annotations
@@ -25,83 +25,17 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from aitune_fp.core.prng import derive, random_indices
-
-SortedStatistic = Callable[[list[float]], float]
-
-
-TRIM = 0.2
-
-
-def _percentile_sorted(q: float) -> SortedStatistic:
-    """The ``q``-th percentile of an already sorted list (linear interpolation)."""
-
-    def stat(ordered: list[float]) -> float:
-        pos = (len(ordered) - 1) * q / 100.0
-        lo = math.floor(pos)
-        hi = min(lo + 1, len(ordered) - 1)
-        return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-    return stat
-
-
-def _mean_sorted(ordered: list[float]) -> float:
-    return math.fsum(ordered) / len(ordered)
-
-
-def _trimmed_sorted(ordered: list[float]) -> float:
-    """Mean of the middle of a sorted list, ``TRIM`` of the values cut off at each end."""
-    cut = int(len(ordered) * TRIM)
-    middle = ordered[cut : len(ordered) - cut]
-    return math.fsum(middle) / len(middle)
-
-
-def sorted_statistic(name: str) -> SortedStatistic:
-    """The statistic called ``name`` as a function of an already sorted list.
-
-    Names: ``mean``, ``median``, ``trimmed`` (20 % cut at each end) and ``p<q>`` for a
-    percentile ``0 <= q <= 100``.
-
-    >>> sorted_statistic("trimmed")([1.0, 2.0, 3.0, 4.0, 100.0])
-    3.0
-    >>> sorted_statistic("p1000")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: statistic must be 'mean', 'median', 'trimmed' or 'p<q>' ... got 'p1000'
-    """
-    if name == "mean":
-        return _mean_sorted
-    if name == "trimmed":
-        return _trimmed_sorted
-    if name == "median":
-        return _percentile_sorted(50.0)
-    q = math.nan
-    if name.startswith("p"):
-        try:
-            q = float(name[1:])
-        except ValueError:
-            q = math.nan
-    if not 0.0 <= q <= 100.0:
-        raise ValueError(
-            "statistic must be 'mean', 'median', 'trimmed' or 'p<q>' with 0 <= q <= 100, "
-            f"got {name!r}"
-        )
-    return _percentile_sorted(q)
-
-
-def statistic_value(name: str, values: Sequence[float]) -> float:
-    """The statistic ``name`` of non-empty ``values``.
-
-    >>> statistic_value("median", [3.0, 1.0, 2.0]), statistic_value("p100", [3.0, 1.0])
-    (2.0, 3.0)
-    """
-    if not values:
-        raise ValueError("statistics need at least one sample, got none")
-    return sorted_statistic(name)(sorted(values))
+from aitune_fp.core.stats.prng import derive, random_indices
+from aitune_fp.core.stats.statistics import (
+    TRIM,
+    percentile_sorted,
+    sorted_statistic,
+    statistic_value,
+)
 
 
 def per_round(name: str) -> bool:
@@ -175,8 +109,8 @@ def _interval(
     """The percentile interval of ``estimates``, widened to contain ``point``."""
     tail = (1.0 - confidence) / 2.0 * 100.0
     ordered = sorted(estimates)  # sorted once for both ends
-    low = _percentile_sorted(tail)(ordered)
-    high = _percentile_sorted(100.0 - tail)(ordered)
+    low = percentile_sorted(ordered, tail)
+    high = percentile_sorted(ordered, 100.0 - tail)
     return Interval(point, min(low, point), max(high, point), confidence, resamples, paired)
 
 

@@ -22,10 +22,7 @@ from pyrsistent import PMap, pmap
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import tune
-from aitune_fp.core.json_read import Reader
-from aitune_fp.core.json_values import encode_float, freeze_json, freeze_numbers, thaw_json
-from aitune_fp.core.records import BackendFailure, Profile, Selection, TuneError
-from aitune_fp.core.records_json import (
+from aitune_fp.core.record.codec import (
     decode_failure,
     decode_profile,
     decode_selection,
@@ -35,11 +32,13 @@ from aitune_fp.core.records_json import (
     encode_selection,
     encode_tune_error,
 )
-from aitune_fp.core.report import strategy_config
+from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.values import encode_float, freeze_json, freeze_numbers, thaw_json
+from aitune_fp.core.records import BackendFailure, Candidate, Profile, Selection, TuneError
+from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 
 SCHEMA_VERSION: Final = 1
-Candidate = Result[Profile, BackendFailure]
 
 
 @dataclass(frozen=True, slots=True)

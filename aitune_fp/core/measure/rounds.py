@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 
 from returns.result import Success
 
-from aitune_fp.core.confidence import beats, clearly_not_faster
 from aitune_fp.core.fold import TuneState, tune
+from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.records import BackendProfilingResult, Profile
-from aitune_fp.core.rounds_plan import RoundsPlan
+from aitune_fp.core.stats.confidence import beats, clearly_not_faster
 from aitune_fp.core.strategies.confident import metric_kind
 from aitune_fp.core.strategy import Strategy
 
@@ -61,15 +61,15 @@ def contenders(strategy: Strategy, state: TuneState, limit: int) -> tuple[str, .
     """
     if state.best is None:
         return ()
-    leader = state.best[1]
+    leader = state.best.result
     close = [
-        (name, r)
-        for name, r in state.ranking
-        if name == state.best[0] or not strategy.compare(leader, r)
+        s
+        for s in state.ranking
+        if s.backend == state.best.backend or not strategy.compare(leader, s.result)
     ]
-    ranked = sorted(close, key=lambda nr: -strategy.speedup(nr[1], leader))[:limit]
-    keep = {name for name, _ in ranked}
-    return tuple(name for name, _ in state.ranking if name in keep)
+    ranked = sorted(close, key=lambda s: -strategy.speedup(s.result, leader))[:limit]
+    keep = {s.backend for s in ranked}
+    return tuple(s.backend for s in state.ranking if s.backend in keep)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +149,8 @@ def round_members(strategy: Strategy, state: TuneState, plan: RoundsPlan) -> Rou
     margin, rule = plan.settled_speedup, strategy.confidence
     if state.baseline is None or margin is None or rule is None:
         return RoundMembers(joined, state.baseline is not None)
-    base_name, base = state.baseline
-    results = dict(state.ranking)
+    base_name, base = state.baseline.backend, state.baseline.result
+    results = {s.backend: s.result for s in state.ranking}
     sides = {n: settled_by_sweeps(strategy, results[n], base, margin) for n in joined}
     kept = tuple(n for n in joined if sides[n] >= 0)
     needs_base = any(side == 0 for side in sides.values())
@@ -223,7 +223,7 @@ def judge_rounds(
         return RoundsVerdict(True, "no participant could be measured", ())
     selection = outcome.unwrap()
     win_name, winner = selection.backend, selection.result
-    base = selection.baseline[1] if selection.baseline else None
+    base = selection.baseline.result if selection.baseline else None
     base_name = baseline.backend if baseline else None
     base_timed = base_name in timed
     still_open: list[str] = []

@@ -21,7 +21,7 @@ Rules:
   clearly slower", so those verdicts skip the bootstrap and are exactly the ones the
   interval would give;
 - likewise every resample's ratio, hence the whole interval, lies within bounds read off
-  the samples' extremes (:func:`aitune_fp.core.bootstrap.ratio_bounds`): when even the
+  the samples' extremes (:func:`aitune_fp.core.stats.bootstrap.ratio_bounds`): when even the
   lowest possible ratio is past the threshold (by more than rounding, ``BOUND_SLACK``),
   ``a`` beats ``b`` whatever the resamples, and when even the highest is at or below it,
   ``a`` is clearly not faster; a clear gap (dominating samples) is decided without
@@ -35,15 +35,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from aitune_fp.core.bootstrap import (
+from aitune_fp.core.records import BackendProfilingResult
+from aitune_fp.core.stats.bootstrap import (
     Interval,
     ratio_bounds,
     ratio_interval,
     ratio_point,
-    sorted_statistic,
 )
-from aitune_fp.core.prng import derive
-from aitune_fp.core.records import BackendProfilingResult
+from aitune_fp.core.stats.prng import derive
+from aitune_fp.core.stats.statistics import sorted_statistic
 
 MetricKind = Literal["throughput", "latency"]
 Costs = tuple[float, ...]

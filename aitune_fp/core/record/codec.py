@@ -7,7 +7,7 @@ Rules:
   absent key (a record written before the field existed) reads as ``None``;
 - a ``Profile``'s batch sizes are JSON object keys, written as decimal strings in ascending
   order;
-- decoding checks types through :class:`~aitune_fp.core.json_read.Reader` and the records'
+- decoding checks types through :class:`~aitune_fp.core.record.reader.Reader` and the records'
   own invariants, and raises ``ValueError`` naming the path of the bad value.
 """
 
@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aitune_fp.core.json_read import Reader
-from aitune_fp.core.json_values import encode_float
+from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.values import encode_float
 from aitune_fp.core.records import (
     BackendFailure,
     BackendPerfResult,
     BackendProfilingResult,
     Profile,
+    Scored,
     Selection,
     TuneError,
 )
@@ -134,12 +135,12 @@ def decode_perf(doc: Reader) -> BackendPerfResult:
     )
 
 
-def _encode_scored(scored: tuple[str, BackendProfilingResult]) -> dict[str, Any]:
-    return {"backend": scored[0], "result": encode_result(scored[1])}
+def _encode_scored(scored: Scored) -> dict[str, Any]:
+    return {"backend": scored.backend, "result": encode_result(scored.result)}
 
 
-def _decode_scored(doc: Reader) -> tuple[str, BackendProfilingResult]:
-    return doc.text("backend"), decode_result(doc.child("result"))
+def _decode_scored(doc: Reader) -> Scored:
+    return Scored(doc.text("backend"), decode_result(doc.child("result")))
 
 
 def encode_selection(selection: Selection) -> dict[str, Any]:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult
-from aitune_fp.core.run_record import BackendOutcome, RunRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +78,8 @@ def selected_result(record: RunRecord, outcome: BackendOutcome) -> BackendProfil
     if sel is None:
         return None
     if outcome is record.baseline:
-        return sel.baseline[1] if sel.baseline is not None else None
-    found = [r for name, r in sel.ranking if name == outcome.backend]
+        return sel.baseline.result if sel.baseline is not None else None
+    found = [s.result for s in sel.ranking if s.backend == outcome.backend]
     return found[0] if found else None
 
 
@@ -137,7 +137,7 @@ def backend_row(record: RunRecord, outcome: BackendOutcome) -> BackendRow:
 def backend_rows(record: RunRecord) -> tuple[BackendRow, ...]:
     """Every backend of the run as a row, baseline first, then candidates in order.
 
-    >>> from aitune_fp.core.run_record import BackendOutcome
+    >>> from aitune_fp.core.record.run_record import BackendOutcome
     >>> from aitune_fp.core.records import BackendFailure
     >>> bad = BackendOutcome("trt", "tensorrt", "k", {},
     ...                      failure=BackendFailure("trt", "build", "tensorrt is not installed"))
@@ -170,7 +170,7 @@ def decision_lines(record: RunRecord) -> tuple[str, ...]:
         winner = _speedup_of_winner(record)
         ratio = f" ({winner:.2f}×)" if winner is not None else ""
         lines.append(
-            f"Speedup: {format_metric(record, sel.baseline[1].metric)} → "
+            f"Speedup: {format_metric(record, sel.baseline.result.metric)} → "
             f"{format_metric(record, r.metric)}{ratio}"
         )
     if sel.fell_back_to_baseline:

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from aitune_fp.core.statistics import coefficient_of_variation, mean
+from aitune_fp.core.stats.statistics import coefficient_of_variation, mean
 
 
 @dataclass(frozen=True, slots=True)

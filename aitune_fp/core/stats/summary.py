@@ -1,7 +1,7 @@
 """A backend's raw samples summarised: location, tail and spread, with the sample count.
 
 Rules: a summary is a pure reduction of the samples (no clock, no randomness); it reuses
-:mod:`aitune_fp.core.statistics` so the numbers match the rest of the library
+:mod:`aitune_fp.core.stats.statistics` so the numbers match the rest of the library
 (percentiles interpolate linearly between closest ranks).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aitune_fp.core.statistics import coefficient_of_variation, iqr, mad, mean, percentile
+from aitune_fp.core.stats.statistics import coefficient_of_variation, iqr, mad, mean, percentile
 
 
 @dataclass(frozen=True, slots=True)
