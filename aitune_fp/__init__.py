@@ -38,6 +38,8 @@ _LAZY = {
     "TunedModule": "aitune_fp.shell.tuned_module",
     "save": "aitune_fp.shell.persist",
     "load": "aitune_fp.shell.persist",
+    "capture": "aitune_fp.shell.capture",
+    "swap": "aitune_fp.shell.swap",
 }
 
 
@@ -58,6 +60,7 @@ __all__ = [
     "Strategy",
     "TuneError",
     "TunedModule",
+    "capture",
     "confident",
     "first_wins",
     "latency_budget",
@@ -67,6 +70,7 @@ __all__ = [
     "min_latency_at",
     "one_backend",
     "save",
+    "swap",
     "tune",
     "tune_module",
     "with_min_speedup",

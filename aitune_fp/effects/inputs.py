@@ -4,11 +4,17 @@ Rules:
 - a sample is what a user passes to ``module(...)``: a tensor, a tuple/list of tensors
   (positional arguments) or a dict of tensors (keyword arguments); ``samples`` is one such
   sample or a sequence of them;
-- every sample carries the batch axis (``batch_axis``, 0 by default); its rows are pooled,
-  and a batch of size N takes rows ``0 … N-1`` of that pool, cycling, so every user sample
-  contributes rather than sample 0 repeated;
-- samples must agree on structure, names, dtypes and every non-batch dimension; an empty
-  sample list, a non-tensor leaf or a mismatch is a ``ValueError`` before any build.
+- with ``batched=True`` (the default) every sample carries the batch axis (``batch_axis``,
+  0 by default); with ``batched=False`` every sample is one item without it, as a dataset
+  hands them out, and gets a batch axis of size 1 inserted (collated); nothing guesses
+  which convention the samples follow;
+- rows are pooled: a batch of size N takes N rows, cycling, from the samples that share
+  the shape of the row at ``offset`` (so every user sample contributes, and a rotating pool
+  of offsets visits every shape the user gave);
+- samples must agree on structure, names, dtypes and rank; an axis other than the batch
+  axis along which they differ is dynamic (inferred, see :mod:`aitune_fp.effects.dynamic`),
+  and so is every axis the user declares in ``dynamic_axes``; an empty sample list, a
+  non-tensor leaf or a mismatch is a ``ValueError`` before any build.
 """
 
 from __future__ import annotations
@@ -21,18 +27,68 @@ import torch
 
 
 @dataclass(frozen=True, slots=True)
+class DynamicAxis:
+    """One dynamic axis of one input.
+
+    ``axis`` indexes the full shape (batch axis included); ``min``/``max`` bound it
+    (inclusive); ``opt`` is the size the samples use most (the median row's); ``dim`` names
+    the shared dimension (axes of several inputs that always agree share one, e.g. the
+    sequence axis of ``input_ids`` and ``attention_mask``); ``inferred`` is ``True`` when
+    the samples, not the user, made it dynamic.
+    """
+
+    axis: int
+    min: int
+    max: int
+    opt: int
+    dim: str
+    inferred: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class TensorSpec:
-    """One input tensor: its name, per-row shape (batch axis removed) and dtype."""
+    """One input tensor: its name, per-row shape (batch axis removed), dtype, dynamic axes.
+
+    ``row_shape`` holds the first sample's sizes; a dynamic axis may take any size in its
+    range.
+    """
 
     name: str
     row_shape: tuple[int, ...]
     dtype: str
+    dynamic: tuple[DynamicAxis, ...] = ()
 
-    def shape(self, batch_size: int, batch_axis: int) -> tuple[int, ...]:
-        """The full shape at ``batch_size``."""
+    def shape(
+        self, batch_size: int, batch_axis: int, sizes: Mapping[str, int] | None = None
+    ) -> tuple[int, ...]:
+        """The full shape at ``batch_size``; dynamic axes take ``sizes[dim]`` when given.
+
+        >>> t = TensorSpec("ids", (16,), "int64", (DynamicAxis(1, 8, 64, 16, "seq"),))
+        >>> t.shape(4, 0), t.shape(4, 0, {"seq": 64})
+        ((4, 16), (4, 64))
+        """
         dims = list(self.row_shape)
         dims.insert(batch_axis, batch_size)
+        for d in self.dynamic:
+            if sizes is not None and d.dim in sizes:
+                dims[d.axis] = sizes[d.dim]
         return tuple(dims)
+
+    def profile(
+        self, batch_sizes: tuple[int, int, int], batch_axis: int
+    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """(min, opt, max) shapes for an optimisation profile at the (min, opt, max) batch.
+
+        >>> t = TensorSpec("ids", (16,), "int64", (DynamicAxis(1, 8, 64, 24, "seq"),))
+        >>> t.profile((1, 4, 8), 0)
+        ((1, 8), (4, 24), (8, 64))
+        """
+        lo, opt, hi = batch_sizes
+        return (
+            self.shape(lo, batch_axis, {d.dim: d.min for d in self.dynamic}),
+            self.shape(opt, batch_axis, {d.dim: d.opt for d in self.dynamic}),
+            self.shape(hi, batch_axis, {d.dim: d.max for d in self.dynamic}),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +109,26 @@ class InputSpec:
         """Every input name in call order."""
         return (*self.positional, *self.keywords)
 
+    def dims(self) -> dict[str, DynamicAxis]:
+        """Every shared dynamic dimension by name (its first axis stands for it)."""
+        found: dict[str, DynamicAxis] = {}
+        for t in self.tensors:
+            for d in t.dynamic:
+                found.setdefault(d.dim, d)
+        return found
+
+    def sizes(self, which: str) -> dict[str, int]:
+        """Every dynamic dimension at its ``"min"``, ``"opt"`` or ``"max"``."""
+        return {name: int(getattr(d, which)) for name, d in self.dims().items()}
+
     def bytes_per_row(self) -> int:
-        """Bytes one batch row of every input takes (for memory guards)."""
+        """Bytes one batch row of every input takes at its largest (for memory guards)."""
+        largest = self.sizes("max")
         total = 0
         for t in self.tensors:
             n = 1
-            for d in t.row_shape:
-                n *= d
+            for i, d in enumerate(t.shape(1, self.batch_axis, largest)):
+                n *= 1 if i == self.batch_axis else d
             total += n * torch.empty((), dtype=getattr(torch, t.dtype)).element_size()
         return total
 
@@ -88,21 +157,45 @@ class Batch:
             self.size,
         )
 
+    def shapes(self) -> str:
+        """Each input's shape and dtype, for error messages."""
+        names = [f"input_{i}" for i in range(len(self.args))] + list(self.kwargs)
+        return ", ".join(
+            f"{n} {tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}"
+            for n, t in zip(names, self.flat(), strict=True)
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Samples:
-    """The user's samples, normalised: the spec and each sample as a :class:`Batch`."""
+    """The user's samples, normalised: the spec, each sample as a :class:`Batch`.
+
+    ``groups`` lists the indices of the samples sharing one shape, in order of first
+    appearance; ``batched`` says whether the user's samples carried the batch axis.
+    """
 
     spec: InputSpec
     items: tuple[Batch, ...]
+    groups: tuple[tuple[int, ...], ...] = ()
+    batched: bool = True
 
     @property
     def rows(self) -> int:
         """How many batch rows all samples hold together."""
         return sum(b.size for b in self.items)
 
+    def shape_groups(self) -> tuple[tuple[int, ...], ...]:
+        """``groups``, or one group of every sample when none were recorded."""
+        return self.groups or (tuple(range(len(self.items))),)
 
-def _as_batch(sample: Any, index: int, batch_axis: int) -> Batch:
+    def to(self, device: torch.device | str) -> Samples:
+        """The same samples on ``device``."""
+        return Samples(
+            self.spec, tuple(b.to(device) for b in self.items), self.groups, self.batched
+        )
+
+
+def _as_batch(sample: Any, index: int, batch_axis: int, batched: bool) -> Batch:
     if isinstance(sample, torch.Tensor):
         args: tuple[Any, ...] = (sample,)
         kwargs: dict[str, Any] = {}
@@ -118,90 +211,181 @@ def _as_batch(sample: Any, index: int, batch_axis: int) -> Batch:
     leaves = {**{f"input_{i}": a for i, a in enumerate(args)}, **kwargs}
     if not leaves:
         raise ValueError(f"sample {index} holds no tensors")
-    sizes = set()
     for name, leaf in leaves.items():
         if not isinstance(leaf, torch.Tensor):
             raise ValueError(
                 f"sample {index} input {name!r} is a {type(leaf).__name__}, not a tensor; "
                 "backends can only take tensors"
             )
-        if leaf.dim() <= batch_axis:
+        if not batched and leaf.dim() < batch_axis:
+            raise ValueError(
+                f"item {index} input {name!r} has shape {tuple(leaf.shape)}: too few "
+                f"dimensions to insert batch axis {batch_axis}"
+            )
+        if batched and leaf.dim() <= batch_axis:
             raise ValueError(
                 f"sample {index} input {name!r} has shape {tuple(leaf.shape)}, "
-                f"no batch axis {batch_axis}"
+                f"no batch axis {batch_axis} (items without a batch axis: batched=False)"
             )
-        sizes.add(int(leaf.shape[batch_axis]))
+    if not batched:
+        args = tuple(a.unsqueeze(batch_axis) for a in args)
+        kwargs = {k: v.unsqueeze(batch_axis) for k, v in kwargs.items()}
+    sizes = {int(t.shape[batch_axis]) for t in (*args, *kwargs.values())}
     if len(sizes) != 1:
         raise ValueError(f"sample {index} inputs disagree on the batch size: {sorted(sizes)}")
     return Batch(tuple(args), kwargs, sizes.pop())
 
 
-def _spec_of(batch: Batch, batch_axis: int) -> InputSpec:
-    positional = tuple(f"input_{i}" for i in range(len(batch.args)))
-    keywords = tuple(batch.kwargs)
-    tensors = tuple(
-        TensorSpec(
-            name,
-            tuple(int(d) for i, d in enumerate(t.shape) if i != batch_axis),
-            str(t.dtype).removeprefix("torch."),
-        )
-        for name, t in zip((*positional, *keywords), batch.flat(), strict=True)
-    )
-    return InputSpec(positional, keywords, tensors, batch_axis)
+def _structure(batch: Batch) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """The names, dtypes and ranks of a batch's inputs (what every sample must share)."""
+    names = (*(f"input_{i}" for i in range(len(batch.args))), *batch.kwargs)
+    return names, tuple((str(t.dtype).removeprefix("torch."), t.dim()) for t in batch.flat())
 
 
-def normalise_samples(samples: Any, *, batch_axis: int = 0) -> Samples:
+def _sequence(samples: Any) -> Sequence[Any]:
+    if isinstance(samples, torch.Tensor | Mapping):
+        return [samples]
+    if isinstance(samples, tuple) and samples and all(isinstance(s, torch.Tensor) for s in samples):
+        return [samples]  # one sample of positional tensors
+    if isinstance(samples, Sequence) and not isinstance(samples, str | bytes):
+        return samples
+    raise ValueError(f"samples must be a tensor, a dict or a sequence, got {type(samples)}")
+
+
+def normalise_samples(
+    samples: Any,
+    *,
+    batch_axis: int = 0,
+    batched: bool = True,
+    dynamic_axes: Mapping[str | int, Mapping[int, tuple[int, int]]] | None = None,
+) -> Samples:
     """Check the user's samples and derive their spec.
+
+    ``dynamic_axes`` maps an input (keyword name, ``input_N`` or positional index ``N``)
+    to ``{axis: (min, max)}`` (inclusive; axes index the batched shape).
 
     >>> s = normalise_samples([torch.zeros(2, 3), torch.ones(1, 3)])
     >>> s.spec.tensors[0], s.rows
-    (TensorSpec(name='input_0', row_shape=(3,), dtype='float32'), 3)
+    (TensorSpec(name='input_0', row_shape=(3,), dtype='float32', dynamic=()), 3)
+    >>> normalise_samples([torch.zeros(5)] * 8, batched=False).items[0].args[0].shape
+    torch.Size([1, 5])
     >>> normalise_samples([])
     Traceback (most recent call last):
     ...
     ValueError: no samples given: pass at least one sample input
     """
+    from aitune_fp.effects.dynamic import dynamic_spec
+
     if batch_axis < 0:
         raise ValueError(f"batch_axis must be >= 0, got {batch_axis}")
-    if isinstance(samples, torch.Tensor | Mapping):
-        seq: Sequence[Any] = [samples]
-    elif (
-        isinstance(samples, tuple) and samples and all(isinstance(s, torch.Tensor) for s in samples)
-    ):
-        seq = [samples]  # one sample of positional tensors
-    elif isinstance(samples, Sequence) and not isinstance(samples, str | bytes):
-        seq = samples
-    else:
-        raise ValueError(f"samples must be a tensor, a dict or a sequence, got {type(samples)}")
+    seq = _sequence(samples)
     if len(seq) == 0:
         raise ValueError("no samples given: pass at least one sample input")
-    batches = tuple(_as_batch(s, i, batch_axis) for i, s in enumerate(seq))
-    spec = _spec_of(batches[0], batch_axis)
+    batches = tuple(_as_batch(s, i, batch_axis, batched) for i, s in enumerate(seq))
+    first = _structure(batches[0])
     for i, b in enumerate(batches[1:], start=1):
-        other = _spec_of(b, batch_axis)
-        if other != spec:
-            raise ValueError(f"sample {i} does not match sample 0: {other} vs {spec}")
-    return Samples(spec, batches)
+        other = _structure(b)
+        if other != first:
+            raise ValueError(
+                f"sample {i} does not match sample 0: names, dtypes and ranks "
+                f"{list(zip(other[0], other[1], strict=True))} vs "
+                f"{list(zip(first[0], first[1], strict=True))}"
+            )
+    spec = dynamic_spec(batches, batch_axis, dynamic_axes or {})
+    return Samples(spec, batches, _groups(batches, batch_axis), batched)
+
+
+def _groups(batches: Sequence[Batch], batch_axis: int) -> tuple[tuple[int, ...], ...]:
+    by_shape: dict[tuple[tuple[int, ...], ...], list[int]] = {}
+    for i, b in enumerate(batches):
+        key = tuple(tuple(d for a, d in enumerate(t.shape) if a != batch_axis) for t in b.flat())
+        by_shape.setdefault(key, []).append(i)
+    return tuple(tuple(v) for v in by_shape.values())
+
+
+def _group_at(samples: Samples, offset: int) -> tuple[tuple[int, ...], int]:
+    """The shape group holding row ``offset`` (cycling) and that row's place in it."""
+    groups = samples.shape_groups()
+    if len(groups) == 1:
+        return groups[0], offset % max(samples.rows, 1)
+    row = offset % samples.rows
+    seen = 0
+    owner = 0
+    for i, b in enumerate(samples.items):
+        if row < seen + b.size:
+            owner = i
+            break
+        seen += b.size
+    group = next(g for g in groups if owner in g)
+    local = sum(samples.items[i].size for i in group if i < owner) + row - seen
+    return group, local
 
 
 def make_batch(samples: Samples, batch_size: int, *, offset: int = 0) -> Batch:
-    """A batch of ``batch_size`` rows taken from all samples' rows, cycling from ``offset``.
+    """A batch of ``batch_size`` rows from the samples of one shape, cycling from ``offset``.
 
     >>> s = normalise_samples([torch.tensor([[0.0]]), torch.tensor([[1.0]])])
     >>> make_batch(s, 3).args[0].flatten().tolist()
     [0.0, 1.0, 0.0]
+    >>> s = normalise_samples([torch.zeros(1, 2), torch.ones(1, 3), torch.ones(1, 2)])
+    >>> make_batch(s, 3).args[0].shape, make_batch(s, 3, offset=1).args[0].shape
+    (torch.Size([3, 2]), torch.Size([3, 3]))
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     axis = samples.spec.batch_axis
-    total = samples.rows
-    index = torch.tensor([(offset + i) % total for i in range(batch_size)])
+    group, start = _group_at(samples, offset)
+    items = [samples.items[i] for i in group]
+    total = sum(b.size for b in items)
+    index = torch.tensor([(start + i) % total for i in range(batch_size)])
 
     def gather(parts: Sequence[torch.Tensor]) -> torch.Tensor:
         pool = torch.cat(list(parts), dim=axis) if len(parts) > 1 else parts[0]
         return pool.index_select(axis, index.to(pool.device)).contiguous()
 
     n_args = len(samples.spec.positional)
-    args = tuple(gather([b.args[i] for b in samples.items]) for i in range(n_args))
-    kwargs = {k: gather([b.kwargs[k] for b in samples.items]) for k in samples.spec.keywords}
+    args = tuple(gather([b.args[i] for b in items]) for i in range(n_args))
+    kwargs = {k: gather([b.kwargs[k] for b in items]) for k in samples.spec.keywords}
+    return Batch(args, kwargs, batch_size)
+
+
+def _resized(t: torch.Tensor, axis: int, size: int) -> torch.Tensor:
+    """``t`` cut to ``size`` along ``axis``, repeated cyclically first when too short."""
+    have = int(t.shape[axis])
+    if size > have:
+        reps = [1] * t.dim()
+        reps[axis] = -(-size // have)
+        t = t.repeat(*reps)
+    return t.narrow(axis, 0, size).contiguous()
+
+
+def batch_at(
+    samples: Samples, batch_size: int, sizes: Mapping[str, int], *, offset: int = 0
+) -> Batch:
+    """:func:`make_batch` with every dynamic dimension set to ``sizes[dim]``.
+
+    A shorter size keeps the first positions of the samples; a longer one repeats them
+    cyclically, so the values stay the user's (token ids stay in the vocabulary).
+
+    >>> s = normalise_samples(
+    ...     [torch.arange(4.0).reshape(1, 4)], dynamic_axes={0: {1: (2, 6)}}
+    ... )
+    >>> batch_at(s, 1, {"input_0_1": 6}).args[0].tolist()
+    [[0.0, 1.0, 2.0, 3.0, 0.0, 1.0]]
+    """
+    batch = make_batch(samples, batch_size, offset=offset)
+    spec = samples.spec
+
+    def resized(t: torch.Tensor, ts: TensorSpec) -> torch.Tensor:
+        for d in ts.dynamic:
+            if d.dim in sizes:
+                t = _resized(t, d.axis, sizes[d.dim])
+        return t
+
+    n = len(spec.positional)
+    args = tuple(resized(a, ts) for a, ts in zip(batch.args, spec.tensors[:n], strict=True))
+    kwargs = {
+        k: resized(batch.kwargs[k], ts)
+        for k, ts in zip(spec.keywords, spec.tensors[n:], strict=True)
+    }
     return Batch(args, kwargs, batch_size)

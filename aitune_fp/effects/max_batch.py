@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from aitune_fp.effects.inputs import Samples, make_batch
+from aitune_fp.effects.inputs import Samples, batch_at
 from aitune_fp.effects.machine import free_memory_bytes, synchronize
 
 log = logging.getLogger("aitune_fp")
@@ -58,7 +58,7 @@ def find_max_batch_size(
             reason = f"memory guard: batch size {bs} would need ~{need / 2**20:.0f} MiB"
             break
         try:
-            batch = make_batch(samples, bs).to(device)
+            batch = batch_at(samples, bs, samples.spec.sizes("max")).to(device)
             with torch.inference_mode():
                 synchronize(device)
                 t0 = time.perf_counter()

@@ -2,8 +2,10 @@
 
 Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an exception):
 - the backend runs on every user sample and on batches of the smallest and the largest
-  batch size (built from all samples with ``make_batch``); an exception while running is a
-  failure naming the batch;
+  batch size (built from all samples with ``make_batch``); with dynamic axes, also at both
+  batch sizes with every dynamic dimension at its minimum and at its maximum
+  (``batch_at``), so a backend that fixed a size the user declared dynamic fails here; an
+  exception while running is a failure naming the batch;
 - its outputs hold no NaN or Inf;
 - its output structure (tuple/list/dict nesting, dict keys) and every shape and dtype equal
   eager's on the same batch;
@@ -27,7 +29,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.inputs import Batch, Samples, make_batch
+from aitune_fp.effects.inputs import Batch, Samples, batch_at, make_batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +241,13 @@ def _check_batch(
 
 def _batches(samples: Samples, batch_sizes: Sequence[int]) -> list[tuple[str, Batch]]:
     named = [(f"on sample {i}", b) for i, b in enumerate(samples.items)]
+    spec = samples.spec
     for size in sorted(set(batch_sizes)):
         named.append((f"at batch size {size}", make_batch(samples, size)))
+        for which in ("min", "max") if spec.dims() else ():
+            sizes = spec.sizes(which)
+            text = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            named.append((f"at batch size {size} with {text}", batch_at(samples, size, sizes)))
     return named
 
 

@@ -1,22 +1,44 @@
 """``TunedModule``: an ``nn.Module`` whose ``forward`` runs the selected backend.
 
-Rules: calling it costs one Python call on top of the winner's runner (no copies, no
-checks); ``.selection`` is the core ``Selection``, ``.backend`` the winner's description,
-``.record`` the whole run as data. ``close()`` frees the backend's resources.
+Rules:
+- a call inside the tuned envelope (:mod:`aitune_fp.effects.envelope`: the structure,
+  dtypes and shapes it was tuned and validated for, batches up to ``max_batch_size`` or the
+  largest user sample, whichever is larger) runs
+  the winner's runner, with only that check on top (a few comparisons per input axis);
+- a call outside it never reaches the backend: with ``outside="warn"`` (the default) it
+  runs the eager module it was tuned from and warns once per tuned module
+  (:class:`OutsideEnvelopeWarning`); with ``outside="raise"`` it raises
+  :class:`OutsideEnvelopeError`, as it does when there is no eager module to run (a module
+  loaded from an artifact without ``module=``);
+- when eager itself was selected there is no envelope to keep;
+- ``.selection`` is the core ``Selection``, ``.backend`` the winner's description,
+  ``.record`` the whole run as data. ``close()`` frees the backend's resources.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from aitune_fp.core.records import Selection
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.envelope import Envelope
 from aitune_fp.effects.inputs import Samples
 
 if TYPE_CHECKING:
     from aitune_fp.core.record.run_record import RunRecord
+
+OUTSIDE = ("warn", "raise")
+
+
+class OutsideEnvelopeWarning(UserWarning):
+    """A call outside the tuned envelope ran the eager module instead of the backend."""
+
+
+class OutsideEnvelopeError(ValueError):
+    """A call outside the tuned envelope, refused (``outside="raise"`` or no eager module)."""
 
 
 class TunedModule(torch.nn.Module):
@@ -30,15 +52,31 @@ class TunedModule(torch.nn.Module):
         samples: Samples,
         record: RunRecord | None = None,
         source: torch.nn.Module | None = None,
+        *,
+        max_batch_size: int | None = None,
+        outside: str = "warn",
     ) -> None:
         super().__init__()
+        if outside not in OUTSIDE:
+            raise ValueError(f"outside must be one of {OUTSIDE}, got {outside!r}")
         self.built = built
         self.backend_config = backend_config
         self.selection = selection
         self.samples = samples
         self.record = record
+        self.outside = outside
         self._runner = built.runner
         self._source = [source]  # a list keeps the user's module out of our parameters
+        if max_batch_size is None and record is not None:
+            max_batch_size = record.max_batch_size
+        if max_batch_size is not None:  # every user sample was validated too
+            max_batch_size = max(max_batch_size, *(b.size for b in samples.items))
+        self.max_batch_size = max_batch_size
+        self.envelope: Envelope | None = (
+            None if backend_config.name == "eager" else Envelope.of(samples.spec, max_batch_size)
+        )
+        self._admits = self.envelope.admits if self.envelope is not None else None
+        self._warned = False
 
     @property
     def backend(self) -> str:
@@ -51,8 +89,31 @@ class TunedModule(torch.nn.Module):
         return self._source[0]
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        """Run the selected backend."""
-        return self._runner(*args, **kwargs)
+        """Run the selected backend, or the eager module for a call outside the envelope."""
+        admits = self._admits
+        if admits is None or admits(args, kwargs):
+            return self._runner(*args, **kwargs)
+        return self._outside(args, kwargs)
+
+    def _outside(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        assert self.envelope is not None
+        reason = self.envelope.reason(args, kwargs)
+        source = self._source[0]
+        if self.outside == "raise" or source is None:
+            hint = "" if source is not None else " (no eager module: load(path, module=...))"
+            raise OutsideEnvelopeError(
+                f"call outside the envelope {self.backend} was tuned for: {reason}{hint}"
+            )
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"call outside the envelope {self.backend} was tuned for ({reason}): running "
+                "the eager module instead (warned once; tune with these shapes to cover them)",
+                OutsideEnvelopeWarning,
+                stacklevel=3,
+            )
+        with torch.inference_mode():
+            return source(*args, **kwargs)
 
     def close(self) -> None:
         """Free the backend's resources; the module cannot run afterwards."""

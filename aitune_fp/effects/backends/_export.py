@@ -1,10 +1,12 @@
-"""Shared pieces for backends that trace the module: example batch, dynamic batch dim, layout.
+"""Shared pieces for backends that trace the module: example batch, dynamic dims, layout.
 
 Rules:
 - tracing uses a batch of :data:`EXAMPLE_BATCH` rows built from the user's samples, so the
   batch dimension is never specialised to 0 or 1;
 - the batch axis of every input is one shared dynamic dimension named ``batch`` in
   ``[1, max_batch_size]`` (:data:`UNBOUNDED_BATCH` when the backend needs no real bound);
+- every dynamic dimension of the input spec is one ``torch.export.Dim`` of its name and
+  range, shared by every axis that follows it (:func:`export_dims`);
 - :class:`FlatModule` presents a module as ``forward(*tensors) -> tuple[tensor, ...]``
   (inputs in spec order: positional then keywords; outputs flattened in pytree order), and
   :class:`OutputLayout` rebuilds the eager output structure from such a flat tuple.
@@ -34,6 +36,38 @@ def example_batch(samples: Samples, device: torch.device) -> Batch:
 def batch_dim(max_batch_size: int = UNBOUNDED_BATCH) -> Any:
     """The dynamic batch dimension ``batch`` in ``[1, max_batch_size]``."""
     return torch.export.Dim("batch", min=1, max=max(max_batch_size, EXAMPLE_BATCH))
+
+
+def export_dims(spec: InputSpec, max_batch_size: int = UNBOUNDED_BATCH) -> dict[str, Any]:
+    """The ``Dim`` of the batch (``"batch"``) and of every dynamic dimension, by name."""
+    dims = {"batch": batch_dim(max_batch_size)}
+    for name, d in spec.dims().items():
+        dims[name] = torch.export.Dim(name, min=d.min, max=d.max)
+    return dims
+
+
+def tensor_dynamic_shapes(spec: InputSpec, dims: dict[str, Any]) -> tuple[dict[int, Any], ...]:
+    """``{axis: Dim}`` of every input in spec order: its batch axis and its dynamic axes."""
+    return tuple(
+        {spec.batch_axis: dims["batch"], **{d.axis: dims[d.dim] for d in t.dynamic}}
+        for t in spec.tensors
+    )
+
+
+def spec_dynamic_shapes(
+    module: torch.nn.Module, spec: InputSpec, max_batch_size: int = UNBOUNDED_BATCH
+) -> dict[str, Any]:
+    """``torch.export`` dynamic shapes of the spec, keyed by ``forward``'s parameter names.
+
+    Positional inputs bind to ``forward``'s parameters in order and keyword inputs by name;
+    ``*args`` parameters get a tuple of per-input specs and ``**kwargs`` parameters a dict.
+    """
+    shapes = tensor_dynamic_shapes(spec, export_dims(spec, max_batch_size))
+    n = len(spec.positional)
+    bound = inspect.signature(module.forward).bind(
+        *shapes[:n], **dict(zip(spec.keywords, shapes[n:], strict=True))
+    )
+    return dict(bound.arguments)
 
 
 def signature_dynamic_shapes(
@@ -74,8 +108,11 @@ class FlatModule(torch.nn.Module):
 
 
 def flat_dynamic_shapes(spec: InputSpec, dim: Any) -> tuple[Any, ...]:
-    """Dynamic shapes for :class:`FlatModule`: its one ``*tensors`` parameter, batch dynamic."""
-    return (tuple({spec.batch_axis: dim} for _ in spec.tensors),)
+    """Dynamic shapes for :class:`FlatModule`: its one ``*tensors`` parameter, batch dynamic
+    as ``dim`` and every dynamic dimension of the spec as its own ``Dim``."""
+    dims = export_dims(spec)
+    dims["batch"] = dim
+    return (tensor_dynamic_shapes(spec, dims),)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Export a module to ONNX with the dynamo exporter and a dynamic batch axis.
+"""Export a module to ONNX with the dynamo exporter, a dynamic batch axis and dynamic dims.
 
 Rules:
 - the graph's inputs are named after the input spec (``input_0`` …, then keyword names) and
@@ -9,7 +9,8 @@ Rules:
   translated, so a module ``torch.export`` cannot trace fails here rather than being
   captured by the ONNX exporter's fallback tracers (which freeze untraceable values, such
   as a numpy computation, into constants);
-- the batch axis of every input is one symbolic dimension, shared by all inputs;
+- the batch axis of every input is one symbolic dimension, shared by all inputs, and so is
+  every dynamic dimension of the input spec (over its range);
 - the exporter may drop an input the graph never reads; :class:`OnnxGraph` keeps the spec
   positions of the inputs that remain.
 """

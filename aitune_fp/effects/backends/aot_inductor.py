@@ -1,7 +1,8 @@
 """TorchInductor ahead-of-time: ``torch.export`` + an AOTInductor ``.pt2`` package.
 
 Rules:
-- the module is exported with one dynamic ``batch`` dimension on every input's batch axis,
+- the module is exported with one dynamic ``batch`` dimension on every input's batch axis
+  and one ``Dim`` per dynamic dimension of the input spec (their declared ranges),
   compiled and packaged to ``work_dir/model.pt2`` (the artifact), then loaded back and run
   from the package, so what is validated and timed is what a deployment loads;
 - the runner takes the module's own call (positional and keyword tensors) and returns the
@@ -21,7 +22,7 @@ import torch.utils._pytree as pytree
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._export import batch_dim, example_batch, signature_dynamic_shapes
+from aitune_fp.effects.backends._export import example_batch, spec_dynamic_shapes
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
@@ -85,7 +86,7 @@ class AOTInductor(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             batch = example_batch(samples, device)
-            shapes = signature_dynamic_shapes(model, batch, samples.spec.batch_axis, batch_dim())
+            shapes = spec_dynamic_shapes(model, samples.spec)
             program = torch.export.export(
                 model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
             )

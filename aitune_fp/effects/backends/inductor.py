@@ -6,7 +6,10 @@ Rules:
 - torch compiles lazily, so the build runs the first user sample through the compiled
   module: an error in tracing or code generation surfaces as a build failure;
 - torch recompiles on a new input shape; the profiler's warm-up at each batch size absorbs
-  that, so no compile time lands in timed calls.
+  that, so no compile time lands in timed calls;
+- with dynamic axes in the input spec and ``dynamic`` left to torch (``None``), the build's
+  first call marks them dynamic over their ranges (``torch._dynamo.mark_dynamic``), so the
+  first graph already serves every size in range instead of recompiling per length.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs import Batch, Samples
 
 MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -68,8 +71,29 @@ class InductorJIT(ConfigIdentity):
                 model, mode=self.mode, dynamic=self.dynamic, fullgraph=self.fullgraph
             )
             runner = in_inference_mode(compiled)
-            samples.items[0].to(device).call(runner)
+            first = samples.items[0].to(device)
+            if self.dynamic is None and samples.spec.dims():
+                first = _marked(first, samples)
+                log.write(f"marked dynamic: {sorted(samples.spec.dims())}")
+            first.call(runner)
             log.write(f"compiled with mode={self.mode!r} dynamic={self.dynamic!r} on {device}")
             return Built(runner, info={"mode": self.mode or "default", "device": str(device)})
 
         return available_build(self, device, work_dir, build)
+
+
+def _marked(batch: Batch, samples: Samples) -> Batch:
+    """Copies of ``batch``'s tensors with the spec's dynamic axes marked over their ranges."""
+    spec = samples.spec
+    n = len(spec.positional)
+
+    def mark(t: torch.Tensor, index: int) -> torch.Tensor:
+        copy = t.clone()
+        for d in spec.tensors[index].dynamic:
+            low = d.min if d.min >= 2 else None  # torch specialises sizes 0 and 1
+            torch._dynamo.mark_dynamic(copy, d.axis, min=low, max=d.max)
+        return copy
+
+    args = tuple(mark(a, i) for i, a in enumerate(batch.args))
+    kwargs = {k: mark(v, n + i) for i, (k, v) in enumerate(batch.kwargs.items())}
+    return Batch(args, kwargs, batch.size)

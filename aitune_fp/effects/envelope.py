@@ -1,0 +1,120 @@
+"""The tuned envelope: the calls a tuned backend was built, validated and profiled for.
+
+Rules:
+- a call is inside when it has the spec's structure (as many positional tensors, the same
+  keyword names), every input has the spec's dtype and rank, its batch size is in
+  ``[1, max_batch_size]`` (unbounded when ``None``), every dynamic axis is in its range and
+  every other axis has the tuned size, and the inputs agree on the batch size and on every
+  shared dynamic dimension;
+- :meth:`Envelope.admits` is the per-call check (no allocation, a few comparisons per
+  axis); :meth:`Envelope.reason` says in words why a call is outside (only computed then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from aitune_fp.effects.inputs import InputSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """The shapes, dtypes and structure a tuned module admits (see the module rules).
+
+    ``bounds`` holds, per input in spec order, its dtype and ``(lo, hi)`` per axis;
+    ``shared`` the ``(input, axis)`` pairs that must agree (batch axes, shared dims).
+
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> s = normalise_samples([torch.zeros(1, 8), torch.zeros(1, 12)])
+    >>> env = Envelope.of(s.spec, max_batch_size=4)
+    >>> env.admits((torch.zeros(4, 10),), {}), env.admits((torch.zeros(5, 10),), {})
+    (True, False)
+    >>> env.reason((torch.zeros(2, 13),), {})
+    'input_0 axis 1 is 13, outside the tuned range 8..12'
+    """
+
+    names: tuple[str, ...]
+    n_positional: int
+    keywords: tuple[str, ...]
+    keyset: frozenset[str]
+    bounds: tuple[tuple[torch.dtype, tuple[tuple[int, int], ...]], ...]
+    shared: tuple[tuple[tuple[int, int], ...], ...]
+
+    @classmethod
+    def of(cls, spec: InputSpec, max_batch_size: int | None = None) -> Envelope:
+        """The envelope of ``spec`` with batches up to ``max_batch_size``."""
+        hi_batch = max_batch_size if max_batch_size is not None else 2**62
+        bounds = []
+        by_dim: dict[str, list[tuple[int, int]]] = {}
+        for i, t in enumerate(spec.tensors):
+            axes = [(d, d) for d in t.shape(1, spec.batch_axis)]
+            axes[spec.batch_axis] = (1, hi_batch)
+            for d in t.dynamic:
+                axes[d.axis] = (d.min, d.max)
+                by_dim.setdefault(d.dim, []).append((i, d.axis))
+            bounds.append((getattr(torch, t.dtype), tuple(axes)))
+        batch = tuple((i, spec.batch_axis) for i in range(len(spec.tensors)))
+        shared = tuple(g for g in (batch, *map(tuple, by_dim.values())) if len(g) > 1)
+        return cls(
+            spec.names,
+            len(spec.positional),
+            spec.keywords,
+            frozenset(spec.keywords),
+            tuple(bounds),
+            shared,
+        )
+
+    def _tensors(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
+        return (*args, *(kwargs[k] for k in self.keywords))
+
+    def admits(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+        """Whether the call ``(*args, **kwargs)`` is inside the envelope."""
+        if len(args) != self.n_positional or kwargs.keys() != self.keyset:
+            return False
+        tensors = (*args, *(kwargs[k] for k in self.keywords)) if kwargs else args
+        for t, (dtype, axes) in zip(tensors, self.bounds, strict=True):
+            if not isinstance(t, torch.Tensor) or t.dtype != dtype:
+                return False
+            shape = t.shape
+            if len(shape) != len(axes):
+                return False
+            for size, (lo, hi) in zip(shape, axes, strict=True):
+                if size < lo or size > hi:
+                    return False
+        for group in self.shared:
+            (i, a), *rest = group
+            size = tensors[i].shape[a]
+            for j, b in rest:
+                if tensors[j].shape[b] != size:
+                    return False
+        return True
+
+    def reason(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:
+        """Why ``(*args, **kwargs)`` is outside the envelope (``"inside"`` when it is not)."""
+        if len(args) != self.n_positional or set(kwargs) != self.keyset:
+            return (
+                f"the call has {len(args)} positional inputs and keywords {sorted(kwargs)}; "
+                f"tuned for {self.n_positional} positional and keywords {sorted(self.keyset)}"
+            )
+        tensors = self._tensors(args, kwargs)
+        for name, t, (dtype, axes) in zip(self.names, tensors, self.bounds, strict=True):
+            if not isinstance(t, torch.Tensor):
+                return f"{name} is a {type(t).__name__}, not a tensor"
+            if t.dtype != dtype:
+                return f"{name} is {t.dtype}, tuned for {dtype}"
+            if t.dim() != len(axes):
+                return f"{name} has shape {tuple(t.shape)}, tuned for {len(axes)} dimensions"
+            for axis, (size, (lo, hi)) in enumerate(zip(t.shape, axes, strict=True)):
+                if lo == hi and size != lo:
+                    return f"{name} axis {axis} is {size}, tuned for {lo}"
+                if not lo <= size <= hi:
+                    return f"{name} axis {axis} is {size}, outside the tuned range {lo}..{hi}"
+        for group in self.shared:
+            sizes = {f"{self.names[i]} axis {a}": int(tensors[i].shape[a]) for i, a in group}
+            if len(set(sizes.values())) > 1:
+                return f"inputs disagree on a shared dimension: {sizes}"
+        return "inside"

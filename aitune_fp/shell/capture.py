@@ -1,0 +1,123 @@
+"""``capture``: record the inputs a submodule receives while the user runs their pipeline.
+
+Rules:
+- ``with capture(module, limit=64) as captured:`` registers a forward pre-hook on
+  ``module`` and removes it on exit, also when the block raises; the pipeline runs as
+  usual (the hook changes nothing it computes);
+- each call's tensors are copied (detached clones, on their own device) so later in-place
+  changes by the pipeline cannot alter what was recorded; keyword arguments that are
+  ``None`` are dropped (the module's default), any other non-tensor argument is kept as it
+  was passed (tuning refuses it with a clear error);
+- recording stops at ``limit`` calls or once ``max_bytes`` of tensors are held, whichever
+  comes first; later calls are counted in ``captured.skipped``;
+- ``captured.samples`` are the recorded calls, usable as ``tune_module``'s samples;
+  ``captured.batched`` says which convention they follow: ``True`` when every call's
+  tensors agree on the size of axis 0 (what a batched module receives), else ``False``
+  (items, collated by ``tune_module(..., batched=False)``); ``batched=`` overrides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+DEFAULT_MAX_BYTES = 1 << 30
+
+
+@dataclass(slots=True)
+class Captured:
+    """The calls recorded so far (filled while the ``capture`` block runs)."""
+
+    limit: int
+    max_bytes: int
+    forced: bool | None = None
+    calls: list[Any] = field(default_factory=list)
+    nbytes: int = 0
+    skipped: int = 0
+
+    @property
+    def samples(self) -> list[Any]:
+        """The recorded calls as samples: a tensor, a tuple of tensors or a dict each."""
+        return list(self.calls)
+
+    @property
+    def batched(self) -> bool:
+        """Whether the samples carry the batch axis (see the module rules)."""
+        if self.forced is not None:
+            return self.forced
+        return bool(self.calls) and all(_leading_agrees(c) for c in self.calls)
+
+    def record(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Keep one call, or count it as skipped when the bounds are reached."""
+        if len(self.calls) >= self.limit:
+            self.skipped += 1
+            return
+        kept = {k: v for k, v in kwargs.items() if v is not None}
+        size = sum(t.numel() * t.element_size() for t in _tensors(args, kept))
+        if self.calls and self.nbytes + size > self.max_bytes:
+            self.skipped += 1
+            return
+        self.nbytes += size
+        args = tuple(_copy(a) for a in args)
+        kept = {k: _copy(v) for k, v in kept.items()}
+        if kept and not args:
+            self.calls.append(kept)
+        elif len(args) == 1 and not kept:
+            self.calls.append(args[0])
+        elif not kept:
+            self.calls.append(args)
+        else:
+            self.calls.append({**{f"input_{i}": a for i, a in enumerate(args)}, **kept})
+
+
+def _copy(value: Any) -> Any:
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
+
+
+def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    return [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+
+
+def _leading_agrees(call: Any) -> bool:
+    values = (
+        call.values() if isinstance(call, dict) else call if isinstance(call, tuple) else [call]
+    )
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    if not tensors or any(t.dim() == 0 for t in tensors):
+        return False
+    return len({int(t.shape[0]) for t in tensors}) == 1
+
+
+@contextmanager
+def capture(
+    module: torch.nn.Module,
+    limit: int = 64,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    batched: bool | None = None,
+) -> Iterator[Captured]:
+    """Record up to ``limit`` calls of ``module`` (``max_bytes`` of tensors at most).
+
+    >>> lin = torch.nn.Linear(3, 2)
+    >>> with capture(lin, limit=2) as captured:
+    ...     for _ in range(3):
+    ...         _ = lin(torch.ones(4, 3))
+    >>> len(captured.samples), captured.skipped, captured.batched
+    (2, 1, True)
+    """
+    if limit < 1 or max_bytes < 1:
+        raise ValueError(f"limit and max_bytes must be >= 1, got {limit} and {max_bytes}")
+    captured = Captured(limit, max_bytes, batched)
+
+    def hook(_: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        captured.record(args, kwargs)
+
+    handle = module.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        yield captured
+    finally:
+        handle.remove()
