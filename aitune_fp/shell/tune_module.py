@@ -28,7 +28,7 @@ import dataclasses
 import gc
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,6 +56,7 @@ from aitune_fp.effects.backends.registry import (
     with_max_batch_size,
 )
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
+from aitune_fp.effects.dynamic import dynamic_to_json
 from aitune_fp.effects.environment import environment_fingerprint
 from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.effects.max_batch import find_max_batch_size
@@ -64,6 +65,7 @@ from aitune_fp.effects.preload import preload
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings
 from aitune_fp.effects.rounds import final_rounds
 from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
+from aitune_fp.shell.precheck import eager_check
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink, silent
 from aitune_fp.shell.tuned_module import TunedModule
 
@@ -151,6 +153,7 @@ class _Run:
         self.runs: list[CandidateRun] = []
         self.live: dict[str, Built] = {}
         self.fed: list[Result[Profile, BackendFailure]] = []
+        self.outside = "warn"
 
     def emit(self, kind: str, backend: str = "", **fields: Any) -> None:
         self.progress(ProgressEvent(kind, backend, done=self.done, total=self.total, **fields))
@@ -371,6 +374,9 @@ def run_tuning(
     *,
     max_batch_size: int | None = None,
     batch_axis: int = 0,
+    batched: bool = True,
+    dynamic_axes: Mapping[str | int, Mapping[int, tuple[int, int]]] | None = None,
+    outside: str = "warn",
     tolerance: Tolerance | None = None,
     settings: ProfileSettings | None = None,
     model_name: str = "model",
@@ -382,12 +388,17 @@ def run_tuning(
         return IOFailure(dev_result.failure())
     dev: torch.device = dev_result.unwrap()
     try:
-        normalised = normalise_samples(samples, batch_axis=batch_axis)
+        normalised = normalise_samples(
+            samples, batch_axis=batch_axis, batched=batched, dynamic_axes=dynamic_axes
+        )
         candidates = resolve_backends(backends, dev)
     except (ValueError, KeyError) as error:
         return IOFailure(TuneError(str(error)))
     module = module.eval().to(dev)
-    normalised = Samples(normalised.spec, tuple(b.to(dev) for b in normalised.items))
+    normalised = normalised.to(dev)
+    problem = eager_check(module, normalised)
+    if problem is not None:
+        return IOFailure(problem)
     total = len(candidates) + (1 if strategy.validate_performance else 0)
     run = _Run(
         module,
@@ -400,6 +411,7 @@ def run_tuning(
         tolerance or Tolerance(),
         total,
     )
+    run.outside = outside
     run.max_batch_size = _max_batch_size(run, max_batch_size)
     run.batch_sizes = strategy.plan.batch_sizes(run.max_batch_size)
     candidates = tuple(with_max_batch_size(b, run.max_batch_size) for b in candidates)
@@ -464,13 +476,29 @@ def _tuned(
         baseline = run.runs[0]
         eager = TorchEager()
         built = baseline.built or _build_eager(run, eager)
-        return TunedModule(built, eager, selection, run.samples, source=run.module)
+        return TunedModule(
+            built,
+            eager,
+            selection,
+            run.samples,
+            source=run.module,
+            max_batch_size=run.max_batch_size,
+            outside=run.outside,
+        )
     winner = next(r for r in run.runs if r.name == selection.backend)
     for name, built in list(run.live.items()):
         if name != selection.backend:
             built.close()
     assert winner.built is not None
-    return TunedModule(winner.built, winner.backend, selection, run.samples, source=run.module)
+    return TunedModule(
+        winner.built,
+        winner.backend,
+        selection,
+        run.samples,
+        source=run.module,
+        max_batch_size=run.max_batch_size,
+        outside=run.outside,
+    )
 
 
 def _build_eager(run: _Run, eager: TorchEager) -> Built:
@@ -499,6 +527,8 @@ def _record(
                 "row_shapes": [list(t.row_shape) for t in spec.tensors],
                 "dtypes": [t.dtype for t in spec.tensors],
                 "batch_axis": spec.batch_axis,
+                "batched": run.samples.batched,
+                "dynamic": dynamic_to_json(spec),
             }
         ),
         max_batch_size=run.max_batch_size,
@@ -517,9 +547,15 @@ def tune_module(
     """Find the best backend for ``module`` by ``strategy`` and return it as a module.
 
     ``samples``: a tensor, a tuple/list of tensors, a dict of tensors, or a sequence of
-    such samples, each with the batch axis. ``backends``: configs or names (default: every
-    backend that can run on ``device``). ``options`` go to :func:`run_tuning`
-    (``max_batch_size``, ``batch_axis``, ``tolerance``, ``settings``, ``progress``, …).
+    such samples, each with the batch axis (or, with ``batched=False``, un-batched items
+    that are collated). ``dynamic_axes`` declares dimensions besides the batch that may
+    vary: ``{"input_ids": {1: (8, 64)}, 0: {2: (16, 64)}}`` (keyword-input names or
+    positional indices → axis → inclusive ``(min, max)``); axes along which the samples
+    differ are dynamic too. ``outside`` (``"warn"`` or ``"raise"``) is what the tuned module
+    does with a call outside the shapes it was tuned for. ``backends``: configs or names
+    (default: every backend that can run on ``device``). ``options`` go to
+    :func:`run_tuning` (``max_batch_size``, ``batch_axis``, ``batched``, ``dynamic_axes``,
+    ``outside``, ``tolerance``, ``settings``, ``progress``, …).
     """
     return run_tuning(module, samples, strategy, backends, device, cache_dir, **options).bind(
         _tuned_or_error
