@@ -2,7 +2,9 @@
 
 Prints figures only (no pass/fail): both paths are timed side by side in one run, in
 interleaved blocks, and the median per-call difference is reported, together with the
-profiler's own per-call timing overhead.
+profiler's own per-call timing overhead. The envelope check's share is shown by timing the
+wrapper around a no-op runner with the check (as shipped) and without it (as before the
+envelope), side by side, and the check alone.
 
     python benchmarks/overhead.py [--model mlp] [--calls 20000] [--backends eager,onnxruntime]
 """
@@ -22,9 +24,26 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp import ProfilingPlan, min_latency, tune_module
 from aitune_fp.core.measure.stop_rules import fixed_steps
+from aitune_fp.effects.backends.base import ConfigIdentity
+from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.profiler import timer_overhead_ns
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.tuned_module import TunedModule
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Noop(ConfigIdentity):
+    """A stand-in backend config (not eager, so the wrapper keeps its envelope check)."""
+
+    name: str = dataclasses.field(default="noop", init=False)
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """Never built."""
+        return None
+
+    def build(self, *_: Any) -> Any:
+        """Never built."""
+        raise NotImplementedError
 
 
 def per_call_us(fn: Callable[[], Any], calls: int) -> float:
@@ -64,21 +83,25 @@ def main(argv: list[str] | None = None) -> int:
             for sink, fn in pair if block % 2 == 0 else reversed(pair):
                 sink.append(per_call_us(fn, args.calls))
     diffs = [w - d for w, d in zip(wrapped, direct, strict=True)]
-    # The wrapper's own cost, isolated: the same TunedModule around a no-op runner.
-    noop = TunedModule(
-        dataclasses.replace(tuned.built, runner=lambda *a, **k: None),
-        tuned.backend_config,
-        tuned.selection,
-        tuned.samples,
-    )
+    # The wrapper's own cost, isolated: TunedModules around a no-op runner, with the
+    # envelope check (a non-eager config keeps it) and without it (the wrapper before it).
+    noop_built = dataclasses.replace(tuned.built, runner=lambda *a, **k: None)
+    checked = TunedModule(noop_built, _Noop(), tuned.selection, tuned.samples, max_batch_size=64)
+    unchecked = TunedModule(noop_built, TorchEager(), tuned.selection, tuned.samples)
+    assert checked.envelope is not None and checked.envelope.admits(args_, kwargs)
+    admits = checked.envelope.admits
     bare: list[float] = []
     around: list[float] = []
+    plain: list[float] = []
+    check: list[float] = []
     for block in range(args.blocks):
-        pair = [
-            (bare, lambda: noop.built.runner(*args_, **kwargs)),
-            (around, lambda: noop(*args_, **kwargs)),
+        four = [
+            (bare, lambda: noop_built.runner(*args_, **kwargs)),
+            (around, lambda: checked(*args_, **kwargs)),
+            (plain, lambda: unchecked(*args_, **kwargs)),
+            (check, lambda: admits(args_, kwargs)),
         ]
-        for sink, fn in pair if block % 2 == 0 else reversed(pair):
+        for sink, fn in four if block % 2 == 0 else reversed(four):
             sink.append(per_call_us(fn, args.calls * 10))
     print(f"model={args.model} winner={tuned.backend}")
     print(f"runner direct : median {statistics.median(direct):8.2f} µs/call")
@@ -87,10 +110,16 @@ def main(argv: list[str] | None = None) -> int:
         f"overhead      : median {statistics.median(diffs):8.2f} µs/call "
         f"(min {min(diffs):.2f}, max {max(diffs):.2f}; target < 5 µs)"
     )
+    base = statistics.median(bare)
     print(
-        f"wrapper alone : median {statistics.median(around) - statistics.median(bare):8.2f} "
-        "µs/call (TunedModule around a no-op runner vs the no-op runner)"
+        f"wrapper alone : median {statistics.median(around) - base:8.2f} "
+        "µs/call (TunedModule around a no-op runner vs the no-op runner, envelope checked)"
     )
+    print(
+        f"  unchecked   : median {statistics.median(plain) - base:8.2f} "
+        "µs/call (the same wrapper without the envelope check, as before it)"
+    )
+    print(f"  check alone : median {statistics.median(check):8.2f} µs/call (Envelope.admits)")
     print(f"profiler timer: {timer_overhead_ns(torch.device('cpu')) / 1000:.3f} µs/call")
     return 0
 

@@ -26,6 +26,7 @@ from aitune_fp.cli.options import (
     DTYPES,
     device_arg,
     dtype_arg,
+    dynamic_arg,
     factory_arg,
     names_arg,
     positive_arg,
@@ -109,6 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="DTYPE",
         help=f"input dtype, one for all or one per input: {', '.join(DTYPES)}",
+    )
+    tune.add_argument(
+        "--unbatched",
+        action="store_true",
+        help="the factory's samples are items without a batch axis (collated by tuning)",
+    )
+    tune.add_argument(
+        "--dynamic",
+        type=dynamic_arg,
+        action="append",
+        metavar="INPUT:AXIS=MIN..MAX",
+        help="a dynamic axis besides the batch, e.g. input_ids:1=8..64 or 0:2=16..64,3=16..64 "
+        "(INPUT: keyword name or positional index; inclusive range; repeat per input)",
     )
     tune.add_argument("--name", default=None, help="model name in the report (default: factory)")
     tune.add_argument("--out", default="runs/tune", metavar="DIR", help="default: runs/tune")

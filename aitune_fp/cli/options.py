@@ -85,7 +85,64 @@ def _factory(text: str) -> str:
     return text
 
 
+_AXIS = re.compile(r"\s*(\d+)\s*=\s*(\d+)\s*\.\.\s*(\d+)\s*")
+
+
+def _dynamic(text: str) -> tuple[str | int, dict[int, tuple[int, int]]]:
+    """``INPUT:AXIS=MIN..MAX[,AXIS=MIN..MAX…]``: one input's dynamic axes.
+
+    ``INPUT`` is a keyword-input name or a positional index; ranges are inclusive.
+
+    >>> _dynamic("input_ids:1=8..64")
+    ('input_ids', {1: (8, 64)})
+    >>> _dynamic("0:2=16..64,3=16..64")
+    (0, {2: (16, 64), 3: (16, 64)})
+    >>> _dynamic("ids:1=64..8")
+    Traceback (most recent call last):
+    ...
+    ValueError: dynamic axis 'ids:1=64..8': need 1 <= MIN <= MAX
+    """
+    name, sep, axes_text = text.partition(":")
+    name = name.strip()
+    if not sep or not name or not (name.isdigit() or name.isidentifier()):
+        raise ValueError(
+            f"dynamic axes must be INPUT:AXIS=MIN..MAX[,AXIS=MIN..MAX], e.g. "
+            f"input_ids:1=8..64 or 0:2=16..64, got {text!r}"
+        )
+    axes: dict[int, tuple[int, int]] = {}
+    for part in axes_text.split(","):
+        match = _AXIS.fullmatch(part)
+        if match is None:
+            raise ValueError(
+                f"dynamic axis {text!r}: {part.strip()!r} is not AXIS=MIN..MAX (e.g. 1=8..64)"
+            )
+        axis, lo, hi = (int(g) for g in match.groups())
+        if not 1 <= lo <= hi:
+            raise ValueError(f"dynamic axis {text!r}: need 1 <= MIN <= MAX")
+        if axis in axes:
+            raise ValueError(f"dynamic axis {text!r}: axis {axis} given twice")
+        axes[axis] = (lo, hi)
+    return (int(name) if name.isdigit() else name), axes
+
+
+def merge_dynamic(
+    specs: list[tuple[str | int, dict[int, tuple[int, int]]]] | None,
+) -> dict[str | int, dict[int, tuple[int, int]]] | None:
+    """The repeated ``--dynamic`` values as one ``dynamic_axes`` mapping (``None`` if none).
+
+    >>> merge_dynamic([("ids", {1: (8, 64)}), ("mask", {1: (8, 64)})])
+    {'ids': {1: (8, 64)}, 'mask': {1: (8, 64)}}
+    """
+    if not specs:
+        return None
+    merged: dict[str | int, dict[int, tuple[int, int]]] = {}
+    for name, axes in specs:
+        merged.setdefault(name, {}).update(axes)
+    return merged
+
+
 device_arg: Callable[[str], str] = _usage(_device)
+dynamic_arg: Callable[[str], tuple[str | int, dict[int, tuple[int, int]]]] = _usage(_dynamic)
 positive_arg: Callable[[str], int] = _usage(_positive)
 dtype_arg: Callable[[str], str] = _usage(_dtype)
 factory_arg: Callable[[str], str] = _usage(_factory)

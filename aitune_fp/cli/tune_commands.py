@@ -7,7 +7,9 @@ Rules:
 - every run leaves ``run.json``, ``report.md`` and ``plot.png`` (unless ``--no-plot``),
   also when tuning selected nothing, so a failed run can be read and re-selected;
 - the exit code is 0 when every model got a selection, else 1 with one line naming what
-  failed and why; ``--save DIR`` also saves the tuned module (``tune`` only).
+  failed and why; ``--save DIR`` also saves the tuned module (``tune`` only);
+- ``tune --unbatched`` passes ``batched=False`` and each ``--dynamic INPUT:AXIS=MIN..MAX``
+  adds to ``dynamic_axes`` (a malformed spec is a usage error, exit 2).
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ def _tune_one(
     err: Console,
 ) -> tuple[RunRecord, Any]:
     """Tune one model with the command's options; write its files; show its table."""
+    from aitune_fp.cli.options import merge_dynamic
     from aitune_fp.shell.tune_module import run_tuning
+
+    shapes: dict[str, Any] = {}
+    if getattr(args, "unbatched", False):
+        shapes["batched"] = False
+    if getattr(args, "dynamic", None):
+        shapes["dynamic_axes"] = merge_dynamic(args.dynamic)
 
     with ProgressView(err, name) as view:
         effect = run_tuning(
@@ -49,6 +58,7 @@ def _tune_one(
             max_batch_size=args.max_batch_size,
             model_name=name,
             progress=view,
+            **shapes,
         )
     if isinstance(effect, IOFailure):
         raise CliError(f"{name}: {unsafe_perform_io(effect.failure()).message}")

@@ -2,7 +2,8 @@
 
 Rules:
 - a sample is what a user passes to ``module(...)``: a tensor, a tuple/list of tensors
-  (positional arguments) or a dict of tensors (keyword arguments); ``samples`` is one such
+  (positional arguments), a dict of tensors (keyword arguments) or a :class:`Call` of both
+  (what :func:`aitune_fp.capture` records for a mixed call); ``samples`` is one such
   sample or a sequence of them;
 - with ``batched=True`` (the default) every sample carries the batch axis (``batch_axis``,
   0 by default); with ``batched=False`` every sample is one item without it, as a dataset
@@ -24,6 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A sample given as positional and keyword inputs at once: ``module(*args, **kwargs)``."""
+
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +210,8 @@ def _as_batch(sample: Any, index: int, batch_axis: int, batched: bool) -> Batch:
         kwargs: dict[str, Any] = {}
     elif isinstance(sample, Mapping):
         args, kwargs = (), dict(sample)
+    elif isinstance(sample, Call):
+        args, kwargs = tuple(sample.args), dict(sample.kwargs)
     elif isinstance(sample, tuple | list):
         args, kwargs = tuple(sample), {}
     else:
@@ -243,7 +254,7 @@ def _structure(batch: Batch) -> tuple[tuple[str, ...], tuple[tuple[str, int], ..
 
 
 def _sequence(samples: Any) -> Sequence[Any]:
-    if isinstance(samples, torch.Tensor | Mapping):
+    if isinstance(samples, torch.Tensor | Mapping | Call):
         return [samples]
     if isinstance(samples, tuple) and samples and all(isinstance(s, torch.Tensor) for s in samples):
         return [samples]  # one sample of positional tensors

@@ -10,7 +10,10 @@ Rules:
   was passed (tuning refuses it with a clear error);
 - recording stops at ``limit`` calls or once ``max_bytes`` of tensors are held, whichever
   comes first; later calls are counted in ``captured.skipped``;
-- ``captured.samples`` are the recorded calls, usable as ``tune_module``'s samples;
+- ``captured.samples`` are the recorded calls, usable as ``tune_module``'s samples, each
+  in the form it was made: a tensor, a tuple of positional tensors, a dict of keyword
+  tensors, or a :class:`~aitune_fp.effects.inputs.Call` of both (positional inputs are
+  ``input_0`` …, or index ``0`` … in ``dynamic_axes``);
   ``captured.batched`` says which convention they follow: ``True`` when every call's
   tensors agree on the size of axis 0 (what a batched module receives), else ``False``
   (items, collated by ``tune_module(..., batched=False)``); ``batched=`` overrides it.
@@ -24,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from aitune_fp.effects.inputs import Call
 
 DEFAULT_MAX_BYTES = 1 << 30
 
@@ -71,7 +76,7 @@ class Captured:
         elif not kept:
             self.calls.append(args)
         else:
-            self.calls.append({**{f"input_{i}": a for i, a in enumerate(args)}, **kept})
+            self.calls.append(Call(args, kept))
 
 
 def _copy(value: Any) -> Any:
@@ -83,9 +88,12 @@ def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor
 
 
 def _leading_agrees(call: Any) -> bool:
-    values = (
-        call.values() if isinstance(call, dict) else call if isinstance(call, tuple) else [call]
-    )
+    if isinstance(call, Call):
+        values: Any = (*call.args, *call.kwargs.values())
+    elif isinstance(call, dict):
+        values = call.values()
+    else:
+        values = call if isinstance(call, tuple) else [call]
     tensors = [v for v in values if isinstance(v, torch.Tensor)]
     if not tensors or any(t.dim() == 0 for t in tensors):
         return False

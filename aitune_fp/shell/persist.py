@@ -47,6 +47,7 @@ from aitune_fp.effects.artifacts import (
 )
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.cache import weights_digest
+from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, make_batch, normalise_samples
 from aitune_fp.effects.integrity import FileDigest, digest, verify
@@ -64,7 +65,7 @@ class LoadError(ValueError):
 
 # --------------------------------------------------------------------------- input spec
 def spec_to_json(spec: InputSpec) -> dict[str, Any]:
-    """An input spec as JSON: positional and keyword names, tensors, batch axis."""
+    """An input spec as JSON: positional and keyword names, tensors, batch axis, dynamic axes."""
     return {
         "positional": list(spec.positional),
         "keywords": list(spec.keywords),
@@ -72,6 +73,7 @@ def spec_to_json(spec: InputSpec) -> dict[str, Any]:
             {"name": t.name, "row_shape": list(t.row_shape), "dtype": t.dtype} for t in spec.tensors
         ],
         "batch_axis": spec.batch_axis,
+        "dynamic": dynamic_to_json(spec),
     }
 
 
@@ -84,9 +86,13 @@ def spec_from_json(doc: Reader) -> InputSpec:
     for t in tensors:
         if not isinstance(getattr(torch, t.dtype, None), torch.dtype):
             raise LoadError(f"{doc.path}: unknown dtype {t.dtype!r}")
-    return InputSpec(
+    spec = InputSpec(
         doc.texts("positional"), doc.texts("keywords"), tensors, doc.integer("batch_axis")
     )
+    try:  # manifests written before dynamic axes have none
+        return with_dynamic(spec, doc.array("dynamic", []))
+    except ValueError as error:
+        raise LoadError(f"{doc.path}: {error}") from None
 
 
 def zero_samples(spec: InputSpec) -> Samples:
@@ -260,6 +266,6 @@ def load(
     except ValueError as error:
         raise LoadError(f"{folder / MANIFEST}: {error}") from None
     work_dir = Path(tempfile.mkdtemp(prefix="aitune_fp-load-"))
-    samples = zero_samples(spec)
+    samples = dataclasses.replace(zero_samples(spec), spec=spec)  # keeps the dynamic axes
     built = _built(doc, folder, config, samples, module, dev, work_dir)
     return TunedModule(built, config, selection, samples, record, source=module)

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 import aitune_fp
+from aitune_fp.effects.inputs import Call, normalise_samples
 from aitune_fp.shell.capture import capture
 from aitune_fp.shell.swap import swap
 
@@ -65,7 +66,8 @@ def test_capture_records_the_calls_a_submodule_receives() -> None:
         outs = [pipe(x) for x in xs]
     assert captured.batched and len(captured.samples) == 2
     first = captured.samples[0]
-    assert set(first) == {"input_0", "mask"} and torch.equal(first["input_0"], xs[0])
+    assert isinstance(first, Call) and set(first.kwargs) == {"mask"}
+    assert torch.equal(first.args[0], xs[0])
     assert all(torch.equal(o, pipe(x)) for o, x in zip(outs, xs, strict=True))
     assert not pipe.block["encoder"]._forward_pre_hooks  # the hook is gone
 
@@ -156,3 +158,12 @@ def test_swap_refuses_paths_that_do_not_exist(path: str, match: str) -> None:
     """A path step that does not exist is a ValueError naming it."""
     with pytest.raises(ValueError, match=match):
         swap(Pipeline(), path, nn.Identity())
+
+
+def test_mixed_calls_are_samples_with_positional_and_keyword_inputs() -> None:
+    """A captured mixed call normalises to one positional and one keyword input."""
+    pipe = Pipeline().eval()
+    with capture(pipe.block["encoder"]) as captured:
+        pipe(torch.randn(2, 3, 4))
+    spec = normalise_samples(captured.samples).spec
+    assert (spec.positional, spec.keywords) == (("input_0",), ("mask",))

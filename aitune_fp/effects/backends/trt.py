@@ -4,7 +4,9 @@ Rules:
 - the module is exported to ``work_dir/model.onnx`` (dynamo exporter, dynamic batch) and
   parsed by TensorRT's ONNX parser; the engine gets one optimisation profile with batch
   ``1`` (min), ``opt_batch_size`` (opt, default ``max_batch_size``) and ``max_batch_size``
-  (max) on every input's batch axis, and is serialised to ``work_dir/model.engine``;
+  (max) on every input's batch axis, and every dynamic axis of the input spec at its
+  declared min, the samples' median size (opt) and its max; it is serialised to
+  ``work_dir/model.engine``;
 - TensorRT 10.x and 11.x are supported (:mod:`._versions`); ``fp16`` uses the mechanism the
   installed API offers (:mod:`._precision`): the ``FP16`` builder flag on 10.x, a module
   computing in float16 between dtype-preserving casts, built as a strongly typed network,
@@ -156,12 +158,7 @@ class TensorRT(ConfigIdentity, EngineSettings):
         for i in range(network.num_inputs):
             name = network.get_input(i).name
             row = rows[name]
-            profile.set_shape(
-                name,
-                row.shape(1, axis),
-                row.shape(self.opt_batch, axis),
-                row.shape(self.max_batch_size, axis),
-            )
+            profile.set_shape(name, *row.profile((1, self.opt_batch, self.max_batch_size), axis))
         config.add_optimization_profile(profile)
         serialized = builder.build_serialized_network(network, config)
         if serialized is None:
