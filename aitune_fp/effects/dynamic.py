@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aitune_fp.effects.inputs import Batch, DynamicAxis, InputSpec, TensorSpec
+from aitune_fp.effects.input_spec import Batch, DynamicAxis, InputSpec, TensorSpec
 
 
 @dataclass(frozen=True, slots=True)
