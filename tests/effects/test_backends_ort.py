@@ -132,4 +132,6 @@ def test_gpu_providers_validate_with_io_binding(
     built = _build(backend, mlp, mlp_samples, cuda, work_dir)
     out = built.runner(torch.randn(3, 4, device=cuda))
     assert out.device.type == "cuda" and out.shape == (3, 3)
+    asked = {"cuda": "CUDAExecutionProvider", "tensorrt": "TensorrtExecutionProvider"}[provider]
+    assert built.info["providers"][0] == asked
     _validates(built, mlp, mlp_samples, cuda)

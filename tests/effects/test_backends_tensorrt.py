@@ -135,3 +135,50 @@ def test_tensorrt_engine_handles_nested_outputs_and_profile_limits(
             built.runner(x, x)
     finally:
         structured_module.to(CPU)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "backend",
+    [TensorRT(max_batch_size=8, fp16=True), TorchTensorRT(max_batch_size=8, fp16=True)],
+    ids=lambda b: b.describe(),
+)
+def test_fp16_builds_record_the_precision_read_back_from_the_engines(
+    backend: Backend,
+    mlp: nn.Module,
+    mlp_samples: Samples,
+    work_dir: Path,
+    cuda: torch.device,
+    skip_unless_available: Callable[[Any, torch.device], None],
+) -> None:
+    """An fp16 build records the library version, the mechanism used and the precision read
+    back from what it built (float16 unless TensorRT 10 kept float32 kernels), and validates."""
+    skip_unless_available(backend, cuda)
+    module = mlp.to(cuda)
+    try:
+        built = _build_and_validate(backend, module, mlp_samples, cuda, work_dir)
+        info = built.info
+        assert info["requested_precision"] == "float16"
+        assert info["precision_mechanism"] in {
+            "builder_flag",
+            "strongly_typed_cast",
+            "explicit_typing_cast",
+        }
+        if info["precision_mechanism"] != "builder_flag":
+            assert info["precision"] == "float16"
+        out = built.runner(torch.randn(3, 4, device=cuda))
+        assert out.dtype == torch.float32
+        built.close()
+    finally:
+        mlp.to(CPU)
+
+
+@pytest.mark.gpu
+def test_runners_share_one_dedicated_non_default_stream_per_device(cuda: torch.device) -> None:
+    """The dedicated stream is not the legacy default stream and is the same object each time."""
+    from aitune_fp.effects.backends._streams import dedicated_stream
+
+    stream = dedicated_stream(cuda)
+    assert stream is dedicated_stream(cuda)
+    assert stream.cuda_stream != torch.cuda.default_stream(cuda).cuda_stream
+    assert stream.device == cuda
