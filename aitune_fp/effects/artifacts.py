@@ -78,7 +78,11 @@ def _onnxruntime(config: Any, request: _Request, log: BuildLog) -> Built:
     graph = _onnx_graph(request.artifact, spec, request.outputs)
     session = config.open_session(graph, spec, device, request.work_dir)
     runner = session_runner(session, graph, spec, device)
-    info = {"provider": config.resolved_provider(device), "device": str(device)}
+    info = {
+        "provider": config.resolved_provider(device),
+        "providers": list(session.get_providers()),
+        "device": str(device),
+    }
     return Built(runner, artifact=request.artifact, info=info)
 
 
@@ -88,7 +92,8 @@ def _tensorrt(config: Any, request: _Request, log: BuildLog) -> Built:
     graph = _onnx_graph(request.artifact, request.spec, request.outputs)
     engine = request.artifact.read_bytes()
     runner = EngineRunner(engine, graph, request.spec, request.device, log)
-    info = {"device": str(request.device)}
+    precision, source = runner.precision(tf32=bool(getattr(config, "tf32", False)))
+    info = {"device": str(request.device), "precision": precision, "precision_source": source}
     return Built(runner, runner.close, artifact=request.artifact, info=info)
 
 
