@@ -1,29 +1,45 @@
-"""Precision and batch-profile settings shared by the TensorRT-based backend configs.
+"""Precision and batch-profile settings of a TensorRT-based engine, as one value.
 
 Rules:
 - an engine's optimisation profile spans batch ``1`` (min), ``opt_batch`` (opt:
   ``opt_batch_size``, or ``max_batch_size`` when unset) and ``max_batch_size`` (max), and
-  ``1 <= opt_batch <= max_batch_size`` is checked once, at construction;
+  ``1 <= opt_batch <= max_batch_size`` is checked when the value is made;
 - ``fp16`` lets the engine use half precision; TF32 is used only with ``tf32``; the
-  reported precision is the least precise arithmetic allowed.
+  requested precision is the least precise arithmetic allowed (what an engine really got
+  is read back from it, see :mod:`._precision`);
+- a backend config *has* these settings (its ``engine`` property builds the value from its
+  own flat fields) rather than inheriting them, so its fields, ``describe()``, run-record
+  config dict and cache key stay exactly what they were.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
+
+@dataclass(frozen=True, slots=True)
 class EngineSettings:
-    """``opt_batch``, ``precision`` and the batch-range check for a TensorRT-based config.
+    """The engine's precision flags and batch range.
 
-    Mixed into a frozen slotted dataclass that has the four fields annotated below; it
-    holds no state of its own (``__slots__ = ()``).
+    >>> EngineSettings(max_batch_size=64).opt_batch, EngineSettings(tf32=True).precision
+    (64, 'tf32')
+    >>> EngineSettings(max_batch_size=8, opt_batch_size=16)
+    Traceback (most recent call last):
+    ...
+    ValueError: need 1 <= opt_batch_size <= max_batch_size, got 16 and 8
     """
 
-    __slots__ = ()
+    fp16: bool = False
+    tf32: bool = False
+    max_batch_size: int = 1024
+    opt_batch_size: int | None = None
 
-    fp16: bool
-    tf32: bool
-    max_batch_size: int
-    opt_batch_size: int | None
+    def __post_init__(self) -> None:
+        if not 1 <= self.opt_batch <= self.max_batch_size:
+            raise ValueError(
+                "need 1 <= opt_batch_size <= max_batch_size, "
+                f"got {self.opt_batch_size} and {self.max_batch_size}"
+            )
 
     @property
     def opt_batch(self) -> int:
@@ -34,11 +50,3 @@ class EngineSettings:
     def precision(self) -> str:
         """The least precise arithmetic the engine may use."""
         return "float16" if self.fp16 else "tf32" if self.tf32 else "float32"
-
-    def check_batch_range(self) -> None:
-        """Raise ``ValueError`` unless ``1 <= opt_batch <= max_batch_size``."""
-        if not 1 <= self.opt_batch <= self.max_batch_size:
-            raise ValueError(
-                "need 1 <= opt_batch_size <= max_batch_size, "
-                f"got {self.opt_batch_size} and {self.max_batch_size}"
-            )

@@ -57,7 +57,7 @@ IRS = ("dynamo", "torch_compile")
 
 
 @dataclass(frozen=True, slots=True)
-class TorchTensorRT(ConfigIdentity, EngineSettings):
+class TorchTensorRT(ConfigIdentity):
     """Compile the module with Torch-TensorRT.
 
     >>> TorchTensorRT().describe(), TorchTensorRT(ir="torch_compile").describe()
@@ -80,7 +80,22 @@ class TorchTensorRT(ConfigIdentity, EngineSettings):
     def __post_init__(self) -> None:
         if self.ir not in IRS:
             raise ValueError(f"torch_tensorrt ir must be one of {IRS}, got {self.ir!r}")
-        self.check_batch_range()
+        self.engine  # noqa: B018  (checks the batch range)
+
+    @property
+    def engine(self) -> EngineSettings:
+        """This config's precision and batch-range settings, as one value."""
+        return EngineSettings(self.fp16, self.tf32, self.max_batch_size, self.opt_batch_size)
+
+    @property
+    def opt_batch(self) -> int:
+        """The batch size the optimisation profile is tuned for."""
+        return self.engine.opt_batch
+
+    @property
+    def precision(self) -> str:
+        """The requested precision (the least precise arithmetic allowed)."""
+        return self.engine.precision
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Needs a CUDA device, ``torch_tensorrt`` and ``tensorrt``, in supported versions."""

@@ -50,7 +50,7 @@ from aitune_fp.effects.inputs import InputSpec, Samples
 
 
 @dataclass(frozen=True, slots=True)
-class TensorRT(ConfigIdentity, EngineSettings):
+class TensorRT(ConfigIdentity):
     """Build a TensorRT engine from the ONNX export and run it with torch tensors.
 
     ``workspace_mib`` caps TensorRT's scratch memory (None: TensorRT's default).
@@ -76,9 +76,24 @@ class TensorRT(ConfigIdentity, EngineSettings):
     name: str = field(default="tensorrt", init=False)
 
     def __post_init__(self) -> None:
-        self.check_batch_range()
+        self.engine  # noqa: B018  (checks the batch range)
         if self.workspace_mib is not None and self.workspace_mib < 1:
             raise ValueError(f"workspace_mib must be >= 1, got {self.workspace_mib}")
+
+    @property
+    def engine(self) -> EngineSettings:
+        """This config's precision and batch-range settings, as one value."""
+        return EngineSettings(self.fp16, self.tf32, self.max_batch_size, self.opt_batch_size)
+
+    @property
+    def opt_batch(self) -> int:
+        """The batch size the optimisation profile is tuned for."""
+        return self.engine.opt_batch
+
+    @property
+    def precision(self) -> str:
+        """The requested precision (the least precise arithmetic allowed)."""
+        return self.engine.precision
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Needs a CUDA device, ``tensorrt`` (a supported version) and ``onnxscript``."""
