@@ -73,7 +73,7 @@ def backends() -> int:
     from returns.io import IOSuccess
     from returns.unsafe import unsafe_perform_io
 
-    from aitune_fp.core.stop_rules import fixed_steps, never_stop
+    from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
     from aitune_fp.effects.backends.base import Backend
     from aitune_fp.effects.backends.ort import OnnxRuntime
     from aitune_fp.effects.backends.torch_trt import TorchTensorRT
@@ -137,9 +137,25 @@ def backends() -> int:
     return 1 if failures else 0
 
 
+def imports() -> int:
+    """Check that everything the GPU steps import exists (runs without a GPU)."""
+    import importlib
+    import inspect
+
+    for step in (providers, backends):
+        for line in inspect.getsource(step).splitlines():
+            words = line.split()
+            if words[:1] == ["from"] and words[1].startswith("aitune_fp") and "import" in words:
+                module = importlib.import_module(words[1])
+                for name in " ".join(words[3:]).replace(",", " ").split():
+                    getattr(module, name)
+    print("PASS imports: every module and name the GPU steps use exists")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     """Run the step named by ``argv[0]``."""
-    steps = {"cuda": cuda, "providers": providers, "backends": backends}
+    steps = {"cuda": cuda, "providers": providers, "backends": backends, "imports": imports}
     if not argv or argv[0] not in steps:
         print(f"usage: gpu_check.py {{{','.join(steps)}}}", file=sys.stderr)
         return 2

@@ -74,3 +74,18 @@ def test_the_providers_step_names_what_the_cpu_build_lacks() -> None:
     assert done.returncode == 1
     assert "FAIL provider cuda: asked ONNX Runtime for ['CUDAExecutionProvider']" in done.stdout
     assert "FAIL provider tensorrt" in done.stdout
+
+
+def test_every_name_the_gpu_steps_import_exists() -> None:
+    """The backends and providers steps import only modules and names that exist (a moved
+    module would otherwise surface only on a GPU machine)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gpu_check.py"), "imports"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS imports" in done.stdout
