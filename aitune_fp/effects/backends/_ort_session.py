@@ -18,12 +18,14 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 _REASON_LINES = 6
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # ONNX Runtime colours its native log lines
 
 
 class ProviderMismatch(RuntimeError):
@@ -54,11 +56,11 @@ def missing_providers(requested: Sequence[str], active: Sequence[str]) -> tuple[
 def reason_lines(text: str) -> str:
     """The lines of ONNX Runtime's output that explain a provider problem, joined.
 
-    >>> reason_lines("ok\\n[E:onnxruntime] Failed to load library libx.so\\nunrelated")
-    '[E:onnxruntime] Failed to load library libx.so'
+    >>> reason_lines("ok\\n\\x1b[1;31m[E:onnxruntime] Failed to load libx.so\\x1b[m\\nother")
+    '[E:onnxruntime] Failed to load libx.so'
     """
     keys = ("ep error", "provider", "failed", "error", "cannot open", "not in available")
-    lines = [ln.strip() for ln in text.splitlines()]
+    lines = [ln.strip() for ln in _ANSI.sub("", text).splitlines()]
     lines = [ln for ln in lines if ln and not (ln.startswith("***") and ln.endswith("***"))]
     picked = [ln for ln in lines if any(k in ln.lower() for k in keys)]
     return " | ".join(picked[:_REASON_LINES])
