@@ -6,19 +6,34 @@ Rules:
   ``[1, max_batch_size]`` (unbounded when ``None``), every dynamic axis is in its range and
   every other axis has the tuned size, and the inputs agree on the batch size and on every
   shared dynamic dimension;
-- :meth:`Envelope.admits` is the per-call check (no allocation, a few comparisons per
-  axis); :meth:`Envelope.reason` says in words why a call is outside (only computed then).
+- :meth:`Envelope.admits` is the per-call check: its verdict is a function of the inputs'
+  shapes and dtypes, memoised by them (a bounded memo, the one mutable part, which changes
+  no verdict), so a repeated shape costs a lookup; :meth:`Envelope.reason` says in words
+  why a call is outside (only computed then).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from aitune_fp.effects.inputs import InputSpec
+
+MEMO_SIZE = 1024
+
+
+def _picker(keywords: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """A getter of ``keywords`` from a call's keyword dict, in that order, as a tuple."""
+    if not keywords:
+        return lambda kwargs: ()
+    if len(keywords) == 1:
+        (only,) = keywords
+        return lambda kwargs: (kwargs[only],)
+    return operator.itemgetter(*keywords)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +58,8 @@ class Envelope:
     keyset: frozenset[str]
     bounds: tuple[tuple[torch.dtype, tuple[tuple[int, int], ...]], ...]
     shared: tuple[tuple[tuple[int, int], ...], ...]
+    pick: Callable[[Mapping[str, Any]], tuple[Any, ...]] = field(compare=False, repr=False)
+    memo: dict[Any, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, spec: InputSpec, max_batch_size: int | None = None) -> Envelope:
@@ -66,16 +83,39 @@ class Envelope:
             frozenset(spec.keywords),
             tuple(bounds),
             shared,
+            _picker(spec.keywords),
         )
 
     def _tensors(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
         return (*args, *(kwargs[k] for k in self.keywords))
 
     def admits(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
-        """Whether the call ``(*args, **kwargs)`` is inside the envelope."""
-        if len(args) != self.n_positional or kwargs.keys() != self.keyset:
+        """Whether the call ``(*args, **kwargs)`` is inside the envelope.
+
+        The verdict depends only on the inputs' shapes and dtypes, so it is memoised by
+        them: a call with a shape seen before costs reading each input's shape and dtype
+        and one dictionary lookup (the memo holds at most :data:`MEMO_SIZE` shapes).
+        """
+        if len(args) != self.n_positional or len(kwargs) != len(self.keywords):
             return False
-        tensors = (*args, *(kwargs[k] for k in self.keywords)) if kwargs else args
+        try:
+            tensors = (*args, *self.pick(kwargs)) if kwargs else args
+            key = tuple([(t.shape, t.dtype) for t in tensors])
+        except (AttributeError, KeyError):
+            return False
+        verdict = self.memo.get(key)
+        if verdict is None:
+            verdict = self._inside(args, kwargs)
+            if len(self.memo) >= MEMO_SIZE:
+                self.memo.clear()
+            self.memo[key] = verdict
+        return verdict
+
+    def _inside(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+        """The full check of one call (see the module rules)."""
+        if kwargs.keys() != self.keyset:
+            return False
+        tensors = self._tensors(args, kwargs)
         for t, (dtype, axes) in zip(tensors, self.bounds, strict=True):
             if not isinstance(t, torch.Tensor) or t.dtype != dtype:
                 return False

@@ -67,3 +67,22 @@ def test_non_tensor_inputs_are_outside() -> None:
     env = Envelope.of(normalise_samples(torch.zeros(2, 3)).spec)
     assert not env.admits(([1.0, 2.0, 3.0],), {})
     assert env.reason(([1.0, 2.0, 3.0],), {}) == "input_0 is a list, not a tensor"
+
+
+def test_the_memo_changes_no_verdict_and_stays_bounded() -> None:
+    """Verdicts memoised by shape and dtype equal the full check's, and the memo is bounded."""
+    from aitune_fp.effects.envelope import MEMO_SIZE
+
+    env = Envelope.of(TEXT.spec, max_batch_size=8)
+    calls = [_ids(b, n) for b in (1, 9) for n in (3, 4, 32, 33)]
+    first = [env.admits((), c) for c in calls]
+    again = [env.admits((), c) for c in calls]
+    assert (
+        first
+        == again
+        == [env._inside((), c) for c in calls]
+        == [False, True, True, False, False, False, False, False]
+    )
+    for n in range(MEMO_SIZE + 10):
+        env.admits((), _ids(1, n + 1))
+    assert len(env.memo) <= MEMO_SIZE
