@@ -70,6 +70,41 @@ def check_peak_memory(value: float | None) -> float | None:
 
 
 @dataclass(frozen=True, slots=True)
+class MeasuredBatch:
+    """How one batch size was measured, beyond its timed samples: its warm-up (calls, why it
+    stopped, and its latencies in ms: marked as warm-up, never used for a metric; empty when
+    not kept) and, for a batch size re-measured after the others, its first figure when the
+    two differed beyond noise (``None`` otherwise; the re-measured figure counts).
+
+    >>> MeasuredBatch(3, "fixed: 3 warm-up calls", (2.0, 1.5, 1.0)).warmup_calls
+    3
+    >>> MeasuredBatch(2, "fixed", (1.0,))
+    Traceback (most recent call last):
+    ...
+    ValueError: warmup_ms must be empty or hold warmup_calls (2) samples, got 1
+    """
+
+    warmup_calls: int
+    warmup_reason: str
+    warmup_ms: tuple[float, ...] = ()
+    first_pass_ms: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.warmup_calls, bool) or self.warmup_calls < 0:
+            raise ValueError(f"warmup_calls must be an integer >= 0, got {self.warmup_calls!r}")
+        warm = tuple(float(v) for v in self.warmup_ms)
+        if warm and len(warm) != self.warmup_calls:
+            raise ValueError(
+                f"warmup_ms must be empty or hold warmup_calls ({self.warmup_calls}) "
+                f"samples, got {len(warm)}"
+            )
+        object.__setattr__(self, "warmup_ms", _freeze_latencies({1: warm})[1] if warm else ())
+        if self.first_pass_ms is not None:
+            first = _freeze_latencies({1: self.first_pass_ms})[1]
+            object.__setattr__(self, "first_pass_ms", first)
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """One backend's raw per-call latencies in ms, per batch size, warm-up excluded.
 
@@ -79,7 +114,9 @@ class Profile:
     index with every other profile of the same tune; empty when there were no rounds).
     ``peak_memory_mb`` is the memory the backend added while it ran, in MiB: the peak
     during its profiled calls minus the level before it was built (see
-    :mod:`aitune_fp.effects.memory`); ``None`` when it was not measured.
+    :mod:`aitune_fp.effects.memory`); ``None`` when it was not measured. ``batches`` holds,
+    per measured batch size, how it was measured (:class:`MeasuredBatch`: its warm-up and
+    first-pass figure; empty for a profile not made by the profiler).
 
     >>> p = Profile("eager", {1: [2.0, 2.0], 2: [3.0]})
     >>> p.batch_sizes
@@ -96,6 +133,7 @@ class Profile:
     input_mode: str = "rotating"
     rounds_ms: Mapping[int, Sequence[float]] = field(default_factory=pmap)
     peak_memory_mb: float | None = None
+    batches: Mapping[int, MeasuredBatch] = field(default_factory=pmap)
 
     def __post_init__(self) -> None:
         if not isinstance(self.backend, str) or not self.backend:
@@ -104,6 +142,10 @@ class Profile:
         rounds = _freeze_latencies(self.rounds_ms) if self.rounds_ms else pmap()
         object.__setattr__(self, "rounds_ms", rounds)
         object.__setattr__(self, "peak_memory_mb", check_peak_memory(self.peak_memory_mb))
+        object.__setattr__(self, "batches", pmap(self.batches))
+        extra = sorted(set(self.batches) - set(self.latencies_ms), key=repr)
+        if extra:
+            raise ValueError(f"batches names batch sizes that were not measured: {extra}")
 
     @property
     def batch_sizes(self) -> tuple[int, ...]:

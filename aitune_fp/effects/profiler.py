@@ -10,10 +10,21 @@ Rules:
 - each call is timed with ``time.perf_counter_ns``; on CUDA the device is synchronised
   before and after the call, or CUDA events are used (``cuda_events=True``), created on
   the tuned device and recorded on its current stream;
-- every new batch size first gets one untimed priming call, then the call rule's warm-up,
-  so a JIT backend's recompilation never lands in the timed samples;
+- every new batch size first gets one untimed priming call, so a JIT backend's
+  recompilation never lands in the timed samples, then a warm-up to steady state driven by
+  the core's warm-up rule (:mod:`aitune_fp.core.measure.warmup`; at least the call rule's
+  own warm-up count of calls; ``ProfileSettings(warmup=None)`` keeps the fixed count);
+  the warm-up samples, the number of warm-up calls and why the warm-up stopped are kept in
+  the profile, marked as warm-up, and never used for a metric;
 - the call rule decides when a batch size is done, the sweep rule when the sweep is done;
   every timed sample is kept in the returned :class:`~aitune_fp.core.records.Profile`;
+- no order penalty: once the sweep has measured two batch sizes or more, its first batch
+  size is measured again (warm-up included) and the re-measured figure counts; the first
+  figure is kept beside it (``MeasuredBatch.first_pass_ms``) when the two differ beyond noise
+  (:func:`aitune_fp.core.measure.first_point.differs_beyond_noise`); a failure while
+  re-measuring keeps the first figure;
+- the clock is injectable (``timer``, ``clock``), so the loop can be driven by a fake
+  clock in tests;
 - an out-of-memory error or an exception at a batch size after the first ends the sweep
   with the earlier results kept (the reason is recorded); at the first batch size it is a
   ``BackendFailure`` at stage ``profile``.
@@ -24,20 +35,25 @@ from __future__ import annotations
 import math
 import time
 import traceback
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from aitune_fp.core.measure.first_point import differs_beyond_noise
 from aitune_fp.core.measure.stop_rules import CallRule, SweepPoint, SweepRule, sweep_point
-from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.measure.warmup import WarmupCall, WarmupRule, fixed_warmup
+from aitune_fp.core.records import BackendFailure, MeasuredBatch, Profile
 from aitune_fp.effects.inputs import Batch, Samples, make_batch
 from aitune_fp.effects.machine import free_memory_bytes, last_level_cache_bytes, synchronize
 
 INPUT_MODES = frozenset({"rotating", "same", "parallel_op"})
+Timer = Callable[[Callable[[], Any]], float]
+Clock = Callable[[], float]
+DEFAULT_WARMUP = WarmupRule()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +63,9 @@ class ProfileSettings:
     ``pool_factor`` × LLC is the pool's target size; ``max_pool`` caps the number of
     batches; ``memory_fraction`` caps the pool at that fraction of free memory;
     ``max_seconds_per_batch`` ends a batch size early (after the rule's minimum) when
-    exceeded, so one slow backend cannot stall a run.
+    exceeded, so one slow backend cannot stall a run. ``warmup`` is the warm-up rule
+    (``None``: exactly the call rule's warm-up count, the old fixed warm-up);
+    ``remeasure_first`` re-measures the sweep's first batch size after the others.
     """
 
     input_mode: str = "rotating"
@@ -56,6 +74,8 @@ class ProfileSettings:
     memory_fraction: float = 0.25
     cuda_events: bool = False
     max_seconds_per_batch: float = 60.0
+    warmup: WarmupRule | None = DEFAULT_WARMUP
+    remeasure_first: bool = True
 
     def __post_init__(self) -> None:
         if self.input_mode not in INPUT_MODES:
@@ -64,12 +84,15 @@ class ProfileSettings:
 
 @dataclass(frozen=True, slots=True)
 class BatchReport:
-    """What happened at one batch size: samples, why it stopped, calls made."""
+    """What happened at one batch size: timed samples, why they stopped, calls made (the
+    priming call included), the warm-up samples and why the warm-up stopped."""
 
     batch_size: int
     samples: tuple[float, ...]
     reason: str
     calls: int
+    warmup_ms: tuple[float, ...] = ()
+    warmup_reason: str = ""
 
 
 def is_out_of_memory(error: BaseException) -> bool:
@@ -146,32 +169,75 @@ def call_with(runner: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
     return runner(*args, **kwargs)
 
 
+def warmup_rule(rule: CallRule, settings: ProfileSettings) -> WarmupRule | None:
+    """The warm-up rule for ``rule``: the settings' rule with at least ``rule.warmup`` calls,
+    or exactly ``rule.warmup`` calls without one (``None``: no warm-up at all).
+
+    >>> from aitune_fp.core.measure.stop_rules import fixed_steps
+    >>> warmup_rule(fixed_steps(warmup=12), ProfileSettings()).min_calls
+    12
+    >>> warmup_rule(fixed_steps(warmup=0), ProfileSettings(warmup=None)) is None
+    True
+    """
+    chosen = settings.warmup
+    if chosen is None:
+        return fixed_warmup(rule.warmup) if rule.warmup > 0 else None
+    floor = max(chosen.min_calls, rule.warmup)
+    return replace(chosen, min_calls=floor, max_calls=max(chosen.max_calls, floor))
+
+
+def warm_up(
+    calls: Sequence[Callable[[], Any]],
+    rule: WarmupRule | None,
+    timer: Timer,
+    clock: Clock,
+    before: Callable[[], None] | None,
+) -> tuple[tuple[float, ...], str]:
+    """Call round the pool until the warm-up rule stops: the warm-up samples and why."""
+    if rule is None:
+        return (), "no warm-up"
+    state, began, i = rule.start(), clock(), 0
+    while True:
+        if before is not None:
+            before()
+        ms = timer(calls[i % len(calls)])
+        i += 1
+        state, decision = rule.step(state, WarmupCall(ms, clock() - began))
+        if decision.stop:
+            return state.samples, decision.reason
+
+
 def measure_batch_size(
     runner: Callable[..., Any],
     pool: tuple[Batch, ...],
     rule: CallRule,
     device: torch.device,
     settings: ProfileSettings,
+    timer: Timer | None = None,
+    clock: Clock = time.monotonic,
 ) -> BatchReport:
-    """Prime once, then call ``runner`` over the pool until ``rule`` stops; raises on error."""
-    timer = call_timer(device, settings)
+    """Prime once, warm up, then call ``runner`` over the pool until ``rule`` stops; raises
+    on error."""
+    time_call = call_timer(device, settings) if timer is None else timer
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
     calls = [partial(call_with, runner, b.args, dict(b.kwargs)) for b in pool]
+    timed_rule = replace(rule, warmup=0)
     with torch.inference_mode():
         calls[0]()  # priming: absorbs compilation for this shape
         synchronize(device)
-        state, i = rule.start(), 0
-        deadline = time.monotonic() + settings.max_seconds_per_batch
+        deadline = clock() + settings.max_seconds_per_batch
+        warm, why = warm_up(calls, warmup_rule(rule, settings), time_call, clock, before)
+        state, i = timed_rule.start(), len(warm)
         while True:
             if before is not None:
                 before()
-            state, decision = rule.step(state, timer(calls[i % len(calls)]))
+            state, decision = timed_rule.step(state, time_call(calls[i % len(calls)]))
             i += 1
-            if decision.stop:
-                return BatchReport(pool[0].size, state.samples, decision.reason, i + 1)
-            if len(state.samples) >= rule.min_samples and time.monotonic() > deadline:
+            reason = decision.reason if decision.stop else ""
+            if not reason and len(state.samples) >= rule.min_samples and clock() > deadline:
                 reason = f"time limit {settings.max_seconds_per_batch:g} s reached"
-                return BatchReport(pool[0].size, state.samples, reason, i + 1)
+            if reason:
+                return BatchReport(pool[0].size, state.samples, reason, i + 1, warm, why)
 
 
 def profile_runner(
@@ -184,33 +250,64 @@ def profile_runner(
     sweep: SweepRule,
     settings: ProfileSettings = ProfileSettings(),
     on_batch: Callable[[BatchReport], None] = lambda _: None,
+    timer: Timer | None = None,
+    clock: Clock = time.monotonic,
 ) -> IOResult[Profile, BackendFailure]:
     """Sweep ``batch_sizes`` in order and return every timed sample as a ``Profile``."""
-    latencies: dict[int, tuple[float, ...]] = {}
+    reports: dict[int, BatchReport] = {}
     points: tuple[SweepPoint, ...] = ()
     stop = "plan exhausted"
+
+    def measure(bs: int) -> BatchReport:
+        pool = input_pool(samples, bs, device, settings)
+        return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
+
     for bs in batch_sizes:
         try:
-            pool = input_pool(samples, bs, device, settings)
-            report = measure_batch_size(runner, pool, rule, device, settings)
+            report = measure(bs)
         except Exception as error:  # a backend's failure is a value, never a crash
             what = "out of memory" if is_out_of_memory(error) else "error"
-            if not latencies:
+            if not reports:
                 detail = "".join(traceback.format_exception_only(error)).strip()
                 return IOFailure(
                     BackendFailure(backend, "profile", f"{what} at batch size {bs}: {detail}")
                 )
             stop = f"{what} at batch size {bs}: {str(error).splitlines()[0][:200]}"
             break
-        latencies[bs] = report.samples
+        reports[bs] = report
         on_batch(report)
         points, decision = sweep.step(points, sweep_point(bs, report.samples))
         if decision.stop:
             stop = decision.reason
             break
-    if not latencies:
+    if not reports:
         return IOFailure(BackendFailure(backend, "profile", "no batch size to profile"))
-    return IOSuccess(Profile(backend, latencies, sweep_stop=stop, input_mode=settings.input_mode))
+    first_pass: dict[int, tuple[float, ...]] = {}
+    if settings.remeasure_first and len(reports) >= 2:
+        first = next(iter(reports))
+        try:
+            again = measure(first)
+        except Exception:  # keep the first figure: the sweep itself succeeded
+            again = None
+        if again is not None:
+            if differs_beyond_noise(reports[first].samples, again.samples):
+                first_pass[first] = reports[first].samples
+            reports[first] = again
+            on_batch(again)
+    return IOSuccess(
+        Profile(
+            backend,
+            {bs: r.samples for bs, r in reports.items()},
+            sweep_stop=stop,
+            input_mode=settings.input_mode,
+            batches={
+                bs: MeasuredBatch(
+                    len(r.warmup_ms), r.warmup_reason, r.warmup_ms, first_pass.get(bs)
+                )
+                for bs, r in reports.items()
+            },
+        )
+    )
 
 
 def timer_overhead_ns(device: torch.device, calls: int = 20_000) -> float:

@@ -140,6 +140,7 @@ def test_every_record_field_is_written() -> None:
     from aitune_fp.core.records import (
         BackendPerfResult,
         BackendProfilingResult,
+        MeasuredBatch,
         Selection,
         TuneError,
     )
@@ -147,6 +148,7 @@ def test_every_record_field_is_written() -> None:
     result = BackendProfilingResult(1.0, 1, 1.0, 1.0)
     cases: list[tuple[Any, dict[str, Any]]] = [
         (Profile, rj.encode_profile(Profile("a", {1: [1.0]}))),
+        (MeasuredBatch, rj.encode_batch(MeasuredBatch(1, "fixed: 1 warm-up calls", (2.0,)))),
         (BackendFailure, rj.encode_failure(BackendFailure("a", "build", "m"))),
         (BackendProfilingResult, rj.encode_result(result)),
         (BackendPerfResult, rj.encode_perf(BackendPerfResult("a", 1.0, 1.0, 1.0, True))),

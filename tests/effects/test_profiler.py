@@ -34,14 +34,30 @@ class CountingRunner:
 
 
 def test_rule_counts_prime_warmup_and_timed_calls() -> None:
-    """Each batch size gets one priming call, the rule's warm-up, then exactly its timed calls."""
+    """Without a warm-up rule, each batch size gets one priming call, the call rule's fixed
+    warm-up, then exactly its timed calls."""
+    runner = CountingRunner()
+    fixed = ProfileSettings(warmup=None)
+    pool = input_pool(SAMPLES, 4, CPU, fixed)
+    report = measure_batch_size(runner, pool, fixed_steps(warmup=3, steps=5), CPU, fixed)
+    assert len(report.samples) == 5
+    assert len(runner.sizes) == 1 + 3 + 5
+    assert report.warmup_ms and len(report.warmup_ms) == 3
+    assert report.warmup_reason == "fixed: 3 warm-up calls"
+
+
+def test_warmup_rule_counts_prime_warmup_and_timed_calls() -> None:
+    """With the default warm-up rule, a batch size gets one priming call, the warm-up calls it
+    reports (at least the rule's floor of 10), then exactly the timed calls."""
     runner = CountingRunner()
     pool = input_pool(SAMPLES, 4, CPU, ProfileSettings())
     report = measure_batch_size(
         runner, pool, fixed_steps(warmup=3, steps=5), CPU, ProfileSettings()
     )
     assert len(report.samples) == 5
-    assert len(runner.sizes) == 1 + 3 + 5
+    assert len(report.warmup_ms) >= 10
+    assert len(runner.sizes) == 1 + len(report.warmup_ms) + 5 == report.calls
+    assert report.warmup_reason.startswith(("stable", "max calls", "time cap"))
 
 
 def test_profile_keeps_every_sample_per_batch_size() -> None:

@@ -21,6 +21,7 @@ from aitune_fp.core.records import (
     BackendFailure,
     BackendPerfResult,
     BackendProfilingResult,
+    MeasuredBatch,
     Profile,
     Scored,
     Selection,
@@ -41,7 +42,31 @@ def encode_profile(profile: Profile) -> dict[str, Any]:
         "input_mode": profile.input_mode,
         "rounds_ms": {str(bs): list(profile.rounds_ms[bs]) for bs in sorted(profile.rounds_ms)},
         "peak_memory_mb": _optional_float(profile.peak_memory_mb),
+        "batches": {str(bs): encode_batch(profile.batches[bs]) for bs in sorted(profile.batches)},
     }
+
+
+def encode_batch(batch: MeasuredBatch) -> dict[str, Any]:
+    """How one batch size was measured: warm-up calls, reason and samples, first pass."""
+    first = batch.first_pass_ms
+    return {
+        "warmup_calls": batch.warmup_calls,
+        "warmup_reason": batch.warmup_reason,
+        "warmup_ms": [encode_float(v) for v in batch.warmup_ms],
+        "first_pass_ms": None if first is None else [encode_float(v) for v in first],
+    }
+
+
+def decode_batch(doc: Reader) -> MeasuredBatch:
+    """One batch size's :class:`MeasuredBatch` from :func:`encode_batch`'s output."""
+    first = None if doc.raw("first_pass_ms", None) is None else doc.numbers("first_pass_ms")
+    return doc.build(
+        MeasuredBatch,
+        doc.integer("warmup_calls"),
+        doc.text("warmup_reason"),
+        doc.numbers("warmup_ms", []),
+        first,
+    )
 
 
 def _optional_float(value: float | None) -> float | str | None:
@@ -64,6 +89,7 @@ def _per_batch_size(doc: Reader) -> dict[int, tuple[float, ...]]:
 def decode_profile(doc: Reader) -> Profile:
     """A profile from :func:`encode_profile`'s output."""
     rounds = doc.child_or_none("rounds_ms")
+    batches = doc.child_or_none("batches")
     return doc.build(
         Profile,
         doc.text("backend"),
@@ -72,7 +98,13 @@ def decode_profile(doc: Reader) -> Profile:
         input_mode=doc.text("input_mode", "rotating"),
         rounds_ms={} if rounds is None else _per_batch_size(rounds),
         peak_memory_mb=doc.number_or_none("peak_memory_mb"),
+        batches={} if batches is None else _batches(batches),
     )
+
+
+def _batches(doc: Reader) -> dict[int, MeasuredBatch]:
+    """A ``{"<batch size>": {...}}`` object of :func:`encode_batch` outputs."""
+    return {_batch_size(k, doc.path): decode_batch(doc.child(k)) for k in doc.data}
 
 
 def encode_failure(failure: BackendFailure) -> dict[str, Any]:
