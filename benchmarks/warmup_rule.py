@@ -145,7 +145,7 @@ def rules() -> dict[str, WarmupRule]:
         "default": WarmupRule(),
         "3 windows": WarmupRule(windows=3),
         "5 windows": WarmupRule(windows=5),
-        "cap 0.25 s": WarmupRule(max_seconds=0.25),
+        "cap 1 s": WarmupRule(max_seconds=1.0),
     }
 
 
