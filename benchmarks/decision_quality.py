@@ -40,18 +40,19 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
 from returns.result import Success
 
 from aitune_fp.core.fold import fold_all, tune
-from aitune_fp.core.measure.rounds import judge_rounds, round_members
+from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds, round_members
 from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.records import Profile
 from aitune_fp.core.strategies import confident, min_latency
 from aitune_fp.core.strategy import Strategy
+from aitune_fp.effects.rounds import interleave
 
 WARMUP = 10
 TIMED = 20
@@ -195,39 +196,50 @@ def _rounds(
         return _chosen(strategy, swept)
     swept_calls = machine.t  # the clock is the call count: the sweeps' "wall time"
     share = math.inf if plan.sweep_share is None else plan.sweep_share * swept_calls
-    rounds: dict[int, list[float]] = {i: [] for i in members}
-    for i in members:
+    index = {name: NAMES.index(name) for name in NAMES[: len(swept)]}
+
+    def warm(name: str) -> bool:
         for _ in range(plan.warmup_calls + 1):  # priming, then warm-up
-            machine.call(i, timed=False)
-    active = tuple(NAMES[i] for i in members)
-    done = 0
-    while True:
-        order = rotation(active, done)
-        if machine.timed + len(order) > budget or machine.t - swept_calls + len(order) > share:
-            break
-        for name in order:
-            rounds[NAMES.index(name)].append(machine.call(NAMES.index(name), timed=True))
-        done += 1
-        with_rounds = [
-            replace(p, rounds_ms={1: rounds[i]}) if rounds.get(i) else p
-            for i, p in enumerate(swept)
-        ]
-        verdict = judge_rounds(
+            machine.call(index[name], timed=False)
+        return True
+
+    def judge(
+        so_far: Mapping[str, Sequence[float]], done: int, _elapsed: float, still: tuple[str, ...]
+    ) -> RoundsVerdict:
+        with_rounds = _with_rounds(swept, so_far)
+        return judge_rounds(
             strategy,
             with_rounds[0],
-            [with_rounds[NAMES.index(c)] for c in joined.candidates],
+            [with_rounds[index[c]] for c in joined.candidates],
             done,
             float(machine.timed),
             plan,
-            still_timed=active,
+            still_timed=still,
         )
-        if verdict.stop:
-            break
-        active = verdict.active
-    final = [
-        replace(p, rounds_ms={1: rounds[i]}) if rounds.get(i) else p for i, p in enumerate(swept)
-    ]
+
+    def affordable(order: tuple[str, ...]) -> bool:
+        calls = len(order)
+        return machine.timed + calls <= budget and machine.t - swept_calls + calls <= share
+
+    timed = interleave(
+        [NAMES[i] for i in members],
+        warm,
+        lambda name, _round: machine.call(index[name], timed=True),
+        judge,
+        plan,
+        clock=lambda: float(machine.t),
+        affordable=affordable,
+    )
+    final = _with_rounds(swept, timed.samples)
     return _chosen(strategy, final)
+
+
+def _with_rounds(swept: Sequence[Profile], rounds: Mapping[str, Sequence[float]]) -> list[Profile]:
+    """The swept profiles, those with round samples carrying them at batch size 1."""
+    return [
+        replace(p, rounds_ms={1: rounds[p.backend]}) if rounds.get(p.backend) else p
+        for p in swept
+    ]
 
 
 # --------------------------------------------------------------------------- the scoring
@@ -376,9 +388,9 @@ def run_real(
     from aitune_fp.effects.backends.ort import OnnxRuntime
     from aitune_fp.effects.inputs import normalise_samples
     from aitune_fp.effects.profiler import ProfileSettings, profile_runner
-    from aitune_fp.effects.rounds import final_rounds
     from aitune_fp.models import DEMO_MODELS
-    from aitune_fp.shell.tune_module import perform
+    from aitune_fp.shell.io import perform
+    from aitune_fp.shell.rounds import final_rounds
 
     device = torch.device("cpu")
     settings = ProfileSettings()

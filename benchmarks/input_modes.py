@@ -26,7 +26,7 @@ from aitune_fp.effects.backends.registry import backend_by_name
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.profiler import ProfileSettings, profile_runner
 from aitune_fp.models import DEMO_MODELS
-from aitune_fp.shell.tune_module import perform
+from aitune_fp.shell.io import perform
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from returns.unsafe import unsafe_perform_io
 
 from aitune_fp import ProfilingPlan, min_latency, tune_module
 from aitune_fp.core.measure.stop_rules import fixed_steps
@@ -28,6 +27,7 @@ from aitune_fp.effects.backends.base import ConfigIdentity
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.profiler import timer_overhead_ns
 from aitune_fp.models import DEMO_MODELS
+from aitune_fp.shell.io import perform
 from aitune_fp.shell.tuned_module import TunedModule
 
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     strategy = dataclasses.replace(
         min_latency, plan=ProfilingPlan(batching=False, call_rule=fixed_steps(warmup=3, steps=10))
     )
-    tuned = unsafe_perform_io(
+    tuned = perform(
         tune_module(demo.build(), demo.samples(), strategy, args.backends.split(","))
     ).unwrap()
     sample = demo.samples()[0]

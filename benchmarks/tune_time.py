@@ -56,11 +56,10 @@ CACHEABLE = frozenset({"aot_inductor", "onnxruntime", "tensorrt"})
 
 def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     """Tune demo model ``name`` once; wall seconds and per-backend stage seconds."""
-    from returns.unsafe import unsafe_perform_io
-
     from aitune_fp.core.parse import parse_names
     from aitune_fp.core.strategies.registry import parse_strategy
     from aitune_fp.models import DEMO_MODELS
+    from aitune_fp.shell.io import perform
     from aitune_fp.shell.tune_module import run_tuning
 
     model = DEMO_MODELS[name]
@@ -77,7 +76,7 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
         model_name=name,
     )
     wall = time.perf_counter() - start
-    run = unsafe_perform_io(effect.unwrap())
+    run = perform(effect).unwrap()
     if run.tuned is not None:
         run.tuned.close()
     stages = {

@@ -42,7 +42,7 @@ def write_record(record: RunRecord, path: str | Path) -> Path:
 
 def write_plot(record: RunRecord, path: str | Path, console: Console) -> Path | None:
     """Draw the plot to ``path``; ``None`` (and a warning) when matplotlib is missing."""
-    from aitune_fp.shell.plot import plot_run
+    from aitune_fp.cli.plot import plot_run
 
     try:
         return plot_run(record, path)

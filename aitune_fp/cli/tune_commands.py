@@ -18,8 +18,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from returns.io import IOFailure
-from returns.unsafe import unsafe_perform_io
+from returns.result import Failure
 from rich.console import Console
 
 from aitune_fp.cli.console import ProgressView, show_run
@@ -39,6 +38,7 @@ def _tune_one(
 ) -> tuple[RunRecord, Any]:
     """Tune one model with the command's options; write its files; show its table."""
     from aitune_fp.cli.options import merge_dynamic
+    from aitune_fp.shell.io import perform
     from aitune_fp.shell.tune_module import run_tuning
 
     shapes: dict[str, Any] = {}
@@ -60,9 +60,10 @@ def _tune_one(
             progress=view,
             **shapes,
         )
-    if isinstance(effect, IOFailure):
-        raise CliError(f"{name}: {unsafe_perform_io(effect.failure()).message}")
-    run = unsafe_perform_io(effect.unwrap())
+    result = perform(effect)
+    if isinstance(result, Failure):
+        raise CliError(f"{name}: {result.failure().message}")
+    run = result.unwrap()
     written = write_run(run.record, folder, err, plot=not args.no_plot)
     show_run(out, run.record)
     err.print("wrote " + ", ".join(str(p) for p in written), markup=False, highlight=False)

@@ -1,28 +1,24 @@
-"""Interleaved final rounds: the baseline and the leading candidates timed again, side by side.
+"""Interleaved final rounds: the timing loop, and its adapter for backends on a device.
 
 Rules (the pure decisions live in :mod:`aitune_fp.core.measure.rounds`):
-- every participant is timed at the batch size its sweep selected, with inputs from the
-  same kind of rotating pool as the profiler (at most 8 batches: between two calls of one
-  backend the others run, which already evicts its inputs from the caches), after one
-  priming call and ``plan.warmup_calls`` untimed calls;
-- a round times each participant once, in the order of :func:`rotation` (A B C, B C A, …),
-  so drift and noisy neighbours hit every participant alike and pair up by round;
-- after a round the core judge says whether the decision is clear, who stays, or that
-  the round or time budget is spent; the reason is returned with the round samples; the
-  judge (a few bootstraps) is skipped while the rounds timed since its last verdict took
-  less time than that verdict did, so judging never costs more than the rounds themselves;
-  the time budgets (``plan.max_seconds``, and the sweep share) count the measuring, the
-  priming and round calls, not the judging, so the rounds a budget buys do not shrink
-  when judging is slow (pure Python, on a micro model);
+- :func:`interleave` is the loop, with its clock and its timed call injected: it warms
+  every participant up, then times rounds, each participant once per round in the order
+  of :func:`rotation` (A B C, B C A, …), so drift and noisy neighbours hit every
+  participant alike and pair up by round; after a round the judge (pure, injected) says
+  whether the decision is clear, who stays, or that the round or time budget is spent;
+  ``affordable`` can refuse a round before it starts (a call budget);
+- the judge (a few bootstraps) is skipped while the rounds timed since its last verdict
+  took less clock time than that verdict did, so judging never costs more than the
+  rounds themselves; the time budgets (``plan.max_seconds``) count the measuring, the
+  warm-up and round calls, not the judging;
 - a participant whose call raises leaves the rounds (its samples stay a prefix); nothing
   here raises for a backend's failure;
-- :func:`final_rounds` wires this to the fold: the members come from
-  :func:`aitune_fp.core.measure.rounds.round_members` (the contenders of the fold's state, and the
-  baseline unless the sweeps already settle every contender against it; no rounds at all
-  when fewer than two would be timed, and the reason is noted), and the same fold is
-  re-run over the same candidates with the round samples attached, so the stored run
-  re-selects offline to the same answer. A baseline that is not timed is still judged,
-  on its sweep samples.
+- :func:`run_rounds` times backends' runners on a device with it: every participant at
+  the batch size its sweep selected, with inputs from the same kind of rotating pool as
+  the profiler (at most 8 batches: between two calls of one backend the others run,
+  which already evicts its inputs from the caches), after one priming call and
+  ``plan.warmup_calls`` untimed calls; the benchmark's simulated machine drives the same
+  loop with a call-count clock.
 """
 
 from __future__ import annotations
@@ -35,12 +31,10 @@ from functools import partial
 from typing import Any
 
 import torch
-from returns.result import Result, Success
 
-from aitune_fp.core.fold import TuneState, fold_all
-from aitune_fp.core.measure.rounds import judge_rounds, round_members
+from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds
 from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
-from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.records import Profile
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.machine import synchronize
@@ -108,6 +102,87 @@ def _with_rounds(p: Participant, timed: list[float]) -> Profile:
     return replace(p.profile, rounds_ms={p.batch_size: timed}) if timed else p.profile
 
 
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """What :func:`interleave` timed: each participant's round samples, and how it ended."""
+
+    samples: Mapping[str, tuple[float, ...]]
+    rounds: int
+    reason: str
+    seconds: float
+
+
+Judge = Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]
+
+
+def interleave(
+    names: Sequence[str],
+    warm: Callable[[str], bool],
+    call: Callable[[str, int], float],
+    judge: Judge,
+    plan: RoundsPlan,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    affordable: Callable[[tuple[str, ...]], bool] = lambda _order: True,
+) -> Timed:
+    """Time ``names`` in interleaved rounds until the judge stops them.
+
+    ``warm(name)`` primes and warms a participant up (``False``: it failed and stays out);
+    ``call(name, round_index)`` times one call in ms (raising: the participant leaves);
+    ``judge(samples, rounds_done, elapsed, still_timed)`` is the core's verdict; ``clock``
+    reads seconds (any monotonic count will do); ``affordable(order)`` may refuse the next
+    round before it starts.
+
+    >>> from itertools import count
+    >>> tick = count()
+    >>> def judge(samples, done, elapsed, timed):
+    ...     return RoundsVerdict(done >= 3, "three rounds" if done >= 3 else "", timed)
+    >>> t = interleave(["a", "b"], lambda n: True, lambda n, i: 1.0 + i, judge,
+    ...                RoundsPlan(), clock=lambda: float(next(tick)))
+    >>> t.samples, t.rounds, t.reason
+    ({'a': (1.0, 2.0, 3.0), 'b': (1.0, 2.0, 3.0)}, 3, 'three rounds')
+    """
+    began = clock()
+    timed: dict[str, list[float]] = {name: [] for name in names}
+    active = tuple(name for name in names if warm(name))
+    done, reason = 0, "no rounds were run"
+    judge_cost, since_judged, judging = 0.0, 0.0, 0.0
+    while len(active) >= 2:
+        order = rotation(active, done)
+        if not affordable(order):
+            reason = f"call budget spent after {done} rounds"
+            break
+        failed = []
+        round_began = clock()
+        for name in order:
+            try:
+                timed[name].append(call(name, done))
+            except Exception as error:  # a failing backend leaves the rounds
+                log.warning("%s failed during the final rounds: %s", name, error)
+                failed.append(name)
+        done += 1
+        now = clock()
+        # the budget counts measuring (warm-up and round calls), not judging
+        elapsed, since_judged = now - began - judging, since_judged + now - round_began
+        budget_spent = done >= plan.max_rounds or elapsed >= plan.max_seconds
+        if not (failed or budget_spent) and since_judged < judge_cost:
+            continue  # judging costs more than the rounds since the last judgement
+        still = tuple(n for n in active if n not in failed)
+        verdict = judge(timed, done, elapsed, still)
+        active = tuple(n for n in verdict.active if n not in failed)
+        spent = clock() - now
+        judging += spent
+        if plan.judges(done, elapsed):
+            judge_cost, since_judged = spent, 0.0
+        if verdict.stop:
+            reason = verdict.reason
+            break
+    else:
+        reason = f"after {done} rounds fewer than two participants were left"
+    samples = {name: tuple(values) for name, values in timed.items()}
+    return Timed(samples, done, reason, clock() - began)
+
+
 def run_rounds(
     strategy: Strategy,
     baseline: Participant | None,
@@ -126,124 +201,37 @@ def run_rounds(
     """
     everyone = (*((baseline,) if baseline else ()), *candidates)
     timed_ones = tuple(p for p in everyone if time_baseline or p is not baseline)
-    began = time.monotonic()
     timer = call_timer(device, settings)
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
-    timed: dict[str, list[float]] = {p.name: [] for p in everyone}
-    with torch.inference_mode():
-        calls = {p.name: _warmed(p, samples, device, settings, plan) for p in timed_ones}
-        active = tuple(p.name for p in timed_ones if calls[p.name])
+    calls: dict[str, list[Callable[[], Any]]] = {}
+
+    def warm(name: str) -> bool:
+        p = next(q for q in timed_ones if q.name == name)
+        calls[name] = _warmed(p, samples, device, settings, plan)
         synchronize(device)
-        done, reason = 0, "no rounds were run"
-        judge_cost, since_judged, judging = 0.0, 0.0, 0.0
-        while len(active) >= 2:
-            failed = []
-            round_began = time.monotonic()
-            for name in rotation(active, done):
-                if before is not None:
-                    before()
-                try:
-                    timed[name].append(timer(calls[name][done % len(calls[name])]))
-                except Exception as error:  # a failing backend leaves the rounds
-                    log.warning("%s failed during the final rounds: %s", name, error)
-                    failed.append(name)
-            done += 1
-            now = time.monotonic()
-            # the budget counts measuring (priming and round calls), not judging
-            elapsed, since_judged = now - began - judging, since_judged + now - round_began
-            budget_spent = done >= plan.max_rounds or elapsed >= plan.max_seconds
-            if not (failed or budget_spent) and since_judged < judge_cost:
-                continue  # judging costs more than the rounds since the last judgement
-            profiles = {p.name: _with_rounds(p, timed[p.name]) for p in everyone}
-            verdict = judge_rounds(
-                strategy,
-                profiles[baseline.name] if baseline else None,
-                [profiles[c.name] for c in candidates],
-                done,
-                elapsed,
-                plan,
-                still_timed=tuple(n for n in active if n not in failed),
-            )
-            active = tuple(n for n in verdict.active if n not in failed)
-            spent = time.monotonic() - now
-            judging += spent
-            if plan.judges(done, elapsed):
-                judge_cost, since_judged = spent, 0.0
-            if verdict.stop:
-                reason = verdict.reason
-                break
-        else:
-            reason = f"after {done} rounds fewer than two participants were left"
+        return bool(calls[name])
+
+    def call(name: str, round_index: int) -> float:
+        if before is not None:
+            before()
+        return timer(calls[name][round_index % len(calls[name])])
+
+    def judge(
+        so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
+    ) -> RoundsVerdict:
+        profiles = {p.name: _with_rounds(p, list(so_far.get(p.name, ()))) for p in everyone}
+        return judge_rounds(
+            strategy,
+            profiles[baseline.name] if baseline else None,
+            [profiles[c.name] for c in candidates],
+            done,
+            elapsed,
+            plan,
+            still_timed=still,
+        )
+
+    with torch.inference_mode():
+        result = interleave([p.name for p in timed_ones], warm, call, judge, plan)
     # a participant that left early keeps only the rounds it was timed in together
-    kept = tuple(_with_rounds(p, timed[p.name]) for p in everyone)
-    return RoundsOutcome(kept, done, reason, time.monotonic() - began)
-
-
-def final_rounds(
-    strategy: Strategy,
-    state: TuneState,
-    baseline: Profile | None,
-    fed: Sequence[Result[Profile, BackendFailure]],
-    runners: Mapping[str, Callable[..., Any]],
-    samples: Samples,
-    device: torch.device,
-    settings: ProfileSettings = ProfileSettings(),
-    *,
-    sweep_seconds: float | None = None,
-) -> tuple[TuneState, RoundsOutcome | None]:
-    """Run the strategy's final rounds after the sweeps and re-fold with their samples.
-
-    ``state`` is the fold's state after ``baseline`` and every candidate in ``fed`` (in
-    order); ``runners`` maps the backends still alive to their runners. Without a rounds
-    plan and a confidence rule, or with fewer than two live participants, ``state`` is
-    returned as is; when the sweeps already settle the decision, ``state`` gets a note
-    saying so. Otherwise the new state comes from the same fold over the same
-    baseline and candidates, in the same order, the participants' profiles now carrying
-    their round samples; its notes say how the rounds ended. ``sweep_seconds``, the wall
-    time the sweeps took, caps the rounds' time at ``plan.sweep_share`` times it.
-    """
-    plan = strategy.plan.rounds
-    if plan is None or strategy.confidence is None or state.best is None:
-        return state, None
-    plan = plan.within(sweep_seconds)
-    members = round_members(strategy, state, plan)
-    by_name = {p.backend: p for p in (r.value_or(None) for r in fed) if p is not None}
-    chosen = [
-        Participant(n, runners[n], by_name[n], _batch_size(state, n))
-        for n in members.candidates
-        if n in runners and n in by_name
-    ]
-    base = None
-    if baseline is not None and state.baseline is not None and baseline.backend in runners:
-        bs = state.baseline.result.selected_batch_size
-        base = Participant(baseline.backend, runners[baseline.backend], baseline, bs)
-    timed_base = base is not None and members.baseline
-    if len(chosen) + int(timed_base) < 2:
-        if members.reason:
-            note = f"no final rounds: {members.reason}"
-            log.info("%s", note)
-            return replace(state, notes=(*state.notes, note)), None
-        return state, None
-    names = [*((base.name,) if base is not None and timed_base else ()), *(p.name for p in chosen)]
-    log.info("final rounds: %s", ", ".join(names))
-    if members.reason:
-        log.info("%s", members.reason)
-    outcome = run_rounds(
-        strategy, base, chosen, samples, device, plan, settings, time_baseline=timed_base
-    )
-    log.info("final rounds: %s (%.1f s)", outcome.reason, outcome.seconds)
-    replaced = {p.backend: p for p in outcome.profiles}
-    new_base = None if baseline is None else replaced.get(baseline.backend, baseline)
-    refolded = fold_all(
-        strategy,
-        (result.map(lambda p: replaced.get(p.backend, p)) for result in fed),
-        Success(new_base) if new_base is not None else None,
-    )
-    note = f"final rounds ({outcome.rounds} rounds, {outcome.seconds:.1f} s): {outcome.reason}"
-    if members.reason:
-        note = f"{note}; {members.reason}"
-    return replace(refolded, notes=(*refolded.notes, note)), outcome
-
-
-def _batch_size(state: TuneState, name: str) -> int:
-    return next(s.result.selected_batch_size for s in state.ranking if s.backend == name)
+    kept = tuple(_with_rounds(p, list(result.samples.get(p.name, ()))) for p in everyone)
+    return RoundsOutcome(kept, result.rounds, result.reason, result.seconds)

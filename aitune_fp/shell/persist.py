@@ -30,7 +30,6 @@ from typing import Any, Final
 
 import torch
 from returns.io import IOFailure
-from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.record.codec import decode_selection, encode_selection
 from aitune_fp.core.record.reader import Reader
@@ -51,6 +50,7 @@ from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, make_batch, normalise_samples
 from aitune_fp.effects.integrity import FileDigest, digest, verify
+from aitune_fp.shell.io import unsafe_perform_io
 from aitune_fp.shell.tuned_module import TunedModule
 
 FORMAT: Final = "aitune_fp.saved_module"

@@ -1,8 +1,9 @@
-"""The composition root: tune a real PyTorch module end to end.
+"""The entry points: tune a real PyTorch module end to end.
 
-``tune_module`` wires the effect layer (inputs, max-batch search, build → validate →
-profile per backend) to the pure core (``start``/``step``/``finish`` of the fold) and
-hands back a :class:`TunedModule` running the winner.
+:func:`tune_module` gives back a :class:`TunedModule` running the winner;
+:func:`run_tuning` gives the whole run (its ``RunRecord`` too). They check the inputs and
+find the batch sizes, then hand over to the driver (:mod:`aitune_fp.shell.drive`): the
+baseline, the fold over lazily built candidates, the final rounds, the winner.
 
 Rules:
 - samples are checked and the device resolved before anything is built; a bad sample or
@@ -18,60 +19,64 @@ Rules:
   profile as ``peak_memory_mb`` (``None`` when it cannot be measured);
 - every step is one ``logging`` line on the ``aitune_fp`` logger and one progress event;
 - the whole run (profiles, failures, stage times, selection) is returned as a
-  ``RunRecord``; the only place effects are unwrapped is :func:`tune_module`'s caller
-  boundary in :func:`run_tuning`.
+  ``RunRecord``; the ``TunedModule`` is built with it and never changed afterwards.
+
+>>> import tempfile, torch
+>>> from aitune_fp import min_latency
+>>> from aitune_fp.shell.io import perform
+>>> model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+>>> run = perform(run_tuning(model, torch.randn(2, 4), min_latency, ["eager"],
+...                          cache_dir=tempfile.mkdtemp())).unwrap()
+>>> run.tuned.record is run.record, [o.backend for o in run.record.outcomes]
+(True, ['eager', 'eager'])
+>>> run.tuned(torch.ones(1, 4)).shape
+torch.Size([1, 4])
 """
 
 from __future__ import annotations
 
-import dataclasses
-import gc
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import torch
-from pyrsistent import freeze, pmap
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
-from returns.unsafe import unsafe_perform_io
 
-from aitune_fp.core.fold import Scored, TuneState, finish, fold_states, settled
-from aitune_fp.core.measure.rounds import contenders
-from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.records import BackendFailure, Profile, Selection, TuneError
+from aitune_fp.core.fold import finish
+from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.records import Selection, TuneError
 from aitune_fp.core.report.lines import summary_lines
-from aitune_fp.core.stats.statistics import mean
 from aitune_fp.core.strategies import max_throughput
-from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
-from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.backends.eager import TorchEager
+from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import (
     backend_by_name,
     default_backends,
     with_max_batch_size,
 )
-from aitune_fp.effects.candidate import CandidateRun, run_candidate
-from aitune_fp.effects.dynamic import dynamic_to_json
-from aitune_fp.effects.environment import environment_fingerprint
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.max_batch import find_max_batch_size
-from aitune_fp.effects.memory import MemoryWatch
 from aitune_fp.effects.preload import preload
-from aitune_fp.effects.profiler import BatchReport, ProfileSettings
-from aitune_fp.effects.rounds import final_rounds
-from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
+from aitune_fp.effects.profiler import ProfileSettings
+from aitune_fp.effects.validate import Tolerance
+from aitune_fp.shell.drive import (
+    RunState,
+    Setup,
+    drive_fold,
+    winner_built,
+    with_baseline,
+    with_final_rounds,
+)
 from aitune_fp.shell.precheck import eager_check
-from aitune_fp.shell.progress import ProgressEvent, ProgressSink, silent
+from aitune_fp.shell.progress import ProgressSink, silent
+from aitune_fp.shell.recording import run_record
 from aitune_fp.shell.tuned_module import TunedModule
 
 log = logging.getLogger("aitune_fp")
-_V = TypeVar("_V")
-_E = TypeVar("_E")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +96,11 @@ def default_cache_dir() -> Path:
 
 
 def resolve_device(device: str | torch.device) -> Result[torch.device, TuneError]:
-    """The torch device, or an error when it is not present on this machine."""
+    """The torch device, or an error when it is not present on this machine.
+
+    >>> resolve_device("cpu").unwrap().type, resolve_device("tpu").failure().message[:20]
+    ('cpu', "unknown device 'tpu'")
+    """
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as error:
@@ -121,247 +130,6 @@ def _unique_names(backends: Sequence[Backend]) -> tuple[str, ...]:
         seen[base] = seen.get(base, 0) + 1
         names.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
     return tuple(names)
-
-
-class _Run:
-    """The mutable bookkeeping of one run (kept inside the shell, never shared)."""
-
-    def __init__(
-        self,
-        module: torch.nn.Module,
-        samples: Samples,
-        strategy: Strategy,
-        device: torch.device,
-        cache_dir: Path,
-        progress: ProgressSink,
-        settings: ProfileSettings,
-        tolerance: Tolerance,
-        total: int,
-    ) -> None:
-        self.module = module
-        self.samples = samples
-        self.strategy = strategy
-        self.device = device
-        self.cache_dir = cache_dir
-        self.progress = progress
-        self.settings = settings
-        self.tolerance = tolerance
-        self.total = total
-        self.done = 0
-        self.max_batch_size = 1
-        self.batch_sizes: tuple[int, ...] = (1,)
-        self.runs: list[CandidateRun] = []
-        self.live: dict[str, Built] = {}
-        self.fed: list[Result[Profile, BackendFailure]] = []
-        self.outside = "warn"
-
-    def emit(self, kind: str, backend: str = "", **fields: Any) -> None:
-        self.progress(ProgressEvent(kind, backend, done=self.done, total=self.total, **fields))
-
-    def candidate(self, backend: Backend, name: str) -> CandidateRun:
-        log.info("building %s", name)
-        self.emit("backend_start", name)
-        work_dir = self.cache_dir / f"{backend.name}-{backend.key()}"
-
-        def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
-            sizes = tuple(sorted({1, self.max_batch_size}))
-            return validate(
-                name,
-                built,
-                self.module,
-                self.samples,
-                self.device,
-                batch_sizes=sizes,
-                tolerance=self.tolerance,
-            ).map(ValidationReport.as_dict)
-
-        def on_batch(report: BatchReport) -> None:
-            mean_ms = mean(report.samples)
-            self.emit(
-                "batch_size",
-                name,
-                stage="profile",
-                batch_size=report.batch_size,
-                message=f"{mean_ms:.3f} ms/call over {len(report.samples)} calls",
-            )
-
-        watch = MemoryWatch(self.device)
-
-        def on_stage(stage: str) -> None:
-            self.emit("stage", name, stage=stage)
-            watch.on_stage(stage)
-
-        run = run_candidate(
-            backend,
-            name,
-            self.module,
-            self.samples,
-            self.device,
-            work_dir,
-            self.strategy.plan,
-            self.batch_sizes,
-            check,
-            self.settings,
-            on_stage=on_stage,
-            on_batch=on_batch,
-            cache_dir=self.cache_dir,
-        )
-        run = _with_peak_memory(run, watch.peak_mb())
-        self.runs.append(run)
-        self.done += 1
-        self._log_outcome(run)
-        return run
-
-    def _log_outcome(self, run: CandidateRun) -> None:
-        match run.outcome:
-            case IOSuccess():
-                profile = _profile_of(run)
-                measured = self.strategy.measure(profile)
-                text = measured.map(lambda r: self.strategy.fmt(r.metric)).value_or("no metric")
-                log.info("%s validated %s; profiled: %s", run.name, run.validation, text)
-                self.emit("backend_done", run.name, message=f"ok: {text}")
-            case _:
-                failure = _failure_of(run)
-                log.warning("%s", failure.describe())
-                self.emit("backend_done", run.name, message=f"failed: {failure.describe()}")
-
-
-def _with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:
-    """``run`` with ``peak_mb`` attached to its profile (unchanged when it has none)."""
-    if peak_mb is None or not isinstance(run.outcome, IOSuccess):
-        return run
-    log.info("%s peak memory: %.1f MiB", run.name, peak_mb)
-    profile = run.outcome.map(lambda p: dataclasses.replace(p, peak_memory_mb=peak_mb))
-    return dataclasses.replace(run, outcome=profile)
-
-
-def perform(io: IOResult[_V, _E]) -> Result[_V, _E]:
-    """The pure view of an effect's result: the one place the shell unwraps IO."""
-    if isinstance(io, IOSuccess):
-        return Success(unsafe_perform_io(io.unwrap()))
-    return Failure(unsafe_perform_io(io.failure()))
-
-
-def _as_result(run: CandidateRun) -> Result[Profile, BackendFailure]:
-    return perform(run.outcome)
-
-
-def _profile_of(run: CandidateRun) -> Profile:
-    return _as_result(run).unwrap()
-
-
-def _failure_of(run: CandidateRun) -> BackendFailure:
-    return _as_result(run).failure()
-
-
-def _outcome(run: CandidateRun) -> BackendOutcome:
-    profile = _profile_of(run) if isinstance(run.outcome, IOSuccess) else None
-    failure = None if profile is not None else _failure_of(run)
-    return BackendOutcome(
-        backend=run.name,
-        kind=run.backend.name,
-        key=run.backend.key(),
-        config=freeze(_config_dict(run.backend)),
-        profile=profile,
-        failure=failure,
-        stage_seconds=pmap(run.stage_seconds),
-        validation=pmap(run.validation),
-        artifact=str(run.built.artifact) if run.built and run.built.artifact else None,
-    )
-
-
-def _config_dict(backend: Backend) -> dict[str, Any]:
-    if dataclasses.is_dataclass(backend) and not isinstance(backend, type):
-        return dataclasses.asdict(backend)
-    return {"name": backend.name}
-
-
-def _drive_fold(run: _Run, backends: Sequence[Backend], names: Sequence[str]) -> TuneState:
-    """Feed candidates to the fold one at a time, releasing each loser as it loses."""
-    strategy = run.strategy
-    baseline_run = run.runs[0] if run.runs else None
-    pulled: list[tuple[CandidateRun | None, Result[Profile, BackendFailure]]] = []
-
-    def candidates() -> Iterator[Result[Profile, BackendFailure]]:
-        for backend, name in zip(backends, names, strict=True):
-            if strategy.admits is not None and not strategy.admits(name):
-                log.info("skipping %s: not admitted by %s", name, strategy.name)
-                pulled.append((None, Failure(BackendFailure(name, "measure", "not admitted"))))
-            else:
-                c = run.candidate(backend, name)
-                pulled.append((c, _as_result(c)))
-            yield pulled[-1][1]
-
-    states = fold_states(strategy, candidates(), _as_result(baseline_run) if baseline_run else None)
-    state = next(states)
-    for new in states:
-        previous, state = state.best, new
-        cand, result = pulled[-1]
-        run.fed.append(result)
-        if cand is not None and cand.built is not None:
-            _keep_or_release(run, state, previous, cand)
-    if settled(strategy, state):
-        log.info("%s settled: later candidates are not built", strategy.name)
-    gc.collect()
-    return state
-
-
-def _keep_or_release(
-    run: _Run, state: TuneState, previous: Scored | None, cand: CandidateRun
-) -> None:
-    """Keep the new leader's runner alive; close the old leader's or the loser's."""
-    assert cand.built is not None
-    if run.strategy.plan.rounds is not None:
-        _keep_contenders(run, state, cand)
-        return
-    if state.best is not None and state.best.backend == cand.name and state.best != previous:
-        log.info("new best: %s (%s)", cand.name, run.strategy.fmt(state.best.result.metric))
-        if previous is not None and previous.backend in run.live:
-            run.live.pop(previous.backend).close()
-        run.live[cand.name] = cand.built
-    else:
-        cand.built.close()
-
-
-def _keep_contenders(run: _Run, state: TuneState, cand: CandidateRun) -> None:
-    """With final rounds planned, keep every current contender alive, close the rest."""
-    assert cand.built is not None
-    plan = run.strategy.plan.rounds
-    keep = set(contenders(run.strategy, state, plan.contenders)) if plan else set()
-    run.live[cand.name] = cand.built
-    for name in [n for n in run.live if n not in keep]:
-        run.live.pop(name).close()
-
-
-def _final_rounds(run: _Run, state: TuneState) -> TuneState:
-    """Time the baseline and the contenders in interleaved rounds; re-fold with them."""
-    if run.strategy.plan.rounds is None or run.strategy.confidence is None:
-        return state
-    baseline = run.runs[0] if run.strategy.validate_performance and run.runs else None
-    base_profile = _as_result(baseline).value_or(None) if baseline else None
-    runners = {name: built.runner for name, built in run.live.items()}
-    if baseline is not None and baseline.built is not None:
-        runners[baseline.name] = baseline.built.runner
-    run.emit("stage", stage="final rounds")
-    sweep_seconds = sum(r.stage_seconds.get("profile", 0.0) for r in run.runs)
-    new_state, outcome = final_rounds(
-        run.strategy,
-        state,
-        base_profile,
-        run.fed,
-        runners,
-        run.samples,
-        run.device,
-        run.settings,
-        sweep_seconds=sweep_seconds,
-    )
-    if outcome is not None:
-        updated = {p.backend: p for p in outcome.profiles}
-        run.runs = [
-            dataclasses.replace(r, outcome=IOSuccess(updated[r.name])) if r.name in updated else r
-            for r in run.runs
-        ]
-    return new_state
 
 
 def run_tuning(
@@ -399,8 +167,7 @@ def run_tuning(
     problem = eager_check(module, normalised)
     if problem is not None:
         return IOFailure(problem)
-    total = len(candidates) + (1 if strategy.validate_performance else 0)
-    run = _Run(
+    setup = Setup(
         module,
         normalised,
         strategy,
@@ -409,48 +176,44 @@ def run_tuning(
         progress or silent,
         settings or ProfileSettings(),
         tolerance or Tolerance(),
-        total,
+        total=len(candidates) + (1 if strategy.validate_performance else 0),
+        outside=outside,
     )
-    run.outside = outside
-    run.max_batch_size = _max_batch_size(run, max_batch_size)
-    run.batch_sizes = strategy.plan.batch_sizes(run.max_batch_size)
-    candidates = tuple(with_max_batch_size(b, run.max_batch_size) for b in candidates)
+    largest = _max_batch_size(setup, max_batch_size)
+    setup = replace(setup, max_batch_size=largest, batch_sizes=strategy.plan.batch_sizes(largest))
+    candidates = tuple(with_max_batch_size(b, largest) for b in candidates)
     names = _unique_names(candidates)
-    run.emit("plan", message=f"{strategy.title}: {', '.join(names) or 'no candidates'}")
-    log.info("batch sizes to profile: %s", run.batch_sizes)
+    setup.emit("plan", message=f"{strategy.title}: {', '.join(names) or 'no candidates'}")
+    log.info("batch sizes to profile: %s", setup.batch_sizes)
     admits = strategy.admits
     admitted = [c for c, n in zip(candidates, names, strict=True) if not admits or admits(n)]
-    run.emit("stage", stage="preload")
+    setup.emit("stage", stage="preload")
     preload(admitted, dev)
-    if strategy.validate_performance:
-        run.candidate(TorchEager(), "eager")
-    state = _drive_fold(run, candidates, names)
-    state = _final_rounds(run, state)
-    outcome = finish(strategy, state)
-    tuned = _tuned(run, outcome, names)
-    record = _record(run, outcome, names, model_name)
-    if tuned is not None:
-        tuned.record = record
-    for line in _summary(strategy, outcome):
+    run = with_baseline(setup, RunState())
+    run = with_final_rounds(setup, drive_fold(setup, run, candidates, names))
+    outcome = finish(strategy, run.fold)
+    record = run_record(setup, run, outcome, names, model_name)
+    tuned = _tuned(setup, run, outcome, record)
+    summary = _summary(strategy, outcome)
+    for line in summary:
         log.info("%s", line)
-    run.emit(
+    setup.emit(
         "selected",
         outcome.map(lambda s: s.backend).value_or(""),
-        message=" | ".join(_summary(strategy, outcome)),
+        done=len(run.runs),
+        message=" | ".join(summary),
     )
     return IOSuccess(TuningRun(record, tuned))
 
 
-def _max_batch_size(run: _Run, cap: int | None) -> int:
-    plan = run.strategy.plan
+def _max_batch_size(setup: Setup, cap: int | None) -> int:
+    plan = setup.strategy.plan
     if not plan.batching:
         return 1
-    limit = (
-        min(x for x in (cap, plan.max_batch_size) if x is not None)
-        if (cap is not None or plan.max_batch_size is not None)
-        else None
-    )
-    return find_max_batch_size(run.module, run.samples, run.device, cap=limit).max_batch_size
+    caps = [x for x in (cap, plan.max_batch_size) if x is not None]
+    limit = min(caps) if caps else None
+    found = find_max_batch_size(setup.module, setup.samples, setup.device, cap=limit)
+    return found.max_batch_size
 
 
 def _summary(strategy: Strategy, outcome: Result[Selection, TuneError]) -> tuple[str, ...]:
@@ -463,75 +226,23 @@ def _summary(strategy: Strategy, outcome: Result[Selection, TuneError]) -> tuple
 
 
 def _tuned(
-    run: _Run, outcome: Result[Selection, TuneError], names: Sequence[str]
+    setup: Setup, run: RunState, outcome: Result[Selection, TuneError], record: RunRecord
 ) -> TunedModule | None:
-    if not isinstance(outcome, Success):
-        for built in run.live.values():
-            built.close()
+    """The module running the winner (the record given at construction), or ``None``."""
+    winner = winner_built(setup, run, outcome)
+    if winner is None:
         return None
-    selection: Selection = outcome.unwrap()
-    if selection.fell_back_to_baseline:
-        for built in run.live.values():
-            built.close()
-        baseline = run.runs[0]
-        eager = TorchEager()
-        built = baseline.built or _build_eager(run, eager)
-        return TunedModule(
-            built,
-            eager,
-            selection,
-            run.samples,
-            source=run.module,
-            max_batch_size=run.max_batch_size,
-            outside=run.outside,
-        )
-    winner = next(r for r in run.runs if r.name == selection.backend)
-    for name, built in list(run.live.items()):
-        if name != selection.backend:
-            built.close()
-    assert winner.built is not None
+    built, config = winner
+    selection = outcome.unwrap()
     return TunedModule(
-        winner.built,
-        winner.backend,
+        built,
+        config,
         selection,
-        run.samples,
-        source=run.module,
-        max_batch_size=run.max_batch_size,
-        outside=run.outside,
-    )
-
-
-def _build_eager(run: _Run, eager: TorchEager) -> Built:
-    built = eager.build(run.module, run.samples, run.device, run.cache_dir / "eager")
-    return perform(built).unwrap()
-
-
-def _record(
-    run: _Run, outcome: Result[Selection, TuneError], names: Sequence[str], model_name: str
-) -> RunRecord:
-    outcomes = [_outcome(r) for r in run.runs]
-    has_baseline = run.strategy.validate_performance
-    spec = run.samples.spec
-    return RunRecord(
-        model=model_name,
-        device=str(run.device),
-        strategy=freeze(strategy_config(run.strategy, list(names))),
-        baseline=outcomes[0] if has_baseline and outcomes else None,
-        candidates=tuple(outcomes[1:] if has_baseline else outcomes),
-        selection=outcome.value_or(None),
-        error=outcome.failure() if isinstance(outcome, Failure) else None,
-        environment=freeze(environment_fingerprint(run.device)),
-        input_spec=freeze(
-            {
-                "names": list(spec.names),
-                "row_shapes": [list(t.row_shape) for t in spec.tensors],
-                "dtypes": [t.dtype for t in spec.tensors],
-                "batch_axis": spec.batch_axis,
-                "batched": run.samples.batched,
-                "dynamic": dynamic_to_json(spec),
-            }
-        ),
-        max_batch_size=run.max_batch_size,
+        setup.samples,
+        record,
+        source=setup.module,
+        max_batch_size=setup.max_batch_size,
+        outside=setup.outside,
     )
 
 
@@ -556,6 +267,17 @@ def tune_module(
     (default: every backend that can run on ``device``). ``options`` go to
     :func:`run_tuning` (``max_batch_size``, ``batch_axis``, ``batched``, ``dynamic_axes``,
     ``outside``, ``tolerance``, ``settings``, ``progress``, …).
+
+    >>> import tempfile, torch
+    >>> from aitune_fp import min_latency
+    >>> from aitune_fp.shell.io import perform
+    >>> model = torch.nn.Linear(3, 2)
+    >>> tuned = perform(tune_module(model, torch.randn(2, 3), min_latency, ["eager"],
+    ...                             cache_dir=tempfile.mkdtemp())).unwrap()
+    >>> torch.allclose(tuned(torch.ones(1, 3)), model(torch.ones(1, 3)))
+    True
+    >>> perform(tune_module(model, [], cache_dir=tempfile.mkdtemp())).failure().message[:16]
+    'no samples given'
     """
     return run_tuning(module, samples, strategy, backends, device, cache_dir, **options).bind(
         _tuned_or_error

@@ -1,0 +1,281 @@
+"""The tuning driver as state in, state out: build candidates as the fold pulls them.
+
+Rules:
+- :class:`Setup` is what a run works with (fixed before the first build);
+  :class:`RunState` is what it has done so far (the runs, the runners kept alive, what
+  the fold consumed and the fold's state); every function here takes a state and returns
+  a new one, and nothing is shared or changed in place;
+- candidates are built lazily, one at a time, as :func:`~aitune_fp.core.fold.fold_states`
+  pulls them; a strategy that settles early never builds the later backends, and a
+  backend the strategy does not admit is never built;
+- runners are released by one function, :func:`close_all_but`: after each step the
+  leader's runner is kept (with final rounds planned: every contender's), after the fold
+  only the winner's;
+- every build is one ``logging`` line on the ``aitune_fp`` logger and progress events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import itertools
+import logging
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from pyrsistent import PMap, pmap
+from returns.io import IOResult, IOSuccess
+from returns.result import Failure, Result
+
+from aitune_fp.core.fold import fold_states, settled
+from aitune_fp.core.measure.rounds import contenders
+from aitune_fp.core.records import (
+    BackendFailure,
+    Candidate,
+    Profile,
+    Selection,
+    TuneError,
+    TuneState,
+)
+from aitune_fp.core.stats.statistics import mean
+from aitune_fp.core.strategy import Strategy
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.backends.eager import TorchEager
+from aitune_fp.effects.candidate import CandidateRun, run_candidate
+from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.memory import MemoryWatch
+from aitune_fp.effects.profiler import BatchReport, ProfileSettings
+from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
+from aitune_fp.shell.io import perform
+from aitune_fp.shell.progress import ProgressEvent, ProgressSink
+from aitune_fp.shell.rounds import final_rounds
+
+log = logging.getLogger("aitune_fp")
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What a run works with: the module and samples on the device, the strategy, the
+    sweep's batch sizes, and where its files and progress go."""
+
+    module: torch.nn.Module
+    samples: Samples
+    strategy: Strategy
+    device: torch.device
+    cache_dir: Path
+    progress: ProgressSink
+    settings: ProfileSettings
+    tolerance: Tolerance
+    total: int
+    max_batch_size: int = 1
+    batch_sizes: tuple[int, ...] = (1,)
+    outside: str = "warn"
+
+    def emit(self, kind: str, backend: str = "", done: int = 0, **fields: Any) -> None:
+        """Send one progress event (``done`` backends so far)."""
+        self.progress(ProgressEvent(kind, backend, done=done, total=self.total, **fields))
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """What a run has done: its runs (baseline first), live runners, the fold's input
+    and state."""
+
+    runs: tuple[CandidateRun, ...] = ()
+    live: PMap[str, Built] = field(default_factory=pmap)
+    fed: tuple[Candidate, ...] = ()
+    fold: TuneState = field(default_factory=TuneState)
+
+
+def as_result(run: CandidateRun) -> Result[Profile, BackendFailure]:
+    """A run's outcome as the fold reads it."""
+    return perform(run.outcome)
+
+
+def build(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
+    """Build, validate and profile one backend (its peak memory attached); log it."""
+    log.info("building %s", name)
+    setup.emit("backend_start", name, done)
+    watch = MemoryWatch(setup.device)
+
+    def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
+        sizes = tuple(sorted({1, setup.max_batch_size}))
+        return validate(
+            name,
+            built,
+            setup.module,
+            setup.samples,
+            setup.device,
+            batch_sizes=sizes,
+            tolerance=setup.tolerance,
+        ).map(ValidationReport.as_dict)
+
+    def on_batch(report: BatchReport) -> None:
+        text = f"{mean(report.samples):.3f} ms/call over {len(report.samples)} calls"
+        setup.emit("batch_size", name, done, stage="profile", batch_size=report.batch_size,
+                   message=text)  # fmt: skip
+
+    def on_stage(stage: str) -> None:
+        setup.emit("stage", name, done, stage=stage)
+        watch.on_stage(stage)
+
+    run = run_candidate(
+        backend,
+        name,
+        setup.module,
+        setup.samples,
+        setup.device,
+        setup.cache_dir / f"{backend.name}-{backend.key()}",
+        setup.strategy.plan,
+        setup.batch_sizes,
+        check,
+        setup.settings,
+        on_stage=on_stage,
+        on_batch=on_batch,
+        cache_dir=setup.cache_dir,
+    )
+    run = _with_peak_memory(run, watch.peak_mb())
+    _log_outcome(setup, done + 1, run)
+    return run
+
+
+def _with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:
+    """``run`` with ``peak_mb`` attached to its profile (unchanged when it has none)."""
+    if peak_mb is None or not isinstance(run.outcome, IOSuccess):
+        return run
+    log.info("%s peak memory: %.1f MiB", run.name, peak_mb)
+    profile = run.outcome.map(lambda p: dataclasses.replace(p, peak_memory_mb=peak_mb))
+    return dataclasses.replace(run, outcome=profile)
+
+
+def _log_outcome(setup: Setup, done: int, run: CandidateRun) -> None:
+    result = as_result(run)
+    if isinstance(result, Failure):
+        failure = result.failure()
+        log.warning("%s", failure.describe())
+        setup.emit("backend_done", run.name, done, message=f"failed: {failure.describe()}")
+        return
+    measured = setup.strategy.measure(result.unwrap())
+    text = measured.map(lambda r: setup.strategy.fmt(r.metric)).value_or("no metric")
+    log.info("%s validated %s; profiled: %s", run.name, run.validation, text)
+    setup.emit("backend_done", run.name, done, message=f"ok: {text}")
+
+
+def with_baseline(setup: Setup, run: RunState) -> RunState:
+    """The eager baseline profiled first, when the strategy validates performance."""
+    if not setup.strategy.validate_performance:
+        return run
+    return dataclasses.replace(run, runs=(*run.runs, build(setup, 0, TorchEager(), "eager")))
+
+
+def close_all_but(live: Mapping[str, Built], keep: Collection[str]) -> PMap[str, Built]:
+    """Close every live runner not named in ``keep``; the ones kept, as a new map."""
+    for name, built in live.items():
+        if name not in keep:
+            built.close()
+    return pmap({name: built for name, built in live.items() if name in keep})
+
+
+def _kept(strategy: Strategy, state: TuneState) -> set[str]:
+    """Whose runners stay alive after a step: the contenders with rounds, else the leader."""
+    plan = strategy.plan.rounds
+    if plan is not None:
+        return set(contenders(strategy, state, plan.contenders))
+    return {state.best.backend} if state.best is not None else set()
+
+
+def _pulled(
+    setup: Setup, first: int, backends: Sequence[Backend], names: Sequence[str]
+) -> Iterator[tuple[CandidateRun | None, Candidate]]:
+    """Each candidate as it is pulled: built, or refused unbuilt when not admitted."""
+    admits = setup.strategy.admits
+    done = first
+    for backend, name in zip(backends, names, strict=True):
+        if admits is not None and not admits(name):
+            log.info("skipping %s: not admitted by %s", name, setup.strategy.name)
+            yield None, Failure(BackendFailure(name, "measure", "not admitted"))
+            continue
+        run = build(setup, done, backend, name)
+        done += 1
+        yield run, as_result(run)
+
+
+def drive_fold(
+    setup: Setup, run: RunState, backends: Sequence[Backend], names: Sequence[str]
+) -> RunState:
+    """Feed candidates to the fold one at a time, releasing each loser as it loses."""
+    strategy = setup.strategy
+    baseline = as_result(run.runs[0]) if run.runs else None
+    for_fold, for_us = itertools.tee(_pulled(setup, len(run.runs), backends, names))
+    states = fold_states(strategy, (result for _, result in for_fold), baseline)
+    run = dataclasses.replace(run, fold=next(states))
+    for state, (cand, result) in zip(states, for_us):  # noqa: B905 - the fold may stop early
+        previous = run.fold.best
+        live = run.live
+        if cand is not None and cand.built is not None:
+            if state.best is not None and state.best.backend == cand.name != getattr(
+                previous, "backend", None
+            ):
+                log.info("new best: %s (%s)", cand.name, strategy.fmt(state.best.result.metric))
+            live = close_all_but(live.set(cand.name, cand.built), _kept(strategy, state))
+        runs = run.runs if cand is None else (*run.runs, cand)
+        run = RunState(runs, live, (*run.fed, result), state)
+    if settled(strategy, run.fold):
+        log.info("%s settled: later candidates are not built", strategy.name)
+    gc.collect()
+    return run
+
+
+def with_final_rounds(setup: Setup, run: RunState) -> RunState:
+    """Time the baseline and the contenders in interleaved rounds; re-fold with them."""
+    strategy = setup.strategy
+    if strategy.plan.rounds is None or strategy.confidence is None:
+        return run
+    baseline = run.runs[0] if strategy.validate_performance and run.runs else None
+    base_profile = as_result(baseline).value_or(None) if baseline else None
+    runners = {name: built.runner for name, built in run.live.items()}
+    if baseline is not None and baseline.built is not None:
+        runners[baseline.name] = baseline.built.runner
+    setup.emit("stage", stage="final rounds", done=len(run.runs))
+    state, outcome = final_rounds(
+        strategy,
+        run.fold,
+        base_profile,
+        run.fed,
+        runners,
+        setup.samples,
+        setup.device,
+        setup.settings,
+        sweep_seconds=sum(r.stage_seconds.get("profile", 0.0) for r in run.runs),
+    )
+    if outcome is None:
+        return dataclasses.replace(run, fold=state)
+    updated = {p.backend: p for p in outcome.profiles}
+    runs = tuple(
+        dataclasses.replace(r, outcome=IOSuccess(updated[r.name])) if r.name in updated else r
+        for r in run.runs
+    )
+    return dataclasses.replace(run, runs=runs, fold=state)
+
+
+def winner_built(
+    setup: Setup, run: RunState, outcome: Result[Selection, TuneError]
+) -> tuple[Built, Backend] | None:
+    """The winner's runner and config; every other live runner is closed."""
+    if not isinstance(outcome, Failure) and not outcome.unwrap().fell_back_to_baseline:
+        name = outcome.unwrap().backend
+        close_all_but(run.live, {name})
+        winner = next(r for r in run.runs if r.name == name)
+        assert winner.built is not None
+        return winner.built, winner.backend
+    close_all_but(run.live, ())
+    if isinstance(outcome, Failure):
+        return None
+    eager = TorchEager()
+    built = run.runs[0].built or perform(
+        eager.build(setup.module, setup.samples, setup.device, setup.cache_dir / "eager")
+    ).unwrap()
+    return built, eager

@@ -1,0 +1,83 @@
+"""The finished run as data: every backend's outcome and the decision in a ``RunRecord``.
+
+Rules: the record holds every run's config (a dataclass config as its fields, else its
+name), profile or failure, stage times, validation errors and artifact; the baseline is
+the first run when the strategy validates performance; the strategy is stored by
+:func:`~aitune_fp.core.strategies.registry.strategy_config` with the candidates' names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from pyrsistent import freeze, pmap
+from returns.result import Failure, Result
+
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.records import Selection, TuneError
+from aitune_fp.core.strategies.registry import strategy_config
+from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.candidate import CandidateRun
+from aitune_fp.effects.dynamic import dynamic_to_json
+from aitune_fp.effects.environment import environment_fingerprint
+from aitune_fp.shell.drive import RunState, Setup, as_result
+
+
+def outcome_of(run: CandidateRun) -> BackendOutcome:
+    """One backend's outcome: its config, and its profile or its failure."""
+    result = as_result(run)
+    profile = result.value_or(None)
+    return BackendOutcome(
+        backend=run.name,
+        kind=run.backend.name,
+        key=run.backend.key(),
+        config=freeze(config_dict(run.backend)),
+        profile=profile,
+        failure=result.failure() if profile is None else None,
+        stage_seconds=pmap(run.stage_seconds),
+        validation=pmap(run.validation),
+        artifact=str(run.built.artifact) if run.built and run.built.artifact else None,
+    )
+
+
+def config_dict(backend: Backend) -> dict[str, Any]:
+    """A backend config as a dict: its fields when it is a dataclass, else its name."""
+    if dataclasses.is_dataclass(backend) and not isinstance(backend, type):
+        return dataclasses.asdict(backend)
+    return {"name": backend.name}
+
+
+def run_record(
+    setup: Setup,
+    run: RunState,
+    outcome: Result[Selection, TuneError],
+    names: Sequence[str],
+    model_name: str,
+) -> RunRecord:
+    """The whole run as a record."""
+    outcomes = [outcome_of(r) for r in run.runs]
+    has_baseline = setup.strategy.validate_performance
+    spec = setup.samples.spec
+    return RunRecord(
+        model=model_name,
+        device=str(setup.device),
+        strategy=freeze(strategy_config(setup.strategy, list(names))),
+        baseline=outcomes[0] if has_baseline and outcomes else None,
+        candidates=tuple(outcomes[1:] if has_baseline else outcomes),
+        selection=outcome.value_or(None),
+        error=outcome.failure() if isinstance(outcome, Failure) else None,
+        environment=freeze(environment_fingerprint(setup.device)),
+        input_spec=freeze(
+            {
+                "names": list(spec.names),
+                "row_shapes": [list(t.row_shape) for t in spec.tensors],
+                "dtypes": [t.dtype for t in spec.tensors],
+                "batch_axis": spec.batch_axis,
+                "batched": setup.samples.batched,
+                "dynamic": dynamic_to_json(spec),
+            }
+        ),
+        max_batch_size=setup.max_batch_size,
+    )
