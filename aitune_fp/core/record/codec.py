@@ -87,7 +87,16 @@ def _per_batch_size(doc: Reader) -> dict[int, tuple[float, ...]]:
 
 
 def decode_profile(doc: Reader) -> Profile:
-    """A profile from :func:`encode_profile`'s output."""
+    """A profile from :func:`encode_profile`'s output.
+
+    >>> p = Profile("eager", {1: [2.0], 4: [3.0, 3.5]}, peak_memory_mb=12.0)
+    >>> decode_profile(Reader(encode_profile(p), "profile")) == p
+    True
+    >>> decode_profile(Reader({"backend": "x", "latencies_ms": {"1": ["a"]}}, "profile"))
+    Traceback (most recent call last):
+    ...
+    ValueError: profile.latencies_ms.1[0]: expected a number, got a string
+    """
     rounds = doc.child_or_none("rounds_ms")
     batches = doc.child_or_none("batches")
     return doc.build(
@@ -108,17 +117,30 @@ def _batches(doc: Reader) -> dict[int, MeasuredBatch]:
 
 
 def encode_failure(failure: BackendFailure) -> dict[str, Any]:
-    """A failure as ``{"backend", "stage", "message"}``."""
+    """A failure as ``{"backend", "stage", "message"}``.
+
+    >>> encode_failure(BackendFailure("ort", "build", "no provider"))["stage"]
+    'build'
+    """
     return {"backend": failure.backend, "stage": failure.stage, "message": failure.message}
 
 
 def decode_failure(doc: Reader) -> BackendFailure:
-    """A failure from :func:`encode_failure`'s output."""
+    """A failure from :func:`encode_failure`'s output.
+
+    >>> f = BackendFailure("ort", "build", "no provider")
+    >>> decode_failure(Reader(encode_failure(f), "failure")) == f
+    True
+    """
     return doc.build(BackendFailure, doc.text("backend"), doc.text("stage"), doc.text("message"))
 
 
 def encode_result(result: BackendProfilingResult) -> dict[str, Any]:
-    """A profiling result, its raw samples at the selected batch size included."""
+    """A profiling result, its raw samples at the selected batch size included.
+
+    >>> encode_result(BackendProfilingResult(2.0, 1, 0.5, 2.0, samples_ms=(0.5,)))["samples_ms"]
+    [0.5]
+    """
     return {
         "metric": encode_float(result.metric),
         "selected_batch_size": result.selected_batch_size,
@@ -131,7 +153,12 @@ def encode_result(result: BackendProfilingResult) -> dict[str, Any]:
 
 
 def decode_result(doc: Reader) -> BackendProfilingResult:
-    """A profiling result from :func:`encode_result`'s output."""
+    """A profiling result from :func:`encode_result`'s output (non-finite names read back).
+
+    >>> r = BackendProfilingResult(2.0, 1, 0.5, 2.0, rounds_ms=(0.5, 0.6))
+    >>> decode_result(Reader(encode_result(r), "result")).rounds_ms
+    (0.5, 0.6)
+    """
     return doc.build(
         BackendProfilingResult,
         metric=doc.number("metric"),
@@ -145,7 +172,11 @@ def decode_result(doc: Reader) -> BackendProfilingResult:
 
 
 def encode_perf(perf: BackendPerfResult) -> dict[str, Any]:
-    """A candidate-vs-baseline record as a dict."""
+    """A candidate-vs-baseline record as a dict.
+
+    >>> encode_perf(BackendPerfResult("a", 2.0, 1.0, 2.0, True))["speedup"]
+    2.0
+    """
     return {
         "backend_description": perf.backend_description,
         "metric": encode_float(perf.metric),
@@ -156,7 +187,12 @@ def encode_perf(perf: BackendPerfResult) -> dict[str, Any]:
 
 
 def decode_perf(doc: Reader) -> BackendPerfResult:
-    """A candidate-vs-baseline record from :func:`encode_perf`'s output."""
+    """A candidate-vs-baseline record from :func:`encode_perf`'s output.
+
+    >>> p = BackendPerfResult("a", 2.0, 1.0, 2.0, True)
+    >>> decode_perf(Reader(encode_perf(p), "perf")) == p
+    True
+    """
     return doc.build(
         BackendPerfResult,
         doc.text("backend_description"),
@@ -176,7 +212,13 @@ def _decode_scored(doc: Reader) -> Scored:
 
 
 def encode_selection(selection: Selection) -> dict[str, Any]:
-    """A selection as a dict: winner, baseline, ranking, per-backend results, notes."""
+    """A selection as a dict: winner, baseline, ranking, per-backend results, notes.
+
+    >>> r = BackendProfilingResult(2.0, 1, 0.5, 2.0)
+    >>> doc = encode_selection(Selection("a", r, False, ranking=(Scored("a", r),)))
+    >>> doc["ranking"][0]["backend"], doc["fell_back_to_baseline"]
+    ('a', False)
+    """
     return {
         "backend": selection.backend,
         "result": encode_result(selection.result),
@@ -191,7 +233,13 @@ def encode_selection(selection: Selection) -> dict[str, Any]:
 
 
 def decode_selection(doc: Reader) -> Selection:
-    """A selection from :func:`encode_selection`'s output."""
+    """A selection from :func:`encode_selection`'s output.
+
+    >>> r = BackendProfilingResult(2.0, 1, 0.5, 2.0)
+    >>> s = Selection("a", r, True, baseline=Scored("eager", r), notes=("n",))
+    >>> decode_selection(Reader(encode_selection(s), "selection")) == s
+    True
+    """
     baseline = doc.child_or_none("baseline")
     return doc.build(
         Selection,
@@ -208,7 +256,11 @@ def decode_selection(doc: Reader) -> Selection:
 
 
 def encode_tune_error(error: TuneError) -> dict[str, Any]:
-    """A tuning error as a dict."""
+    """A tuning error as a dict.
+
+    >>> encode_tune_error(TuneError("no correct backend found", considered=("a",)))
+    {'message': 'no correct backend found', 'failures': [], 'considered': ['a']}
+    """
     return {
         "message": error.message,
         "failures": [encode_failure(f) for f in error.failures],
@@ -217,7 +269,12 @@ def encode_tune_error(error: TuneError) -> dict[str, Any]:
 
 
 def decode_tune_error(doc: Reader) -> TuneError:
-    """A tuning error from :func:`encode_tune_error`'s output."""
+    """A tuning error from :func:`encode_tune_error`'s output.
+
+    >>> e = TuneError("m", (BackendFailure("a", "build", "x"),), ("a",))
+    >>> decode_tune_error(Reader(encode_tune_error(e), "error")) == e
+    True
+    """
     return doc.build(
         TuneError,
         doc.text("message"),

@@ -179,7 +179,12 @@ def with_strategy(record: RunRecord, strategy: Strategy) -> RunRecord:
 
 # --------------------------------------------------------------------------- encode/decode
 def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
-    """One backend's outcome as a JSON-able dict."""
+    """One backend's outcome as a JSON-able dict (non-finite floats by name).
+
+    >>> o = BackendOutcome("a", "a", "k", {}, validation={"max_abs": float("inf")})
+    >>> encode_outcome(o)["validation"], decode_outcome(Reader(encode_outcome(o), "o")) == o
+    ({'max_abs': 'Infinity'}, True)
+    """
     return {
         "backend": outcome.backend,
         "kind": outcome.kind,
@@ -268,7 +273,13 @@ def decode(data: Any) -> RunRecord:
 
 
 def dumps(record: RunRecord) -> str:
-    """The record as indented, key-sorted, strict JSON text (no NaN literals)."""
+    """The record as indented, key-sorted, strict JSON text (no NaN literals).
+
+    >>> o = BackendOutcome("a", "a", "k", {})
+    >>> r = RunRecord("m", "cpu", {}, None, (o,), None, None, {}, {}, None)
+    >>> loads(dumps(r)) == r, encode(r)["schema_version"]
+    (True, 1)
+    """
     return json.dumps(encode(record), indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
