@@ -68,10 +68,13 @@ def providers() -> int:
     return 1 if failures else 0
 
 
-def backends() -> int:
-    """Build, validate and briefly time every GPU backend on the MLP demo model."""
-    from returns.io import IOSuccess
-    from returns.unsafe import unsafe_perform_io
+def backends(device_name: str = "cuda") -> int:
+    """Build, validate and briefly time every GPU backend on the MLP demo model.
+
+    With ``device_name="cpu"`` the same steps run ONNX Runtime's CPU provider: a rehearsal
+    of this code path on a machine without a GPU (``backends-cpu``).
+    """
+    from returns.result import Success
 
     from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
     from aitune_fp.effects.backends.base import Backend
@@ -82,12 +85,13 @@ def backends() -> int:
     from aitune_fp.effects.profiler import ProfileSettings, profile_runner
     from aitune_fp.effects.validate import validate
     from aitune_fp.models import DEMO_MODELS
+    from aitune_fp.shell.io import perform
 
-    device = torch.device("cuda", 0)
+    device = torch.device("cuda", 0) if device_name == "cuda" else torch.device("cpu")
     demo = DEMO_MODELS["mlp"]
     module = demo.build().eval().to(device)
-    samples = normalise_samples(demo.samples())
-    configs: list[Backend] = [
+    samples = normalise_samples(demo.samples()).to(device)
+    gpu_configs: list[Backend] = [
         OnnxRuntime(provider="cuda"),
         OnnxRuntime(provider="tensorrt", max_batch_size=64),
         TensorRT(max_batch_size=64),
@@ -96,6 +100,7 @@ def backends() -> int:
         TorchTensorRT(max_batch_size=64, fp16=True),
         TorchTensorRT(ir="torch_compile"),
     ]
+    configs = gpu_configs if device.type == "cuda" else [OnnxRuntime(provider="cpu")]
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         for i, config in enumerate(configs):
@@ -105,30 +110,32 @@ def backends() -> int:
                 print(f"SKIP {name}: {reason}")
                 continue
             t0 = time.perf_counter()
-            built = config.build(module, samples, device, Path(tmp) / str(i))
-            if not isinstance(built, IOSuccess):
+            built = perform(config.build(module, samples, device, Path(tmp) / str(i)))
+            if not isinstance(built, Success):
                 failures += 1
-                print(f"FAIL {name}: {unsafe_perform_io(built.failure()).message}")
+                print(f"FAIL {name}: {built.failure().message}")
                 continue
-            ok = unsafe_perform_io(built.unwrap())
-            checked = validate(name, ok, module, samples, device, batch_sizes=(1, 64))
-            if not isinstance(checked, IOSuccess):
+            ok = built.unwrap()
+            checked = perform(validate(name, ok, module, samples, device, batch_sizes=(1, 64)))
+            if not isinstance(checked, Success):
                 failures += 1
-                print(f"FAIL {name}: {unsafe_perform_io(checked.failure()).message}")
+                print(f"FAIL {name}: {checked.failure().message}")
                 continue
-            profile = profile_runner(
-                name,
-                ok.runner,
-                samples,
-                device,
-                (1, 64),
-                fixed_steps(warmup=5, steps=20),
-                never_stop(),
-                ProfileSettings(input_mode="same", cuda_events=True),
+            profile = perform(
+                profile_runner(
+                    name,
+                    ok.runner,
+                    samples,
+                    device,
+                    (1, 64),
+                    fixed_steps(warmup=5, steps=20),
+                    never_stop(),
+                    ProfileSettings(input_mode="same", cuda_events=True),
+                )
             )
             timing = "not timed"
-            if isinstance(profile, IOSuccess):
-                lat = unsafe_perform_io(profile.unwrap()).latencies
+            if isinstance(profile, Success):
+                lat = profile.unwrap().latencies_ms
                 timing = ", ".join(
                     f"bs{bs} median {sorted(v)[len(v) // 2]:.3f} ms" for bs, v in lat.items()
                 )
@@ -155,7 +162,13 @@ def imports() -> int:
 
 def main(argv: list[str]) -> int:
     """Run the step named by ``argv[0]``."""
-    steps = {"cuda": cuda, "providers": providers, "backends": backends, "imports": imports}
+    steps = {
+        "cuda": cuda,
+        "providers": providers,
+        "backends": backends,
+        "backends-cpu": lambda: backends("cpu"),
+        "imports": imports,
+    }
     if not argv or argv[0] not in steps:
         print(f"usage: gpu_check.py {{{','.join(steps)}}}", file=sys.stderr)
         return 2

@@ -89,3 +89,19 @@ def test_every_name_the_gpu_steps_import_exists() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS imports" in done.stdout
+
+
+@pytest.mark.heavy
+def test_the_backends_step_rehearsed_on_cpu_builds_validates_and_times() -> None:
+    """The backends step's code path (build, validate, time, print) runs end to end on CPU."""
+    pytest.importorskip("onnxruntime")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gpu_check.py"), "backends-cpu"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS onnxruntime(provider='cpu')" in done.stdout
+    assert "bs1 median" in done.stdout
