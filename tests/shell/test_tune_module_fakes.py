@@ -61,7 +61,8 @@ def test_faster_backend_wins_and_runs_like_eager(module, samples, tmp_path: Path
 
 def test_baseline_selected_when_no_candidate_beats_it(module, samples, tmp_path) -> None:
     """With every candidate slower than eager the baseline is selected and still runs."""
-    backends = [FakeBackend("slow", sleep_ms=2.0)]
+    # 20 ms a call: far beyond any scheduler stall eager can suffer on a loaded machine
+    backends = [FakeBackend("slow", sleep_ms=20.0)]
     tuned = _ok(tune_module(module, samples, quick(min_latency), backends, cache_dir=tmp_path))
     assert tuned.selection.fell_back_to_baseline and tuned.backend == "eager"
     x = torch.randn(2, 8)

@@ -61,7 +61,7 @@ def test_the_reference_rule_runs_no_rounds(module, samples, tmp_path: Path) -> N
 def test_a_candidate_settled_by_the_sweeps_runs_no_rounds(module, samples, tmp_path: Path) -> None:
     """A candidate far slower than eager in the sweeps is settled there: no round is timed,
     eager is kept, and the selection's notes say why."""
-    backends = [FakeBackend("slow", sleep_ms=5.0)]
+    backends = [FakeBackend("slow", sleep_ms=20.0)]  # far beyond a scheduler stall
     run: TuningRun = unsafe_perform_io(
         run_tuning(
             module,
