@@ -2,7 +2,9 @@
 
 Rules:
 - ``path/to/file.py:factory`` imports the file as a fresh module (its folder first on
-  ``sys.path`` while it imports); ``package.module:factory`` imports a module by name;
+  ``sys.path`` while it imports) named from a sha256 of its resolved path, so the name is
+  the same in every process (Python's ``hash()`` is salted per process);
+  ``package.module:factory`` imports a module by name;
 - the factory is called without arguments and returns the ``nn.Module``, or a pair
   ``(module, samples)``;
 - without samples from the factory, ``--input-shape`` (one per positional input, batch
@@ -15,6 +17,7 @@ Rules:
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import sys
@@ -32,10 +35,20 @@ class FactoryError(Exception):
     """The model factory could not give a module (the message says why)."""
 
 
+def module_name(path: Path) -> str:
+    """The import name of a model file: a sha256 of its resolved path, stable across processes.
+
+    >>> module_name(Path("m.py")) == module_name(Path("./m.py")), module_name(Path("m.py"))[:15]
+    (True, 'aitune_fp_user_')
+    """
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    return f"aitune_fp_user_{digest}"
+
+
 def _import_file(path: Path) -> ModuleType:
     if not path.is_file():
         raise FactoryError(f"model file {str(path)!r} does not exist")
-    name = f"aitune_fp_user_{abs(hash(path.resolve()))}"
+    name = module_name(path)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise FactoryError(f"cannot import {str(path)!r} as a Python module")

@@ -33,23 +33,27 @@ from aitune_fp.cli.options import (
     shape_arg,
     strategy_arg,
 )
-from aitune_fp.core.strategies import max_throughput
-from aitune_fp.core.strategies.registry import STRATEGY_SPECS
+from aitune_fp.core.strategies.registry import STRATEGY_SPECS, parse_strategy
 
 PROG = "aitune-fp"
 DEMO_CHOICES = ("mlp", "cnn", "transformer", "all")
 PIPE_WIDTH = 160
+DEFAULT_STRATEGY = "confident:max-throughput"
 Command = Callable[[argparse.Namespace, Any, Any], int]
 
 
 def _tuning_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared by ``demo`` and ``tune``."""
+    """Options shared by ``demo`` and ``tune``.
+
+    Without ``--strategy`` they decide with the confident comparison
+    (:data:`DEFAULT_STRATEGY`); ``--strategy max-throughput`` is the plain rule.
+    """
     parser.add_argument(
         "--strategy",
         type=strategy_arg,
-        default=max_throughput,
+        default=parse_strategy(DEFAULT_STRATEGY),
         metavar="SPEC",
-        help=f"selection strategy: {', '.join(STRATEGY_SPECS)} (default: max-throughput)",
+        help=f"selection strategy: {', '.join(STRATEGY_SPECS)} (default: {DEFAULT_STRATEGY})",
     )
     parser.add_argument(
         "--backends",

@@ -2,7 +2,8 @@
 
 Rules:
 - the key is a sha256 over: the module's code and weights (every parameter and buffer,
-  by name, dtype, shape and bytes; every submodule's class and source), the input spec,
+  by name, dtype, shape and bytes; every submodule's class qualified name and source,
+  never its import name, so keys match across processes and import paths), the input spec,
   the backend's kind, config key and implementation source, the device (and GPU model),
   and the versions of Python and of every inference library;
 - only backends whose artifacts can be loaded back (:func:`~aitune_fp.effects.artifacts.
@@ -75,13 +76,24 @@ def weights_digest(module: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
+def _class_source(cls: type) -> str:
+    """The source text of ``cls`` (empty when Python cannot find it)."""
+    with contextlib.suppress(OSError, TypeError):
+        return inspect.getsource(cls)
+    return ""
+
+
 def code_digest(module: torch.nn.Module) -> str:
-    """sha256 of the module tree's structure (``repr``) and every submodule class's source."""
+    """sha256 of the module tree's structure (``repr``) and every submodule class's qualified
+    name and source text.
+
+    The import name (``__module__``) is left out on purpose: the same file imported under
+    another name, or in another process, gives the same digest.
+    """
     h = hashlib.sha256(repr(module).encode())
-    for cls in sorted({type(m) for m in module.modules()}, key=lambda c: c.__qualname__):
-        h.update(f"{cls.__module__}.{cls.__qualname__}".encode())
-        with contextlib.suppress(OSError, TypeError):
-            h.update(inspect.getsource(cls).encode())
+    classes = {(cls.__qualname__, _class_source(cls)) for cls in map(type, module.modules())}
+    for qualname, source in sorted(classes):
+        h.update(f"{qualname}|{hashlib.sha256(source.encode()).hexdigest()}|".encode())
     return h.hexdigest()
 
 

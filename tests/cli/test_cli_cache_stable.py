@@ -1,0 +1,90 @@
+"""Cache keys are stable across processes and import paths: a second tune rebuilds nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aitune_fp.cli.factory import module_name
+
+MODEL = """
+import torch
+
+def build():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    return net, [torch.randn(2, 4) for _ in range(2)]
+"""
+CACHEABLE = ("aot_inductor", "onnxruntime")
+API = """
+import importlib.util, logging, sys
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+spec = importlib.util.spec_from_file_location("imported_under_another_name", sys.argv[1])
+user = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(user)
+from aitune_fp.shell.tune_module import tune_module
+module, samples = user.build()
+tune_module(module, samples, backends=["eager", *sys.argv[3:]], cache_dir=sys.argv[2],
+            max_batch_size=2).unwrap()
+"""
+
+
+def _cli(model: Path, cache: Path, out: Path) -> str:
+    """Run one CLI tune in a fresh process; its stderr (with the library's log lines)."""
+    command = [sys.executable, "-m", "aitune_fp", "--debug", "tune", f"{model}:build"]
+    command += ["--backends", ",".join(("eager", *CACHEABLE)), "--max-batch-size", "2"]
+    command += ["--cache-dir", str(cache), "--out", str(out), "--no-plot"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stderr
+
+
+def _api(model: Path, cache: Path) -> str:
+    """Run one API tune in a fresh process, the file imported under another module name."""
+    command = [sys.executable, "-c", API, str(model), str(cache), *CACHEABLE]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stderr
+
+
+def _hits(log: str) -> set[str]:
+    """The backends the cache served (the 'reuses entry' log line)."""
+    return {b for b in CACHEABLE if f"artifact cache: {b} reuses entry" in log}
+
+
+def test_module_name_is_a_digest_of_the_resolved_path(tmp_path: Path) -> None:
+    """The file's import name depends on its resolved path only, never on a salted hash()."""
+    inner = tmp_path / "a"
+    inner.mkdir()
+    assert module_name(inner / "m.py") == module_name(inner / ".." / "a" / "m.py")
+    assert module_name(inner / "m.py") != module_name(tmp_path / "m.py")
+    fresh = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys;from pathlib import Path;"
+            "from aitune_fp.cli.factory import module_name;print(module_name(Path(sys.argv[1])))",
+            str(inner / "m.py"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert fresh.stdout.strip() == module_name(inner / "m.py")
+
+
+@pytest.mark.heavy
+def test_second_fresh_process_hits_the_cache_for_every_cacheable_backend(tmp_path: Path) -> None:
+    """Two CLI tunes in fresh processes, then an API tune importing the file under another
+    name, share one cache: after the first, every cacheable backend is a hit (one entry each)."""
+    model = tmp_path / "my_model.py"
+    model.write_text(MODEL)
+    cache = tmp_path / "cache"
+    first = _cli(model, cache, tmp_path / "out1")
+    assert _hits(first) == set()
+    assert _hits(_cli(model, cache, tmp_path / "out2")) == set(CACHEABLE)
+    assert _hits(_api(model, cache)) == set(CACHEABLE)
+    assert len(list((cache / "artifacts").iterdir())) == len(CACHEABLE)
