@@ -147,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     reselect.add_argument("run", metavar="RUN.json")
     reselect.add_argument("--strategy", type=strategy_arg, required=True, metavar="SPEC")
     reselect.add_argument("--out", default=None, metavar="NEW.json", help="store the new run")
+    from aitune_fp.cli.fleet_commands import add_fleet_parser
+
+    add_fleet_parser(sub)
     return parser
 
 
@@ -154,6 +157,8 @@ def _command(name: str) -> Command:
     """The function running command ``name`` (imported on demand)."""
     if name in ("demo", "tune"):
         from aitune_fp.cli import tune_commands as module
+    elif name == "fleet":
+        from aitune_fp.cli import fleet_commands as module  # type: ignore[no-redef]
     else:
         from aitune_fp.cli import record_commands as module  # type: ignore[no-redef]
     return getattr(module, name)  # type: ignore[no-any-return]

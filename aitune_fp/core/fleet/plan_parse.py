@@ -1,0 +1,260 @@
+"""A fleet plan from TOML text, checked whole before anything runs.
+
+Rules:
+- the text is parsed with ``tomllib``; a syntax error is a :class:`PlanError` at the line
+  ``tomllib`` names;
+- top-level keys: ``strategies`` (required, CLI strategy specs), ``backends``,
+  ``max_batch_size``, ``retries``, ``plot``, ``[[models]]`` and ``[[targets]]`` (both
+  required, at least one each); a model has ``name`` and optionally ``factory``,
+  ``input_shape`` (a list of ``4x16`` shapes) and ``dtype`` (a list); a target has
+  ``device`` and optionally ``accelerator_type``, ``name``, ``backends``,
+  ``max_batch_size`` and ``num_cpus``;
+- every value is checked: types, strategy specs (:func:`~aitune_fp.core.parse.parse_strategy`),
+  shapes, dtypes, devices, demo names, backend names (when the caller knows them), and that
+  no two models, targets or strategies share a folder name (nor two specs the same
+  strategy, e.g. ``min-latency`` and ``min_latency``); an unknown key is an error;
+- the first problem is a :class:`PlanError` naming the line and the field
+  (``line 7: models[1].factory: …``); nothing is partially accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Final
+
+from aitune_fp.core.fleet.plan import (
+    DEMO_NAMES,
+    ModelEntry,
+    Plan,
+    Settings,
+    TargetEntry,
+    safe_name,
+)
+from aitune_fp.core.fleet.toml_lines import field_line, field_name
+from aitune_fp.core.parse import parse_shape, parse_strategy
+from aitune_fp.core.report import strategy_config
+
+DTYPES: Final = (
+    "float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8",
+    "bool",
+)  # fmt: skip
+_TOP: Final = ("strategies", "backends", "max_batch_size", "retries", "plot", "models", "targets")
+_MODEL: Final = ("name", "factory", "input_shape", "dtype")
+_TARGET: Final = ("device", "accelerator_type", "name", "backends", "max_batch_size", "num_cpus")
+_DEVICE: Final = re.compile(r"cpu|cuda(:[0-9]+)?")
+_FACTORY: Final = re.compile(r".+:[A-Za-z_][A-Za-z0-9_]*")
+_SYNTAX_LINE: Final = re.compile(r"at line (\d+)")
+
+
+class PlanError(ValueError):
+    """A plan that cannot run: the line, the field and what is wrong."""
+
+    def __init__(self, line: int, field: str, problem: str) -> None:
+        super().__init__(f"line {line}: {field}: {problem}")
+        self.line = line
+        self.field = field
+        self.problem = problem
+
+
+class _Checker:
+    """Raises :class:`PlanError` for a path of the document it reads."""
+
+    def __init__(self, text: str, known_backends: Collection[str] | None) -> None:
+        self.text = text
+        self.known = known_backends
+
+    def fail(self, path: Sequence[str | int], problem: str) -> PlanError:
+        return PlanError(field_line(self.text, path), field_name(path), problem)
+
+    def keys(self, table: Mapping[str, Any], allowed: Sequence[str], path: tuple[Any, ...]) -> None:
+        for key in table:
+            if key not in allowed:
+                raise self.fail((*path, key), f"unknown key; use one of {', '.join(allowed)}")
+
+    def string(self, value: Any, path: tuple[Any, ...]) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(path, f"expected a non-empty string, got {value!r}")
+        return value.strip()
+
+    def strings(self, value: Any, path: tuple[Any, ...]) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise self.fail(path, f"expected a list of strings, got {value!r}")
+        return tuple(self.string(v, (*path, i)) for i, v in enumerate(value))
+
+    def positive_int(self, value: Any, path: tuple[Any, ...], *, least: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise self.fail(path, f"expected an integer >= {least}, got {value!r}")
+        return value
+
+    def backends(self, value: Any, path: tuple[Any, ...]) -> tuple[str, ...]:
+        names = self.strings(value, path)
+        if not names:
+            raise self.fail(path, "expected at least one backend name")
+        for i, name in enumerate(names):
+            if self.known is not None and name not in self.known:
+                raise self.fail(
+                    (*path, i), f"unknown backend {name!r}; known: {', '.join(sorted(self.known))}"
+                )
+        return names
+
+
+def _strategies(check: _Checker, value: Any) -> tuple[str, ...]:
+    specs = check.strings(value, ("strategies",))
+    if not specs:
+        raise check.fail(("strategies",), "expected at least one strategy")
+    folders: dict[str, int] = {}
+    meanings: dict[str, int] = {}
+    for i, spec in enumerate(specs):
+        try:
+            meaning = json.dumps(strategy_config(parse_strategy(spec)), sort_keys=True)
+        except ValueError as error:
+            raise check.fail(("strategies", i), str(error)) from None
+        for seen, key, what in (
+            (folders, safe_name(spec), "folder"),
+            (meanings, meaning, "strategy"),
+        ):
+            if key in seen:
+                raise check.fail(("strategies", i), f"same {what} as strategies[{seen[key]}]")
+            seen[key] = i
+    return specs
+
+
+def _model(check: _Checker, table: Mapping[str, Any], i: int) -> ModelEntry:
+    path = ("models", i)
+    check.keys(table, _MODEL, path)
+    if "name" not in table:
+        raise check.fail(path, "a model needs a name")
+    name = check.string(table["name"], (*path, "name"))
+    factory = None
+    if "factory" in table:
+        factory = check.string(table["factory"], (*path, "factory"))
+        if not _FACTORY.fullmatch(factory):
+            raise check.fail(
+                (*path, "factory"),
+                f"expected path/to/file.py:factory or package.module:factory, got {factory!r}",
+            )
+    elif name not in DEMO_NAMES:
+        raise check.fail(
+            (*path, "name"),
+            f"{name!r} is not a demo model ({', '.join(DEMO_NAMES)}); give a factory",
+        )
+    shapes = []
+    for j, text in enumerate(check.strings(table.get("input_shape", []), (*path, "input_shape"))):
+        try:
+            shapes.append(parse_shape(text))
+        except ValueError as error:
+            raise check.fail((*path, "input_shape", j), str(error)) from None
+    dtypes = check.strings(table.get("dtype", []), (*path, "dtype"))
+    for j, dtype in enumerate(dtypes):
+        if dtype not in DTYPES:
+            raise check.fail((*path, "dtype", j), f"dtype must be one of {', '.join(DTYPES)}")
+    if factory is None and (shapes or dtypes):
+        key = "input_shape" if shapes else "dtype"
+        raise check.fail((*path, key), "a demo model brings its own samples")
+    return ModelEntry(name, factory, tuple(shapes), dtypes)
+
+
+def _target(check: _Checker, table: Mapping[str, Any], i: int) -> TargetEntry:
+    path = ("targets", i)
+    check.keys(table, _TARGET, path)
+    if "device" not in table:
+        raise check.fail(path, "a target needs a device (cpu, cuda or cuda:N)")
+    device = check.string(table["device"], (*path, "device")).lower()
+    if not _DEVICE.fullmatch(device):
+        raise check.fail((*path, "device"), f"device must be cpu, cuda or cuda:N, got {device!r}")
+    accel = table.get("accelerator_type")
+    if accel is not None:
+        accel = check.string(accel, (*path, "accelerator_type"))
+        if not device.startswith("cuda"):
+            raise check.fail((*path, "accelerator_type"), "only a cuda target has one")
+    name = check.string(table["name"], (*path, "name")) if "name" in table else None
+    cpus = table.get("num_cpus")
+    if cpus is not None and (
+        isinstance(cpus, bool) or not isinstance(cpus, int | float) or not math.isfinite(cpus)
+        or cpus <= 0
+    ):  # fmt: skip
+        raise check.fail((*path, "num_cpus"), f"expected a number > 0, got {cpus!r}")
+    return TargetEntry(
+        device=device,
+        accelerator_type=accel,
+        name=name,
+        backends=check.backends(table["backends"], (*path, "backends"))
+        if "backends" in table
+        else None,
+        max_batch_size=check.positive_int(table["max_batch_size"], (*path, "max_batch_size"))
+        if "max_batch_size" in table
+        else None,
+        num_cpus=None if cpus is None else float(cpus),
+    )
+
+
+def _tables(check: _Checker, doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    value = doc.get(key)
+    if value is None:
+        raise check.fail((key,), f"the plan needs at least one [[{key}]] table")
+    if not isinstance(value, list) or not value:
+        raise check.fail((key,), f"expected one or more [[{key}]] tables")
+    for i, table in enumerate(value):
+        if not isinstance(table, dict):
+            raise check.fail((key, i), f"expected a table, got {table!r}")
+    return value
+
+
+def _unique(check: _Checker, key: str, names: Sequence[str], field: str) -> None:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if safe_name(name) in seen:
+            raise check.fail(
+                (key, i, field), f"{name!r} has the same folder as {key}[{seen[safe_name(name)]}]"
+            )
+        seen[safe_name(name)] = i
+
+
+def _settings(check: _Checker, doc: Mapping[str, Any]) -> Settings:
+    plot = doc.get("plot", True)
+    if not isinstance(plot, bool):
+        raise check.fail(("plot",), f"expected true or false, got {plot!r}")
+    return Settings(
+        backends=check.backends(doc["backends"], ("backends",)) if "backends" in doc else None,
+        max_batch_size=check.positive_int(doc["max_batch_size"], ("max_batch_size",))
+        if "max_batch_size" in doc
+        else None,
+        retries=check.positive_int(doc.get("retries", 2), ("retries",), least=0),
+        plot=plot,
+    )
+
+
+def parse_plan(text: str, *, known_backends: Collection[str] | None = None) -> Plan:
+    """The plan ``text`` describes, or a :class:`PlanError` for its first problem.
+
+    >>> plan = parse_plan('strategies = ["min-latency"]\\n[[models]]\\nname = "mlp"\\n'
+    ...                   '[[targets]]\\ndevice = "cpu"\\n')
+    >>> plan.models[0].name, plan.targets[0].label, plan.settings.retries
+    ('mlp', 'cpu', 2)
+    >>> parse_plan('strategies = ["fastest"]\\n[[models]]\\nname = "mlp"\\n'
+    ...            '[[targets]]\\ndevice = "cpu"\\n')  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.core.fleet.plan_parse.PlanError: line 1: strategies[0]: unknown strategy ...
+    """
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        match = _SYNTAX_LINE.search(str(error))
+        last = max(len(text.splitlines()), 1)  # "at end of document" names no line
+        raise PlanError(int(match.group(1)) if match else last, "toml", str(error)) from None
+    check = _Checker(text, known_backends)
+    check.keys(doc, _TOP, ())
+    if "strategies" not in doc:
+        raise check.fail(("strategies",), 'the plan needs strategies, e.g. ["max-throughput"]')
+    strategies = _strategies(check, doc["strategies"])
+    settings = _settings(check, doc)
+    models = tuple(_model(check, t, i) for i, t in enumerate(_tables(check, doc, "models")))
+    targets = tuple(_target(check, t, i) for i, t in enumerate(_tables(check, doc, "targets")))
+    _unique(check, "models", [m.name for m in models], "name")
+    _unique(check, "targets", [t.label for t in targets], "name")
+    return Plan(strategies, models, targets, settings)

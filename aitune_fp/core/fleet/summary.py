@@ -1,0 +1,142 @@
+"""The fleet summary as data: one row per job, as JSON and as a Markdown page.
+
+Rules:
+- rows follow the index (plan order); a row has the job's model, target, strategy and
+  status, and — when its run is readable and selected a backend — the selected backend, its
+  metric, and its speedup over the baseline (``1.00`` when the baseline was kept);
+- the speedup has an interval only when the run's strategy decides by confidence
+  (``confident:…``): the strategy's own rule's bootstrap interval of the winner over the
+  baseline; other strategies give a point only;
+- a failed or interrupted job shows its message; nothing here reads files or draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from aitune_fp.core.confidence import check_kind, speedup_interval
+from aitune_fp.core.fleet.index import FleetIndex, JobEntry, statuses
+from aitune_fp.core.parse import strategy_from_config
+from aitune_fp.core.run_record import RunRecord
+from aitune_fp.core.run_summary import format_metric
+
+
+@dataclass(frozen=True, slots=True)
+class FleetRow:
+    """One job in the summary."""
+
+    job: str
+    model: str
+    target: str
+    strategy: str
+    status: str
+    backend: str | None = None
+    metric: str = ""
+    speedup: float | None = None
+    low: float | None = None
+    high: float | None = None
+    confidence: float | None = None
+    message: str = ""
+
+    @property
+    def speedup_text(self) -> str:
+        """``1.42×``, ``1.42× [1.38, 1.47] 90 %`` with an interval, ``—`` without a speedup.
+
+        >>> FleetRow("j", "m", "cpu", "s", "complete", speedup=1.5, low=1.25, high=1.75,
+        ...          confidence=0.9).speedup_text
+        '1.50× [1.25, 1.75] 90 %'
+        """
+        if self.speedup is None:
+            return "—"
+        text = f"{self.speedup:.2f}×"
+        if self.low is not None and self.high is not None and self.confidence is not None:
+            text += f" [{self.low:.2f}, {self.high:.2f}] {self.confidence * 100:g} %"
+        return text
+
+
+def _interval(record: RunRecord) -> tuple[float, float, float] | None:
+    sel = record.selection
+    if sel is None or sel.baseline is None or sel.fell_back_to_baseline:
+        return None
+    try:
+        strategy = strategy_from_config(record.strategy)
+        if strategy.confidence is None:
+            return None
+        interval = speedup_interval(
+            strategy.confidence, check_kind(strategy.metric_label), sel.result, sel.baseline[1]
+        )
+    except (ValueError, KeyError):
+        return None
+    return interval.low, interval.high, interval.confidence
+
+
+def _speedup(record: RunRecord) -> float | None:
+    sel = record.selection
+    if sel is None or sel.baseline is None:
+        return None
+    if sel.fell_back_to_baseline:
+        return 1.0
+    found = [p.speedup for p in sel.perf_results if p.backend_description == sel.backend]
+    return found[0] if found else None
+
+
+def fleet_row(entry: JobEntry, record: RunRecord | None) -> FleetRow:
+    """The row of one job from its index entry and its run (``None`` when unreadable)."""
+    row = FleetRow(
+        entry.job, entry.model, entry.target, entry.strategy, entry.status, message=entry.message
+    )
+    if record is None or record.selection is None:
+        if record is not None and record.error is not None and not row.message:
+            return FleetRow(**{**asdict(row), "message": record.error.message})
+        return row
+    interval = _interval(record)
+    low, high, confidence = interval if interval is not None else (None, None, None)
+    return FleetRow(
+        **{
+            **asdict(row),
+            "backend": record.selection.backend,
+            "metric": format_metric(record, record.selection.result.metric),
+            "speedup": _speedup(record),
+            "low": low,
+            "high": high,
+            "confidence": confidence,
+        }
+    )
+
+
+def fleet_rows(index: FleetIndex, records: Mapping[str, RunRecord | None]) -> tuple[FleetRow, ...]:
+    """Every job's row, in index order; ``records`` maps job ids to their runs."""
+    return tuple(fleet_row(e, records.get(e.job)) for e in index.entries)
+
+
+def summary_json(index: FleetIndex, rows: Sequence[FleetRow]) -> dict[str, Any]:
+    """The summary as a JSON-able dict: status counts and every row."""
+    return {"executor": index.executor, "statuses": dict(statuses(index)),
+            "jobs": [asdict(r) for r in rows]}  # fmt: skip
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(index: FleetIndex, rows: Sequence[FleetRow], plots: Mapping[str, str]) -> str:
+    """The summary page: counts, one table of every job, one plot per target (when drawn)."""
+    counts = ", ".join(f"{n} {s}" for s, n in statuses(index).items())
+    lines = [f"# Fleet summary ({len(rows)} jobs, {index.executor})", "", counts, ""]
+    lines += [
+        "| model | target | strategy | selected backend | metric | speedup | status | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cells = [r.model, r.target, r.strategy, r.backend or "—", r.metric or "—",
+                 r.speedup_text, r.status, r.message]  # fmt: skip
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    for target in dict.fromkeys(r.target for r in rows):
+        lines += ["", f"## {target}", ""]
+        if target in plots:
+            lines.append(f"![speedups on {target}]({plots[target]})")
+        else:
+            lines.append("(no plot)")
+    return "\n".join(lines) + "\n"
