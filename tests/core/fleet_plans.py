@@ -63,6 +63,7 @@ settings = st.builds(
     max_batch_size=st.none() | st.integers(1, 512),
     retries=st.integers(0, 5),
     plot=st.booleans(),
+    save=st.booleans(),
 )
 
 

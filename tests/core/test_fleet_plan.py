@@ -190,3 +190,21 @@ def test_entry_key_changes_with_what_decides_the_result() -> None:
     assert entry_key(dataclasses.replace(job, target=TargetEntry("cpu", backends=("eager",)))) != (
         entry_key(job)
     )
+
+
+def test_the_documented_zoo_plan_is_valid() -> None:
+    """The plan of docs/fleet.md and examples/fleet.toml parse (with every real backend)."""
+    import re
+    from pathlib import Path
+
+    from aitune_fp.effects.backends.registry import BACKEND_TYPES
+
+    root = Path(__file__).resolve().parents[2]
+    block = re.search(r"```toml\n(.*?)```", (root / "docs" / "fleet.md").read_text(), re.S)
+    assert block is not None
+    zoo = parse_plan(block.group(1), known_backends=set(BACKEND_TYPES))
+    assert len(expand(zoo)) == 18
+    example = parse_plan(
+        (root / "examples" / "fleet.toml").read_text(), known_backends=set(BACKEND_TYPES)
+    )
+    assert {m.name for m in example.models} == set(DEMO_NAMES) and len(example.strategies) == 2

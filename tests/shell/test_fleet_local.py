@@ -54,10 +54,12 @@ def slow():
 """
 
 
-def _plan(tmp_path: Path, body: str, *, backends: str = '["eager"]', retries: int = 1) -> Path:
+def _plan(
+    tmp_path: Path, body: str, *, backends: str = '["eager"]', retries: int = 1, extra: str = ""
+) -> Path:
     (tmp_path / "zoo.py").write_text(MODELS)
     path = tmp_path / "plan.toml"
-    head = f"backends = {backends}\nmax_batch_size = 2\nplot = false\nretries = {retries}\n"
+    head = f"backends = {backends}\nmax_batch_size = 2\nplot = false\nretries = {retries}\n{extra}"
     path.write_text(head + body + '\n[[targets]]\ndevice = "cpu"\n')
     return path
 
@@ -114,12 +116,12 @@ def test_two_demo_models_end_to_end_then_resume_skips_them(
 def test_crashes_are_retried_and_never_take_the_plan_down(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A tune killed once is retried to completion; one killed every time, or erroring, fails
-    alone; the plan finishes and exits 1 naming them."""
+    """A tune killed once is retried to completion (its tuned module saved with the run); one
+    killed every time, or erroring, fails alone; the plan finishes and exits 1 naming them."""
     models = "".join(
         f'[[models]]\nname = "{n}"\nfactory = "zoo.py:{n}"\n' for n in ("flaky", "doomed", "broken")
     )
-    plan = _plan(tmp_path, f'strategies = ["min-latency"]\n{models}')
+    plan = _plan(tmp_path, f'strategies = ["min-latency"]\n{models}', extra="save = true\n")
     out = tmp_path / "out"
     assert _run(plan, out) == 1
     index = read_index(out)
@@ -127,6 +129,7 @@ def test_crashes_are_retried_and_never_take_the_plan_down(
     by_model = {e.model: e for e in index.entries}
     assert (by_model["flaky"].status, by_model["flaky"].attempts) == ("complete", 2)
     assert (tmp_path / "flaky.attempts").read_text() == "xx"
+    assert (out / by_model["flaky"].job / "saved" / "manifest.json").is_file()
     assert (by_model["doomed"].status, by_model["doomed"].attempts) == ("failed", 2)
     assert "SIGKILL" in by_model["doomed"].message
     assert (by_model["broken"].status, by_model["broken"].attempts) == ("failed", 1)

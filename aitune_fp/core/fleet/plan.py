@@ -1,7 +1,8 @@
 """A fleet plan as an immutable value: models × targets × strategies, and its jobs.
 
 Rules:
-- a :class:`Plan` holds its settings (plan-wide backends, max batch size, retries, plot),
+- a :class:`Plan` holds its settings (plan-wide backends, max batch size, retries, plot,
+  saving the tuned module),
   its strategies (CLI strategy specs, as typed), its models and its targets, in file order;
 - a model is an embedded demo model (``factory`` is ``None`` and the name is one of
   :data:`DEMO_NAMES`) or a factory as ``aitune-fp tune`` takes it, with optional input
@@ -46,12 +47,13 @@ def safe_name(name: str) -> str:
 class Settings:
     """Plan-wide settings: default backends (``None``: every backend of the target), the
     largest batch size to profile (``None``: found by sweeping), retries of a crashed job,
-    and whether each run draws its plot."""
+    whether each run draws its plot, and whether it also saves the tuned module."""
 
     backends: tuple[str, ...] | None = None
     max_batch_size: int | None = None
     retries: int = 2
     plot: bool = True
+    save: bool = False
 
 
 @dataclass(frozen=True, slots=True)

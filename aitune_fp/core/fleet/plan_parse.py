@@ -4,7 +4,7 @@ Rules:
 - the text is parsed with ``tomllib``; a syntax error is a :class:`PlanError` at the line
   ``tomllib`` names;
 - top-level keys: ``strategies`` (required, CLI strategy specs), ``backends``,
-  ``max_batch_size``, ``retries``, ``plot``, ``[[models]]`` and ``[[targets]]`` (both
+  ``max_batch_size``, ``retries``, ``plot``, ``save``, ``[[models]]`` and ``[[targets]]`` (both
   required, at least one each); a model has ``name`` and optionally ``factory``,
   ``input_shape`` (a list of ``4x16`` shapes) and ``dtype`` (a list); a target has
   ``device`` and optionally ``accelerator_type``, ``name``, ``backends``,
@@ -42,7 +42,9 @@ DTYPES: Final = (
     "float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8",
     "bool",
 )  # fmt: skip
-_TOP: Final = ("strategies", "backends", "max_batch_size", "retries", "plot", "models", "targets")
+_TOP: Final = (
+    "strategies", "backends", "max_batch_size", "retries", "plot", "save", "models", "targets",
+)  # fmt: skip
 _MODEL: Final = ("name", "factory", "input_shape", "dtype")
 _TARGET: Final = ("device", "accelerator_type", "name", "backends", "max_batch_size", "num_cpus")
 _DEVICE: Final = re.compile(r"cpu|cuda(:[0-9]+)?")
@@ -215,9 +217,10 @@ def _unique(check: _Checker, key: str, names: Sequence[str], field: str) -> None
 
 
 def _settings(check: _Checker, doc: Mapping[str, Any]) -> Settings:
-    plot = doc.get("plot", True)
-    if not isinstance(plot, bool):
-        raise check.fail(("plot",), f"expected true or false, got {plot!r}")
+    plot, save = doc.get("plot", True), doc.get("save", False)
+    for key, flag in (("plot", plot), ("save", save)):
+        if not isinstance(flag, bool):
+            raise check.fail((key,), f"expected true or false, got {flag!r}")
     return Settings(
         backends=check.backends(doc["backends"], ("backends",)) if "backends" in doc else None,
         max_batch_size=check.positive_int(doc["max_batch_size"], ("max_batch_size",))
@@ -225,6 +228,7 @@ def _settings(check: _Checker, doc: Mapping[str, Any]) -> Settings:
         else None,
         retries=check.positive_int(doc.get("retries", 2), ("retries",), least=0),
         plot=plot,
+        save=save,
     )
 
 

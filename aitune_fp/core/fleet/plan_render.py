@@ -50,6 +50,8 @@ def _settings(settings: Settings) -> list[str]:
         lines.append(f"retries = {settings.retries}")
     if not settings.plot:
         lines.append("plot = false")
+    if settings.save:
+        lines.append("save = true")
     return lines
 
 

@@ -12,8 +12,9 @@ Rules:
   ``retries`` times, then ``failed``; exit 130 or SIGINT is ``interrupted``;
 - when the job carries a stored run's environment, it first compares it with its own
   environment's fingerprint and, when they are the same, returns ``skipped`` without tuning;
-- the result holds the files the tune wrote (``run.json``, ``report.md``, ``plot.png``)
-  and its log (``tune.log``) as bytes, so whoever receives the result — this process or a
+- the result holds the files the tune wrote (``run.json``, ``report.md``, ``plot.png``,
+  and the saved tuned module under ``saved/`` when the plan says ``save = true``) and its
+  log (``tune.log``) as bytes, so whoever receives the result — this process or a
   Ray driver on another machine — writes them where they belong.
 """
 
@@ -37,6 +38,7 @@ from aitune_fp.core.fleet.resume import same_environment
 Status = Literal["complete", "failed", "interrupted", "skipped"]
 DEMO_FACTORIES = "aitune_fp.models.factories"
 LOG_NAME = "tune.log"
+SAVED_NAME = "saved"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,7 @@ class JobSpec:
     num_cpus: float | None = None
     accelerator_type: str | None = None
     env: tuple[tuple[str, str], ...] = ()
+    save: bool = False
 
     @property
     def needs_gpu(self) -> bool:
@@ -143,7 +146,8 @@ def _attempt(spec: JobSpec, tmp: Path) -> tuple[int, tuple[tuple[str, bytes], ..
     env = {**os.environ, **dict(spec.env)}
     with log_path.open("wb") as log:
         code = subprocess.run(
-            [sys.executable, "-m", "aitune_fp", *spec.argv, "--out", str(out)],
+            [sys.executable, "-m", "aitune_fp", *spec.argv, "--out", str(out)]
+            + (["--save", str(out / SAVED_NAME)] if spec.save else []),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -5,8 +5,9 @@ Rules:
   (:mod:`aitune_fp.core.fleet.summary`); a missing or damaged run only empties its row;
 - ``summary-<target>.png`` draws, per target, a horizontal bar per job (``model ·
   strategy``) at its speedup over the baseline, with the interval as an error bar where the
-  strategy gives one, a line at 1×, and the selected backend written on the bar; a job
-  without a speedup is a labelled empty row;
+  strategy gives one, a line at 1×, and the selected backend written on the bar (a log
+  axis when the speedups span more than 10×); a job without a speedup is a labelled
+  empty row;
 - matplotlib is optional: without it no plot is drawn and the page says so; drawing uses
   a bare Agg ``Figure`` (no pyplot);
 - every file is replaced when it exists; written paths are returned.
@@ -56,7 +57,12 @@ def plot_target(rows: Sequence[FleetRow], target: str, path: Path) -> Path:
         [max(r.high - r.speedup, 0.0) if r.speedup and r.high else 0.0 for r in mine],
     ]
     positions = list(range(len(mine)))
-    axes.barh(positions, values, xerr=errors, color="tab:blue", capsize=3)
+    with_interval = any(r.low is not None for r in mine)
+    axes.barh(positions, values, xerr=errors if with_interval else None, color="tab:blue",
+              capsize=3)  # fmt: skip
+    shown = [v for v in values if v > 0]
+    if shown and max(shown) / min(shown) > 10:
+        axes.set_xscale("log")
     for y, row in zip(positions, mine, strict=True):
         note = row.backend if row.speedup else row.status
         axes.text(max(row.speedup or 0.0, 0.0), y, f" {note}", va="center", fontsize=8)

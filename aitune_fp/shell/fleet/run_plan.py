@@ -16,6 +16,7 @@ Rules:
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -95,6 +96,7 @@ def job_spec(
         stored_environment=stored,
         num_cpus=job.target.num_cpus,
         accelerator_type=job.target.accelerator_type,
+        save=job.settings.save,
     )
 
 
@@ -104,7 +106,10 @@ def _executor(name: str, address: str | None) -> Executor:
 
         return run_local
     if name == "ray":
-        from aitune_fp.shell.fleet.ray_executor import ray_executor
+        from aitune_fp.shell.fleet.ray_executor import INSTALL_HINT, ray_executor
+
+        if importlib.util.find_spec("ray") is None:
+            raise FleetError(INSTALL_HINT)
 
         return ray_executor(address)
     raise FleetError(f"unknown executor {name!r}; use {' or '.join(EXECUTORS)}")
