@@ -1,6 +1,6 @@
 """``aitune-fp``: the command line (also ``python -m aitune_fp``).
 
-Commands: ``demo``, ``tune``, ``report``, ``reselect`` (``aitune-fp COMMAND --help``).
+Commands: ``demo``, ``tune``, ``report``, ``reselect``, ``fleet`` (``aitune-fp COMMAND --help``).
 
 Rules:
 - exit codes: 0 when the command did its job (for ``demo``, ``tune`` and ``reselect``: a
