@@ -5,7 +5,9 @@ Rules:
 - on a terminal a live table (one row per target) is redrawn on every event and each
   finished job is printed above it; elsewhere one line per finished job
   (``[3/8] mlp/cpu/min-latency: complete (5.1 s) · cpu: 3/4 done, 0 running, 0 failed``);
-- it writes to the console it is given (stderr at the command line).
+- it writes to the console it is given (stderr at the command line);
+- "running" is what the executor has started: with Ray, submitted to the cluster (Ray
+  queues a task until a node has its resources free).
 """
 
 from __future__ import annotations
