@@ -5,7 +5,7 @@ from __future__ import annotations
 from aitune_fp import Profile, confident, max_throughput, min_latency
 from aitune_fp.core.fleet.index import FleetIndex, JobEntry
 from aitune_fp.core.fleet.summary import fleet_row, fleet_rows, summary_json, summary_markdown
-from aitune_fp.core.run_record import BackendOutcome, RunRecord, with_strategy
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, with_strategy
 from aitune_fp.core.strategy import Strategy
 
 

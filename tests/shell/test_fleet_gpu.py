@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from aitune_fp.core.run_record import loads
+from aitune_fp.core.record.run_record import loads
 from aitune_fp.shell.fleet.run_plan import run_plan
 
 PLAN = """strategies = ["min-latency"]

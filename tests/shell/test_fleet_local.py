@@ -14,7 +14,7 @@ import pytest
 
 from aitune_fp.cli.main import main
 from aitune_fp.core.fleet import expand
-from aitune_fp.core.run_record import loads
+from aitune_fp.core.record.run_record import loads
 from aitune_fp.shell.fleet.run_plan import job_spec, load_plan
 from aitune_fp.shell.fleet.store import read_index
 

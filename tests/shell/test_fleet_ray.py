@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from aitune_fp.core.fleet import expand
-from aitune_fp.core.run_record import loads
+from aitune_fp.core.record.run_record import loads
 from aitune_fp.shell.fleet.run_plan import load_plan, run_plan
 from aitune_fp.shell.fleet.store import read_index
 

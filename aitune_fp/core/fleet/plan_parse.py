@@ -35,8 +35,8 @@ from aitune_fp.core.fleet.plan import (
     safe_name,
 )
 from aitune_fp.core.fleet.toml_lines import field_line, field_name
-from aitune_fp.core.parse import parse_shape, parse_strategy
-from aitune_fp.core.report import strategy_config
+from aitune_fp.core.parse import parse_shape
+from aitune_fp.core.strategies.registry import parse_strategy, strategy_config
 
 DTYPES: Final = (
     "float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8",

@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from aitune_fp.core.confidence import check_kind, speedup_interval
 from aitune_fp.core.fleet.index import FleetIndex, JobEntry, statuses
-from aitune_fp.core.parse import strategy_from_config
-from aitune_fp.core.run_record import RunRecord
-from aitune_fp.core.run_summary import format_metric
+from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.report.tables import format_metric
+from aitune_fp.core.stats.confidence import speedup_interval
+from aitune_fp.core.strategies.registry import strategy_from_config
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +62,10 @@ def _interval(record: RunRecord) -> tuple[float, float, float] | None:
         return None
     try:
         strategy = strategy_from_config(record.strategy)
-        if strategy.confidence is None:
+        kind = strategy.metric.kind
+        if strategy.confidence is None or kind is None:
             return None
-        interval = speedup_interval(
-            strategy.confidence, check_kind(strategy.metric_label), sel.result, sel.baseline[1]
-        )
+        interval = speedup_interval(strategy.confidence, kind, sel.result, sel.baseline.result)
     except (ValueError, KeyError):
         return None
     return interval.low, interval.high, interval.confidence

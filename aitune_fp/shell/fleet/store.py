@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from aitune_fp.core.fleet.index import FleetIndex, decode_index, encode_index
-from aitune_fp.core.run_record import RunRecord, loads
+from aitune_fp.core.record.run_record import RunRecord, loads
 
 INDEX_NAME = "fleet.json"
 
