@@ -79,7 +79,8 @@ def _interrupt_on_term(number: int, frame: FrameType | None) -> None:
 def _run(args: argparse.Namespace, out: Any, err: Any) -> int:
     from aitune_fp.cli.fleet_progress import FleetProgressView
     from aitune_fp.cli.outputs import CliError
-    from aitune_fp.shell.fleet.run_plan import FleetError, load_plan, run_plan
+    from aitune_fp.shell.fleet.errors import FleetError
+    from aitune_fp.shell.fleet.run_plan import load_plan, run_plan
 
     previous = signal.signal(signal.SIGTERM, _interrupt_on_term)
     try:

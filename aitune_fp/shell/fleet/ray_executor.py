@@ -2,7 +2,7 @@
 
 Rules:
 - ``ray`` is imported here only, when a plan runs on it; without it the executor is a
-  :class:`~aitune_fp.shell.fleet.run_plan.FleetError` saying how to install it;
+  :class:`~aitune_fp.shell.fleet.errors.FleetError` saying how to install it;
 - with ``--address`` the plan joins that cluster; without it a local Ray is started for the
   run (and stopped after it);
 - each job is one task running :func:`~aitune_fp.shell.fleet.job.run_job` (one ``tune``
@@ -73,7 +73,7 @@ def _run(
     try:
         import ray
     except ImportError:
-        from aitune_fp.shell.fleet.run_plan import FleetError
+        from aitune_fp.shell.fleet.errors import FleetError
 
         raise FleetError(INSTALL_HINT) from None
     started_here = not ray.is_initialized()

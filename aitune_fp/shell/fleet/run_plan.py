@@ -30,16 +30,13 @@ from aitune_fp.core.fleet.plan_parse import PlanError, parse_plan
 from aitune_fp.core.fleet.plan_render import render_plan
 from aitune_fp.core.fleet.progress import JobEvent
 from aitune_fp.core.fleet.resume import resume
+from aitune_fp.shell.fleet.errors import FleetError
 from aitune_fp.shell.fleet.job import JobResult, JobSpec, tune_argv
 from aitune_fp.shell.fleet.store import read_index, read_run, write_index, write_job_files
 
 EXECUTORS = ("local", "ray")
 Executor = Callable[[Sequence[JobSpec], Callable[[JobSpec], None]], Iterator[JobResult]]
 EventSink = Callable[[JobEvent, FleetIndex], None]
-
-
-class FleetError(Exception):
-    """A plan that cannot run (the message is one line for the user)."""
 
 
 def load_plan(path: str | Path) -> Plan:
