@@ -10,6 +10,9 @@ Rules:
 - right panel: a box per profiled backend of its raw latencies at the batch size the
   strategy selected for it (its smallest measured batch size when it has none), the
   baseline's box grey and its median a dashed line; log scale when the spread is wide;
+- third panel: a stacked horizontal bar per backend of where its tune time went
+  (:func:`~aitune_fp.core.report.stages.stage_segments`: export, compile, cache, the rest
+  of the build, worker start, validate, profile, final rounds);
 - failed backends are listed under the plots with their stage.
 """
 
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.report.stages import SEGMENTS, stage_segments
 from aitune_fp.core.report.tables import backend_rows, selected_result
 from aitune_fp.core.stats.statistics import mean, median
 
@@ -32,7 +36,7 @@ def _figure() -> Any:
         from matplotlib.figure import Figure
     except ImportError as error:
         raise ImportError(INSTALL_HINT) from error
-    figure = Figure(figsize=(12, 5), layout="constrained")
+    figure = Figure(figsize=(18, 5), layout="constrained")
     FigureCanvasAgg(figure)
     return figure
 
@@ -106,6 +110,29 @@ def _spread_panel(axes: Any, record: RunRecord) -> None:
     axes.grid(True, axis="y", alpha=0.3)
 
 
+def _stages_panel(axes: Any, record: RunRecord) -> None:
+    """One stacked bar per backend: its stage seconds as disjoint parts."""
+    outcomes = [o for o in record.outcomes if o.stage_seconds]
+    if not outcomes:
+        axes.text(0.5, 0.5, "no stage times recorded", ha="center", transform=axes.transAxes)
+        return
+    colours = {name: f"C{i}" for i, name in enumerate(SEGMENTS)}
+    labelled: set[str] = set()
+    for row, outcome in enumerate(outcomes):
+        left = 0.0
+        for name, seconds in stage_segments(outcome.stage_seconds):
+            label = None if name in labelled else name
+            labelled.add(name)
+            axes.barh(row, seconds, left=left, color=colours[name], label=label)
+            left += seconds
+    axes.set_yticks(range(len(outcomes)), [o.backend for o in outcomes], fontsize="small")
+    axes.invert_yaxis()
+    axes.set_xlabel("seconds")
+    axes.set_title("Where the tune time went")
+    axes.grid(True, axis="x", alpha=0.3)
+    axes.legend(fontsize="small")
+
+
 def _failure_note(record: RunRecord) -> str:
     failed = [r for r in backend_rows(record) if r.status.startswith("failed")]
     return "; ".join(f"{r.backend} ({r.status.removeprefix('failed (')}" for r in failed)
@@ -114,9 +141,10 @@ def _failure_note(record: RunRecord) -> str:
 def plot_run(record: RunRecord, path: str | Path) -> Path:
     """Draw ``record`` to the PNG ``path`` (parent folders created) and return the path."""
     figure = _figure()
-    left, right = figure.subplots(1, 2)
+    left, right, stages = figure.subplots(1, 3)
     _throughput_panel(left, record)
     _spread_panel(right, record)
+    _stages_panel(stages, record)
     title = record.strategy.get("title", record.strategy.get("strategy", ""))
     figure.suptitle(f"{record.model} on {record.device} — {title}")
     note = _failure_note(record)

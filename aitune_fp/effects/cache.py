@@ -16,7 +16,7 @@ Rules:
   backend is rebuilt — a corrupt entry never fails a tune;
 - a module whose weights cannot be hashed (an exotic tensor type) is built uncached;
 - a cache hit says so in ``Built.info["cache"]`` (``"hit"``; a fresh build stored is
-  ``"stored"``).
+  ``"stored"``); the lookup's and the store's seconds are ``info["stage_seconds"]["cache"]``.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ import os
 import platform
 import shutil
 import tempfile
+import time
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import torch
 from returns.io import IOFailure, IOResult
@@ -253,12 +254,26 @@ def cached_build(
         log.warning("artifact cache: cannot key %s (%s); building", backend.describe(), error)
         return backend.build(module, samples, device, work_dir)
 
+    looked = time.perf_counter()
+    found = lookup(cache_dir, key, backend, samples, device, work_dir)
+    lookup_seconds = time.perf_counter() - looked
+
     def stored(built: Built) -> Built:
-        if store(cache_dir, key, built, module, samples):
-            return dataclasses.replace(built, info={**built.info, "cache": "stored"})
-        return built
+        start = time.perf_counter()
+        kept = store(cache_dir, key, built, module, samples)
+        seconds = lookup_seconds + time.perf_counter() - start
+        info = _with_cache_seconds(built.info, seconds) | ({"cache": "stored"} if kept else {})
+        return dataclasses.replace(built, info=info)
 
     def rebuild(_: BackendFailure) -> IOResult[Built, BackendFailure]:
         return backend.build(module, samples, device, work_dir).map(stored)
 
-    return lookup(cache_dir, key, backend, samples, device, work_dir).lash(rebuild)
+    def timed_hit(built: Built) -> Built:
+        return dataclasses.replace(built, info=_with_cache_seconds(built.info, lookup_seconds))
+
+    return found.map(timed_hit).lash(rebuild)
+
+
+def _with_cache_seconds(info: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """``info`` with the cache's lookup and store seconds as its ``stage_seconds["cache"]``."""
+    return {**info, "stage_seconds": {**info.get("stage_seconds", {}), "cache": seconds}}

@@ -2,7 +2,9 @@
 
 Rules: the stages run in order and stop at the first failure, which comes back as a
 ``BackendFailure`` naming the backend and stage; the full error text is appended to the
-backend's ``work_dir/build.log``; every stage's wall time is recorded, failed ones too.
+backend's ``work_dir/build.log``; every stage's wall time is recorded, failed ones too, and
+so are the parts of the build the backend and the cache timed (``export``, ``compile``,
+``cache``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,16 @@ class CandidateRun:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     validation: dict[str, float] = field(default_factory=dict)
     work_dir: Path | None = None
+
+
+def built_stages(built: Built) -> dict[str, float]:
+    """The build's own parts (``export``, ``compile``, ``cache``) from ``info["stage_seconds"]``.
+
+    >>> built_stages(Built(print, info={"stage_seconds": {"export": 1.0}}))
+    {'export': 1.0}
+    """
+    parts = built.info.get("stage_seconds", {})
+    return {k: float(v) for k, v in parts.items()} if isinstance(parts, dict) else {}
 
 
 def append_log(work_dir: Path, text: str) -> None:
@@ -89,6 +101,7 @@ def run_candidate(
 
     def after_build(built: Built) -> IOResult[dict[str, float], BackendFailure]:
         holder.append(built)
+        stages.update(built_stages(built))
         return stage("validate", lambda: validate(built))  # type: ignore[no-any-return]
 
     def after_validate(report: dict[str, float]) -> IOResult[Profile, BackendFailure]:

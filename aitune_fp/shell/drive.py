@@ -230,7 +230,10 @@ def drive_fold(
 
 
 def with_final_rounds(setup: Setup, run: RunState) -> RunState:
-    """Time the baseline and the contenders in interleaved rounds; re-fold with them."""
+    """Time the baseline and the contenders in interleaved rounds; re-fold with them.
+
+    Each one timed gets an even share of the rounds' wall time as its ``rounds`` stage
+    (the rounds interleave them, so no finer split is measured)."""
     strategy = setup.strategy
     if strategy.plan.rounds is None or strategy.confidence is None:
         return run
@@ -254,8 +257,15 @@ def with_final_rounds(setup: Setup, run: RunState) -> RunState:
     if outcome is None:
         return dataclasses.replace(run, fold=state)
     updated = {p.backend: p for p in outcome.profiles}
+    share = outcome.seconds / len(updated) if updated else 0.0
     runs = tuple(
-        dataclasses.replace(r, outcome=IOSuccess(updated[r.name])) if r.name in updated else r
+        dataclasses.replace(
+            r,
+            outcome=IOSuccess(updated[r.name]),
+            stage_seconds={**r.stage_seconds, "rounds": share},
+        )
+        if r.name in updated
+        else r
         for r in run.runs
     )
     return dataclasses.replace(run, runs=runs, fold=state)
@@ -275,7 +285,10 @@ def winner_built(
     if isinstance(outcome, Failure):
         return None
     eager = TorchEager()
-    built = run.runs[0].built or perform(
-        eager.build(setup.module, setup.samples, setup.device, setup.cache_dir / "eager")
-    ).unwrap()
+    built = (
+        run.runs[0].built
+        or perform(
+            eager.build(setup.module, setup.samples, setup.device, setup.cache_dir / "eager")
+        ).unwrap()
+    )
     return built, eager

@@ -38,9 +38,9 @@ json_values = st.recursive(
 )
 json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
 seconds = st.dictionaries(
-    st.sampled_from(["build", "validate", "profile"]),
+    st.sampled_from(["build", "validate", "profile", "export", "compile", "rounds", "other"]),
     st.floats(min_value=0.0, max_value=1e4, allow_infinity=False),
-    max_size=3,
+    max_size=5,
 )
 errors = st.dictionaries(
     st.sampled_from(["max_abs_error", "max_rel_error"]),
@@ -67,6 +67,7 @@ def outcomes(draw: st.DrawFn, candidate: Candidate | None, name: str) -> Backend
         stage_seconds=draw(seconds),
         validation=draw(errors),
         artifact=draw(st.one_of(st.none(), st.text(min_size=1, max_size=12))),
+        stopped_early=draw(st.one_of(st.none(), st.text(min_size=1, max_size=40))),
     )
 
 

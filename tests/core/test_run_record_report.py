@@ -93,3 +93,17 @@ def test_every_backend_gets_exactly_one_row_and_one_winner_at_most(record: RunRe
 def test_markdown_is_a_function_of_the_record(record: RunRecord) -> None:
     """Equal records (here: one decoded from the other's JSON) render identical reports."""
     assert render_markdown(decode(encode(record))) == render_markdown(record)
+
+
+def test_every_pinned_stage_is_in_the_json_with_null_where_it_did_not_run() -> None:
+    """encode writes each pinned stage name (null when absent) and stopped_early; decode
+    drops the nulls, so a round trip gives the same outcome."""
+    from aitune_fp.core.record.reader import Reader
+    from aitune_fp.core.record.run_record import STAGES, decode_outcome, encode_outcome
+
+    outcome = _ok("quick", {1: [1.0]}, stage_seconds={"build": 2.5, "export": 1.0})
+    doc = encode_outcome(outcome)
+    assert list(doc["stage_seconds"])[: len(STAGES)] == list(STAGES)
+    assert doc["stage_seconds"]["export"] == 1.0 and doc["stage_seconds"]["compile"] is None
+    assert doc["stopped_early"] is None
+    assert decode_outcome(Reader(doc, "outcome")) == outcome

@@ -174,3 +174,21 @@ def test_onnxruntime_rebuild_is_served_from_the_cache(tmp_path: Path) -> None:
     assert first.info["cache"] == "stored" and second.info["cache"] == "hit"
     x = torch.randn(5, 3)
     assert torch.allclose(second.runner(x), module(x), atol=1e-5)
+
+
+@pytest.mark.heavy
+def test_build_parts_are_timed_export_and_compile_only_when_they_ran(tmp_path: Path) -> None:
+    """A fresh ONNX Runtime build times export, compile and cache; a cache hit times only
+    the cache (no export, no compile ran)."""
+    from aitune_fp.effects.backends.ort import OnnxRuntime
+
+    module, samples = _module(), _samples()
+    first = unsafe_perform_io(
+        cached_build(OnnxRuntime(), module, samples, CPU, tmp_path / "w1", tmp_path / "c").unwrap()
+    )
+    second = unsafe_perform_io(
+        cached_build(OnnxRuntime(), module, samples, CPU, tmp_path / "w2", tmp_path / "c").unwrap()
+    )
+    assert set(first.info["stage_seconds"]) == {"export", "compile", "cache"}
+    assert all(v > 0 for v in first.info["stage_seconds"].values())
+    assert set(second.info["stage_seconds"]) == {"cache"}

@@ -191,4 +191,5 @@ def test_record_keeps_raw_samples_and_stage_times(module, samples, tmp_path) -> 
     assert cand.profile is not None
     assert all(len(cand.profile.samples(bs)) == 4 for bs in cand.profile.batch_sizes)
     assert set(cand.stage_seconds) == {"build", "validate", "profile"}
+    assert cand.stopped_early is None
     assert run.record.baseline is not None and run.record.max_batch_size == 4

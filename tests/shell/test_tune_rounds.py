@@ -40,6 +40,9 @@ def test_final_rounds_run_and_are_recorded(module, samples, tmp_path: Path) -> N
     assert any(c.profile is not None and c.profile.rounds_ms for c in record.candidates)
     assert record.selection is not None
     assert any(n.startswith("final rounds (") for n in record.selection.notes)
+    timed = [o for o in record.outcomes if o.profile is not None and o.profile.rounds_ms]
+    assert timed and all(o.stage_seconds["rounds"] > 0 for o in timed)
+    assert all("rounds" not in o.stage_seconds for o in record.outcomes if o not in timed)
     assert run.tuned is not None
     x = torch.randn(3, 8)
     torch.testing.assert_close(run.tuned(x), module(x))
@@ -56,6 +59,7 @@ def test_the_reference_rule_runs_no_rounds(module, samples, tmp_path: Path) -> N
     assert run.record.selection is not None
     assert not any("final rounds" in n for n in run.record.selection.notes)
     assert all(c.profile is None or not c.profile.rounds_ms for c in run.record.candidates)
+    assert all("rounds" not in o.stage_seconds for o in run.record.outcomes)
 
 
 def test_a_candidate_settled_by_the_sweeps_runs_no_rounds(module, samples, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ Rules:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -39,6 +40,22 @@ from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 
 SCHEMA_VERSION: Final = 1
+STAGES: Final = (
+    "build",
+    "validate",
+    "profile",
+    "export",
+    "compile",
+    "cache",
+    "worker_start",
+    "rounds",
+)
+"""The pinned stage names every candidate's ``stage_seconds`` carries in ``run.json``
+(``null`` where a part did not run): ``build``, ``validate`` and ``profile`` are the
+candidate's stages; ``export`` (``torch.export``), ``compile`` (what follows the export:
+AOTInductor's compile and package, the ONNX translation and session) and ``cache`` (the
+artifact cache's lookup and store) are parts of ``build``; ``worker_start`` is the
+isolation worker's start; ``rounds`` is the candidate's share of the final rounds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +79,7 @@ class BackendOutcome:
     stage_seconds: PMap[str, float] = field(default_factory=pmap)
     validation: PMap[str, float] = field(default_factory=pmap)
     artifact: str | None = None
+    stopped_early: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.backend, str) or not self.backend:
@@ -192,10 +210,29 @@ def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
         "config": thaw_json(outcome.config),
         "profile": None if outcome.profile is None else encode_profile(outcome.profile),
         "failure": None if outcome.failure is None else encode_failure(outcome.failure),
-        "stage_seconds": {k: encode_float(v) for k, v in sorted(outcome.stage_seconds.items())},
+        "stage_seconds": encode_stages(outcome.stage_seconds),
         "validation": {k: encode_float(v) for k, v in sorted(outcome.validation.items())},
         "artifact": outcome.artifact,
+        "stopped_early": outcome.stopped_early,
     }
+
+
+def encode_stages(stages: Mapping[str, float]) -> dict[str, Any]:
+    """Every pinned stage of :data:`STAGES` (``None`` where it did not run), then any other.
+
+    >>> encode_stages({"build": 1.5, "extra": 2.0})["build"], encode_stages({})["export"]
+    (1.5, None)
+    >>> list(encode_stages({"extra": 2.0}))[-1]
+    'extra'
+    """
+    pinned = {k: encode_float(stages[k]) if k in stages else None for k in STAGES}
+    return pinned | {k: encode_float(v) for k, v in sorted(stages.items()) if k not in pinned}
+
+
+def _decode_stages(doc: Reader) -> dict[str, float]:
+    """``stage_seconds`` without the stages that did not run (``null``)."""
+    present = {k: v for k, v in doc.obj("stage_seconds", {}).items() if v is not None}
+    return Reader({"stage_seconds": present}, doc.path).number_map("stage_seconds", {})
 
 
 def decode_outcome(doc: Reader) -> BackendOutcome:
@@ -210,9 +247,10 @@ def decode_outcome(doc: Reader) -> BackendOutcome:
         config=doc.obj("config"),
         profile=None if profile is None else decode_profile(profile),
         failure=None if failure is None else decode_failure(failure),
-        stage_seconds=doc.number_map("stage_seconds", {}),
+        stage_seconds=_decode_stages(doc),
         validation=doc.number_map("validation", {}),
         artifact=doc.text_or_none("artifact"),
+        stopped_early=doc.text_or_none("stopped_early"),
     )
 
 

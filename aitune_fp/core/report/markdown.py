@@ -15,8 +15,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.record.run_record import STAGES, BackendOutcome, RunRecord
 from aitune_fp.core.record.values import thaw_json
+from aitune_fp.core.report.stages import total_seconds
 from aitune_fp.core.report.tables import (
     backend_rows,
     decision_lines,
@@ -121,6 +122,33 @@ def _number_table(record: RunRecord, field: str, key_header: str, fmt: str) -> s
     return table(["backend", *keys], rows)
 
 
+def stage_section(record: RunRecord) -> str:
+    """Stage seconds per backend, pinned stages first (``export``, ``compile`` and ``cache``
+    are parts of ``build``), a blank cell where a part did not run, and the total.
+
+    >>> from aitune_fp.core.record.run_record import BackendOutcome
+    >>> o = BackendOutcome("aot", "aot_inductor", "k", {}, stage_seconds={"build": 2.0,
+    ...                    "export": 0.5})
+    >>> r = RunRecord("m", "cpu", {}, None, (o,), None, None, {}, {}, None)
+    >>> stage_section(r).splitlines()[0].split("|")[2:5]
+    [' build ', ' validate ', ' profile ']
+    """
+    outcomes = [o for o in record.outcomes if o.stage_seconds]
+    if not outcomes:
+        return "No stage times recorded."
+    extra = sorted({k for o in outcomes for k in o.stage_seconds} - set(STAGES))
+    keys = [*STAGES, *extra]
+    rows = [
+        (
+            o.backend,
+            *(_fmt(o.stage_seconds.get(k), ".3f") for k in keys),
+            format(total_seconds(o.stage_seconds), ".3f"),
+        )
+        for o in outcomes
+    ]
+    return table(["backend", *keys, "total"], rows)
+
+
 def _fmt(value: float | None, fmt: str) -> str | None:
     return None if value is None else format(value, fmt)
 
@@ -155,7 +183,7 @@ def render_markdown(record: RunRecord) -> str:
         f"## Latency per batch size\n\n{latency_section(record)}",
         "## Validation (max error against eager)\n\n"
         + _number_table(record, "validation", "validation errors", ".3g"),
-        "## Stage times (s)\n\n" + _number_table(record, "stage_seconds", "stage times", ".3f"),
+        f"## Stage times (s)\n\n{stage_section(record)}",
         f"## Strategy configuration\n\n{map_section(record.strategy)}",
         f"## Input spec\n\n{map_section(record.input_spec)}",
         f"## Environment\n\n{map_section(record.environment)}",

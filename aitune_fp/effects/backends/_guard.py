@@ -7,14 +7,19 @@ Rules:
   failure, the full traceback;
 - an exception becomes ``BackendFailure(backend, "build", "<Type>: <first line>")`` with
   the log's path appended; ``KeyboardInterrupt`` and other non-``Exception`` errors pass;
-- a backend that cannot run here fails at once with its reason, and nothing is written.
+- a backend that cannot run here fails at once with its reason, and nothing is written;
+- the parts a build times with :meth:`BuildLog.timed` (``export``, ``compile``) land in the
+  built backend's ``info["stage_seconds"]`` (seconds by part; the run record's
+  ``stage_seconds``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import logging
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -32,10 +37,28 @@ _MESSAGE_CHARS = 400
 class BuildLog:
     """Lines a build wants kept in ``build.log`` (a write-only sink for the build step)."""
 
-    __slots__ = ("_lines",)
+    __slots__ = ("_lines", "seconds")
 
     def __init__(self) -> None:
         self._lines: list[str] = []
+        self.seconds: dict[str, float] = {}
+        """Wall seconds of each part timed with :meth:`timed` (summed when repeated)."""
+
+    @contextlib.contextmanager
+    def timed(self, part: str) -> Iterator[None]:
+        """Time the block as build part ``part`` (``export``, ``compile``), failed or not.
+
+        >>> log = BuildLog()
+        >>> with log.timed("export"):
+        ...     pass
+        >>> list(log.seconds)
+        ['export']
+        """
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[part] = self.seconds.get(part, 0.0) + time.perf_counter() - start
 
     def write(self, line: str) -> None:
         """Keep ``line`` (without its trailing newline)."""
@@ -134,6 +157,9 @@ def guarded_build(
     try:
         with _captured(sink):
             built = build(log)
+        if log.seconds:
+            stages = {**built.info.get("stage_seconds", {}), **log.seconds}
+            built = dataclasses.replace(built, info={**built.info, "stage_seconds": stages})
         outcome = IOSuccess(built)
         tail = "build succeeded"
     except Exception as error:

@@ -59,21 +59,23 @@ def export_onnx(
     spec = samples.spec
     output_names = tuple(f"output_{i}" for i in range(len(layout.labels)))
     dim = batch_dim() if max_batch_size is None else batch_dim(max_batch_size)
-    program = torch.export.export(
-        FlatModule(module, spec).eval(),
-        batch.flat(),
-        dynamic_shapes=flat_dynamic_shapes(spec, dim),
-        strict=False,
-    )
-    torch.onnx.export(
-        program,
-        (),
-        str(path),
-        dynamo=True,
-        input_names=list(spec.names),
-        output_names=list(output_names),
-        verbose=False,
-    )
+    with log.timed("export"):
+        program = torch.export.export(
+            FlatModule(module, spec).eval(),
+            batch.flat(),
+            dynamic_shapes=flat_dynamic_shapes(spec, dim),
+            strict=False,
+        )
+    with log.timed("compile"):
+        torch.onnx.export(
+            program,
+            (),
+            str(path),
+            dynamo=True,
+            input_names=list(spec.names),
+            output_names=list(output_names),
+            verbose=False,
+        )
     log.write(
         f"exported ONNX to {path}; outputs {dict(zip(output_names, layout.labels, strict=True))}"
     )

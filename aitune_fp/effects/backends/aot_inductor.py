@@ -87,16 +87,18 @@ class AOTInductor(ConfigIdentity):
             model = prepared(module, device)
             batch = example_batch(samples, device)
             shapes = spec_dynamic_shapes(model, samples.spec)
-            program = torch.export.export(
-                model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
-            )
+            with log.timed("export"):
+                program = torch.export.export(
+                    model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
+                )
             log.write(f"exported: range constraints {program.range_constraints}")
-            path = torch._inductor.aoti_compile_and_package(
-                program,
-                package_path=str(work_dir / "model.pt2"),
-                inductor_configs=dict(self.inductor_configs) or None,
-            )
-            log.write(f"packaged to {path}")
-            return load_package(Path(path), device)
+            with log.timed("compile"):
+                path = torch._inductor.aoti_compile_and_package(
+                    program,
+                    package_path=str(work_dir / "model.pt2"),
+                    inductor_configs=dict(self.inductor_configs) or None,
+                )
+                log.write(f"packaged to {path}")
+                return load_package(Path(path), device)
 
         return available_build(self, device, work_dir, build)

@@ -138,7 +138,8 @@ class OnnxRuntime(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             graph = export_onnx(model, samples, device, work_dir / "model.onnx", log)
-            session = self.open_session(graph, samples.spec, device, work_dir, log.write)
+            with log.timed("compile"):
+                session = self.open_session(graph, samples.spec, device, work_dir, log.write)
             active = list(session.get_providers())
             log.write(f"session providers: {active}")
             runner = session_runner(session, graph, samples.spec, device)

@@ -185,17 +185,19 @@ class TorchTensorRT(ConfigIdentity):
         shapes = signature_dynamic_shapes(
             model, batch, spec.batch_axis, batch_dim(self.max_batch_size)
         )
-        program = torch.export.export(
-            model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
-        )
+        with log.timed("export"):
+            program = torch.export.export(
+                model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
+            )
         n_positional = len(spec.positional)
         rows = spec.tensors
-        compiled = torch_tensorrt.dynamo.compile(
-            program,
-            arg_inputs=[self._input(r, spec.batch_axis) for r in rows[:n_positional]],
-            kwarg_inputs={r.name: self._input(r, spec.batch_axis) for r in rows[n_positional:]},
-            **self._settings(),
-        )
+        with log.timed("compile"):
+            compiled = torch_tensorrt.dynamo.compile(
+                program,
+                arg_inputs=[self._input(r, spec.batch_axis) for r in rows[:n_positional]],
+                kwarg_inputs={r.name: self._input(r, spec.batch_axis) for r in rows[n_positional:]},
+                **self._settings(),
+            )
         path: Path | None = work_dir / "model.ep"
         try:
             torch_tensorrt.save(
