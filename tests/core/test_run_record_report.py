@@ -99,7 +99,8 @@ def test_every_pinned_stage_is_in_the_json_with_null_where_it_did_not_run() -> N
     """encode writes each pinned stage name (null when absent) and stopped_early; decode
     drops the nulls, so a round trip gives the same outcome."""
     from aitune_fp.core.record.reader import Reader
-    from aitune_fp.core.record.run_record import STAGES, decode_outcome, encode_outcome
+    from aitune_fp.core.record.run_record import decode_outcome, encode_outcome
+    from aitune_fp.core.record.stages import STAGES
 
     outcome = _ok("quick", {1: [1.0]}, stage_seconds={"build": 2.5, "export": 1.0})
     doc = encode_outcome(outcome)

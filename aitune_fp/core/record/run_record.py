@@ -15,7 +15,6 @@ Rules:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -34,28 +33,13 @@ from aitune_fp.core.record.codec import (
     encode_tune_error,
 )
 from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.stages import decode_stages, encode_stages
 from aitune_fp.core.record.values import encode_float, freeze_json, freeze_numbers, thaw_json
 from aitune_fp.core.records import BackendFailure, Candidate, Profile, Selection, TuneError
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 
 SCHEMA_VERSION: Final = 1
-STAGES: Final = (
-    "build",
-    "validate",
-    "profile",
-    "export",
-    "compile",
-    "cache",
-    "worker_start",
-    "rounds",
-)
-"""The pinned stage names every candidate's ``stage_seconds`` carries in ``run.json``
-(``null`` where a part did not run): ``build``, ``validate`` and ``profile`` are the
-candidate's stages; ``export`` (``torch.export``), ``compile`` (what follows the export:
-AOTInductor's compile and package, the ONNX translation and session) and ``cache`` (the
-artifact cache's lookup and store) are parts of ``build``; ``worker_start`` is the
-isolation worker's start; ``rounds`` is the candidate's share of the final rounds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +126,6 @@ class RunRecord:
         return (self.baseline, *self.candidates) if self.baseline else self.candidates
 
 
-# --------------------------------------------------------------------------- re-selection
 def _as_candidate(outcome: BackendOutcome) -> Candidate | None:
     if outcome.failure is not None:
         return Failure(outcome.failure)
@@ -195,7 +178,6 @@ def with_strategy(record: RunRecord, strategy: Strategy) -> RunRecord:
     )
 
 
-# --------------------------------------------------------------------------- encode/decode
 def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
     """One backend's outcome as a JSON-able dict (non-finite floats by name).
 
@@ -217,24 +199,6 @@ def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
     }
 
 
-def encode_stages(stages: Mapping[str, float]) -> dict[str, Any]:
-    """Every pinned stage of :data:`STAGES` (``None`` where it did not run), then any other.
-
-    >>> encode_stages({"build": 1.5, "extra": 2.0})["build"], encode_stages({})["export"]
-    (1.5, None)
-    >>> list(encode_stages({"extra": 2.0}))[-1]
-    'extra'
-    """
-    pinned = {k: encode_float(stages[k]) if k in stages else None for k in STAGES}
-    return pinned | {k: encode_float(v) for k, v in sorted(stages.items()) if k not in pinned}
-
-
-def _decode_stages(doc: Reader) -> dict[str, float]:
-    """``stage_seconds`` without the stages that did not run (``null``)."""
-    present = {k: v for k, v in doc.obj("stage_seconds", {}).items() if v is not None}
-    return Reader({"stage_seconds": present}, doc.path).number_map("stage_seconds", {})
-
-
 def decode_outcome(doc: Reader) -> BackendOutcome:
     """One backend's outcome from :func:`encode_outcome`'s output."""
     profile = doc.child_or_none("profile")
@@ -247,7 +211,7 @@ def decode_outcome(doc: Reader) -> BackendOutcome:
         config=doc.obj("config"),
         profile=None if profile is None else decode_profile(profile),
         failure=None if failure is None else decode_failure(failure),
-        stage_seconds=_decode_stages(doc),
+        stage_seconds=decode_stages(doc),
         validation=doc.number_map("validation", {}),
         artifact=doc.text_or_none("artifact"),
         stopped_early=doc.text_or_none("stopped_early"),

@@ -15,7 +15,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aitune_fp.core.record.run_record import STAGES, BackendOutcome, RunRecord
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.record.stages import STAGES
 from aitune_fp.core.record.values import thaw_json
 from aitune_fp.core.report.stages import total_seconds
 from aitune_fp.core.report.tables import (
