@@ -11,8 +11,15 @@ TorchInductor's own on-disk compile cache starts empty in a fresh temporary fold
 cold run is really cold (its second run may use that cache: torch.compile is not ours to
 cache, and the table shows what it gains).
 
+Each model's block ends with each stage's share of the summed per-backend tune time
+(export, compile, cache, the rest of the build, validate, profile, final rounds), cold and
+cached. ``--before REV`` also runs the same tunes with the package as it was at git
+revision ``REV`` (checked out with ``git worktree add`` in the scratch folder), side by
+side in the same run, model by model, and prints the cold and cached wall ratios against it.
+
     python benchmarks/tune_time.py [--models mlp,cnn,transformer] [--backends NAMES]
-                                   [--strategy max-throughput] [--max-batch-size 16]
+                                   [--strategy confident:max-throughput] [--max-batch-size 16]
+                                   [--before REV]
 """
 
 from __future__ import annotations
@@ -36,7 +43,10 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="mlp,cnn,transformer")
     parser.add_argument("--backends", default=None, help="comma-separated (default: all CPU)")
-    parser.add_argument("--strategy", default="max-throughput")
+    parser.add_argument("--strategy", default="confident:max-throughput")
+    parser.add_argument(
+        "--before", default=None, metavar="REV", help="also time the package at git revision REV"
+    )
     parser.add_argument("--max-batch-size", type=int, default=16)
     parser.add_argument("--device", default="cpu")
     parser.add_argument(
@@ -89,13 +99,19 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     return wall, stages
 
 
-def _in_fresh_process(name: str, args: argparse.Namespace, cache: Path) -> list[Timings]:
-    """Run :func:`_tune` (twice with ``--same-process``) in a new interpreter; its results."""
+def _in_fresh_process(
+    name: str, args: argparse.Namespace, cache: Path, source: Path | None = None
+) -> list[Timings]:
+    """Run :func:`_tune` (twice with ``--same-process``) in a new interpreter, importing the
+    package from ``source`` (default: this checkout); its results."""
     argv = [sys.executable, __file__, "--one", name, "--cache", str(cache)]
     argv += ["--same-process"] if args.same_process else []
     argv += ["--strategy", args.strategy, "--max-batch-size", str(args.max_batch_size)]
     argv += ["--device", args.device] + (["--backends", args.backends] if args.backends else [])
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         raise SystemExit(f"tuning {name} failed:\n{done.stderr[-2000:]}")
     runs = json.loads(done.stdout.strip().splitlines()[-1])
@@ -116,7 +132,23 @@ def _print_model(name: str, cold: Timings, warm: Timings) -> float:
         print(row)
     speedup = _build_line("build, all backends", cold, warm, lambda kind: True)
     _build_line("build, artifact backends", cold, warm, lambda kind: kind in CACHEABLE)
+    _shares_line("stage shares, cold", cold)
+    _shares_line("stage shares, cached", warm)
     return speedup
+
+
+def _shares_line(label: str, run: Timings) -> None:
+    """Print each stage's share of the summed per-backend tune time (disjoint parts)."""
+    from aitune_fp.core.report.stages import stage_segments
+
+    totals: dict[str, float] = {}
+    for stages in run[1].values():
+        numbers = {k: v for k, v in stages.items() if isinstance(v, int | float)}
+        for part, seconds in stage_segments(numbers):
+            totals[part] = totals.get(part, 0.0) + seconds
+    whole = sum(totals.values()) or 1.0
+    cells = ", ".join(f"{k} {100 * v / whole:.0f} %" for k, v in totals.items())
+    print(f"  {label + ':':<28}{cells} (of {whole:.1f} s)")
 
 
 def _build_line(label: str, cold: Timings, warm: Timings, keep: Callable[[str], bool]) -> float:
@@ -143,18 +175,54 @@ def main() -> int:
         f"device {args.device}, caches under {scratch}, "
         + ("both runs in one process" if args.same_process else "each run in a fresh process")
     )
-    speedups = {}
+    before = _checkout(args.before, scratch) if args.before else None
+    speedups, walls = {}, []
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
-        cache = scratch / name
-        if args.same_process:
-            cold, warm = _in_fresh_process(name, args, cache)
-        else:
-            (cold,) = _in_fresh_process(name, args, cache)
-            (warm,) = _in_fresh_process(name, args, cache)
+        if before is not None:
+            old_cold, old_warm = _cold_and_warm(name, args, scratch / f"{name}-before", before)
+            print(f"\n[before: {args.before}]", end="")
+            _print_model(name, old_cold, old_warm)
+        cold, warm = _cold_and_warm(name, args, scratch / name, None)
+        if before is not None:
+            print("\n[after: this checkout]", end="")
+            walls.append((name, old_cold[0], old_warm[0], cold[0], warm[0]))
         speedups[name] = _print_model(name, cold, warm)
+        print(f"  warm / cold wall: {warm[0] / cold[0]:.2f}")
     summary = ", ".join(f"{k} {v:.1f}×" for k, v in speedups.items())
     print(f"\ncached second run, build time speedup (all backends): {summary}")
+    for name, before_cold, before_warm, new_cold, new_warm in walls:
+        print(
+            f"{name}: cold {before_cold:.1f} s → {new_cold:.1f} s "
+            f"({new_cold / before_cold:.2f}× before), "
+            f"warm {before_warm:.1f} s → {new_warm:.1f} s "
+            f"(warm/cold {before_warm / before_cold:.2f} → "
+            f"{new_warm / new_cold:.2f})"
+        )
     return 0
+
+
+def _cold_and_warm(
+    name: str, args: argparse.Namespace, cache: Path, source: Path | None
+) -> tuple[Timings, Timings]:
+    """A cold tune and a cached one of ``name`` with one cache folder."""
+    if args.same_process:
+        cold, warm = _in_fresh_process(name, args, cache, source)
+        return cold, warm
+    (cold,) = _in_fresh_process(name, args, cache, source)
+    (warm,) = _in_fresh_process(name, args, cache, source)
+    return cold, warm
+
+
+def _checkout(rev: str, scratch: Path) -> Path:
+    """The package at git revision ``rev``, checked out (detached) under ``scratch``."""
+    root = Path(__file__).resolve().parent.parent
+    target = scratch / "before"
+    subprocess.run(
+        ["git", "-C", str(root), "worktree", "add", "--detach", str(target), rev],
+        check=True,
+        capture_output=True,
+    )
+    return target
 
 
 if __name__ == "__main__":
