@@ -7,8 +7,9 @@ first run builds everything (cold), the second finds the artifacts of the ahead-
 backends (AOTInductor, ONNX Runtime, TensorRT) in the cache and only loads them. Per
 backend it prints the build (export/compile or cache load), validate and profile seconds
 of both runs, then per model the wall times and the build speedup of the cached run.
-TorchInductor's own on-disk compile cache starts empty in a fresh temporary folder, so the
-cold run is really cold (its second run may use that cache: torch.compile is not ours to
+TorchInductor's own on-disk compile cache starts empty in a fresh temporary folder per model
+(and per revision with ``--before``, so neither side warms the other's), so the cold run is
+really cold (its second run may use that cache: torch.compile is not ours to
 cache, and the table shows what it gains).
 
 Each model's block ends with each stage's share of the summed per-backend tune time
@@ -109,6 +110,7 @@ def _in_fresh_process(
     argv += ["--strategy", args.strategy, "--max-batch-size", str(args.max_batch_size)]
     argv += ["--device", args.device] + (["--backends", args.backends] if args.backends else [])
     env = dict(os.environ)
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(cache.parent / f"inductor-{cache.name}")
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
     done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
