@@ -11,8 +11,9 @@ Rules:
   axis first) and ``--dtype`` (one for all inputs or one per input) make
   :data:`SAMPLE_COUNT` distinct random samples: normal floats, integers in ``[0, 2)`` and
   booleans, from a fixed seed;
-- every problem (file missing, no such factory, wrong return, missing shape) is a
-  :class:`FactoryError` with one line saying what to fix.
+- every problem (file missing, no such factory, wrong return, missing shape, a factory or
+  model file that calls ``sys.exit``) is a :class:`FactoryError` with one line saying
+  what to fix.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def _import_file(path: Path) -> ModuleType:
     sys.path.insert(0, str(path.resolve().parent))
     try:
         spec.loader.exec_module(module)
+    except SystemExit as error:
+        raise FactoryError(f"importing {path} called sys.exit({error.code!r})") from None
     except Exception as error:
         raise FactoryError(f"importing {path} raised {type(error).__name__}: {error}") from error
     finally:
@@ -81,6 +84,8 @@ def call_factory(target: str) -> tuple[torch.nn.Module, Any | None]:
         raise FactoryError(f"{source} has no callable {name!r}")
     try:
         made = factory()
+    except SystemExit as error:
+        raise FactoryError(f"{name}() called sys.exit({error.code!r})") from None
     except Exception as error:
         raise FactoryError(f"{name}() raised {type(error).__name__}: {error}") from error
     module, samples = made if isinstance(made, tuple) and len(made) == 2 else (made, None)

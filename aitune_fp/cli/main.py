@@ -165,7 +165,9 @@ def _command(name: str) -> Command:
 
 
 def _check_backends(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """A usage error for a backend name the registry does not know."""
+    """A usage error for a backend name the registry does not know, or for an empty list."""
+    if getattr(args, "backends", None) == ():
+        parser.error("argument --backends: no backend named; give at least one, e.g. onnxruntime")
     if not getattr(args, "backends", None):
         return
     from aitune_fp.effects.backends.registry import backend_by_name

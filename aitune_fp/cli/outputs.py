@@ -1,8 +1,11 @@
 """Files a run leaves behind: ``run.json``, ``report.md`` and ``plot.png`` in one folder.
 
-Rules: the folder is created when missing and existing files are replaced; the plot is
-optional (``plot=False``) and a missing matplotlib only skips it with a warning, because
-the record and the report are what matter; written paths are returned in that order.
+Rules: the folder is created when missing and existing files are replaced, each one
+atomically (a temporary file in the same folder, then a rename), so a full disk or a crash
+never leaves a half-written file or destroys the previous one; the plot is optional
+(``plot=False``) and a missing matplotlib only skips it with a warning, because the record
+and the report are what matter; written paths are returned in that order.
+:func:`folder_problem` checks an output folder before any work.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from rich.console import Console
 
 from aitune_fp.core.record.run_record import RunRecord, dumps, loads
 from aitune_fp.core.report.markdown import render_markdown
+from aitune_fp.effects.atomic import write_text
 
 
 class CliError(Exception):
@@ -34,10 +38,29 @@ def read_record(path: str | Path) -> RunRecord:
 
 def write_record(record: RunRecord, path: str | Path) -> Path:
     """Write ``record`` as JSON to ``path`` (parent folders created)."""
-    file = Path(path)
-    file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(dumps(record), encoding="utf-8")
-    return file
+    return write_text(Path(path), dumps(record))
+
+
+def folder_problem(path: str | Path, option: str) -> str | None:
+    """Why ``path`` cannot be an output folder (a file, not creatable, not writable), or
+    ``None``; a missing folder is created.
+
+    >>> import tempfile
+    >>> folder_problem(tempfile.mkdtemp(), "--out") is None
+    True
+    """
+    import tempfile
+
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        return f"{option} {folder} exists and is not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".aitune_fp-probe-"):
+            pass
+    except OSError as error:
+        return f"{option} {folder} cannot be written: {error.strerror or error}"
+    return None
 
 
 def write_plot(record: RunRecord, path: str | Path, console: Console) -> Path | None:
@@ -58,9 +81,7 @@ def write_run(
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     written = [write_record(record, out / "run.json")]
-    report = out / "report.md"
-    report.write_text(render_markdown(record), encoding="utf-8")
-    written.append(report)
+    written.append(write_text(out / "report.md", render_markdown(record)))
     if plot:
         drawn = write_plot(record, out / "plot.png", console)
         if drawn is not None:

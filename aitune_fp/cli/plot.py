@@ -18,6 +18,7 @@ Rules:
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.report.stages import SEGMENTS, stage_segments
 from aitune_fp.core.report.tables import backend_rows, selected_result
 from aitune_fp.core.stats.statistics import mean, median
+from aitune_fp.effects.atomic import write_bytes
 
 INSTALL_HINT = "drawing plots needs matplotlib: pip install 'aitune_fp[cli]'"
 
@@ -150,7 +152,6 @@ def plot_run(record: RunRecord, path: str | Path) -> Path:
     note = _failure_note(record)
     if note:
         figure.supxlabel(f"failed: {note}", fontsize="small", color="tab:red")
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=100)
-    return out
+    buffer = io.BytesIO()
+    figure.savefig(buffer, dpi=100, format="png")
+    return write_bytes(Path(path), buffer.getvalue())  # atomically

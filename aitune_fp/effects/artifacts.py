@@ -12,7 +12,11 @@ Rules:
   ``BackendFailure`` at stage ``build`` whose message says what could not be loaded; a
   backend that cannot run on the device fails at once with its reason, as its build would;
 - nothing is unpickled: packages and ONNX files are read by their own runtimes, and an
-  inference SDK is imported only inside the function that needs it.
+  inference SDK is imported only inside the function that needs it;
+- the files of an artifact are the artifact, its siblings named ``<artifact>.*`` and, for
+  an ONNX model, every external-data file its tensors name (:func:`external_data`); a
+  location that is not a plain file name next to the model (absolute, ``..``, a folder)
+  is refused with ``ValueError`` before any runtime opens the model.
 """
 
 from __future__ import annotations
@@ -31,16 +35,46 @@ from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._guard import BuildLog, available_build, unavailable
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.inputs import InputSpec
+from aitune_fp.effects.integrity import safe_name
+
+
+def external_data(artifact: Path) -> tuple[str, ...]:
+    """The external-data file names an ONNX model's tensors point to (``()`` for other
+    artifacts, or when the ``onnx`` package is not installed); ``ValueError`` for a
+    location that is not a plain file name in the model's folder."""
+    if artifact.suffix != ".onnx":
+        return ()
+    try:
+        import onnx
+        from onnx.external_data_helper import _get_all_tensors
+    except ImportError:
+        return ()
+    model = onnx.load(str(artifact), load_external_data=False)
+    names = set()
+    for tensor in _get_all_tensors(model):
+        for entry in tensor.external_data:
+            if entry.key != "location":
+                continue
+            location = entry.value
+            if not safe_name(location):
+                raise ValueError(
+                    f"{artifact.name} points to external data {location!r} outside its folder"
+                )
+            names.add(location)
+    return tuple(sorted(names))
 
 
 def artifact_files(artifact: Path) -> tuple[Path, ...]:
     """The artifact and the files that belong to it (``model.onnx.data`` for
-    ``model.onnx``), sorted by name."""
-    siblings = (
+    ``model.onnx``, and every external-data file it names), the artifact first, then by
+    name."""
+    siblings = {
         p
         for p in artifact.parent.iterdir()
         if p.is_file() and p.name.startswith(artifact.name + ".")
-    )
+    }
+    siblings.update(artifact.parent / n for n in external_data(artifact))
+    siblings.discard(artifact)
     return (artifact, *sorted(siblings))
 
 

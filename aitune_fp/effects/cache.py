@@ -11,9 +11,17 @@ Rules:
 - an entry is a folder ``<cache_dir>/artifacts/<key>/`` holding the artifact files and an
   ``entry.json`` with each file's size and sha256; it is written to a temporary folder and
   renamed into place, so a half-written entry is never seen;
-- an entry is trusted only when every file is present with its recorded size and hash and
-  it loads; anything else (missing, truncated, tampered, unloadable) is removed and the
-  backend is rebuilt — a corrupt entry never fails a tune;
+- an entry is trusted only when it is sealed (:func:`~aitune_fp.effects.integrity.
+  check_sealed`: its ``artifact`` is a plain name listed in ``files``, every file in the
+  folder is listed, a regular file, no link, with its recorded size and hash) and it
+  loads; the runtime then opens a verified private copy in the build's own ``work_dir``,
+  never the shared entry. Anything else (missing, truncated, tampered, unlisted,
+  unloadable) is removed and the backend is rebuilt — a corrupt entry never fails a tune;
+  an entry whose runner then fails validation is evicted (:func:`evict`) and rebuilt by
+  the caller, once;
+- a cache folder that cannot be written (:func:`unusable_reason`) means running uncached;
+  an entry that cannot be stored (``artifacts`` is a file, the disk is full) is a warning
+  and the fresh build is used as is;
 - a module whose weights cannot be hashed (an exotic tensor type) is built uncached;
 - a cache hit says so in ``Built.info["cache"]`` (``"hit"``; a fresh build stored is
   ``"stored"``); the lookup's and the store's seconds are ``info["stage_seconds"]["cache"]``.
@@ -27,11 +35,11 @@ import hashlib
 import inspect
 import json
 import logging
-import os
 import platform
 import shutil
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any, Final
 
@@ -47,10 +55,11 @@ from aitune_fp.effects.artifacts import (
     output_spec,
     read_output_spec,
 )
+from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import Samples, make_batch
-from aitune_fp.effects.integrity import FileDigest, digest, verify
+from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy, safe_name
 
 log = logging.getLogger("aitune_fp")
 ENTRY_FILE: Final = "entry.json"
@@ -143,10 +152,22 @@ def _read_entry(folder: Path) -> tuple[str, dict[str, FileDigest], str] | None:
         data = json.loads((folder / ENTRY_FILE).read_text(encoding="utf-8"))
         if data.get("format") != ENTRY_FORMAT:
             return None
-        files = {name: FileDigest(**d) for name, d in data["files"].items()}
+        files = {str(name): FileDigest(**d) for name, d in data["files"].items()}
         return str(data["artifact"]), files, str(data["outputs"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _entry_problem(
+    folder: Path, entry: tuple[str, dict[str, FileDigest], str] | None
+) -> str | None:
+    """Why an entry cannot be trusted (``None`` when it is sealed and intact)."""
+    if entry is None:
+        return "unreadable entry.json"
+    artifact, files, _ = entry
+    if not safe_name(artifact) or artifact not in files:
+        return f"its artifact {artifact!r} is not a file listed in the entry"
+    return check_sealed(folder, files, ENTRY_FILE)
 
 
 def _discard(folder: Path, why: str) -> None:
@@ -172,16 +193,22 @@ def lookup(
     if not folder.is_dir():
         return _miss(backend, "no entry")
     entry = _read_entry(folder)
-    problem = "unreadable entry.json" if entry is None else verify(folder, entry[1])
+    problem = _entry_problem(folder, entry)
     if entry is None or problem is not None:
         _discard(folder, problem or "unreadable entry")
         return _miss(backend, problem or "unreadable entry")
-    artifact, _, outputs = entry
+    artifact, files, outputs = entry
     try:
         spec = read_output_spec(outputs)
     except ValueError as error:
         _discard(folder, str(error))
         return _miss(backend, str(error))
+    copy = work_dir / f"cached-{uuid.uuid4().hex[:8]}"
+    problem = private_copy(folder, files, copy)
+    if problem is not None:
+        shutil.rmtree(copy, ignore_errors=True)
+        _discard(folder, problem)
+        return _miss(backend, problem)
 
     def discard(failure: BackendFailure) -> IOResult[Built, BackendFailure]:
         _discard(folder, failure.message)
@@ -191,8 +218,32 @@ def lookup(
         log.info("artifact cache: %s reuses entry %s", backend.describe(), key)
         return dataclasses.replace(built, info={**built.info, "cache": "hit", "cache_key": key})
 
-    loaded = load_built(backend, folder / artifact, samples.spec, spec, device, work_dir)
+    loaded = load_built(backend, copy / artifact, samples.spec, spec, device, work_dir)
     return loaded.map(hit).lash(discard)
+
+
+def evict(cache_dir: Path, key: str, why: str) -> None:
+    """Remove the entry ``key`` (it loaded but its runner failed validation)."""
+    folder = _entry_dir(cache_dir, key)
+    if folder.is_dir():
+        _discard(folder, why)
+
+
+def unusable_reason(cache_dir: Path) -> str | None:
+    """``None`` when entries can be written under ``cache_dir``, else why not (one line).
+
+    >>> import tempfile
+    >>> unusable_reason(Path(tempfile.mkdtemp())) is None
+    True
+    """
+    try:
+        parent = cache_dir / "artifacts"
+        parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".probe-"):
+            pass
+    except OSError as error:
+        return f"{cache_dir} is not writable: {error.strerror or error}"
+    return None
 
 
 def store(
@@ -206,30 +257,26 @@ def store(
     if built.artifact is None or not built.artifact.is_file():
         return False
     final = _entry_dir(cache_dir, key)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=final.parent))
     try:
-        with torch.inference_mode():
-            outputs = make_batch(samples, 1).call(module)
-        files = {}
-        for path in artifact_files(built.artifact):
-            shutil.copy2(path, staging / path.name)
-            files[path.name] = dataclasses.asdict(digest(staging / path.name))
-        entry = {
-            "format": ENTRY_FORMAT,
-            "artifact": built.artifact.name,
-            "files": files,
-            "outputs": dump_output_spec(output_spec(outputs)),
-            "backend": built.info,
-        }
-        (staging / ENTRY_FILE).write_text(json.dumps(entry, indent=2, default=str))
-        if final.exists():
-            shutil.rmtree(final, ignore_errors=True)
-        os.replace(staging, final)
+        with staging_dir(final) as staging:
+            with torch.inference_mode():
+                outputs = make_batch(samples, 1).call(module)
+            files = {}
+            for path in artifact_files(built.artifact):
+                shutil.copy2(path, staging / path.name)
+                files[path.name] = dataclasses.asdict(digest(staging / path.name))
+            entry = {
+                "format": ENTRY_FORMAT,
+                "artifact": built.artifact.name,
+                "files": files,
+                "outputs": dump_output_spec(output_spec(outputs)),
+                "backend": built.info,
+            }
+            (staging / ENTRY_FILE).write_text(json.dumps(entry, indent=2, default=str))
+            publish_dir(staging, final)
         return True
     except (OSError, RuntimeError, TypeError, ValueError) as error:
         log.warning("artifact cache: could not store %s: %s", key, error)
-        shutil.rmtree(staging, ignore_errors=True)
         return False
 
 
@@ -240,8 +287,12 @@ def cached_build(
     device: torch.device,
     work_dir: Path,
     cache_dir: Path | None,
+    *,
+    reuse: bool = True,
 ) -> IOResult[Built, BackendFailure]:
     """``backend.build(...)``, or the cached artifact of an identical earlier build.
+
+    ``reuse=False`` skips the lookup (a fresh build, stored over the old entry).
 
     Without ``cache_dir``, or for a backend whose artifact cannot be loaded back, this is
     exactly ``backend.build(module, samples, device, work_dir)``.
@@ -255,14 +306,20 @@ def cached_build(
         return backend.build(module, samples, device, work_dir)
 
     looked = time.perf_counter()
-    found = lookup(cache_dir, key, backend, samples, device, work_dir)
+    found = (
+        lookup(cache_dir, key, backend, samples, device, work_dir)
+        if reuse
+        else _miss(backend, "a fresh build was asked for")
+    )
     lookup_seconds = time.perf_counter() - looked
 
     def stored(built: Built) -> Built:
         start = time.perf_counter()
         kept = store(cache_dir, key, built, module, samples)
         seconds = lookup_seconds + time.perf_counter() - start
-        info = _with_cache_seconds(built.info, seconds) | ({"cache": "stored"} if kept else {})
+        info = _with_cache_seconds({**built.info, "cache_key": key}, seconds) | (
+            {"cache": "stored"} if kept else {}
+        )
         return dataclasses.replace(built, info=info)
 
     def rebuild(_: BackendFailure) -> IOResult[Built, BackendFailure]:

@@ -5,10 +5,20 @@ Rules: the stages run in order and stop at the first failure, which comes back a
 backend's ``work_dir/build.log``; every stage's wall time is recorded, failed ones too, and
 so are the parts of the build the backend and the cache timed (``export``, ``compile``,
 ``cache``).
+
+- a built artifact's size and sha256 are recorded in ``Built.info`` (``artifact_size``,
+  ``artifact_sha256``) right after the build, so whoever later runs or saves it can check
+  it is still the same file (:class:`~aitune_fp.shell.tuned_module.TunedModule`);
+- a runner served from the artifact cache that fails validation has its cache entry
+  evicted and is built afresh and validated again, once (a poisoned entry whose hashes
+  match cannot fail every later run);
+- ``timer`` (default: the profiler's own) times each profiled call; the isolation
+  worker passes one that beats its heartbeat before starting the clock.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from collections.abc import Callable
@@ -23,9 +33,10 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.cache import cached_build
+from aitune_fp.effects.cache import cached_build, evict
 from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.profiler import BatchReport, ProfileSettings, profile_runner
+from aitune_fp.effects.integrity import digest
+from aitune_fp.effects.profiler import BatchReport, ProfileSettings, Timer, profile_runner
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +100,7 @@ def run_candidate(
     on_stage: Callable[[str], None] = lambda _: None,
     on_batch: Callable[[BatchReport], None] = lambda _: None,
     cache_dir: Path | None = None,
+    timer: Timer | None = None,
 ) -> CandidateRun:
     """Build, validate and profile one backend; a failure at any stage is a value."""
     stages: dict[str, float] = {}
@@ -100,9 +112,37 @@ def run_candidate(
         return _timed(stages, label, lambda: _safe(name, label, fn))
 
     def after_build(built: Built) -> IOResult[dict[str, float], BackendFailure]:
+        built = with_artifact_digest(built)
         holder.append(built)
         stages.update(built_stages(built))
-        return stage("validate", lambda: validate(built))  # type: ignore[no-any-return]
+        checked: IOResult[dict[str, float], BackendFailure] = stage(
+            "validate", lambda: validate(built)
+        )
+        key = built.info.get("cache_key")
+        if built.info.get("cache") != "hit" or cache_dir is None or not isinstance(key, str):
+            return checked
+        return checked.lash(lambda failure: revalidate(str(key), failure))
+
+    def revalidate(key: str, failure: BackendFailure) -> IOResult[dict[str, float], BackendFailure]:
+        """A cache hit that failed validation: evict it, rebuild fresh, validate once more."""
+        assert cache_dir is not None
+        evict(cache_dir, key, f"its runner failed validation: {failure.message.splitlines()[0]}")
+        for built in holder:
+            built.close()
+        holder.clear()
+        rebuilt: IOResult[Built, BackendFailure] = stage(
+            "build",
+            lambda: cached_build(
+                backend, module, samples, device, work_dir, cache_dir, reuse=False
+            ),
+        )
+
+        def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
+            built = with_artifact_digest(built)
+            holder.append(built)
+            return stage("validate", lambda: validate(built))  # type: ignore[no-any-return]
+
+        return rebuilt.bind(check)
 
     def after_validate(report: dict[str, float]) -> IOResult[Profile, BackendFailure]:
         validation.update(report)
@@ -118,6 +158,7 @@ def run_candidate(
                 plan.sweep_rule,
                 settings,
                 on_batch,
+                timer=timer,
             ),
         )
 
@@ -145,3 +186,12 @@ def _log_failure(work_dir: Path, failure: BackendFailure) -> IOResult[Profile, B
     append_log(work_dir, f"[{failure.stage}] {failure.message}")
     first = failure.message.split("\n")[0][:500]
     return IOFailure(BackendFailure(failure.backend, failure.stage, first))
+
+
+def with_artifact_digest(built: Built) -> Built:
+    """``built`` with its artifact's size and sha256 in ``info`` (unchanged without one)."""
+    if built.artifact is None or not built.artifact.is_file():
+        return built
+    d = digest(built.artifact)
+    info = {**built.info, "artifact_size": d.size, "artifact_sha256": d.sha256}
+    return dataclasses.replace(built, info=info)

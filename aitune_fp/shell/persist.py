@@ -8,21 +8,35 @@ artifact (eager, inductor JIT, Torch-TensorRT) is saved as a *recipe*: the backe
 to rebuild it from the same module.
 
 Rules:
-- ``load`` checks the manifest's format, then every recorded file's size and sha256, and
-  refuses a missing, truncated or modified file with a :class:`LoadError` naming it;
+- ``load`` checks the manifest's format, then that the folder is sealed: the manifest's
+  ``artifact`` is a plain file name listed in ``files``; every file in the folder is
+  listed (an unlisted ONNX external-data file too); each is a regular file inside the
+  folder (no absolute path, no ``..``, no link) with its recorded size and sha256. Then
+  the listed files are copied into a private folder and the *copies* are verified again,
+  and only the copies are opened by a runtime. Any problem is a :class:`LoadError` naming
+  the file and why, raised before a runtime has opened anything;
+- ``load(path, expected_digest="sha256:<hex>")`` also pins the manifest itself (its
+  digest is :func:`manifest_digest`, printed by ``save``'s callers): since the manifest
+  lists every file's hash, a pinned digest from outside the folder fixes every byte that
+  is loaded;
+- the private copy is owned by the loaded module: removed by its ``close()`` or when it
+  is garbage-collected, and at once when loading fails;
 - a recipe needs ``module=`` and refuses a module whose weights differ from the saved
   digest; an artifact ignores ``module``;
 - nothing is unpickled: the manifest and the record are JSON, artifacts are read by their
-  own runtimes;
-- ``save`` writes into a staging folder and renames it into place, and only replaces a
-  folder that holds an earlier save (or is empty).
+  own runtimes (an AOTInductor ``.pt2`` package holds a native shared library that is
+  loaded and so runs: load only saves whose digest you trust, see docs/reliability.md);
+- ``save`` first checks that the artifact still has the digest recorded when it was built
+  (a module never saves another build's artifact), writes into a staging folder and
+  renames it into place, and only replaces a folder that holds an earlier save (or is
+  empty).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -39,17 +53,19 @@ from aitune_fp.effects.artifacts import (
     artifact_files,
     backend_from_config,
     dump_output_spec,
+    external_data,
     load_built,
     loadable,
     output_spec,
     read_output_spec,
 )
+from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.cache import weights_digest
 from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, make_batch, normalise_samples
-from aitune_fp.effects.integrity import FileDigest, digest, verify
+from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy, safe_name
 from aitune_fp.shell.io import unsafe_perform_io
 from aitune_fp.shell.tuned_module import TunedModule
 
@@ -146,6 +162,20 @@ def _manifest(
     }
 
 
+def _check_artifact(tuned: TunedModule, artifact: Path) -> None:
+    """Refuse an artifact that is not the one ``tuned`` was built with."""
+    expected = tuned.artifact_digest
+    if expected is None:
+        return
+    now = digest(artifact)
+    if now != expected:
+        raise ValueError(
+            f"refusing to save: {artifact} changed since {tuned.backend} was built "
+            f"(sha256 {now.sha256[:12]}…, built {expected.sha256[:12]}…); "
+            "another build overwrote it — tune again"
+        )
+
+
 def save(tuned: TunedModule, path: str | Path) -> Path:
     """Save ``tuned`` to the folder ``path`` (see the module rules); returns the folder."""
     target = Path(path)
@@ -160,36 +190,52 @@ def save(tuned: TunedModule, path: str | Path) -> Path:
     )
     if mode == "recipe" and tuned.source_module is None:
         raise ValueError(f"{config.describe()} has no artifact and the source module is unknown")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
-    try:
+    if mode == "artifact" and artifact is not None:
+        _check_artifact(tuned, artifact)
+    with staging_dir(target) as staging:
         files: dict[str, FileDigest] = {}
         if mode == "artifact" and artifact is not None:
             for file in artifact_files(artifact):
                 shutil.copy2(file, staging / file.name)
                 files[file.name] = digest(staging / file.name)
+            if files[artifact.name] != tuned.artifact_digest and tuned.artifact_digest:
+                raise ValueError(f"refusing to save: {artifact} changed while it was copied")
         if tuned.record is not None:
             (staging / RECORD).write_text(dumps(tuned.record), encoding="utf-8")
             files[RECORD] = digest(staging / RECORD)
         name = artifact.name if mode == "artifact" and artifact is not None else None
         manifest = _manifest(tuned, mode, files, name)
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        publish_dir(staging, target)
     return target
 
 
+def manifest_digest(path: str | Path) -> str:
+    """``sha256:<hex>`` of the save folder's manifest: what ``load(expected_digest=)`` pins."""
+    return "sha256:" + hashlib.sha256((Path(path) / MANIFEST).read_bytes()).hexdigest()
+
+
 # --------------------------------------------------------------------------- load
-def _read_manifest(folder: Path) -> Reader:
+def _read_manifest(folder: Path, expected_digest: str | None = None) -> Reader:
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        raw = (folder / MANIFEST).read_bytes()
     except FileNotFoundError:
         raise LoadError(f"{folder} is not an aitune_fp save: it has no {MANIFEST}") from None
-    except (OSError, ValueError) as error:
+    except OSError as error:
+        raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
+    if expected_digest is not None:
+        algorithm, _, expected = expected_digest.partition(":")
+        actual = hashlib.sha256(raw).hexdigest()
+        if algorithm != "sha256" or not expected:
+            raise LoadError(f"expected_digest must look like sha256:<hex>, got {expected_digest!r}")
+        if actual != expected.lower():
+            raise LoadError(
+                f"refusing to load {folder}: {MANIFEST} has sha256:{actual}, "
+                f"not the expected {expected_digest}"
+            )
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError as error:
         raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
     doc = Reader(data, MANIFEST)
     if doc.raw("format", None) != FORMAT or doc.raw("version", None) != VERSION:
@@ -198,6 +244,27 @@ def _read_manifest(folder: Path) -> Reader:
             f"(format {doc.raw('format', None)!r}, version {doc.raw('version', None)!r})"
         )
     return doc
+
+
+def _sealed_copy(folder: Path, doc: Reader, into: Path) -> dict[str, FileDigest]:
+    """Check ``folder`` is sealed, copy its files into ``into`` and verify the copies."""
+    files = _files(doc)
+    artifact = doc.text_or_none("artifact")
+    problem = check_sealed(folder, files, MANIFEST)
+    listed = artifact is not None and safe_name(artifact) and artifact in files
+    if problem is None and doc.text("mode") == "artifact" and not listed:
+        problem = f"its artifact {artifact!r} is not a file listed in {MANIFEST}"
+    problem = problem or private_copy(folder, files, into)
+    if problem is None and artifact is not None and doc.text("mode") == "artifact":
+        try:
+            missing = [n for n in external_data(into / artifact) if n not in files]
+        except ValueError as error:
+            problem = str(error)
+        else:
+            problem = f"{missing[0]} (external data) is not listed" if missing else None
+    if problem is not None:
+        raise LoadError(f"refusing to load {folder}: {problem}")
+    return files
 
 
 def _files(doc: Reader) -> dict[str, FileDigest]:
@@ -216,6 +283,7 @@ def _built(
     module: torch.nn.Module | None,
     device: torch.device,
     work_dir: Path,
+    shown: Path,
 ) -> Built:
     outputs = read_output_spec(doc.text("outputs"))
     if doc.text("mode") == "artifact":
@@ -225,47 +293,56 @@ def _built(
     else:
         if module is None:
             raise LoadError(
-                f"{folder} holds a recipe for {config.describe()}: pass the module it was "
+                f"{shown} holds a recipe for {config.describe()}: pass the module it was "
                 "tuned from, load(path, module=...)"
             )
         expected = doc.text_or_none("weights_sha256")
         if expected is not None and weights_digest(module) != expected:
             raise LoadError(
-                f"the module's weights differ from those {folder} was tuned with "
+                f"the module's weights differ from those {shown} was tuned with "
                 "(weights sha256 mismatch)"
             )
         effect = config.build(module, samples, device, work_dir)
     if isinstance(effect, IOFailure):
-        raise LoadError(f"{folder}: {unsafe_perform_io(effect.failure()).describe()}")
+        raise LoadError(f"{shown}: {unsafe_perform_io(effect.failure()).describe()}")
     return unsafe_perform_io(effect.unwrap())
 
 
 def load(
-    path: str | Path, module: torch.nn.Module | None = None, *, device: str | None = None
+    path: str | Path,
+    module: torch.nn.Module | None = None,
+    *,
+    device: str | None = None,
+    expected_digest: str | None = None,
 ) -> TunedModule:
     """The tuned module saved at ``path``, ready to run (see the module rules).
 
-    ``device`` defaults to the device it was tuned on.
+    ``device`` defaults to the device it was tuned on; ``expected_digest``
+    (``"sha256:<hex>"``) pins the manifest's digest.
     """
     folder = Path(path)
-    doc = _read_manifest(folder)
+    doc = _read_manifest(folder, expected_digest)
+    private = Path(tempfile.mkdtemp(prefix="aitune_fp-load-"))
     try:
-        problem = verify(folder, _files(doc))
-        if problem is not None:
-            raise LoadError(f"refusing to load {folder}: {problem}")
-        backend = doc.child("backend")
-        config = backend_from_config(backend.text("kind"), backend.obj("config"))
-        spec = spec_from_json(doc.child("input_spec"))
-        selection: Selection = decode_selection(doc.child("selection"))
-        dev = torch.device(device or doc.text("device"))
-        record: RunRecord | None = None
-        if (folder / RECORD).is_file():
-            record = loads((folder / RECORD).read_text(encoding="utf-8"))
-    except LoadError:
+        try:
+            _sealed_copy(folder, doc, private / "files")
+            backend = doc.child("backend")
+            config = backend_from_config(backend.text("kind"), backend.obj("config"))
+            spec = spec_from_json(doc.child("input_spec"))
+            selection: Selection = decode_selection(doc.child("selection"))
+            dev = torch.device(device or doc.text("device"))
+            record: RunRecord | None = None
+            if (private / "files" / RECORD).is_file():
+                record = loads((private / "files" / RECORD).read_text(encoding="utf-8"))
+        except LoadError:
+            raise
+        except ValueError as error:
+            raise LoadError(f"{folder / MANIFEST}: {error}") from None
+        samples = dataclasses.replace(zero_samples(spec), spec=spec)  # keeps the dynamic axes
+        built = _built(
+            doc, private / "files", config, samples, module, dev, private / "work", folder
+        )
+    except BaseException:
+        shutil.rmtree(private, ignore_errors=True)
         raise
-    except ValueError as error:
-        raise LoadError(f"{folder / MANIFEST}: {error}") from None
-    work_dir = Path(tempfile.mkdtemp(prefix="aitune_fp-load-"))
-    samples = dataclasses.replace(zero_samples(spec), spec=spec)  # keeps the dynamic axes
-    built = _built(doc, folder, config, samples, module, dev, work_dir)
-    return TunedModule(built, config, selection, samples, record, source=module)
+    return TunedModule(built, config, selection, samples, record, source=module, owned_dir=private)

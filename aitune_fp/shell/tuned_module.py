@@ -13,11 +13,20 @@ Rules:
 - when eager itself was selected there is no envelope to keep;
 - ``.selection`` is the core ``Selection``, ``.backend`` the winner's description,
   ``.record`` the whole run as data. ``close()`` frees the backend's resources.
+
+A tuned module owns the artifact it runs: ``artifact_digest`` is the artifact's size and
+sha256 recorded when it was built (``Built.info["artifact_sha256"]``/``"artifact_size"``,
+else read at construction), and ``save`` refuses an artifact that no longer matches it.
+A folder handed over as ``owned_dir`` (a loaded module's private copy) is removed by
+``close()`` or when the module is garbage-collected.
 """
 
 from __future__ import annotations
 
+import shutil
 import warnings
+import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -26,6 +35,7 @@ from aitune_fp.core.records import Selection
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.envelope import Envelope
 from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.integrity import FileDigest, digest
 
 if TYPE_CHECKING:
     from aitune_fp.core.record.run_record import RunRecord
@@ -55,6 +65,7 @@ class TunedModule(torch.nn.Module):
         *,
         max_batch_size: int | None = None,
         outside: str = "warn",
+        owned_dir: Path | None = None,
     ) -> None:
         super().__init__()
         if outside not in OUTSIDE:
@@ -77,6 +88,12 @@ class TunedModule(torch.nn.Module):
         )
         self._admits = self.envelope.admits if self.envelope is not None else None
         self._warned = False
+        self.artifact_digest = _built_digest(built)
+        self._cleanup = (
+            weakref.finalize(self, shutil.rmtree, str(owned_dir), True)
+            if owned_dir is not None
+            else None
+        )
 
     @property
     def backend(self) -> str:
@@ -118,8 +135,20 @@ class TunedModule(torch.nn.Module):
     def close(self) -> None:
         """Free the backend's resources; the module cannot run afterwards."""
         self.built.close()
+        if self._cleanup is not None:
+            self._cleanup()
 
     def extra_repr(self) -> str:
         """The backend and its metric, for ``print(tuned)``."""
         r = self.selection.result
         return f"backend={self.backend!r}, batch_size={r.selected_batch_size}, metric={r.metric:g}"
+
+
+def _built_digest(built: Built) -> FileDigest | None:
+    """The artifact's digest recorded at build, else read now (``None`` without one)."""
+    recorded = built.info.get("artifact_sha256")
+    if isinstance(recorded, str) and isinstance(built.info.get("artifact_size"), int):
+        return FileDigest(int(built.info["artifact_size"]), recorded)
+    if built.artifact is not None and built.artifact.is_file():
+        return digest(built.artifact)
+    return None

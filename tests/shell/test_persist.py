@@ -100,10 +100,13 @@ def test_saved_onnx_artifact_reproduces_outputs_in_a_fresh_process(saved_onnx: P
 
 
 def test_loaded_module_keeps_the_selection(saved_onnx: Path) -> None:
-    """The loaded TunedModule names the saved backend and selection."""
+    """The loaded TunedModule names the saved backend and selection and runs a verified
+    private copy of the saved artifact."""
     tuned = aitune_fp.load(saved_onnx)
     assert tuned.backend == "onnxruntime" and tuned.selection == _selection("onnxruntime")
-    assert tuned.built.artifact == saved_onnx / "model.onnx"
+    assert tuned.built.artifact is not None and tuned.built.artifact.name == "model.onnx"
+    assert tuned.built.artifact.read_bytes() == (saved_onnx / "model.onnx").read_bytes()
+    assert saved_onnx not in tuned.built.artifact.parents
 
 
 def test_a_flipped_byte_in_the_artifact_is_refused(saved_onnx: Path) -> None:

@@ -1,0 +1,21 @@
+"""Isolation: each backend's build, validation and profiling run in a worker process.
+
+A crash (a signal, ``os._exit``, an abort), a hang past a timeout or an out-of-memory kill
+inside a backend ends only its worker; the tune process turns it into a
+``BackendFailure(backend, stage, reason)`` and goes on with the other backends. See
+``docs/reliability.md`` for the design and why.
+
+- :mod:`~aitune_fp.effects.isolation.protocol`: the timeouts, the messages, the words;
+- :mod:`~aitune_fp.effects.isolation.worker`: what runs in the worker;
+- :mod:`~aitune_fp.effects.isolation.client`: starting, watching and ending a worker;
+- :mod:`~aitune_fp.effects.isolation.isolated`: the isolated candidate and max-batch search.
+"""
+
+from aitune_fp.effects.isolation.isolated import (
+    isolated_candidate,
+    isolated_max_batch,
+    materialized,
+)
+from aitune_fp.effects.isolation.protocol import Timeouts
+
+__all__ = ["Timeouts", "isolated_candidate", "isolated_max_batch", "materialized"]

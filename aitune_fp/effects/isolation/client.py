@@ -1,0 +1,236 @@
+"""The tune process's side: start a worker for one job, watch it, and turn its end into a value.
+
+Rules:
+- workers come from a ``forkserver`` that imported torch and the backends' libraries once
+  (:func:`start`); a worker is a fork of that clean server, never of the tune process,
+  which may hold CUDA state, OpenMP thread pools or compiler pools that do not survive a
+  fork (a plain ``fork`` after a parallel matmul hangs the child on this torch);
+- the job is serialised with cloudpickle; modules the tune process loaded from a file that
+  a fresh process cannot import by name (``aitune-fp tune``'s factory files) travel by
+  value; a job that cannot be serialised at all is reported as :class:`NotIsolated`, and
+  the caller decides what to do (it runs in process, with a warning);
+- the watchdog polls every 0.1 s: during ``build`` it ends the worker after
+  ``Timeouts.build`` seconds; in any other stage after ``Timeouts.call`` seconds without
+  a new heartbeat (a call that does not return), or ``Timeouts.build`` seconds for the
+  calls that may compile (validation, and the first call at each batch size); a worker
+  that ends without answering (signal, ``os._exit``, abort, out-of-memory kill) is
+  described from its exit status and
+  the stage and batch size it was in (:func:`~aitune_fp.effects.isolation.protocol.where`);
+- the user's ``__main__`` is hidden from multiprocessing while a worker starts
+  (:func:`_main_hidden`): a worker never re-runs the user's script (which need not have
+  an ``if __name__ == "__main__"`` guard); what it needs of ``__main__`` (a model class
+  defined there) travels by value in the cloudpickled job;
+- whatever happens, the worker's whole process group is killed and reaped before this
+  returns, also when the tune process is itself interrupted (``KeyboardInterrupt``,
+  ``SystemExit``), so no worker or compiler process is left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+import torch
+
+from aitune_fp.effects.isolation import worker
+from aitune_fp.effects.isolation.protocol import Timeouts, death_reason, where
+
+log = logging.getLogger("aitune_fp")
+POLL_SECONDS: Final = 0.1
+ALWAYS_PRELOAD: Final = (
+    "torch",
+    "aitune_fp.effects.isolation.worker",
+    "aitune_fp.effects.candidate",
+    "aitune_fp.effects.validate",
+    "aitune_fp.effects.memory",
+    "aitune_fp.effects.max_batch",
+    "aitune_fp.effects.backends.registry",
+)
+NEVER_PRELOAD: Final = frozenset({"tensorrt", "torch_tensorrt"})  # they may touch CUDA on import
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """The worker ended without an answer (or was stopped) in ``stage``: why, in words."""
+
+    stage: str
+    reason: str
+    batch_size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NotIsolated:
+    """The job could not be sent to a worker (``reason``); nothing was started."""
+
+    reason: str
+
+
+_STATE: dict[str, Any] = {}
+
+
+def context(libraries: Iterable[str] = ()) -> Any:
+    """The forkserver context, its server preloaded with torch and ``libraries`` (first
+    call wins; later calls reuse the running server)."""
+    if "ctx" not in _STATE:
+        ctx = multiprocessing.get_context("forkserver")
+        wanted = [*ALWAYS_PRELOAD, *(n for n in libraries if n not in NEVER_PRELOAD)]
+        if any(n.startswith("torch._inductor") for n in wanted):
+            wanted.append("aitune_fp.effects.isolation.warmup")
+        ctx.set_forkserver_preload(list(dict.fromkeys(wanted)))
+        _STATE["ctx"] = ctx
+    return _STATE["ctx"]
+
+
+@contextlib.contextmanager
+def _main_hidden() -> Iterator[None]:
+    """Make ``__main__`` look like an interactive session while a process starts, so that
+    multiprocessing does not ask the new process to import or re-run it."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved: dict[str, Any] = {
+        k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__
+    }
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+def start(libraries: Iterable[str] = ()) -> None:
+    """Start the forkserver now (it imports in the background while the caller works)."""
+    context(libraries)
+    from multiprocessing import forkserver
+
+    with _main_hidden():
+        forkserver.ensure_running()
+
+
+def _by_value(module: torch.nn.Module) -> list[Any]:
+    """The Python modules of ``module``'s classes that a fresh process cannot import."""
+    found = []
+    for cls in {type(m) for m in module.modules()}:
+        mod = sys.modules.get(cls.__module__)
+        top = cls.__module__.split(".")[0]
+        if mod is None or top == "__main__" or mod in found:
+            continue
+        importable = importlib.machinery.PathFinder.find_spec(top) is not None
+        if not importable and getattr(mod, "__file__", None):
+            found.append(mod)
+    return found
+
+
+def dumps(job: Any, module: torch.nn.Module) -> bytes | NotIsolated:
+    """``job`` cloudpickled (file-loaded model code by value), or why it cannot be."""
+    import cloudpickle
+
+    by_value = _by_value(module)
+    for mod in by_value:
+        cloudpickle.register_pickle_by_value(mod)
+    try:
+        return bytes(cloudpickle.dumps(job))
+    except Exception as error:
+        return NotIsolated(f"the job cannot be sent to a worker: {type(error).__name__}: {error}")
+    finally:
+        for mod in by_value:
+            with contextlib.suppress(ValueError):
+                cloudpickle.unregister_pickle_by_value(mod)
+
+
+def _kill_group(proc: Any) -> None:
+    """SIGKILL the worker's process group (the worker and anything it started)."""
+    if proc.pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        proc.kill()
+
+
+@contextlib.contextmanager
+def _worker(payload: bytes) -> Iterator[tuple[Any, Any, Any]]:
+    ctx = context()
+    receiver, sender = ctx.Pipe(duplex=False)
+    beat = ctx.RawArray("d", 3)
+    proc = ctx.Process(target=worker.main, args=(sender, beat, payload), daemon=True)
+    try:
+        with _main_hidden():
+            proc.start()
+        sender.close()
+        yield proc, receiver, beat
+    finally:
+        with contextlib.suppress(Exception):
+            proc.join(timeout=2.0 if proc.exitcode is None else 0.0)
+        _kill_group(proc)
+        with contextlib.suppress(Exception):
+            proc.join(timeout=5.0)
+        receiver.close()
+
+
+def run_job(
+    payload: bytes,
+    timeouts: Timeouts,
+    on_event: Callable[[tuple[str, Any]], None],
+    first_stage: str,
+) -> tuple[str, Any] | Ended:
+    """Run the serialised job in a worker: its ``("done", value)`` or ``("error", text)``
+    answer, or :class:`Ended` when it died or overran a timeout."""
+    import cloudpickle
+
+    with _worker(payload) as (proc, receiver, beat):
+        stage, now = first_stage, time.monotonic()
+        stage_began = last_change = now
+        last_count = beat[0]
+        while True:
+            if receiver.poll(POLL_SECONDS):
+                try:
+                    message = cloudpickle.loads(receiver.recv_bytes())
+                except (EOFError, OSError):
+                    proc.join(timeout=5.0)
+                    return _died(proc, stage, beat)
+                if message[0] == "stage":
+                    stage, stage_began = str(message[1]), time.monotonic()
+                    last_change = stage_began
+                elif message[0] == "batch":
+                    last_change = time.monotonic()
+                else:
+                    return message  # type: ignore[no-any-return]
+                on_event(message)
+                continue
+            now = time.monotonic()
+            if beat[0] != last_count:
+                last_count, last_change = beat[0], now
+            size = int(beat[1])
+            if stage == "build" and now - stage_began > timeouts.build:
+                _kill_group(proc)
+                return Ended(stage, f"build exceeded {timeouts.build:g} s (worker stopped)", size)
+            limit = timeouts.build if beat[2] else timeouts.call  # a first call may compile
+            if stage != "build" and now - last_change > limit:
+                _kill_group(proc)
+                first = " (its first call there, which may compile)" if beat[2] else ""
+                return Ended(
+                    stage,
+                    f"a call did not return within {limit:g} s "
+                    f"{where(stage, size)}{first} (worker stopped)",
+                    size,
+                )
+            if not proc.is_alive() and not receiver.poll(0):
+                return _died(proc, stage, beat)
+
+
+def _died(proc: Any, stage: str, beat: Any) -> Ended:
+    size = int(beat[1])
+    return Ended(stage, f"{death_reason(proc.exitcode)} {where(stage, size)}", size)

@@ -1,0 +1,227 @@
+"""Isolated versions of the tune's risky effects: one candidate, and the max-batch search.
+
+Rules:
+- :func:`isolated_candidate` runs build → validate → profile of one backend in a worker
+  (:mod:`~aitune_fp.effects.isolation.client`) and returns the same ``CandidateRun`` as
+  :func:`~aitune_fp.effects.candidate.run_candidate`, with the worker's profile (its peak
+  memory measured in the worker, where only that backend ran), failure, stage times and
+  validation errors. A worker that dies or overruns becomes
+  ``BackendFailure(backend, stage, reason)`` (also written to the backend's
+  ``build.log``); a job that cannot be sent to a worker runs in this process, with a
+  warning;
+- a successful candidate's runner stays in the worker and ends with it; its ``Built`` here
+  is *deferred*: :func:`materialized` makes the real one in this process when the shell
+  needs it (final rounds, the tuned module): from the artifact the worker built, after
+  checking it still has the digest recorded at its build, or by building the backend
+  again here for backends without a loadable artifact (eager, ``torch.compile``), whose
+  compiler caches the worker has just warmed. A deferred runner materialises itself on
+  its first call too;
+- :func:`isolated_max_batch` runs the eager max-batch search in a worker; a crash at batch
+  size ``2b`` keeps ``b``, as a raising batch size would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.unsafe import unsafe_perform_io
+
+from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.strategy import ProfilingPlan
+from aitune_fp.effects.artifacts import load_built, loadable, output_spec
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.candidate import CandidateRun, append_log, run_candidate
+from aitune_fp.effects.inputs import Samples, make_batch
+from aitune_fp.effects.integrity import digest
+from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_job
+from aitune_fp.effects.isolation.protocol import Timeouts
+from aitune_fp.effects.isolation.worker import CandidateJob, CandidateResult, MaxBatchJob
+from aitune_fp.effects.max_batch import MaxBatchResult, find_max_batch_size
+from aitune_fp.effects.profiler import BatchReport, ProfileSettings
+from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
+
+log = logging.getLogger("aitune_fp")
+
+
+class _Deferred:
+    """A runner that is made in this process on demand (see :func:`materialized`)."""
+
+    __slots__ = ("_make", "built")
+
+    def __init__(self, make: Callable[[], Built]) -> None:
+        self._make = make
+        self.built: Built | None = None
+
+    def get(self) -> Built:
+        if self.built is None:
+            self.built = self._make()
+        return self.built
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.get().runner(*args, **kwargs)
+
+    def close(self) -> None:
+        if self.built is not None:
+            self.built.close()
+
+
+def materialized(built: Built) -> Built:
+    """The real ``Built`` behind a deferred one (made now if needed); others as they are.
+
+    Raises ``RuntimeError`` naming the backend when it cannot be made here.
+    """
+    runner = built.runner
+    return runner.get() if isinstance(runner, _Deferred) else built
+
+
+def _make_here(
+    backend: Backend,
+    name: str,
+    result: CandidateResult,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    work_dir: Path,
+) -> Built:
+    """The backend's runner in this process: its artifact loaded, or built again."""
+    artifact = result.artifact
+    effect: IOResult[Built, BackendFailure]
+    if artifact is not None and loadable(backend) and artifact.is_file():
+        now = digest(artifact)
+        if result.info.get("artifact_sha256") not in (None, now.sha256):
+            raise RuntimeError(f"{name}: {artifact} changed after its build (sha256 mismatch)")
+        with torch.inference_mode():
+            outputs = output_spec(make_batch(samples, 1).call(module))
+        effect = load_built(backend, artifact, samples.spec, outputs, device, work_dir / "here")
+        effect = effect.map(lambda b: dataclasses.replace(b, info={**result.info, **b.info}))
+    else:
+        effect = backend.build(module, samples, device, work_dir / "here")
+    if isinstance(effect, IOFailure):
+        failure = unsafe_perform_io(effect.failure())
+        raise RuntimeError(f"{name} could not be made in the tune process: {failure.describe()}")
+    return unsafe_perform_io(effect.unwrap())
+
+
+def _validation_check(
+    name: str,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    sizes: tuple[int, ...],
+    tolerance: Tolerance,
+) -> Callable[[Built], IOResult[dict[str, float], BackendFailure]]:
+    def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
+        return validate(
+            name, built, module, samples, device, batch_sizes=sizes, tolerance=tolerance
+        ).map(ValidationReport.as_dict)
+
+    return check
+
+
+def isolated_candidate(
+    backend: Backend,
+    name: str,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    work_dir: Path,
+    plan: ProfilingPlan,
+    batch_sizes: tuple[int, ...],
+    validation_sizes: tuple[int, ...],
+    tolerance: Tolerance,
+    settings: ProfileSettings = ProfileSettings(),
+    on_stage: Callable[[str], None] = lambda _: None,
+    on_batch: Callable[[BatchReport], None] = lambda _: None,
+    cache_dir: Path | None = None,
+    timeouts: Timeouts = Timeouts(),
+) -> CandidateRun:
+    """Build, validate and profile ``backend`` in a worker (see the module rules)."""
+    job = CandidateJob(
+        backend,
+        name,
+        module,
+        samples,
+        str(device),
+        work_dir,
+        plan,
+        batch_sizes,
+        validation_sizes,
+        tolerance,
+        settings,
+        cache_dir,
+    )
+    payload = dumps(job, module)
+    if isinstance(payload, NotIsolated):
+        log.warning("%s runs in the tune process, not isolated: %s", name, payload.reason)
+        check = _validation_check(name, module, samples, device, validation_sizes, tolerance)
+        return run_candidate(
+            backend, name, module, samples, device, work_dir, plan, batch_sizes, check,
+            settings, on_stage=on_stage, on_batch=on_batch, cache_dir=cache_dir,
+        )  # fmt: skip
+
+    def on_event(message: tuple[str, Any]) -> None:
+        if message[0] == "stage":
+            on_stage(str(message[1]))
+        elif message[0] == "batch":
+            on_batch(message[1])
+
+    answer = run_job(payload, timeouts, on_event, "build")
+    if isinstance(answer, Ended) or answer[0] != "done":
+        stage, reason = (
+            (answer.stage, answer.reason)
+            if isinstance(answer, Ended)
+            else ("build", str(answer[1]))
+        )
+        append_log(work_dir, f"[{stage}] {reason}")
+        first = reason.split("\n")[0][:500]
+        outcome: IOResult[Profile, BackendFailure] = IOFailure(BackendFailure(name, stage, first))
+        return CandidateRun(backend, name, None, outcome, {}, {}, work_dir)
+    result: CandidateResult = answer[1]
+    if result.profile is None:
+        failure = result.failure or BackendFailure(name, "build", "no result")
+        return CandidateRun(
+            backend, name, None, IOFailure(failure), result.stage_seconds, result.validation,
+            work_dir,
+        )  # fmt: skip
+    deferred = _Deferred(
+        lambda: _make_here(backend, name, result, module, samples, device, work_dir)
+    )
+    built = Built(deferred, deferred.close, artifact=result.artifact, info=result.info)
+    return CandidateRun(
+        backend, name, built, IOSuccess(result.profile), result.stage_seconds,
+        result.validation, work_dir,
+    )  # fmt: skip
+
+
+def isolated_max_batch(
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    cap: int | None,
+    timeouts: Timeouts = Timeouts(),
+) -> MaxBatchResult:
+    """The eager max-batch search in a worker (a crash at ``2b`` keeps ``b``)."""
+    payload = dumps(MaxBatchJob(module, samples, str(device), cap), module)
+    if isinstance(payload, NotIsolated):
+        log.warning("max-batch search runs in the tune process: %s", payload.reason)
+        from aitune_fp.effects.backends._runner import in_inference_mode, prepared
+
+        return find_max_batch_size(
+            in_inference_mode(prepared(module, device)), samples, device, cap=cap
+        )
+    answer = run_job(payload, timeouts, lambda _: None, "max batch search")
+    if isinstance(answer, Ended):
+        kept = max(1, answer.batch_size // 2)
+        log.warning("max-batch search: %s; keeping %d", answer.reason, kept)
+        return MaxBatchResult(kept, answer.reason)
+    if answer[0] != "done":
+        log.warning("max-batch search failed in its worker: %s", answer[1])
+        return MaxBatchResult(1, str(answer[1]).split("\n")[0])
+    found: MaxBatchResult = answer[1]
+    return found

@@ -1,0 +1,40 @@
+"""Imported by the workers' fork server (never by the tune process): the parts of the
+compilers that every fresh process would otherwise import on its first compile.
+
+Rule: only imports, of modules that exist in this torch (missing ones are skipped); no
+tensor is created and no thread pool is started, so forking the server stays safe.
+Inductor's lowering, scheduler, code generators and graph passes are a few seconds of
+imports that the inductor and AOTInductor workers would each pay again; importing them
+once here makes every worker start with them, as a tune without isolation does after its
+first compile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from typing import Final
+
+MODULES: Final = (
+    "torch._inductor.lowering",
+    "torch._inductor.decomposition",
+    "torch._inductor.graph",
+    "torch._inductor.scheduler",
+    "torch._inductor.pattern_matcher",
+    "torch._inductor.fx_passes.joint_graph",
+    "torch._inductor.fx_passes.post_grad",
+    "torch._inductor.fx_passes.pre_grad",
+    "torch._inductor.codegen.cpp",
+    "torch._inductor.codegen.cpp_wrapper_cpu",
+    "torch._inductor.codegen.wrapper",
+    "torch._inductor.select_algorithm",
+    "torch._functorch.aot_autograd",
+    "torch._dynamo.convert_frame",
+    "torch.export",
+)
+
+if os.environ.get("AITUNE_FP_WARM_COMPILERS", "1") != "0":
+    for name in MODULES:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)

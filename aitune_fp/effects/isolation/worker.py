@@ -1,0 +1,261 @@
+"""The worker side: runs one job in its own process and reports back over a pipe.
+
+Rules:
+- the worker makes itself a process-group leader first, so the tune process can end it
+  together with anything it started (a compiler's worker pool) in one ``killpg``; on
+  Linux it also asks to be killed when its parent (the fork server, which exits with the
+  tune process) goes, so even a tune process killed outright leaves no worker behind;
+- the job arrives as one cloudpickled value (the module's weights are copied, never
+  shared with the tune process, so a backend that edits weights in place cannot touch
+  the user's module);
+- a candidate job first calls the eager module once (:func:`_warm`, so first-use costs
+  of a fresh process are not charged to the backend's memory), then runs
+  :func:`~aitune_fp.effects.candidate.run_candidate` as is: the
+  stages, the cache, validation and the profiler are the same code as without isolation;
+  its stage and batch-size events go to the pipe, its heartbeat to shared memory before
+  each call (through the profiler's injected timer, before the clock starts: nothing
+  inside the timed region changes), and its result (the profile or the failure, stage
+  times, validation errors, the artifact, build facts, peak memory) comes back as plain
+  values; the runner itself never leaves the worker;
+- a max-batch job runs :func:`~aitune_fp.effects.max_batch.find_max_batch_size` on the
+  eager module with a heartbeat per call, so a crash at batch size 8 still tells the
+  parent that 4 ran;
+- anything the job raises is reported as ``("error", text)``; the worker then exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from returns.io import IOSuccess
+from returns.unsafe import unsafe_perform_io
+
+from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.strategy import ProfilingPlan
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.profiler import BatchReport, ProfileSettings, Timer, call_timer
+from aitune_fp.effects.validate import Tolerance
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateJob:
+    """Build, validate and profile ``backend`` (named ``name``) on ``device``."""
+
+    backend: Backend
+    name: str
+    module: torch.nn.Module
+    samples: Samples
+    device: str
+    work_dir: Path
+    plan: ProfilingPlan
+    batch_sizes: tuple[int, ...]
+    validation_sizes: tuple[int, ...]
+    tolerance: Tolerance
+    settings: ProfileSettings
+    cache_dir: Path | None
+
+
+@dataclass(frozen=True, slots=True)
+class MaxBatchJob:
+    """Find the largest batch size the eager module runs at (see ``find_max_batch_size``)."""
+
+    module: torch.nn.Module
+    samples: Samples
+    device: str
+    cap: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateResult:
+    """What a candidate job sends back: plain values only."""
+
+    profile: Profile | None
+    failure: BackendFailure | None
+    stage_seconds: dict[str, float]
+    validation: dict[str, float]
+    artifact: Path | None
+    info: dict[str, Any]
+
+
+Send = Callable[[tuple[str, Any]], None]
+
+
+def _beating_timer(timer: Timer, beat: Any) -> Timer:
+    """``timer`` with a heartbeat just before its clock starts (nothing inside the timed
+    region changes)."""
+
+    def timed(call: Callable[[], Any]) -> float:
+        beat[0] += 1.0
+        beat[2] = 0.0
+        return timer(call)
+
+    return timed
+
+
+def _beating(runner: Callable[..., Any], beat: Any) -> Callable[..., Any]:
+    """``runner`` with a heartbeat before each call (used only where nothing is timed)."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        beat[0] += 1.0
+        return runner(*args, **kwargs)
+
+    return run
+
+
+def _warm(module: torch.nn.Module, samples: Samples, device: torch.device) -> None:
+    """One eager call of the module, before anything is measured: the thread pools, kernels
+    and library pages a fresh process touches on first use are then resident, as they are
+    in a tune process that has already run the eager module (its max-batch search), so
+    they are not charged to the backend's peak memory."""
+    from aitune_fp.effects.backends._runner import prepared
+
+    with contextlib.suppress(Exception), torch.inference_mode():
+        samples.items[0].to(device).call(prepared(module, device))
+
+
+def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
+    from aitune_fp.effects.candidate import run_candidate
+    from aitune_fp.effects.memory import MemoryWatch
+    from aitune_fp.effects.validate import ValidationReport, validate
+
+    device = torch.device(job.device)
+    _warm(job.module, job.samples, device)
+    watch = MemoryWatch(device)
+    sizes = tuple(job.batch_sizes)
+
+    def check(built: Built) -> Any:
+        guarded = dataclasses.replace(built, runner=_beating(built.runner, beat))
+        return validate(
+            job.name,
+            guarded,
+            job.module,
+            job.samples,
+            device,
+            batch_sizes=job.validation_sizes,
+            tolerance=job.tolerance,
+        ).map(ValidationReport.as_dict)
+
+    def on_stage(stage: str) -> None:
+        # the first call at a new batch size may compile: it gets the build's limit
+        beat[1] = float(sizes[0]) if stage == "profile" and sizes else 0.0
+        beat[2] = 1.0 if stage in ("validate", "profile") else 0.0
+        send(("stage", stage))
+        watch.on_stage(stage)
+
+    def on_batch(report: BatchReport) -> None:
+        later = [b for b in sizes if b > report.batch_size]
+        beat[1] = float(later[0]) if later else float(report.batch_size)
+        beat[2] = 1.0
+        send(("batch", report))
+
+    run = run_candidate(
+        job.backend,
+        job.name,
+        job.module,
+        job.samples,
+        device,
+        job.work_dir,
+        job.plan,
+        job.batch_sizes,
+        check,
+        job.settings,
+        on_stage=on_stage,
+        on_batch=on_batch,
+        cache_dir=job.cache_dir,
+        timer=_beating_timer(call_timer(device, job.settings), beat),
+    )
+    outcome = run.outcome
+    profile = failure = None
+    if isinstance(outcome, IOSuccess):
+        profile = unsafe_perform_io(outcome.unwrap())
+        peak = watch.peak_mb()
+        if peak is not None:
+            profile = dataclasses.replace(profile, peak_memory_mb=peak)
+    else:
+        failure = unsafe_perform_io(outcome.failure())
+    built = run.built
+    info = dict(built.info) if built is not None else {}
+    artifact = built.artifact if built is not None else None
+    if built is not None:
+        with contextlib.suppress(Exception):
+            built.close()
+    return CandidateResult(
+        profile, failure, dict(run.stage_seconds), dict(run.validation), artifact, info
+    )
+
+
+def _max_batch(job: MaxBatchJob, beat: Any) -> Any:
+    from aitune_fp.effects.backends._runner import in_inference_mode, prepared
+    from aitune_fp.effects.max_batch import find_max_batch_size
+
+    device = torch.device(job.device)
+    runner = in_inference_mode(prepared(job.module, device))
+    calls = [0]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        beat[0] += 1.0
+        beat[1] = float(2 ** (calls[0] - 1))
+        return runner(*args, **kwargs)
+
+    return find_max_batch_size(counted, job.samples, device, cap=job.cap)
+
+
+def _die_with_parent() -> None:
+    """Die with the fork server: drop the server's liveness pipe that multiprocessing hands
+    every child (so the server can exit when the tune process goes, even while this worker
+    hangs), and ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux; exit at once if the server
+    is already gone."""
+    with contextlib.suppress(Exception):
+        from multiprocessing import forkserver
+
+        server: Any = forkserver._forkserver
+        if server._forkserver_alive_fd is not None:
+            os.close(server._forkserver_alive_fd)
+            server._forkserver_alive_fd = None
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def main(conn: Any, beat: Any, payload: bytes) -> None:
+    """The worker's entry point: run the job in ``payload``, answer over ``conn``."""
+    with contextlib.suppress(OSError):
+        os.setpgrp()
+    _die_with_parent()
+    import cloudpickle
+
+    def send(message: tuple[str, Any]) -> None:
+        conn.send_bytes(cloudpickle.dumps(message))
+
+    try:
+        job = cloudpickle.loads(payload)
+        if isinstance(job, CandidateJob):
+            send(("done", _candidate(job, send, beat)))
+        elif isinstance(job, MaxBatchJob):
+            send(("done", _max_batch(job, beat)))
+        else:
+            send(("error", f"unknown job {type(job).__name__}"))
+    except Exception as error:
+        text = "".join(traceback.format_exception(error))
+        with contextlib.suppress(Exception):
+            send(("error", f"{type(error).__name__}: {error}\n{text}"))
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()
