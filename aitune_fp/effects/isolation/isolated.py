@@ -30,7 +30,6 @@ from typing import Any
 
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
@@ -40,7 +39,7 @@ from aitune_fp.effects.candidate import CandidateRun, append_log, run_candidate
 from aitune_fp.effects.inputs import Samples, make_batch
 from aitune_fp.effects.integrity import digest
 from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_job
-from aitune_fp.effects.isolation.protocol import Timeouts
+from aitune_fp.effects.isolation.protocol import Timeouts, outcome_values
 from aitune_fp.effects.isolation.worker import CandidateJob, CandidateResult, MaxBatchJob
 from aitune_fp.effects.max_batch import MaxBatchResult, find_max_batch_size
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings
@@ -102,10 +101,11 @@ def _make_here(
         effect = effect.map(lambda b: dataclasses.replace(b, info={**result.info, **b.info}))
     else:
         effect = backend.build(module, samples, device, work_dir / "here")
-    if isinstance(effect, IOFailure):
-        failure = unsafe_perform_io(effect.failure())
-        raise RuntimeError(f"{name} could not be made in the tune process: {failure.describe()}")
-    return unsafe_perform_io(effect.unwrap())
+    made, failure = outcome_values(effect)
+    if made is None:
+        why = failure.describe() if failure is not None else "no runner"
+        raise RuntimeError(f"{name} could not be made in the tune process: {why}")
+    return made
 
 
 def _validation_check(

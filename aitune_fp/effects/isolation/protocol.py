@@ -16,7 +16,12 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, TypeVar
+
+from returns.io import IOResult
+
+_V = TypeVar("_V")
+_E = TypeVar("_E")
 
 DEFAULT_BUILD_TIMEOUT: Final = 600.0
 DEFAULT_CALL_TIMEOUT: Final = 60.0
@@ -80,3 +85,18 @@ def where(stage: str, batch_size: int) -> str:
     ('during build', 'during profile at batch size 4')
     """
     return f"during {stage}" + (f" at batch size {batch_size}" if batch_size > 0 else "")
+
+
+def outcome_values(outcome: IOResult[_V, _E]) -> tuple[_V | None, _E | None]:
+    """``(value, None)`` or ``(None, error)`` of an effect that already ran, read through
+    its own ``map``/``alt`` (the worker is the composition root of its process; the tune
+    process still unwraps effects in one place only).
+
+    >>> from returns.io import IOFailure, IOSuccess
+    >>> outcome_values(IOSuccess(1)), outcome_values(IOFailure("no"))
+    ((1, None), (None, 'no'))
+    """
+    values: list[Any] = []
+    errors: list[Any] = []
+    outcome.map(values.append).alt(errors.append)
+    return (values[0] if values else None), (errors[0] if errors else None)

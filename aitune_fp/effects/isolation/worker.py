@@ -38,13 +38,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from returns.io import IOSuccess
-from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.isolation.protocol import outcome_values
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings, Timer, call_timer
 from aitune_fp.effects.validate import Tolerance
 
@@ -176,15 +175,10 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
         cache_dir=job.cache_dir,
         timer=_beating_timer(call_timer(device, job.settings), beat),
     )
-    outcome = run.outcome
-    profile = failure = None
-    if isinstance(outcome, IOSuccess):
-        profile = unsafe_perform_io(outcome.unwrap())
-        peak = watch.peak_mb()
-        if peak is not None:
-            profile = dataclasses.replace(profile, peak_memory_mb=peak)
-    else:
-        failure = unsafe_perform_io(outcome.failure())
+    profile, failure = outcome_values(run.outcome)
+    peak = watch.peak_mb() if profile is not None else None
+    if profile is not None and peak is not None:
+        profile = dataclasses.replace(profile, peak_memory_mb=peak)
     built = run.built
     info = dict(built.info) if built is not None else {}
     artifact = built.artifact if built is not None else None
