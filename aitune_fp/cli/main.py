@@ -5,7 +5,9 @@ Commands: ``demo``, ``tune``, ``report``, ``reselect``, ``fleet`` (``aitune-fp C
 Rules:
 - exit codes: 0 when the command did its job (for ``demo``, ``tune`` and ``reselect``: a
   backend was selected), 1 with one line ``aitune-fp: error: …`` when it could not, 2 for a
-  usage error (argparse's message), 130 when interrupted;
+  usage error (argparse's message, and an ``--out`` or ``--cache-dir`` that is not a
+  folder or cannot be written, found before any work), 130 when interrupted (Ctrl-C) and
+  143 when terminated (SIGTERM), after saying where the partial run record is;
 - the user never sees a traceback unless they ask for one with ``--debug`` (which also
   prints the library's log lines): an unexpected exception is one line naming its type;
 - off a terminal (pipes, logs) output is plain text 160 columns wide unless ``$COLUMNS``
@@ -18,8 +20,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from aitune_fp.cli.options import (
@@ -30,10 +34,14 @@ from aitune_fp.cli.options import (
     factory_arg,
     names_arg,
     positive_arg,
+    seconds_arg,
     shape_arg,
     strategy_arg,
 )
 from aitune_fp.core.strategies.registry import STRATEGY_SPECS, parse_strategy
+
+DEFAULT_BUILD_TIMEOUT = 600.0  # aitune_fp.effects.isolation.protocol (not imported: no torch)
+DEFAULT_CALL_TIMEOUT = 60.0
 
 PROG = "aitune-fp"
 DEMO_CHOICES = ("mlp", "cnn", "transformer", "all")
@@ -79,6 +87,28 @@ def _tuning_options(parser: argparse.ArgumentParser) -> None:
         help="build folders and artifact cache (default: $AITUNE_FP_CACHE or ~/.cache/aitune_fp)",
     )
     parser.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
+    parser.add_argument(
+        "--build-timeout",
+        type=seconds_arg,
+        default=DEFAULT_BUILD_TIMEOUT,
+        metavar="SECONDS",
+        help=f"a build, export or compile running longer fails that backend "
+        f"(default: {DEFAULT_BUILD_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=seconds_arg,
+        default=DEFAULT_CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"one call that does not return in time fails that backend "
+        f"(default: {DEFAULT_CALL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="build and profile every backend in this process (for debugging: a crash or "
+        "hang then ends the whole run)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,6 +173,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print the decision's statistics: intervals and per-backend spread",
     )
 
+    load = sub.add_parser("load", help="check and load a saved tuned module, run it once")
+    load.add_argument("saved", metavar="DIR", help="a folder written by --save")
+    load.add_argument(
+        "--expected-digest",
+        default=None,
+        metavar="sha256:HEX",
+        help="refuse the folder unless its manifest has this digest (printed by --save)",
+    )
+    load.add_argument("--device", type=device_arg, default=None, help="default: as tuned")
+
     reselect = sub.add_parser("reselect", help="re-select a stored run with another strategy")
     reselect.add_argument("run", metavar="RUN.json")
     reselect.add_argument("--strategy", type=strategy_arg, required=True, metavar="SPEC")
@@ -155,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _command(name: str) -> Command:
     """The function running command ``name`` (imported on demand)."""
-    if name in ("demo", "tune"):
+    if name in ("demo", "tune", "load"):
         from aitune_fp.cli import tune_commands as module
     elif name == "fleet":
         from aitune_fp.cli import fleet_commands as module  # type: ignore[no-redef]
@@ -178,6 +218,28 @@ def _check_backends(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         except (KeyError, ValueError) as error:
             message = error.args[0] if error.args else str(error)
             parser.error(f"argument --backends: {message}")
+
+
+def _check_locations(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A usage error for an ``--out`` or ``--cache-dir`` that cannot hold our files."""
+    from aitune_fp.cli.outputs import folder_problem
+
+    if args.command not in ("demo", "tune"):
+        return
+    problem = folder_problem(args.out, "--out")
+    cache = Path(args.cache_dir) if args.cache_dir is not None else None
+    if problem is None and cache is not None and cache.exists() and not cache.is_dir():
+        problem = f"--cache-dir {cache} exists and is not a folder"
+    if problem is not None:
+        parser.error(problem)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that the run ends as cleanly as on Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
 
 
 def _consoles(console: Any) -> tuple[Any, Any]:
@@ -216,12 +278,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _logging(debug=args.debug)
     out, err = _consoles(Console)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         _check_backends(parser, args)
+        _check_locations(parser, args)
         return _command(args.command)(args, out, err)
     except CliError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
+    except Terminated:
+        print(f"{PROG}: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
@@ -234,6 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

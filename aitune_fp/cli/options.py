@@ -67,6 +67,21 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    """A positive number of seconds.
+
+    >>> _seconds("1.5")
+    1.5
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
 def _dtype(text: str) -> str:
     """A torch dtype name from :data:`DTYPES` (``torch.`` prefix allowed)."""
     value = text.strip().lower().removeprefix("torch.")
@@ -144,5 +159,6 @@ def merge_dynamic(
 device_arg: Callable[[str], str] = _usage(_device)
 dynamic_arg: Callable[[str], tuple[str | int, dict[int, tuple[int, int]]]] = _usage(_dynamic)
 positive_arg: Callable[[str], int] = _usage(_positive)
+seconds_arg: Callable[[str], float] = _usage(_seconds)
 dtype_arg: Callable[[str], str] = _usage(_dtype)
 factory_arg: Callable[[str], str] = _usage(_factory)

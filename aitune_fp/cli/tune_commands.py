@@ -7,9 +7,16 @@ Rules:
 - every run leaves ``run.json``, ``report.md`` and ``plot.png`` (unless ``--no-plot``),
   also when tuning selected nothing, so a failed run can be read and re-selected;
 - the exit code is 0 when every model got a selection, else 1 with one line naming what
-  failed and why; ``--save DIR`` also saves the tuned module (``tune`` only);
+  failed and why; ``--save DIR`` also saves the tuned module (``tune`` only) and prints
+  its manifest digest, which ``load --expected-digest`` pins;
 - ``tune --unbatched`` passes ``batched=False`` and each ``--dynamic INPUT:AXIS=MIN..MAX``
-  adds to ``dynamic_axes`` (a malformed spec is a usage error, exit 2).
+  adds to ``dynamic_axes`` (a malformed spec is a usage error, exit 2);
+- ``run.json`` is written while the run goes (``status: interrupted`` after each finished
+  backend, ``complete`` at the end), so an interrupted run leaves a record ``report`` and
+  ``reselect`` read; the path is printed when that happens;
+- ``--no-isolation``, ``--build-timeout`` and ``--call-timeout`` go to the tuner as is;
+- ``load DIR`` checks a saved module (``--expected-digest`` pins its manifest), loads it
+  and runs it once on zeros; exit 1 with the reason when it is refused.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ def _tune_one(
 ) -> tuple[RunRecord, Any]:
     """Tune one model with the command's options; write its files; show its table."""
     from aitune_fp.cli.options import merge_dynamic
+    from aitune_fp.effects.isolation import Timeouts
     from aitune_fp.shell.io import perform
     from aitune_fp.shell.tune_module import run_tuning
 
@@ -47,27 +55,57 @@ def _tune_one(
     if getattr(args, "dynamic", None):
         shapes["dynamic_axes"] = merge_dynamic(args.dynamic)
 
-    with ProgressView(err, name) as view:
-        effect = run_tuning(
-            module,
-            samples,
-            args.strategy,
-            list(args.backends) if args.backends else None,
-            args.device,
-            args.cache_dir,
-            max_batch_size=args.max_batch_size,
-            model_name=name,
-            progress=view,
-            **shapes,
-        )
+    _warn_if_uncached(args.cache_dir, err)
+    record_path = folder / "run.json"
+    try:
+        with ProgressView(err, name) as view:
+            effect = run_tuning(
+                module,
+                samples,
+                args.strategy,
+                list(args.backends) if args.backends else None,
+                args.device,
+                args.cache_dir,
+                max_batch_size=args.max_batch_size,
+                model_name=name,
+                progress=view,
+                isolation=not args.no_isolation,
+                timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
+                record_path=record_path,
+                **shapes,
+            )
+    except KeyboardInterrupt:
+        if record_path.is_file():
+            err.print(f"partial run record: {record_path}", markup=False, highlight=False)
+        raise
     result = perform(effect)
     if isinstance(result, Failure):
         raise CliError(f"{name}: {result.failure().message}")
     run = result.unwrap()
-    written = write_run(run.record, folder, err, plot=not args.no_plot)
+    try:
+        written = write_run(run.record, folder, err, plot=not args.no_plot)
+    except OSError as error:
+        raise CliError(
+            f"{name}: cannot write the run's files in {folder}: {error.strerror or error} "
+            "(files already there are kept whole)"
+        ) from None
     show_run(out, run.record)
     err.print("wrote " + ", ".join(str(p) for p in written), markup=False, highlight=False)
     return run.record, run.tuned
+
+
+def _warn_if_uncached(cache_dir: str | None, err: Console) -> None:
+    """Say so when the artifact cache cannot be written (the run goes on uncached)."""
+    from aitune_fp.effects.cache import unusable_reason
+    from aitune_fp.shell.resolve import default_cache_dir
+
+    problem = unusable_reason(Path(cache_dir) if cache_dir else default_cache_dir())
+    if problem is not None:
+        err.print(
+            f"warning: artifact cache off for this run ({problem}): running uncached",
+            markup=False,
+            highlight=False,
+        )
 
 
 def _failed(name: str, record: RunRecord) -> str | None:
@@ -116,10 +154,41 @@ def tune(args: argparse.Namespace, out: Console, err: Console) -> int:
         if problem:
             raise CliError(problem)
         if args.save is not None and tuned is not None:
-            from aitune_fp.shell.persist import save
+            from aitune_fp.shell.persist import manifest_digest, save
 
-            err.print(f"saved the tuned module to {save(tuned, args.save)}", markup=False)
+            saved = save(tuned, args.save)
+            err.print(
+                f"saved the tuned module to {saved} (manifest {manifest_digest(saved)})",
+                markup=False,
+                highlight=False,
+            )
     finally:
         if tuned is not None:
             tuned.close()
+    return 0
+
+
+def load(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Check and load a saved tuned module, then run it once on zeros."""
+    import torch
+
+    from aitune_fp.effects.inputs import make_batch
+    from aitune_fp.shell.persist import LoadError, manifest_digest
+    from aitune_fp.shell.persist import load as load_saved
+
+    try:
+        tuned = load_saved(args.saved, device=args.device, expected_digest=args.expected_digest)
+    except LoadError as error:
+        raise CliError(str(error)) from None
+    try:
+        with torch.inference_mode():
+            make_batch(tuned.samples, 1).call(tuned)
+        out.print(
+            f"{args.saved}: {tuned.backend} loaded and ran "
+            f"(manifest {manifest_digest(args.saved)})",
+            markup=False,
+            highlight=False,
+        )
+    finally:
+        tuned.close()
     return 0

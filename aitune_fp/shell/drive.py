@@ -11,7 +11,11 @@ Rules:
 - runners are released by one function, :func:`close_all_but`: after each step the
   leader's runner is kept (with final rounds planned: every contender's), after the fold
   only the winner's;
-- every build is one ``logging`` line on the ``aitune_fp`` logger and progress events.
+- every build is one ``logging`` line on the ``aitune_fp`` logger and progress events;
+- with ``Setup.isolation`` a backend is built, validated and profiled in a worker
+  (:mod:`aitune_fp.shell.workers`); the runners the rounds and the winner need are made
+  here (:func:`~aitune_fp.effects.isolation.materialized`), one that cannot be is left out;
+  ``Setup.journal`` is told the state after every finished backend.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import dataclasses
 import gc
 import itertools
 import logging
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,12 +50,15 @@ from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.isolation import Timeouts, materialized
 from aitune_fp.effects.memory import MemoryWatch
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings
 from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink
 from aitune_fp.shell.rounds import final_rounds
+from aitune_fp.shell.workers import cache_dir, isolated, journaled, with_peak_memory, work_dir
+from aitune_fp.shell.workspace import Workspace
 
 log = logging.getLogger("aitune_fp")
 
@@ -73,6 +80,10 @@ class Setup:
     max_batch_size: int = 1
     batch_sizes: tuple[int, ...] = (1,)
     outside: str = "warn"
+    workspace: Workspace | None = None
+    isolation: bool = False
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    journal: Callable[[Setup, RunState], None] | None = None
 
     def emit(self, kind: str, backend: str = "", done: int = 0, **fields: Any) -> None:
         """Send one progress event (``done`` backends so far)."""
@@ -99,6 +110,10 @@ def build(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
     """Build, validate and profile one backend (its peak memory attached); log it."""
     log.info("building %s", name)
     setup.emit("backend_start", name, done)
+    if setup.isolation:
+        run = isolated(setup, done, backend, name)
+        _log_outcome(setup, done + 1, run)
+        return run
     watch = MemoryWatch(setup.device)
 
     def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
@@ -128,27 +143,18 @@ def build(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
         setup.module,
         setup.samples,
         setup.device,
-        setup.cache_dir / f"{backend.name}-{backend.key()}",
+        work_dir(setup, backend, name),
         setup.strategy.plan,
         setup.batch_sizes,
         check,
         setup.settings,
         on_stage=on_stage,
         on_batch=on_batch,
-        cache_dir=setup.cache_dir,
+        cache_dir=cache_dir(setup),
     )
-    run = _with_peak_memory(run, watch.peak_mb())
+    run = with_peak_memory(run, watch.peak_mb())
     _log_outcome(setup, done + 1, run)
     return run
-
-
-def _with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:
-    """``run`` with ``peak_mb`` attached to its profile (unchanged when it has none)."""
-    if peak_mb is None or not isinstance(run.outcome, IOSuccess):
-        return run
-    log.info("%s peak memory: %.1f MiB", run.name, peak_mb)
-    profile = run.outcome.map(lambda p: dataclasses.replace(p, peak_memory_mb=peak_mb))
-    return dataclasses.replace(run, outcome=profile)
 
 
 def _log_outcome(setup: Setup, done: int, run: CandidateRun) -> None:
@@ -168,7 +174,8 @@ def with_baseline(setup: Setup, run: RunState) -> RunState:
     """The eager baseline profiled first, when the strategy validates performance."""
     if not setup.strategy.validate_performance:
         return run
-    return dataclasses.replace(run, runs=(*run.runs, build(setup, 0, TorchEager(), "eager")))
+    baseline = build(setup, 0, TorchEager(), "eager")
+    return journaled(setup, dataclasses.replace(run, runs=(*run.runs, baseline)))
 
 
 def close_all_but(live: Mapping[str, Built], keep: Collection[str]) -> PMap[str, Built]:
@@ -223,6 +230,8 @@ def drive_fold(
             live = close_all_but(live.set(cand.name, cand.built), _kept(strategy, state))
         runs = run.runs if cand is None else (*run.runs, cand)
         run = RunState(runs, live, (*run.fed, result), state)
+        if cand is not None:
+            run = journaled(setup, run)
     if settled(strategy, run.fold):
         log.info("%s settled: later candidates are not built", strategy.name)
     gc.collect()
@@ -239,9 +248,15 @@ def with_final_rounds(setup: Setup, run: RunState) -> RunState:
         return run
     baseline = run.runs[0] if strategy.validate_performance and run.runs else None
     base_profile = as_result(baseline).value_or(None) if baseline else None
-    runners = {name: built.runner for name, built in run.live.items()}
-    if baseline is not None and baseline.built is not None:
-        runners[baseline.name] = baseline.built.runner
+    runners = {}
+    for name, built in [
+        *run.live.items(),
+        *([(baseline.name, baseline.built)] if baseline and baseline.built else []),
+    ]:
+        try:  # made here from its worker's artifact, or built again (see the rules)
+            runners[name] = materialized(built).runner
+        except RuntimeError as error:
+            log.warning("%s leaves the final rounds: %s", name, error)
     setup.emit("stage", stage="final rounds", done=len(run.runs))
     state, outcome = final_rounds(
         strategy,
@@ -280,15 +295,13 @@ def winner_built(
         close_all_but(run.live, {name})
         winner = next(r for r in run.runs if r.name == name)
         assert winner.built is not None
-        return winner.built, winner.backend
+        return materialized(winner.built), winner.backend
     close_all_but(run.live, ())
     if isinstance(outcome, Failure):
         return None
     eager = TorchEager()
-    built = (
-        run.runs[0].built
-        or perform(
-            eager.build(setup.module, setup.samples, setup.device, setup.cache_dir / "eager")
-        ).unwrap()
-    )
+    first = run.runs[0].built
+    built = materialized(first) if first is not None else perform(
+        eager.build(setup.module, setup.samples, setup.device, work_dir(setup, eager, "eager"))
+    ).unwrap()
     return built, eager

@@ -35,7 +35,6 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import shutil
 import tempfile
@@ -53,7 +52,6 @@ from aitune_fp.effects.artifacts import (
     artifact_files,
     backend_from_config,
     dump_output_spec,
-    external_data,
     load_built,
     loadable,
     output_spec,
@@ -65,18 +63,21 @@ from aitune_fp.effects.cache import weights_digest
 from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, make_batch, normalise_samples
-from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy, safe_name
+from aitune_fp.effects.integrity import FileDigest, digest
 from aitune_fp.shell.io import unsafe_perform_io
+from aitune_fp.shell.sealed import (
+    FORMAT,
+    MANIFEST,
+    VERSION,
+    LoadError,
+    _read_manifest,
+    _sealed_copy,
+    manifest_digest,
+)
 from aitune_fp.shell.tuned_module import TunedModule
 
-FORMAT: Final = "aitune_fp.saved_module"
-VERSION: Final = 1
-MANIFEST: Final = "manifest.json"
+__all__ = ["LoadError", "load", "manifest_digest", "save"]
 RECORD: Final = "run.json"
-
-
-class LoadError(ValueError):
-    """A saved module that cannot be loaded (the message says which file and why)."""
 
 
 # --------------------------------------------------------------------------- input spec
@@ -210,71 +211,7 @@ def save(tuned: TunedModule, path: str | Path) -> Path:
     return target
 
 
-def manifest_digest(path: str | Path) -> str:
-    """``sha256:<hex>`` of the save folder's manifest: what ``load(expected_digest=)`` pins."""
-    return "sha256:" + hashlib.sha256((Path(path) / MANIFEST).read_bytes()).hexdigest()
-
-
 # --------------------------------------------------------------------------- load
-def _read_manifest(folder: Path, expected_digest: str | None = None) -> Reader:
-    try:
-        raw = (folder / MANIFEST).read_bytes()
-    except FileNotFoundError:
-        raise LoadError(f"{folder} is not an aitune_fp save: it has no {MANIFEST}") from None
-    except OSError as error:
-        raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
-    if expected_digest is not None:
-        algorithm, _, expected = expected_digest.partition(":")
-        actual = hashlib.sha256(raw).hexdigest()
-        if algorithm != "sha256" or not expected:
-            raise LoadError(f"expected_digest must look like sha256:<hex>, got {expected_digest!r}")
-        if actual != expected.lower():
-            raise LoadError(
-                f"refusing to load {folder}: {MANIFEST} has sha256:{actual}, "
-                f"not the expected {expected_digest}"
-            )
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except ValueError as error:
-        raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
-    doc = Reader(data, MANIFEST)
-    if doc.raw("format", None) != FORMAT or doc.raw("version", None) != VERSION:
-        raise LoadError(
-            f"{folder / MANIFEST} is not an aitune_fp save of version {VERSION} "
-            f"(format {doc.raw('format', None)!r}, version {doc.raw('version', None)!r})"
-        )
-    return doc
-
-
-def _sealed_copy(folder: Path, doc: Reader, into: Path) -> dict[str, FileDigest]:
-    """Check ``folder`` is sealed, copy its files into ``into`` and verify the copies."""
-    files = _files(doc)
-    artifact = doc.text_or_none("artifact")
-    problem = check_sealed(folder, files, MANIFEST)
-    listed = artifact is not None and safe_name(artifact) and artifact in files
-    if problem is None and doc.text("mode") == "artifact" and not listed:
-        problem = f"its artifact {artifact!r} is not a file listed in {MANIFEST}"
-    problem = problem or private_copy(folder, files, into)
-    if problem is None and artifact is not None and doc.text("mode") == "artifact":
-        try:
-            missing = [n for n in external_data(into / artifact) if n not in files]
-        except ValueError as error:
-            problem = str(error)
-        else:
-            problem = f"{missing[0]} (external data) is not listed" if missing else None
-    if problem is not None:
-        raise LoadError(f"refusing to load {folder}: {problem}")
-    return files
-
-
-def _files(doc: Reader) -> dict[str, FileDigest]:
-    files = doc.child("files")
-    return {
-        name: FileDigest(files.child(name).integer("size"), files.child(name).text("sha256"))
-        for name in files.data
-    }
-
-
 def _built(
     doc: Reader,
     folder: Path,

@@ -55,8 +55,9 @@ def run_record(
     outcome: Result[Selection, TuneError],
     names: Sequence[str],
     model_name: str,
+    status: str = "complete",
 ) -> RunRecord:
-    """The whole run as a record."""
+    """The whole run as a record (``status="interrupted"`` while the run is going)."""
     outcomes = [outcome_of(r) for r in run.runs]
     has_baseline = setup.strategy.validate_performance
     spec = setup.samples.spec
@@ -80,4 +81,12 @@ def run_record(
             }
         ),
         max_batch_size=setup.max_batch_size,
+        status=status,
+        options=freeze(
+            {
+                "isolation": setup.isolation,
+                "build_timeout_s": setup.timeouts.build,
+                "call_timeout_s": setup.timeouts.call,
+            }
+        ),
     )

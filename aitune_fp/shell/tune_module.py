@@ -36,7 +36,6 @@ torch.Size([1, 4])
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -54,13 +53,13 @@ from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import (
-    backend_by_name,
-    default_backends,
     with_max_batch_size,
 )
 from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
+from aitune_fp.effects.isolation.client import start as start_workers
 from aitune_fp.effects.max_batch import find_max_batch_size
-from aitune_fp.effects.preload import preload
+from aitune_fp.effects.preload import libraries_of, preload
 from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
 from aitune_fp.shell.drive import (
@@ -71,10 +70,18 @@ from aitune_fp.shell.drive import (
     with_baseline,
     with_final_rounds,
 )
+from aitune_fp.shell.journal import write_record
 from aitune_fp.shell.precheck import eager_check
 from aitune_fp.shell.progress import ProgressSink, silent
 from aitune_fp.shell.recording import run_record
+from aitune_fp.shell.resolve import (
+    _unique_names,
+    default_cache_dir,
+    resolve_backends,
+    resolve_device,
+)
 from aitune_fp.shell.tuned_module import TunedModule
+from aitune_fp.shell.workspace import open_workspace
 
 log = logging.getLogger("aitune_fp")
 
@@ -85,51 +92,6 @@ class TuningRun:
 
     record: RunRecord
     tuned: TunedModule | None
-
-
-def default_cache_dir() -> Path:
-    """``$AITUNE_FP_CACHE``, else ``$XDG_CACHE_HOME/aitune_fp``, else ``~/.cache/aitune_fp``."""
-    if env := os.environ.get("AITUNE_FP_CACHE"):
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "aitune_fp"
-
-
-def resolve_device(device: str | torch.device) -> Result[torch.device, TuneError]:
-    """The torch device, or an error when it is not present on this machine.
-
-    >>> resolve_device("cpu").unwrap().type, resolve_device("tpu").failure().message[:20]
-    ('cpu', "unknown device 'tpu'")
-    """
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as error:
-        return Failure(TuneError(f"unknown device {device!r}: {error}"))
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        return Failure(TuneError(f"device {device!r} needs CUDA, which is not available here"))
-    if dev.type not in {"cpu", "cuda"}:
-        return Failure(TuneError(f"device {device!r} is not supported (use cpu or cuda)"))
-    return Success(dev)
-
-
-def resolve_backends(
-    backends: Sequence[Backend | str] | None, device: torch.device
-) -> tuple[Backend, ...]:
-    """The candidate configs: the user's (names resolved) or every backend for the device."""
-    if backends is None:
-        return tuple(default_backends(device))
-    return tuple(backend_by_name(b) if isinstance(b, str) else b for b in backends)
-
-
-def _unique_names(backends: Sequence[Backend]) -> tuple[str, ...]:
-    """Each backend's description, suffixed ``#2``, ``#3`` … when repeated."""
-    seen: dict[str, int] = {}
-    names = []
-    for b in backends:
-        base = b.describe()
-        seen[base] = seen.get(base, 0) + 1
-        names.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
-    return tuple(names)
 
 
 def run_tuning(
@@ -149,8 +111,17 @@ def run_tuning(
     settings: ProfileSettings | None = None,
     model_name: str = "model",
     progress: ProgressSink | None = None,
+    isolation: bool = True,
+    timeouts: Timeouts | None = None,
+    record_path: str | Path | None = None,
 ) -> IOResult[TuningRun, TuneError]:
-    """Tune ``module`` and return the whole run; see :func:`tune_module` for the rules."""
+    """Tune ``module`` and return the whole run; see :func:`tune_module` for the rules.
+
+    ``isolation`` (default on) runs the max-batch search and every backend's build,
+    validation and profile in worker processes with ``timeouts``
+    (:mod:`aitune_fp.effects.isolation`); ``record_path`` gets the record after every
+    finished backend (``status="interrupted"``) and at the end (``"complete"``).
+    """
     dev_result = resolve_device(device)
     if isinstance(dev_result, Failure):
         return IOFailure(dev_result.failure())
@@ -162,11 +133,20 @@ def run_tuning(
         candidates = resolve_backends(backends, dev)
     except (ValueError, KeyError) as error:
         return IOFailure(TuneError(str(error)))
+    admits = strategy.admits
+    admitted = [
+        c for c, n in zip(candidates, _unique_names(candidates), strict=True)
+        if not admits or admits(n)
+    ]  # fmt: skip
+    if isolation:  # the workers' server imports them while this process does the same
+        start_workers(n for c in admitted for n in libraries_of(c))
+        preload(admitted, dev)
     module = module.eval().to(dev)
     normalised = normalised.to(dev)
     problem = eager_check(module, normalised)
     if problem is not None:
         return IOFailure(problem)
+    workspace = open_workspace(Path(cache_dir or default_cache_dir()))
     setup = Setup(
         module,
         normalised,
@@ -178,22 +158,38 @@ def run_tuning(
         tolerance or Tolerance(),
         total=len(candidates) + (1 if strategy.validate_performance else 0),
         outside=outside,
+        workspace=workspace,
+        isolation=isolation,
+        timeouts=timeouts or Timeouts(),
     )
     largest = _max_batch_size(setup, max_batch_size)
     setup = replace(setup, max_batch_size=largest, batch_sizes=strategy.plan.batch_sizes(largest))
     candidates = tuple(with_max_batch_size(b, largest) for b in candidates)
     names = _unique_names(candidates)
+    if record_path is not None:
+        target = Path(record_path)
+
+        def journal(now: Setup, run: RunState) -> None:
+            partial = run_record(now, run, _interrupted(), names, model_name, "interrupted")
+            write_record(partial, target)
+
+        setup = replace(setup, journal=journal)
     setup.emit("plan", message=f"{strategy.title}: {', '.join(names) or 'no candidates'}")
     log.info("batch sizes to profile: %s", setup.batch_sizes)
-    admits = strategy.admits
-    admitted = [c for c, n in zip(candidates, names, strict=True) if not admits or admits(n)]
     setup.emit("stage", stage="preload")
-    preload(admitted, dev)
+    if not isolation:
+        preload(admitted, dev)
     run = with_baseline(setup, RunState())
     run = with_final_rounds(setup, drive_fold(setup, run, candidates, names))
     outcome = finish(strategy, run.fold)
     record = run_record(setup, run, outcome, names, model_name)
-    tuned = _tuned(setup, run, outcome, record)
+    try:
+        tuned = _tuned(setup, run, outcome, record)
+    except RuntimeError as error:  # the winner ran in its worker but cannot be made here
+        outcome = Failure(TuneError(str(error)))
+        tuned, record = None, run_record(setup, run, outcome, names, model_name)
+    if record_path is not None:
+        write_record(record, Path(record_path))
     summary = _summary(strategy, outcome)
     for line in summary:
         log.info("%s", line)
@@ -212,8 +208,15 @@ def _max_batch_size(setup: Setup, cap: int | None) -> int:
         return 1
     caps = [x for x in (cap, plan.max_batch_size) if x is not None]
     limit = min(caps) if caps else None
+    if setup.isolation:
+        found = isolated_max_batch(setup.module, setup.samples, setup.device, limit, setup.timeouts)
+        return found.max_batch_size
     found = find_max_batch_size(setup.module, setup.samples, setup.device, cap=limit)
     return found.max_batch_size
+
+
+def _interrupted() -> Result[Selection, TuneError]:
+    return Failure(TuneError("the run was interrupted before it finished (partial record)"))
 
 
 def _summary(strategy: Strategy, outcome: Result[Selection, TuneError]) -> tuple[str, ...]:

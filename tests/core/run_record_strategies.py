@@ -117,4 +117,6 @@ def run_records(draw: st.DrawFn, strategy: Strategy | None = None) -> RunRecord:
         environment=draw(json_objects),
         input_spec=draw(json_objects),
         max_batch_size=draw(st.one_of(st.none(), st.integers(1, 4096))),
+        status=draw(st.sampled_from(["complete", "interrupted"])),
+        options=draw(json_objects),
     )

@@ -110,9 +110,13 @@ def test_a_backend_holding_memory_shows_it_and_is_refused_over_budget(
 def test_without_proc_the_run_goes_on_with_unknown_memory(
     module, samples, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """When the peak cannot be reset every figure is None and tuning still selects."""
+    """When the peak cannot be reset every figure is None and tuning still selects (in
+    process: the patch reaches no worker)."""
     monkeypatch.setattr(memory, "PROC_CLEAR_REFS", tmp_path / "no" / "clear_refs")
-    run = _run(module, samples, quick(min_latency), [FakeBackend("a")], cache_dir=tmp_path)
+    run = _run(
+        module, samples, quick(min_latency), [FakeBackend("a")], cache_dir=tmp_path,
+        isolation=False,
+    )  # fmt: skip
     assert all(o.profile is not None for o in run.record.outcomes)
     assert all(o.profile.peak_memory_mb is None for o in run.record.outcomes if o.profile)
     assert run.tuned is not None

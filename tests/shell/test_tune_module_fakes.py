@@ -110,7 +110,7 @@ def test_validation_failure_writes_the_full_error_to_build_log(module, samples, 
     """A failed backend's work dir keeps a build.log with the failure."""
     fake = FakeBackend("wrong", scale=3.0)
     _run(module, samples, quick(min_latency), [fake], cache_dir=tmp_path)
-    logs = list(tmp_path.glob("fake-*/build.log"))
+    logs = list(tmp_path.glob("runs/*/fake*/build.log"))
     assert logs and "validate" in logs[0].read_text()
 
 

@@ -9,7 +9,12 @@ Rules:
 - ``encode`` / ``decode`` are pure; ``decode`` checks ``schema_version`` and every field's
   type and raises ``ValueError`` naming the path of the first bad value;
 - a stored run can be re-selected offline: ``tune(strategy, as_candidates(r),
-  baseline_candidate(r))`` (or :func:`reselect`) needs no model and no device.
+  baseline_candidate(r))`` (or :func:`reselect`) needs no model and no device;
+- ``status`` is ``"complete"`` for a finished run and ``"interrupted"`` for a record
+  written while the run was going (each finished backend is on disk before the next
+  starts): a partial record holds every backend finished so far and reads, reports and
+  re-selects like any other; ``options`` holds how the run was made (isolation, the
+  per-stage timeouts); a file without these fields reads as complete with no options.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 
 SCHEMA_VERSION: Final = 1
+STATUSES: Final = ("complete", "interrupted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +109,13 @@ class RunRecord:
     input_spec: PMap[str, Any]
     max_batch_size: int | None
     schema_version: int = SCHEMA_VERSION
+    status: str = "complete"
+    options: PMap[str, Any] = field(default_factory=pmap)
 
     def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        object.__setattr__(self, "options", freeze_json(dict(self.options)))
         object.__setattr__(self, "strategy", freeze_json(dict(self.strategy)))
         object.__setattr__(self, "environment", freeze_json(dict(self.environment)))
         object.__setattr__(self, "input_spec", freeze_json(dict(self.input_spec)))
@@ -175,6 +186,8 @@ def with_strategy(record: RunRecord, strategy: Strategy) -> RunRecord:
         environment=record.environment,
         input_spec=record.input_spec,
         max_batch_size=record.max_batch_size,
+        status=record.status,
+        options=record.options,
     )
 
 
@@ -232,6 +245,8 @@ def encode(record: RunRecord) -> dict[str, Any]:
         "candidates": [encode_outcome(c) for c in record.candidates],
         "selection": None if record.selection is None else encode_selection(record.selection),
         "error": None if record.error is None else encode_tune_error(record.error),
+        "status": record.status,
+        "options": thaw_json(record.options),
     }
 
 
@@ -271,6 +286,8 @@ def decode(data: Any) -> RunRecord:
         environment=doc.obj("environment", {}),
         input_spec=doc.obj("input_spec", {}),
         max_batch_size=doc.integer_or_none("max_batch_size"),
+        status=doc.text("status", "complete"),
+        options=doc.obj("options", {}),
     )
 
 

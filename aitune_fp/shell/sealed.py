@@ -1,0 +1,85 @@
+"""Reading a save folder safely: the manifest (optionally pinned) and a verified private
+copy of the files it lists (see :mod:`aitune_fp.shell.persist` for the rules)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Final
+
+from aitune_fp.core.record.reader import Reader
+from aitune_fp.effects.artifacts import external_data
+from aitune_fp.effects.integrity import FileDigest, check_sealed, private_copy, safe_name
+
+FORMAT: Final = "aitune_fp.saved_module"
+VERSION: Final = 1
+MANIFEST: Final = "manifest.json"
+
+
+class LoadError(ValueError):
+    """A saved module that cannot be loaded (the message says which file and why)."""
+
+
+def manifest_digest(path: str | Path) -> str:
+    """``sha256:<hex>`` of the save folder's manifest: what ``load(expected_digest=)`` pins."""
+    return "sha256:" + hashlib.sha256((Path(path) / MANIFEST).read_bytes()).hexdigest()
+
+
+def _read_manifest(folder: Path, expected_digest: str | None = None) -> Reader:
+    try:
+        raw = (folder / MANIFEST).read_bytes()
+    except FileNotFoundError:
+        raise LoadError(f"{folder} is not an aitune_fp save: it has no {MANIFEST}") from None
+    except OSError as error:
+        raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
+    if expected_digest is not None:
+        algorithm, _, expected = expected_digest.partition(":")
+        actual = hashlib.sha256(raw).hexdigest()
+        if algorithm != "sha256" or not expected:
+            raise LoadError(f"expected_digest must look like sha256:<hex>, got {expected_digest!r}")
+        if actual != expected.lower():
+            raise LoadError(
+                f"refusing to load {folder}: {MANIFEST} has sha256:{actual}, "
+                f"not the expected {expected_digest}"
+            )
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError as error:
+        raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
+    doc = Reader(data, MANIFEST)
+    if doc.raw("format", None) != FORMAT or doc.raw("version", None) != VERSION:
+        raise LoadError(
+            f"{folder / MANIFEST} is not an aitune_fp save of version {VERSION} "
+            f"(format {doc.raw('format', None)!r}, version {doc.raw('version', None)!r})"
+        )
+    return doc
+
+
+def _sealed_copy(folder: Path, doc: Reader, into: Path) -> dict[str, FileDigest]:
+    """Check ``folder`` is sealed, copy its files into ``into`` and verify the copies."""
+    files = _files(doc)
+    artifact = doc.text_or_none("artifact")
+    problem = check_sealed(folder, files, MANIFEST)
+    listed = artifact is not None and safe_name(artifact) and artifact in files
+    if problem is None and doc.text("mode") == "artifact" and not listed:
+        problem = f"its artifact {artifact!r} is not a file listed in {MANIFEST}"
+    problem = problem or private_copy(folder, files, into)
+    if problem is None and artifact is not None and doc.text("mode") == "artifact":
+        try:
+            missing = [n for n in external_data(into / artifact) if n not in files]
+        except ValueError as error:
+            problem = str(error)
+        else:
+            problem = f"{missing[0]} (external data) is not listed" if missing else None
+    if problem is not None:
+        raise LoadError(f"refusing to load {folder}: {problem}")
+    return files
+
+
+def _files(doc: Reader) -> dict[str, FileDigest]:
+    files = doc.child("files")
+    return {
+        name: FileDigest(files.child(name).integer("size"), files.child(name).text("sha256"))
+        for name in files.data
+    }

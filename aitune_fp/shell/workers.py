@@ -1,0 +1,76 @@
+"""Where and how one backend of a run is built: its folder in the run's workspace, in a
+worker (isolated) or in this process, and the journal told after each finished backend
+(see :mod:`aitune_fp.shell.drive` for the rules)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from returns.io import IOSuccess
+
+from aitune_fp.core.stats.statistics import mean
+from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.candidate import CandidateRun
+from aitune_fp.effects.isolation import isolated_candidate
+from aitune_fp.effects.profiler import BatchReport
+
+log = logging.getLogger("aitune_fp")
+
+if TYPE_CHECKING:
+    from aitune_fp.shell.drive import RunState, Setup
+
+
+def work_dir(setup: Setup, backend: Backend, name: str) -> Path:
+    if setup.workspace is not None:
+        return setup.workspace.backend_dir(name)
+    return setup.cache_dir / f"{backend.name}-{backend.key()}"
+
+
+def cache_dir(setup: Setup) -> Path | None:
+    return setup.workspace.cache_dir if setup.workspace is not None else setup.cache_dir
+
+
+def isolated(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
+    """The candidate in a worker (its peak memory is measured there)."""
+
+    def on_batch(report: BatchReport) -> None:
+        text = f"{mean(report.samples):.3f} ms/call over {len(report.samples)} calls"
+        setup.emit("batch_size", name, done, stage="profile", batch_size=report.batch_size,
+                   message=text)  # fmt: skip
+
+    return isolated_candidate(
+        backend,
+        name,
+        setup.module,
+        setup.samples,
+        setup.device,
+        work_dir(setup, backend, name),
+        setup.strategy.plan,
+        setup.batch_sizes,
+        tuple(sorted({1, setup.max_batch_size})),
+        setup.tolerance,
+        setup.settings,
+        on_stage=lambda stage: setup.emit("stage", name, done, stage=stage),
+        on_batch=on_batch,
+        cache_dir=cache_dir(setup),
+        timeouts=setup.timeouts,
+    )
+
+
+def journaled(setup: Setup, run: RunState) -> RunState:
+    """``run``, after telling ``setup.journal`` about it (the record goes to disk)."""
+    if setup.journal is not None:
+        setup.journal(setup, run)
+    return run
+
+
+def with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:
+    """``run`` with ``peak_mb`` attached to its profile (unchanged when it has none)."""
+    if peak_mb is None or not isinstance(run.outcome, IOSuccess):
+        return run
+    log.info("%s peak memory: %.1f MiB", run.name, peak_mb)
+    profile = run.outcome.map(lambda p: dataclasses.replace(p, peak_memory_mb=peak_mb))
+    return dataclasses.replace(run, outcome=profile)
