@@ -57,7 +57,7 @@ from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink
 from aitune_fp.shell.rounds import final_rounds
-from aitune_fp.shell.workers import cache_dir, isolated, journaled, with_peak_memory, work_dir
+from aitune_fp.shell.workers import cache_dir, isolated, journal, with_peak_memory, work_dir
 from aitune_fp.shell.workspace import Workspace
 
 log = logging.getLogger("aitune_fp")
@@ -175,7 +175,9 @@ def with_baseline(setup: Setup, run: RunState) -> RunState:
     if not setup.strategy.validate_performance:
         return run
     baseline = build(setup, 0, TorchEager(), "eager")
-    return journaled(setup, dataclasses.replace(run, runs=(*run.runs, baseline)))
+    run = dataclasses.replace(run, runs=(*run.runs, baseline))
+    journal(setup, run)
+    return run
 
 
 def close_all_but(live: Mapping[str, Built], keep: Collection[str]) -> PMap[str, Built]:
@@ -231,7 +233,7 @@ def drive_fold(
         runs = run.runs if cand is None else (*run.runs, cand)
         run = RunState(runs, live, (*run.fed, result), state)
         if cand is not None:
-            run = journaled(setup, run)
+            journal(setup, run)
     if settled(strategy, run.fold):
         log.info("%s settled: later candidates are not built", strategy.name)
     gc.collect()

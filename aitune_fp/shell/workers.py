@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from returns.io import IOSuccess
 
@@ -19,18 +19,23 @@ from aitune_fp.effects.profiler import BatchReport
 
 log = logging.getLogger("aitune_fp")
 
-if TYPE_CHECKING:
-    from aitune_fp.shell.drive import RunState, Setup
-
+# ``setup`` is a :class:`aitune_fp.shell.drive.Setup` and ``run`` a ``RunState``; they are
+# typed ``Any`` here because drive imports this module (no import cycle, even for types).
+Setup = Any
+RunState = Any
 
 def work_dir(setup: Setup, backend: Backend, name: str) -> Path:
+    """The backend's folder in the run's workspace (without one: under the cache folder)."""
     if setup.workspace is not None:
-        return setup.workspace.backend_dir(name)
-    return setup.cache_dir / f"{backend.name}-{backend.key()}"
+        folder: Path = setup.workspace.backend_dir(name)
+        return folder
+    return Path(setup.cache_dir) / f"{backend.name}-{backend.key()}"
 
 
 def cache_dir(setup: Setup) -> Path | None:
-    return setup.workspace.cache_dir if setup.workspace is not None else setup.cache_dir
+    """The artifact cache this run uses (``None``: uncached)."""
+    found: Path | None = setup.workspace.cache_dir if setup.workspace else setup.cache_dir
+    return found
 
 
 def isolated(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
@@ -60,11 +65,10 @@ def isolated(setup: Setup, done: int, backend: Backend, name: str) -> CandidateR
     )
 
 
-def journaled(setup: Setup, run: RunState) -> RunState:
-    """``run``, after telling ``setup.journal`` about it (the record goes to disk)."""
+def journal(setup: Setup, run: RunState) -> None:
+    """Tell ``setup.journal`` about ``run`` (the record so far goes to disk)."""
     if setup.journal is not None:
         setup.journal(setup, run)
-    return run
 
 
 def with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:

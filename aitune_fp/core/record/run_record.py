@@ -10,17 +10,14 @@ Rules:
   type and raises ``ValueError`` naming the path of the first bad value;
 - a stored run can be re-selected offline: ``tune(strategy, as_candidates(r),
   baseline_candidate(r))`` (or :func:`reselect`) needs no model and no device;
-- ``status`` is ``"complete"`` for a finished run and ``"interrupted"`` for a record
-  written while the run was going (each finished backend is on disk before the next
-  starts): a partial record holds every backend finished so far and reads, reports and
-  re-selects like any other; ``options`` holds how the run was made (isolation, the
-  per-stage timeouts); a file without these fields reads as complete with no options.
+- ``status``: ``"complete"``, or ``"interrupted"`` for a record written while the run went
+  (it reads, reports, re-selects as any); ``options``: isolation, timeouts (older: none).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from pyrsistent import PMap, pmap
@@ -174,21 +171,9 @@ def reselect(record: RunRecord, strategy: Strategy) -> Result[Selection, TuneErr
 def with_strategy(record: RunRecord, strategy: Strategy) -> RunRecord:
     """The record re-selected with ``strategy``: new strategy config, selection and error."""
     outcome = reselect(record, strategy)
-    backends = [c.backend for c in record.candidates]
-    return RunRecord(
-        model=record.model,
-        device=record.device,
-        strategy=freeze_json(strategy_config(strategy, backends)),
-        baseline=record.baseline,
-        candidates=record.candidates,
-        selection=outcome.value_or(None),
-        error=outcome.swap().value_or(None),
-        environment=record.environment,
-        input_spec=record.input_spec,
-        max_batch_size=record.max_batch_size,
-        status=record.status,
-        options=record.options,
-    )
+    config = strategy_config(strategy, [c.backend for c in record.candidates])
+    return replace(record, strategy=freeze_json(config), selection=outcome.value_or(None),
+                   error=outcome.swap().value_or(None))  # fmt: skip
 
 
 def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
