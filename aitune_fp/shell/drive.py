@@ -12,10 +12,8 @@ Rules:
   leader's runner is kept (with final rounds planned: every contender's), after the fold
   only the winner's;
 - every build is one ``logging`` line on the ``aitune_fp`` logger and progress events;
-- with ``Setup.isolation`` a backend is built, validated and profiled in a worker
-  (:mod:`aitune_fp.shell.workers`); the runners the rounds and the winner need are made
-  here (:func:`~aitune_fp.effects.isolation.materialized`), one that cannot be is left out;
-  ``Setup.journal`` is told the state after every finished backend.
+- ``Setup.isolation``: backends run in workers (:mod:`aitune_fp.shell.workers`), rounds and
+  winner are made here (``materialized``); ``Setup.journal`` hears of each finished one.
 """
 
 from __future__ import annotations
@@ -57,7 +55,14 @@ from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink
 from aitune_fp.shell.rounds import final_rounds
-from aitune_fp.shell.workers import cache_dir, isolated, journal, with_peak_memory, work_dir
+from aitune_fp.shell.workers import (
+    cache_dir,
+    isolated,
+    journal,
+    log_outcome,
+    with_peak_memory,
+    work_dir,
+)
 from aitune_fp.shell.workspace import Workspace
 
 log = logging.getLogger("aitune_fp")
@@ -112,7 +117,7 @@ def build(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
     setup.emit("backend_start", name, done)
     if setup.isolation:
         run = isolated(setup, done, backend, name)
-        _log_outcome(setup, done + 1, run)
+        log_outcome(setup, done + 1, run)
         return run
     watch = MemoryWatch(setup.device)
 
@@ -153,21 +158,8 @@ def build(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
         cache_dir=cache_dir(setup),
     )
     run = with_peak_memory(run, watch.peak_mb())
-    _log_outcome(setup, done + 1, run)
+    log_outcome(setup, done + 1, run)
     return run
-
-
-def _log_outcome(setup: Setup, done: int, run: CandidateRun) -> None:
-    result = as_result(run)
-    if isinstance(result, Failure):
-        failure = result.failure()
-        log.warning("%s", failure.describe())
-        setup.emit("backend_done", run.name, done, message=f"failed: {failure.describe()}")
-        return
-    measured = setup.strategy.measure(result.unwrap())
-    text = measured.map(lambda r: setup.strategy.fmt(r.metric)).value_or("no metric")
-    log.info("%s validated %s; profiled: %s", run.name, run.validation, text)
-    setup.emit("backend_done", run.name, done, message=f"ok: {text}")
 
 
 def with_baseline(setup: Setup, run: RunState) -> RunState:

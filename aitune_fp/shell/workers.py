@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from returns.io import IOSuccess
+from returns.result import Failure
 
 from aitune_fp.core.stats.statistics import mean
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.isolation import isolated_candidate
 from aitune_fp.effects.profiler import BatchReport
+from aitune_fp.shell.io import perform
 
 log = logging.getLogger("aitune_fp")
 
@@ -23,6 +25,7 @@ log = logging.getLogger("aitune_fp")
 # typed ``Any`` here because drive imports this module (no import cycle, even for types).
 Setup = Any
 RunState = Any
+
 
 def work_dir(setup: Setup, backend: Backend, name: str) -> Path:
     """The backend's folder in the run's workspace (without one: under the cache folder)."""
@@ -78,3 +81,17 @@ def with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:
     log.info("%s peak memory: %.1f MiB", run.name, peak_mb)
     profile = run.outcome.map(lambda p: dataclasses.replace(p, peak_memory_mb=peak_mb))
     return dataclasses.replace(run, outcome=profile)
+
+
+def log_outcome(setup: Setup, done: int, run: CandidateRun) -> None:
+    """One log line and one ``backend_done`` event for a finished backend."""
+    result = perform(run.outcome)
+    if isinstance(result, Failure):
+        failure = result.failure()
+        log.warning("%s", failure.describe())
+        setup.emit("backend_done", run.name, done, message=f"failed: {failure.describe()}")
+        return
+    measured = setup.strategy.measure(result.unwrap())
+    text = measured.map(lambda r: setup.strategy.fmt(r.metric)).value_or("no metric")
+    log.info("%s validated %s; profiled: %s", run.name, run.validation, text)
+    setup.emit("backend_done", run.name, done, message=f"ok: {text}")

@@ -10,8 +10,7 @@ Rules:
   type and raises ``ValueError`` naming the path of the first bad value;
 - a stored run can be re-selected offline: ``tune(strategy, as_candidates(r),
   baseline_candidate(r))`` (or :func:`reselect`) needs no model and no device;
-- ``status``: ``"complete"``, or ``"interrupted"`` for a record written while the run went
-  (it reads, reports, re-selects as any); ``options``: isolation, timeouts (older: none).
+- ``status`` ``complete``/``interrupted`` (written mid-run); ``options``: isolation, timeouts.
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 
 SCHEMA_VERSION: Final = 1
-STATUSES: Final = ("complete", "interrupted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +108,8 @@ class RunRecord:
     options: PMap[str, Any] = field(default_factory=pmap)
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.status not in ("complete", "interrupted"):
+            raise ValueError(f"status must be complete or interrupted, got {self.status!r}")
         object.__setattr__(self, "options", freeze_json(dict(self.options)))
         object.__setattr__(self, "strategy", freeze_json(dict(self.strategy)))
         object.__setattr__(self, "environment", freeze_json(dict(self.environment)))
