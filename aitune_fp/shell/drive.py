@@ -52,17 +52,10 @@ from aitune_fp.effects.isolation import Timeouts, materialized
 from aitune_fp.effects.memory import MemoryWatch
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings
 from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
+from aitune_fp.shell import workers
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink
 from aitune_fp.shell.rounds import final_rounds
-from aitune_fp.shell.workers import (
-    cache_dir,
-    isolated,
-    journal,
-    log_outcome,
-    with_peak_memory,
-    work_dir,
-)
 from aitune_fp.shell.workspace import Workspace
 
 log = logging.getLogger("aitune_fp")
@@ -116,8 +109,8 @@ def build(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
     log.info("building %s", name)
     setup.emit("backend_start", name, done)
     if setup.isolation:
-        run = isolated(setup, done, backend, name)
-        log_outcome(setup, done + 1, run)
+        run = workers.isolated(setup, done, backend, name)
+        workers.log_outcome(setup, done + 1, run)
         return run
     watch = MemoryWatch(setup.device)
 
@@ -148,17 +141,17 @@ def build(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
         setup.module,
         setup.samples,
         setup.device,
-        work_dir(setup, backend, name),
+        workers.work_dir(setup, backend, name),
         setup.strategy.plan,
         setup.batch_sizes,
         check,
         setup.settings,
         on_stage=on_stage,
         on_batch=on_batch,
-        cache_dir=cache_dir(setup),
+        cache_dir=workers.cache_dir(setup),
     )
-    run = with_peak_memory(run, watch.peak_mb())
-    log_outcome(setup, done + 1, run)
+    run = workers.with_peak_memory(run, watch.peak_mb())
+    workers.log_outcome(setup, done + 1, run)
     return run
 
 
@@ -168,7 +161,7 @@ def with_baseline(setup: Setup, run: RunState) -> RunState:
         return run
     baseline = build(setup, 0, TorchEager(), "eager")
     run = dataclasses.replace(run, runs=(*run.runs, baseline))
-    journal(setup, run)
+    workers.journal(setup, run)
     return run
 
 
@@ -225,7 +218,7 @@ def drive_fold(
         runs = run.runs if cand is None else (*run.runs, cand)
         run = RunState(runs, live, (*run.fed, result), state)
         if cand is not None:
-            journal(setup, run)
+            workers.journal(setup, run)
     if settled(strategy, run.fold):
         log.info("%s settled: later candidates are not built", strategy.name)
     gc.collect()
@@ -294,8 +287,8 @@ def winner_built(
     if isinstance(outcome, Failure):
         return None
     eager = TorchEager()
-    first = run.runs[0].built
+    first, folder = run.runs[0].built, workers.work_dir(setup, eager, "eager")
     built = materialized(first) if first is not None else perform(
-        eager.build(setup.module, setup.samples, setup.device, work_dir(setup, eager, "eager"))
+        eager.build(setup.module, setup.samples, setup.device, folder)
     ).unwrap()
     return built, eager
