@@ -4,13 +4,13 @@ Rules:
 - a :class:`RunRecord` holds every backend's config, raw latency samples, failure (stage
   and message), stage timings and validation errors, the selection (or the error), the
   strategy configuration and an environment fingerprint; it is a frozen value;
-- free-form maps (configs, strategy, environment, input spec) are stored canonically at
-  construction (:func:`freeze_json`), so ``decode(encode(r)) == r`` holds exactly;
+- free-form maps are stored canonically (:func:`freeze_json`): ``decode(encode(r)) == r``;
 - ``encode`` / ``decode`` are pure; ``decode`` checks ``schema_version`` and every field's
   type and raises ``ValueError`` naming the path of the first bad value;
 - a stored run can be re-selected offline: ``tune(strategy, as_candidates(r),
   baseline_candidate(r))`` (or :func:`reselect`) needs no model and no device;
-- ``status`` ``complete``/``interrupted`` (written mid-run); ``options``: isolation, timeouts.
+- ``status`` ``complete``/``interrupted`` (written mid-run); ``options``: isolation, timeouts;
+  ``verification``: did the re-measured pick hold (``None``: none ran); reselect drops it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pyrsistent import PMap, pmap
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import tune
+from aitune_fp.core.record import verification as verifying
 from aitune_fp.core.record.codec import (
     decode_failure,
     decode_profile,
@@ -45,10 +46,8 @@ SCHEMA_VERSION: Final = 1
 
 @dataclass(frozen=True, slots=True)
 class BackendOutcome:
-    """What happened to one backend: its config, and its profile or its failure.
-
-    At most one of ``profile`` and ``failure`` is set; neither means the backend was never
-    run (a strategy stopped consuming candidates before it).
+    """What happened to one backend: its config, and its profile or its failure (at most
+    one; neither: never run, a strategy stopped consuming candidates before it).
 
     >>> o = BackendOutcome("onnxruntime", "onnxruntime", "ab12", {"threads": 2})
     >>> o.config["threads"], o.status
@@ -106,6 +105,7 @@ class RunRecord:
     schema_version: int = SCHEMA_VERSION
     status: str = "complete"
     options: PMap[str, Any] = field(default_factory=pmap)
+    verification: verifying.Verification | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -158,10 +158,8 @@ def baseline_candidate(record: RunRecord) -> Candidate | None:
 
 
 def reselect(record: RunRecord, strategy: Strategy) -> Result[Selection, TuneError]:
-    """Re-run the pure fold on a stored run with ``strategy`` (no model, no device).
-
-    Only what was measured can be re-judged: a run profiled at batch size 1 alone gives
-    throughput at batch size 1, and a budget sweep stopped early lacks larger batches.
+    """Re-run the pure fold on a stored run with ``strategy`` (no model, no device); only
+    what was measured can be re-judged (a budget sweep stopped early lacks larger batches).
     """
     return tune(strategy, as_candidates(record), baseline_candidate(record))
 
@@ -171,7 +169,7 @@ def with_strategy(record: RunRecord, strategy: Strategy) -> RunRecord:
     outcome = reselect(record, strategy)
     config = strategy_config(strategy, [c.backend for c in record.candidates])
     return replace(record, strategy=freeze_json(config), selection=outcome.value_or(None),
-                   error=outcome.swap().value_or(None))  # fmt: skip
+                   error=outcome.swap().value_or(None), verification=None)  # fmt: skip
 
 
 def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
@@ -228,6 +226,7 @@ def encode(record: RunRecord) -> dict[str, Any]:
         "candidates": [encode_outcome(c) for c in record.candidates],
         "selection": None if record.selection is None else encode_selection(record.selection),
         "error": None if record.error is None else encode_tune_error(record.error),
+        "verification": verifying.encode_verification(record.verification),
         "status": record.status,
         "options": thaw_json(record.options),
     }
@@ -269,6 +268,7 @@ def decode(data: Any) -> RunRecord:
         environment=doc.obj("environment", {}),
         input_spec=doc.obj("input_spec", {}),
         max_batch_size=doc.integer_or_none("max_batch_size"),
+        verification=verifying.read_verification(doc),
         status=doc.text("status", "complete"),
         options=doc.obj("options", {}),
     )
