@@ -178,6 +178,17 @@ def main() -> int:
         + ("both runs in one process" if args.same_process else "each run in a fresh process")
     )
     before = _checkout(args.before, scratch) if args.before else None
+    try:
+        return _compare(args, scratch, before)
+    finally:
+        if before is not None:
+            root = Path(__file__).resolve().parent.parent
+            git = ["git", "-C", str(root), "worktree", "remove", "--force", str(before)]
+            subprocess.run(git, check=False, capture_output=True)
+
+
+def _compare(args: argparse.Namespace, scratch: Path, before: Path | None) -> int:
+    """Time every model (and, with ``before``, the older package beside it); print it all."""
     speedups, walls = {}, []
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
         if before is not None:
