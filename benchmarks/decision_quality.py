@@ -30,6 +30,12 @@ and with ours, with and without a noisy neighbour process, against a ground trut
 long interleaved run (see ``docs/decision-quality.md``).
 
     python benchmarks/decision_quality.py --quick [--trials 300] [--seed 1]
+
+``--real`` runs ``benchmarks/decision_real.py`` instead: the demo models tuned under each
+strategy, before and after issue 16's settings, each tune's own artifacts re-measured in a
+long interleaved window (true-best count, regret p50/p95/max):
+
+    python benchmarks/decision_quality.py --real [--window-seconds 60] [--models mlp]
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 
 from returns.result import Success
 
@@ -567,7 +574,15 @@ def _wall_ratio(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the synthetic comparison (and the real one unless ``--quick``)."""
+    """Run the synthetic comparison (and the real one unless ``--quick``); ``--real``: the
+    tunes' own artifacts re-measured (:mod:`decision_real`, its options after ``--real``)."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if "--real" in args_list:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import decision_real
+
+        args_list.remove("--real")
+        return decision_real.main(args_list)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="synthetic comparison only")
     parser.add_argument("--trials", type=int, default=300)

@@ -33,6 +33,7 @@ from aitune_fp.cli.options import (
     dynamic_arg,
     factory_arg,
     names_arg,
+    off_or_seconds_arg,
     positive_arg,
     seconds_arg,
     shape_arg,
@@ -47,6 +48,7 @@ PROG = "aitune-fp"
 DEMO_CHOICES = ("mlp", "cnn", "transformer", "all")
 PIPE_WIDTH = 160
 DEFAULT_STRATEGY = "confident:max-throughput"
+DEFAULT_VERIFY_SECONDS = 3.0  # ~1000 paired rounds at 1 ms a call; see docs/decision-quality.md
 Command = Callable[[argparse.Namespace, Any, Any], int]
 
 
@@ -87,6 +89,14 @@ def _tuning_options(parser: argparse.ArgumentParser) -> None:
         help="build folders and artifact cache (default: $AITUNE_FP_CACHE or ~/.cache/aitune_fp)",
     )
     parser.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
+    parser.add_argument(
+        "--verify-seconds",
+        type=off_or_seconds_arg,
+        default=DEFAULT_VERIFY_SECONDS,
+        metavar="N",
+        help="re-measure the pick against its runner-ups, interleaved, for N seconds after "
+        f"selection; 0: off (default: {DEFAULT_VERIFY_SECONDS:g})",
+    )
     parser.add_argument(
         "--build-timeout",
         type=seconds_arg,

@@ -82,6 +82,19 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _off_or_seconds(text: str) -> float:
+    """A finite number of seconds >= 0 (0: off).
+
+    >>> _off_or_seconds("2.5"), _off_or_seconds("0")
+    (2.5, 0.0)
+    """
+    try:
+        zero = float(text) == 0.0
+    except ValueError:
+        zero = False
+    return 0.0 if zero else _seconds(text)
+
+
 def _dtype(text: str) -> str:
     """A torch dtype name from :data:`DTYPES` (``torch.`` prefix allowed)."""
     value = text.strip().lower().removeprefix("torch.")
@@ -160,5 +173,6 @@ device_arg: Callable[[str], str] = _usage(_device)
 dynamic_arg: Callable[[str], tuple[str | int, dict[int, tuple[int, int]]]] = _usage(_dynamic)
 positive_arg: Callable[[str], int] = _usage(_positive)
 seconds_arg: Callable[[str], float] = _usage(_seconds)
+off_or_seconds_arg: Callable[[str], float] = _usage(_off_or_seconds)
 dtype_arg: Callable[[str], str] = _usage(_dtype)
 factory_arg: Callable[[str], str] = _usage(_factory)

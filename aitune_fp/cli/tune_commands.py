@@ -72,6 +72,7 @@ def _tune_one(
                 isolation=not args.no_isolation,
                 timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
                 record_path=record_path,
+                verify_seconds=getattr(args, "verify_seconds", None) or None,
                 **shapes,
             )
     except KeyboardInterrupt:

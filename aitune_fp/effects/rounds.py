@@ -34,6 +34,7 @@ import torch
 
 from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds
 from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
+from aitune_fp.core.measure.warmup import fixed_warmup
 from aitune_fp.core.records import Profile
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs import Samples
@@ -44,6 +45,7 @@ from aitune_fp.effects.profiler import (
     call_with,
     input_pool,
     parallel_op,
+    warm_up,
 )
 
 log = logging.getLogger("aitune_fp")
@@ -235,3 +237,58 @@ def run_rounds(
     # a participant that left early keeps only the rounds it was timed in together
     kept = tuple(_with_rounds(p, list(result.samples.get(p.name, ()))) for p in everyone)
     return RoundsOutcome(kept, result.rounds, result.reason, result.seconds)
+
+
+def time_paired(
+    participants: Sequence[tuple[str, Callable[..., Any], int]],
+    samples: Samples,
+    device: torch.device,
+    plan: RoundsPlan,
+    judge: Callable[[int, float, tuple[str, ...]], RoundsVerdict],
+    settings: ProfileSettings = ProfileSettings(),
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    warmup_share: float = 0.25,
+) -> Timed:
+    """Time ``(name, runner, batch size)`` participants in interleaved rounds (the
+    verification's timing): each is primed once and warmed to steady state under the
+    settings' warm-up rule (a fixed 10 calls without one), its time cap cut so that the
+    warm-ups together take at most ``warmup_share`` of ``plan.max_seconds`` (the runners
+    were warmed by their sweeps already; a busy machine's windows rarely agree, and the
+    cap is then what ends a warm-up), then :func:`interleave` times them until
+    ``judge(rounds_done, elapsed, still_timed)`` stops; warm-up counts in the elapsed
+    time. A participant that raises leaves (its samples stay a prefix).
+    """
+    timer = call_timer(device, settings)
+    before = parallel_op(device) if settings.input_mode == "parallel_op" else None
+    by_name = {name: (runner, bs) for name, runner, bs in participants}
+    calls: dict[str, list[Callable[[], Any]]] = {}
+    rule = settings.warmup if settings.warmup is not None else fixed_warmup(10)
+    cap = warmup_share * plan.max_seconds / max(len(participants), 1)
+    rule = replace(rule, max_seconds=min(rule.max_seconds, cap), min_seconds=0.0)
+
+    def warm(name: str) -> bool:
+        runner, bs = by_name[name]
+        p = Participant(name, runner, Profile(name, {bs: [1.0]}), bs)
+        try:
+            calls[name] = _calls(p, samples, device, settings)
+            calls[name][0]()  # priming: absorbs a recompilation for this shape
+            synchronize(device)
+            warm_up(calls[name], rule, timer, clock, before)
+        except Exception as error:  # a failing backend stays out of the verification
+            log.warning("%s failed before the verification: %s", name, error)
+            return False
+        return True
+
+    def call(name: str, round_index: int) -> float:
+        if before is not None:
+            before()
+        return timer(calls[name][round_index % len(calls[name])])
+
+    def verdict(
+        _so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
+    ) -> RoundsVerdict:
+        return judge(done, elapsed, still)
+
+    with torch.inference_mode():
+        return interleave(list(by_name), warm, call, verdict, plan, clock=clock)

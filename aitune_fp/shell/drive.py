@@ -34,6 +34,7 @@ from returns.result import Failure, Result
 
 from aitune_fp.core.fold import fold_states, settled
 from aitune_fp.core.measure.rounds import contenders
+from aitune_fp.core.measure.verification import CHALLENGERS, runner_ups
 from aitune_fp.core.records import (
     BackendFailure,
     Candidate,
@@ -78,6 +79,7 @@ class Setup:
     max_batch_size: int = 1
     batch_sizes: tuple[int, ...] = (1,)
     outside: str = "warn"
+    verify_seconds: float | None = None
     workspace: Workspace | None = None
     isolation: bool = False
     timeouts: Timeouts = field(default_factory=Timeouts)
@@ -173,12 +175,15 @@ def close_all_but(live: Mapping[str, Built], keep: Collection[str]) -> PMap[str,
     return pmap({name: built for name, built in live.items() if name in keep})
 
 
-def _kept(strategy: Strategy, state: TuneState) -> set[str]:
-    """Whose runners stay alive after a step: the contenders with rounds, else the leader."""
-    plan = strategy.plan.rounds
-    if plan is not None:
-        return set(contenders(strategy, state, plan.contenders))
-    return {state.best.backend} if state.best is not None else set()
+def _kept(setup: Setup, state: TuneState) -> set[str]:
+    """Whose runners stay alive after a step: the contenders with rounds, else the leader;
+    with a verification planned, the leader's closest runner-ups too."""
+    strategy, plan = setup.strategy, setup.strategy.plan.rounds
+    kept = set(contenders(strategy, state, plan.contenders)) if plan is not None else set()
+    if state.best is not None:
+        kept |= {state.best.backend, *runner_ups(strategy, state.best, state.ranking,
+                                                 CHALLENGERS if setup.verify_seconds else 0)}
+    return kept
 
 
 def _pulled(
@@ -214,7 +219,7 @@ def drive_fold(
                 previous, "backend", None
             ):
                 log.info("new best: %s (%s)", cand.name, strategy.fmt(state.best.result.metric))
-            live = close_all_but(live.set(cand.name, cand.built), _kept(strategy, state))
+            live = close_all_but(live.set(cand.name, cand.built), _kept(setup, state))
         runs = run.runs if cand is None else (*run.runs, cand)
         run = RunState(runs, live, (*run.fed, result), state)
         if cand is not None:

@@ -15,6 +15,7 @@ from typing import Any
 from pyrsistent import freeze, pmap
 from returns.result import Failure, Result
 
+from aitune_fp.core.measure.verification import Verification
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.records import Selection, TuneError
 from aitune_fp.core.strategies.registry import strategy_config
@@ -56,6 +57,7 @@ def run_record(
     names: Sequence[str],
     model_name: str,
     status: str = "complete",
+    verification: Verification | None = None,
 ) -> RunRecord:
     """The whole run as a record (``status="interrupted"`` while the run is going)."""
     outcomes = [outcome_of(r) for r in run.runs]
@@ -82,6 +84,7 @@ def run_record(
         ),
         max_batch_size=setup.max_batch_size,
         status=status,
+        verification=verification,
         options=freeze(
             {
                 "isolation": setup.isolation,

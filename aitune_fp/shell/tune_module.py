@@ -81,6 +81,7 @@ from aitune_fp.shell.resolve import (
     resolve_device,
 )
 from aitune_fp.shell.tuned_module import TunedModule
+from aitune_fp.shell.verify import with_verification
 from aitune_fp.shell.workspace import open_workspace
 
 log = logging.getLogger("aitune_fp")
@@ -111,6 +112,7 @@ def run_tuning(
     settings: ProfileSettings | None = None,
     model_name: str = "model",
     progress: ProgressSink | None = None,
+    verify_seconds: float | None = None,
     isolation: bool = True,
     timeouts: Timeouts | None = None,
     record_path: str | Path | None = None,
@@ -158,6 +160,7 @@ def run_tuning(
         tolerance or Tolerance(),
         total=len(candidates) + (1 if strategy.validate_performance else 0),
         outside=outside,
+        verify_seconds=verify_seconds,
         workspace=workspace,
         isolation=isolation,
         timeouts=timeouts or Timeouts(),
@@ -181,8 +184,8 @@ def run_tuning(
         preload(admitted, dev)
     run = with_baseline(setup, RunState())
     run = with_final_rounds(setup, drive_fold(setup, run, candidates, names))
-    outcome = finish(strategy, run.fold)
-    record = run_record(setup, run, outcome, names, model_name)
+    outcome, verified = with_verification(setup, run, finish(strategy, run.fold))
+    record = run_record(setup, run, outcome, names, model_name, verification=verified)
     try:
         tuned = _tuned(setup, run, outcome, record)
     except RuntimeError as error:  # the winner ran in its worker but cannot be made here

@@ -1,0 +1,280 @@
+"""Real-model decision quality: does a tune pick the true best of its own candidates?
+
+``python benchmarks/decision_quality.py --real`` (or this file) tunes the demo models on
+CPU under each strategy (``confident`` over max-throughput, min-latency and a 5 ms latency
+budget, which binds on these models) twice, side by side in one run:
+
+- ``before``: the settings before issue 16: a fixed 10-call warm-up
+  (``ProfileSettings(warmup=None)``), no re-measured first point, no verification;
+- ``after``: the defaults (warm-up to steady state, first point re-measured) and a
+  verification of ``--verify-seconds`` (3 s, the CLI default).
+
+Each tune keeps its own built runners (every candidate's, the baseline's: the driver's
+release is held back for the benchmark), and after both tunes of a (model, strategy) every
+one of those runners is re-measured at every batch size its sweep profiled, all in one
+interleaved window of ``--window-seconds`` (warmed to steady state first, order rotated
+per round). The *truth* per (tune, backend, batch size) is the window's median latency;
+the best of a tune is the best of its own candidates under the strategy (min latency at
+batch size 1; max samples/s; max samples/s with median latency within the budget); the
+*regret* of a pick is how much worse its truth is than that best (a cost ratio minus 1),
+and a pick is *the true best* when its regret is at most ``--noise`` (2 %).
+
+Prints per tune the pick and its regret, then per setting the true-best count and the
+regret p50/p95/max, and the median tune time (wall time less the builds and validation,
+which the artifact cache makes a model's first tune pay alone). Figures from a shared, noisy machine
+are noisy: read the ratios measured side by side, not the absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import statistics
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STRATEGIES = ("max-throughput", "min-latency", "latency-budget")
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """One tune: its setting, pick, wall time less builds and validation (the builds are
+    cached after a model's first tune), verification line, and profiled pairs."""
+
+    setting: str
+    pick: tuple[str, int]
+    seconds: float
+    verification: str
+    pairs: tuple[tuple[str, int], ...]
+
+
+@contextmanager
+def keeping(sink: dict[str, Any]) -> Iterator[None]:
+    """Hold back the driver's release of runners; ``sink`` gets every built runner by name."""
+    from pyrsistent import pmap
+
+    import aitune_fp.shell.drive as drive
+
+    build, close = drive.build, drive.close_all_but
+
+    def kept_build(setup: Any, done: int, backend: Any, name: str) -> Any:
+        run = build(setup, done, backend, name)
+        if run.built is not None:
+            sink[name] = run.built
+        return run
+
+    drive.build = kept_build
+    drive.close_all_but = lambda live, keep: pmap({n: b for n, b in live.items() if n in keep})
+    try:
+        yield
+    finally:
+        drive.build, drive.close_all_but = build, close
+
+
+def strategy_of(name: str, budget_ms: float) -> Any:
+    """The confident strategy named (the CLI's default kind of decision)."""
+    from aitune_fp.core.strategies import confident, latency_budget, max_throughput, min_latency
+
+    plain = {
+        "max-throughput": max_throughput,
+        "min-latency": min_latency,
+        "latency-budget": latency_budget(budget_ms),
+    }[name]
+    return confident(plain)
+
+
+def tune_once(
+    model: str, strategy: Any, setting: str, backends: Sequence[str], verify: float, work: Path
+) -> tuple[Tuned, dict[str, Any]]:
+    """Tune ``model`` under ``setting``; the tune and its kept runners by backend."""
+    from aitune_fp.effects.profiler import ProfileSettings
+    from aitune_fp.models import DEMO_MODELS
+    from aitune_fp.shell.io import perform
+    from aitune_fp.shell.tune_module import run_tuning
+
+    demo = DEMO_MODELS[model]
+    if setting == "before":
+        settings, seconds = ProfileSettings(warmup=None, remeasure_first=False), None
+    else:
+        settings, seconds = ProfileSettings(), verify
+    kept: dict[str, Any] = {}
+    began = time.perf_counter()
+    with keeping(kept):
+        run = perform(
+            run_tuning(
+                demo.build(),
+                demo.samples(),
+                strategy,
+                list(backends),
+                "cpu",
+                work,
+                settings=settings,
+                verify_seconds=seconds,
+                model_name=model,
+            )
+        ).unwrap()
+    took = time.perf_counter() - began
+    record = run.record
+    sel = record.selection
+    pick = (sel.backend, sel.result.selected_batch_size) if sel else ("none", 0)
+    pairs = tuple(
+        (o.backend, bs)
+        for o in record.outcomes
+        if o.profile is not None and o.backend in kept
+        for bs in o.profile.batch_sizes
+    )
+    line = record.verification.reason if record.verification else ""
+    built = sum(o.stage_seconds.get(k, 0.0) for o in record.outcomes for k in ("build", "validate"))
+    return Tuned(setting, pick, took - built, line, pairs), kept
+
+
+def window(
+    tunes: Sequence[tuple[Tuned, dict[str, Any]]], samples: Any, seconds: float
+) -> dict[tuple[str, str, int], float]:
+    """Every tune's profiled (backend, batch size) timed in one interleaved window: the
+    median ms per call by (setting, backend, batch size)."""
+    import torch
+
+    from aitune_fp.core.measure.verification import timing_plan, timing_verdict
+    from aitune_fp.effects.profiler import ProfileSettings
+    from aitune_fp.effects.rounds import time_paired
+
+    keys: dict[str, tuple[str, str, int]] = {}
+    participants = []
+    for tuned, kept in tunes:
+        for backend, bs in tuned.pairs:
+            name = f"{tuned.setting}|{backend}|{bs}"
+            keys[name] = (tuned.setting, backend, bs)
+            participants.append((name, kept[backend].runner, bs))
+    plan = timing_plan(seconds)
+    timed = time_paired(
+        participants,
+        samples,
+        torch.device("cpu"),
+        plan,
+        lambda done, elapsed, still: timing_verdict(plan, done, elapsed, still),
+        ProfileSettings(max_pool=8),
+    ).samples
+    return {key: statistics.median(timed[n]) for n, key in keys.items() if timed.get(n)}
+
+
+def truth_of(
+    strategy_name: str, budget_ms: float, times: dict[tuple[str, int], float]
+) -> dict[tuple[str, int], float]:
+    """Each pair's true cost under the strategy (lower is better; inf: outside the budget)."""
+    out = {}
+    for (backend, bs), ms in times.items():
+        if strategy_name == "min-latency":
+            out[(backend, bs)] = ms if bs == 1 else math.inf
+        elif strategy_name == "latency-budget" and ms > budget_ms:
+            out[(backend, bs)] = math.inf
+        else:
+            out[(backend, bs)] = ms / bs
+    return out
+
+
+def percent(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Tune, re-measure, print."""
+    from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.models import DEMO_MODELS
+
+    logging.getLogger("aitune_fp").addHandler(logging.NullHandler())
+    work = Path(args.work or tempfile.mkdtemp(prefix="aitune_fp_decision_real_"))
+    regrets: dict[str, list[float]] = {"before": [], "after": []}
+    walls: dict[str, list[float]] = {"before": [], "after": []}
+    began = time.perf_counter()
+    for model in args.models.split(","):
+        samples = normalise_samples(DEMO_MODELS[model].samples())
+        for name in args.strategies.split(","):
+            strategy = strategy_of(name, args.budget_ms)
+            tunes = []
+            for setting in ("before", "after"):
+                tunes.append(
+                    tune_once(
+                        model,
+                        strategy,
+                        setting,
+                        args.backends.split(","),
+                        args.verify_seconds,
+                        work / model,
+                    )
+                )
+            times = window(tunes, samples, args.window_seconds)
+            for tuned, kept in tunes:
+                own = {(b, bs): ms for (s, b, bs), ms in times.items() if s == tuned.setting}
+                costs = truth_of(name, args.budget_ms, own)
+                best = min(costs.values())
+                got = costs.get(tuned.pick, math.inf)
+                regret = got / best - 1.0 if math.isfinite(got) else math.inf
+                regrets[tuned.setting].append(regret)
+                walls[tuned.setting].append(tuned.seconds)
+                true_best = min(costs, key=lambda k: costs[k])
+                print(
+                    f"{model:<12}{name:<16}{tuned.setting:<8} pick {tuned.pick[0]}@{tuned.pick[1]}"
+                    f"  best {true_best[0]}@{true_best[1]}  regret {regret:.1%}"
+                    f"  measuring {tuned.seconds:.1f} s",
+                    flush=True,
+                )
+                if tuned.verification:
+                    print(f"{'':<36}{tuned.verification}", flush=True)
+                for built in kept.values():
+                    built.close()
+    print(
+        f"decision quality on the tunes' own artifacts ({args.window_seconds:g} s windows, "
+        f"{time.perf_counter() - began:.0f} s in all; shared machine, noisy):"
+    )
+    for setting in ("before", "after"):
+        r = regrets[setting]
+        good = sum(x <= args.noise for x in r)
+        print(
+            f"  {setting:<7} true best (regret <= {args.noise:.0%}) {good}/{len(r)}  regret "
+            f"p50 {percent(r, 0.5):.1%} p95 {percent(r, 0.95):.1%} max {max(r):.1%}  "
+            f"median measuring {statistics.median(walls[setting]):.1f} s"
+        )
+    ratio = statistics.median(walls["after"]) / statistics.median(walls["before"])
+    print(f"  measuring time after / before (medians): {ratio:.2f}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The options of the real benchmark."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default="mlp,cnn,transformer")
+    p.add_argument("--strategies", default=",".join(STRATEGIES))
+    p.add_argument(
+        "--backends",
+        default="aot_inductor,onnxruntime",
+        help="candidates beside the eager baseline (default: the issue's pair)",
+    )
+    p.add_argument("--budget-ms", type=float, default=5.0)
+    p.add_argument("--verify-seconds", type=float, default=3.0)
+    p.add_argument(
+        "--window-seconds",
+        type=float,
+        default=10.0,
+        help="the interleaved re-measurement per (model, strategy); the issue's: 60",
+    )
+    p.add_argument("--noise", type=float, default=0.02)
+    p.add_argument("--work", default=None, help="build and cache folder (default: a temp dir)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse and run."""
+    return run(parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""The verification after selection, wired end to end with fake runners of known speeds."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from returns.io import IOResult, IOSuccess
+from returns.unsafe import unsafe_perform_io
+
+from aitune_fp import min_latency
+from aitune_fp.core.record.run_record import dumps, loads, with_strategy
+from aitune_fp.core.records import BackendFailure
+from aitune_fp.core.report.tables import decision_lines
+from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.profiler import ProfileSettings
+from aitune_fp.shell.progress import ProgressEvent
+from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from tests.shell.fakes import FakeBackend
+from tests.shell.test_tune_module_fakes import quick
+
+FIXED = ProfileSettings(warmup=None)  # a fixed warm-up keeps the verification's rounds many
+
+
+@dataclass(frozen=True, slots=True)
+class Liar(ConfigIdentity):
+    """Fast while the tune measures it, ``slow_ms`` a call once ``switch`` is set: a planted
+    wrong pick (the sweep saw a speed the backend does not keep)."""
+
+    switch: tuple[list[bool], ...] = ([],)
+    slow_ms: float = 15.0
+    name: str = "liar"
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """Always available."""
+        return None
+
+    def build(
+        self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
+    ) -> IOResult[Built, BackendFailure]:
+        """A runner around ``module`` that turns slow when the switch is set."""
+
+        def runner(*args: Any, **kwargs: Any) -> Any:
+            if self.switch[0]:
+                time.sleep(self.slow_ms / 1000.0)
+            with torch.inference_mode():
+                return module(*args, **kwargs)
+
+        return IOSuccess(Built(runner))
+
+
+def _tune(module: Any, samples: Any, backends: list[Any], tmp: Path, **kw: Any) -> TuningRun:
+    strategy = dataclasses.replace(quick(min_latency), validate_performance=False)
+    run: TuningRun = unsafe_perform_io(
+        run_tuning(module, samples, strategy, backends, cache_dir=tmp, settings=FIXED, **kw)
+    ).unwrap()
+    return run
+
+
+def test_verification_overturns_a_planted_wrong_pick(module, samples, tmp_path) -> None:
+    """A backend fast in the sweep but slow when re-measured loses its pick to the runner-up,
+    which the record, the decision lines and the tuned module then name; both are kept."""
+    switch: list[bool] = []
+
+    def flip(event: ProgressEvent) -> None:
+        if event.kind == "stage" and event.stage == "verification":
+            switch.append(True)
+
+    backends = [Liar(switch=(switch,)), FakeBackend("honest", sleep_ms=3.0)]
+    run = _tune(module, samples, backends, tmp_path, verify_seconds=1.0, progress=flip)
+    v = run.record.verification
+    assert v is not None and not v.holds
+    assert v.winner == "liar" and v.challenger.startswith("fake") and v.selected == v.challenger
+    assert v.ci95[1] < 1.0 and v.rounds >= 10 and v.seconds > 0.0
+    assert run.record.selection is not None and run.record.selection.backend == v.challenger
+    assert run.tuned is not None and run.tuned.backend == v.challenger
+    assert any("does not hold" in line for line in decision_lines(run.record))
+    x = torch.randn(3, 8)
+    torch.testing.assert_close(run.tuned(x), module(x))
+    run.tuned.close()
+
+
+def test_verification_confirms_a_correct_pick(module, samples, tmp_path) -> None:
+    """A pick that really is faster holds: same selection, a held verification recorded."""
+    backends = [FakeBackend("slow", sleep_ms=8.0), FakeBackend("fast")]
+    run = _tune(module, samples, backends, tmp_path, verify_seconds=1.0)
+    v = run.record.verification
+    assert v is not None and v.holds and v.winner == v.selected == run.record.selection.backend
+    assert "fast" in v.winner and "slow" in v.challenger and v.ci95[0] > 1.0
+    assert run.tuned is not None and run.tuned.backend == v.winner
+    run.tuned.close()
+
+
+def test_verified_records_read_back_and_reselect(module, samples, tmp_path) -> None:
+    """A verified run's record reads back equal; re-selection drops the verification; a run
+    without verification records null."""
+    backends = [FakeBackend("slow", sleep_ms=8.0), FakeBackend("fast")]
+    run = _tune(module, samples, backends, tmp_path, verify_seconds=0.5)
+    again = loads(dumps(run.record))
+    assert again == run.record and again.verification == run.record.verification
+    assert with_strategy(again, min_latency).verification is None
+    plain = _tune(module, samples, backends, tmp_path / "plain")
+    assert plain.record.verification is None and '"verification": null' in dumps(plain.record)
