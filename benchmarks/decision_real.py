@@ -117,6 +117,7 @@ def tune_once(
                 settings=settings,
                 verify_seconds=seconds,
                 model_name=model,
+                isolation=False,  # the runners are kept and re-measured in this process
             )
         ).unwrap()
     took = time.perf_counter() - began
