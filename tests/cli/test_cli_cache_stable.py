@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,32 +29,42 @@ user = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(user)
 from aitune_fp.shell.tune_module import tune_module
 module, samples = user.build()
-tune_module(module, samples, backends=["eager", *sys.argv[3:]], cache_dir=sys.argv[2],
-            max_batch_size=2).unwrap()
+tune_module(module, samples, backends=["eager", *sys.argv[4:]], cache_dir=sys.argv[2],
+            max_batch_size=2, record_path=sys.argv[3]).unwrap()
 """
 
 
-def _cli(model: Path, cache: Path, out: Path) -> str:
-    """Run one CLI tune in a fresh process; its stderr (with the library's log lines)."""
+def _cli(model: Path, cache: Path, out: Path) -> dict[str, Any]:
+    """Run one CLI tune in a fresh process; its run record."""
     command = [sys.executable, "-m", "aitune_fp", "--debug", "tune", f"{model}:build"]
     command += ["--backends", ",".join(("eager", *CACHEABLE)), "--max-batch-size", "2"]
     command += ["--cache-dir", str(cache), "--out", str(out), "--no-plot"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    return done.stderr
+    record: dict[str, Any] = json.loads((out / "run.json").read_text())
+    return record
 
 
-def _api(model: Path, cache: Path) -> str:
-    """Run one API tune in a fresh process, the file imported under another module name."""
-    command = [sys.executable, "-c", API, str(model), str(cache), *CACHEABLE]
+def _api(model: Path, cache: Path, record: Path) -> dict[str, Any]:
+    """Run one API tune in a fresh process, the file imported under another module name;
+    its run record."""
+    command = [sys.executable, "-c", API, str(model), str(cache), str(record), *CACHEABLE]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    return done.stderr
+    result: dict[str, Any] = json.loads(record.read_text())
+    return result
 
 
-def _hits(log: str) -> set[str]:
-    """The backends the cache served (the 'reuses entry' log line)."""
-    return {b for b in CACHEABLE if f"artifact cache: {b} reuses entry" in log}
+def _hits(record: dict[str, Any]) -> set[str]:
+    """The backends the cache served: their record shows a cache lookup and no export or
+    compile (the log line saying so is written in the isolated worker, not here)."""
+    hits = set()
+    for candidate in record["candidates"]:
+        stages = candidate["stage_seconds"]
+        served = stages["cache"] is not None and stages["export"] is None
+        if candidate["backend"] in CACHEABLE and served and stages["compile"] is None:
+            hits.add(candidate["backend"])
+    return hits
 
 
 def test_module_name_is_a_digest_of_the_resolved_path(tmp_path: Path) -> None:
@@ -86,5 +98,5 @@ def test_second_fresh_process_hits_the_cache_for_every_cacheable_backend(tmp_pat
     first = _cli(model, cache, tmp_path / "out1")
     assert _hits(first) == set()
     assert _hits(_cli(model, cache, tmp_path / "out2")) == set(CACHEABLE)
-    assert _hits(_api(model, cache)) == set(CACHEABLE)
+    assert _hits(_api(model, cache, tmp_path / "api.json")) == set(CACHEABLE)
     assert len(list((cache / "artifacts").iterdir())) == len(CACHEABLE)
