@@ -23,6 +23,13 @@ Rules:
   an entry that cannot be stored (``artifacts`` is a file, the disk is full) is a warning
   and the fresh build is used as is;
 - a module whose weights cannot be hashed (an exotic tensor type) is built uncached;
+- with ``reference_sizes`` (the batch sizes validation will check), an entry also holds
+  the eager outputs of every validation batch and the digest of the samples they came
+  from (:mod:`aitune_fp.effects.reference`), as one more listed, sealed file; a hit hands
+  its private copy to validation in ``Built.info["cache_reference"]``, which uses it only
+  for the same samples and batches. A changed reference file is a changed entry (sealing
+  fails: the entry is discarded and rebuilt, validated against eager); the reference is
+  as trusted as the entry, so the cache folder must be one only you write to;
 - a cache hit says so in ``Built.info["cache"]`` (``"hit"``; a fresh build stored is
   ``"stored"``); the lookup's and the store's seconds are ``info["stage_seconds"]["cache"]``.
 """
@@ -60,6 +67,13 @@ from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import Samples, make_batch
 from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy, safe_name
+from aitune_fp.effects.reference import (
+    INFO_KEY,
+    REFERENCE_FILE,
+    eager_references,
+    samples_digest,
+    write_references,
+)
 
 log = logging.getLogger("aitune_fp")
 ENTRY_FILE: Final = "entry.json"
@@ -158,6 +172,17 @@ def _read_entry(folder: Path) -> tuple[str, dict[str, FileDigest], str] | None:
         return None
 
 
+def _read_reference(folder: Path, files: dict[str, FileDigest]) -> dict[str, str] | None:
+    """The entry's reference (its file's name and samples digest), when it lists one."""
+    try:
+        data = json.loads((folder / ENTRY_FILE).read_text(encoding="utf-8"))
+        ref = data.get("reference")
+        name, samples = str(ref["file"]), str(ref["samples"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return {"file": name, "samples": samples} if safe_name(name) and name in files else None
+
+
 def _entry_problem(
     folder: Path, entry: tuple[str, dict[str, FileDigest], str] | None
 ) -> str | None:
@@ -214,9 +239,14 @@ def lookup(
         _discard(folder, failure.message)
         return IOFailure(failure)
 
+    reference = _read_reference(folder, files)
+
     def hit(built: Built) -> Built:
         log.info("artifact cache: %s reuses entry %s", backend.describe(), key)
-        return dataclasses.replace(built, info={**built.info, "cache": "hit", "cache_key": key})
+        info = {**built.info, "cache": "hit", "cache_key": key}
+        if reference is not None:
+            info[INFO_KEY] = {**reference, "file": str(copy / reference["file"])}
+        return dataclasses.replace(built, info=info)
 
     loaded = load_built(backend, copy / artifact, samples.spec, spec, device, work_dir)
     return loaded.map(hit).lash(discard)
@@ -252,8 +282,11 @@ def store(
     built: Built,
     module: torch.nn.Module,
     samples: Samples,
+    reference_sizes: tuple[int, ...] | None = None,
+    device: torch.device | None = None,
 ) -> bool:
-    """Copy ``built``'s artifact into the cache under ``key``; ``False`` if it could not."""
+    """Copy ``built``'s artifact into the cache under ``key`` (with the eager outputs of
+    the validation batches at ``reference_sizes``); ``False`` if it could not."""
     if built.artifact is None or not built.artifact.is_file():
         return False
     final = _entry_dir(cache_dir, key)
@@ -265,19 +298,46 @@ def store(
             for path in artifact_files(built.artifact):
                 shutil.copy2(path, staging / path.name)
                 files[path.name] = dataclasses.asdict(digest(staging / path.name))
-            entry = {
+            entry: dict[str, Any] = {
                 "format": ENTRY_FORMAT,
                 "artifact": built.artifact.name,
                 "files": files,
                 "outputs": dump_output_spec(output_spec(outputs)),
                 "backend": built.info,
             }
+            if reference_sizes and REFERENCE_FILE not in files:
+                entry["reference"] = _store_reference(
+                    staging, files, module, samples, reference_sizes, device
+                )
             (staging / ENTRY_FILE).write_text(json.dumps(entry, indent=2, default=str))
             publish_dir(staging, final)
         return True
     except (OSError, RuntimeError, TypeError, ValueError) as error:
         log.warning("artifact cache: could not store %s: %s", key, error)
         return False
+
+
+def _store_reference(
+    staging: Path,
+    files: dict[str, Any],
+    module: torch.nn.Module,
+    samples: Samples,
+    sizes: tuple[int, ...],
+    device: torch.device | None,
+) -> dict[str, str] | None:
+    """Write the eager reference into ``staging`` and list it in ``files``; its entry field."""
+    try:
+        here = device if device is not None else samples.items[0].flat()[0].device
+        outputs = eager_references(module, samples, sizes, here)
+        sha = samples_digest(samples)
+        if not write_references(staging / REFERENCE_FILE, sha, outputs):
+            return None
+    except Exception as error:  # no reference is no worse than before: validate with eager
+        (staging / REFERENCE_FILE).unlink(missing_ok=True)
+        log.warning("artifact cache: no eager reference kept: %s", error)
+        return None
+    files[REFERENCE_FILE] = dataclasses.asdict(digest(staging / REFERENCE_FILE))
+    return {"file": REFERENCE_FILE, "samples": sha}
 
 
 def cached_build(
@@ -289,10 +349,13 @@ def cached_build(
     cache_dir: Path | None,
     *,
     reuse: bool = True,
+    reference_sizes: tuple[int, ...] | None = None,
 ) -> IOResult[Built, BackendFailure]:
     """``backend.build(...)``, or the cached artifact of an identical earlier build.
 
-    ``reuse=False`` skips the lookup (a fresh build, stored over the old entry).
+    ``reuse=False`` skips the lookup (a fresh build, stored over the old entry);
+    ``reference_sizes``: the batch sizes validation checks, whose eager outputs a stored
+    entry keeps (``None``: it keeps none).
 
     Without ``cache_dir``, or for a backend whose artifact cannot be loaded back, this is
     exactly ``backend.build(module, samples, device, work_dir)``.
@@ -315,7 +378,7 @@ def cached_build(
 
     def stored(built: Built) -> Built:
         start = time.perf_counter()
-        kept = store(cache_dir, key, built, module, samples)
+        kept = store(cache_dir, key, built, module, samples, reference_sizes, device)
         seconds = lookup_seconds + time.perf_counter() - start
         info = _with_cache_seconds({**built.info, "cache_key": key}, seconds) | (
             {"cache": "stored"} if kept else {}

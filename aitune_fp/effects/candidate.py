@@ -12,6 +12,9 @@ so are the parts of the build the backend and the cache timed (``export``, ``com
 - a runner served from the artifact cache that fails validation has its cache entry
   evicted and is built afresh and validated again, once (a poisoned entry whose hashes
   match cannot fail every later run);
+- ``validation_sizes`` (the batch sizes validation checks) go to the cache, whose new
+  entries keep eager's outputs at them; ``build.log`` gets one line naming the reference
+  a passed validation used (``reference: cached`` or ``reference: eager``);
 - ``timer`` (default: the profiler's own) times each profiled call; the isolation
   worker passes one that beats its heartbeat before starting the clock.
 """
@@ -101,6 +104,7 @@ def run_candidate(
     on_batch: Callable[[BatchReport], None] = lambda _: None,
     cache_dir: Path | None = None,
     timer: Timer | None = None,
+    validation_sizes: tuple[int, ...] | None = None,
 ) -> CandidateRun:
     """Build, validate and profile one backend; a failure at any stage is a value."""
     stages: dict[str, float] = {}
@@ -133,7 +137,14 @@ def run_candidate(
         rebuilt: IOResult[Built, BackendFailure] = stage(
             "build",
             lambda: cached_build(
-                backend, module, samples, device, work_dir, cache_dir, reuse=False
+                backend,
+                module,
+                samples,
+                device,
+                work_dir,
+                cache_dir,
+                reuse=False,
+                reference_sizes=validation_sizes,
             ),
         )
 
@@ -146,6 +157,8 @@ def run_candidate(
 
     def after_validate(report: dict[str, float]) -> IOResult[Profile, BackendFailure]:
         validation.update(report)
+        used = "cached" if report.get("cached_reference") else "eager"
+        append_log(work_dir, f"[validate] passed; reference: {used}")
         return stage(  # type: ignore[no-any-return]
             "profile",
             lambda: profile_runner(
@@ -163,7 +176,16 @@ def run_candidate(
         )
 
     built_io: IOResult[Built, BackendFailure] = stage(
-        "build", lambda: cached_build(backend, module, samples, device, work_dir, cache_dir)
+        "build",
+        lambda: cached_build(
+            backend,
+            module,
+            samples,
+            device,
+            work_dir,
+            cache_dir,
+            reference_sizes=validation_sizes,
+        ),
     )
     outcome = built_io.bind(after_build).bind(after_validate)
     if isinstance(outcome, IOSuccess):

@@ -14,7 +14,11 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
   backend computes in, ``Built.info["precision"]``); integer and bool outputs must be equal;
 - a failure names the output, the batch, the worst element (index, both values) and the
   max abs/rel error; a success reports the max errors over everything checked (the rel
-  error of an element is ``|got − eager| / max(|eager|, atol)``, so zeros do not blow it up).
+  error of an element is ``|got − eager| / max(|eager|, atol)``, so zeros do not blow it up);
+- eager's outputs are those stored with the runner's cache entry when it has some for
+  exactly these samples and batches (:func:`~aitune_fp.effects.reference.
+  cached_references`), else eager runs; the report says which (``reference``: ``"cached"``
+  or ``"eager"``; ``as_dict()["cached_reference"]`` is 1 or 0).
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.inputs import Batch, Samples, batch_at, make_batch
+from aitune_fp.effects.inputs import Batch, Samples
+from aitune_fp.effects.reference import cached_references, validation_batches
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +100,16 @@ class ValidationReport:
     max_abs_error: float
     max_rel_error: float
     worst: str
+    reference: str = "eager"
 
     def as_dict(self) -> dict[str, float]:
-        """The numbers, for logs and stage records."""
+        """The numbers, for logs and stage records (``cached_reference``: 1 when eager's
+        outputs came from the cache entry)."""
         return {
             "max_abs_error": self.max_abs_error,
             "max_rel_error": self.max_rel_error,
             "batches_checked": float(len(self.batches)),
+            "cached_reference": 1.0 if self.reference == "cached" else 0.0,
         }
 
 
@@ -217,13 +225,15 @@ def _check_batch(
     batch: Batch,
     where: str,
     tolerance: Tolerance,
+    stored: Any = None,
 ) -> _Errors:
+    """Errors of one batch against eager's outputs (``stored`` ones when given)."""
     with torch.inference_mode():
         try:
             got = _clone(batch.call(built.runner))
         except Exception as error:
             raise _Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
-        ref = batch.call(eager_module)
+        ref = stored if stored is not None else batch.call(eager_module)
     precision = built.info.get("precision")
     worst = _Errors()
     for label, g, r in _check_structure(got, ref, where):
@@ -237,18 +247,6 @@ def _check_batch(
         bound = tolerance.bound(dtype, precision) if floating else None
         worst = worst.merge(_compare(label, g, r, bound, where))
     return worst
-
-
-def _batches(samples: Samples, batch_sizes: Sequence[int]) -> list[tuple[str, Batch]]:
-    named = [(f"on sample {i}", b) for i, b in enumerate(samples.items)]
-    spec = samples.spec
-    for size in sorted(set(batch_sizes)):
-        named.append((f"at batch size {size}", make_batch(samples, size)))
-        for which in ("min", "max") if spec.dims() else ():
-            sizes = spec.sizes(which)
-            text = ", ".join(f"{k}={v}" for k, v in sizes.items())
-            named.append((f"at batch size {size} with {text}", batch_at(samples, size, sizes)))
-    return named
 
 
 def validate(
@@ -272,15 +270,22 @@ def validate(
         raise ValueError(f"batch_sizes must be >= 1, got {sizes}")
     checked: list[str] = []
     worst = _Errors()
+    stored = cached_references(built, samples, sizes, device)
     try:
-        for where, batch in _batches(samples, sizes):
+        for where, batch in validation_batches(samples, sizes):
+            ref = stored[where] if stored is not None else None
             worst = worst.merge(
-                _check_batch(built, eager_module, batch.to(device), where, tolerance)
+                _check_batch(built, eager_module, batch.to(device), where, tolerance, ref)
             )
             checked.append(where)
     except _Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
     report = ValidationReport(
-        backend_name, tuple(checked), worst.abs_error, worst.rel_error, worst.worst
+        backend_name,
+        tuple(checked),
+        worst.abs_error,
+        worst.rel_error,
+        worst.worst,
+        "cached" if stored is not None else "eager",
     )
     return IOSuccess(report)

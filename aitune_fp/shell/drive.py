@@ -151,6 +151,7 @@ def build(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
         on_stage=on_stage,
         on_batch=on_batch,
         cache_dir=workers.cache_dir(setup),
+        validation_sizes=tuple(sorted({1, setup.max_batch_size})),
     )
     run = workers.with_peak_memory(run, watch.peak_mb())
     workers.log_outcome(setup, done + 1, run)

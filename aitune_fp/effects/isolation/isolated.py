@@ -163,6 +163,7 @@ def isolated_candidate(
         return run_candidate(
             backend, name, module, samples, device, work_dir, plan, batch_sizes, check,
             settings, on_stage=on_stage, on_batch=on_batch, cache_dir=cache_dir,
+            validation_sizes=validation_sizes,
         )  # fmt: skip
 
     def on_event(message: tuple[str, Any]) -> None:

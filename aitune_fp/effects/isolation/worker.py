@@ -174,6 +174,7 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
         on_batch=on_batch,
         cache_dir=job.cache_dir,
         timer=_beating_timer(call_timer(device, job.settings), beat),
+        validation_sizes=tuple(job.validation_sizes),
     )
     profile, failure = outcome_values(run.outcome)
     peak = watch.peak_mb() if profile is not None else None

@@ -1,0 +1,138 @@
+"""Eager reference outputs kept with a cache entry, so a warm hit validates without eager.
+
+Rules:
+- the validation batches are :func:`validation_batches`: every user sample, and each
+  batch size checked (with dynamic axes, also at every dynamic dimension's minimum and
+  maximum), each named by where it is (``"at batch size 4"``);
+- :func:`samples_digest` is a sha256 over the samples' values (every tensor's name, dtype,
+  shape and bytes, in call order), their spec and grouping: two sample sets with the same
+  shapes but other numbers differ;
+- a reference file holds that digest and the eager outputs of each named batch (moved to
+  the CPU); it is written only when its outputs read back with the same structure
+  (``torch.load(weights_only=True)``), so a model whose outputs are custom classes simply
+  has no reference;
+- a reference is used (:func:`cached_references`) only when the runner came from the
+  cache with one (``Built.info["cache_reference"]``), its samples digest equals the
+  current samples', it reads back, and it holds every batch validation will check;
+  anything else means ``None``: validation runs eager as it always did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import torch
+import torch.utils._pytree as pytree
+
+from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.inputs import Batch, Samples, batch_at, make_batch
+
+log = logging.getLogger("aitune_fp")
+REFERENCE_FILE: Final = "eager_reference.pt"
+INFO_KEY: Final = "cache_reference"
+
+
+def validation_batches(samples: Samples, batch_sizes: Sequence[int]) -> list[tuple[str, Batch]]:
+    """The batches validation checks, each with the phrase naming it."""
+    named = [(f"on sample {i}", b) for i, b in enumerate(samples.items)]
+    spec = samples.spec
+    for size in sorted(set(batch_sizes)):
+        named.append((f"at batch size {size}", make_batch(samples, size)))
+        for which in ("min", "max") if spec.dims() else ():
+            sizes = spec.sizes(which)
+            text = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            named.append((f"at batch size {size} with {text}", batch_at(samples, size, sizes)))
+    return named
+
+
+def _hash_tensor(h: Any, name: str, t: torch.Tensor) -> None:
+    t = t.detach()
+    h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+    flat = t.to("cpu").contiguous().reshape(-1)
+    if flat.numel():
+        h.update(flat.view(torch.uint8).numpy().tobytes())
+
+
+def samples_digest(samples: Samples) -> str:
+    """sha256 of the samples' values, spec and grouping.
+
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> a = normalise_samples([torch.zeros(2, 3)])
+    >>> b = normalise_samples([torch.ones(2, 3)])
+    >>> samples_digest(a) == samples_digest(normalise_samples([torch.zeros(2, 3)]))
+    True
+    >>> samples_digest(a) == samples_digest(b)
+    False
+    """
+    h = hashlib.sha256(f"{samples.spec!r}|{samples.groups}|{samples.batched}|".encode())
+    for i, item in enumerate(samples.items):
+        h.update(f"sample {i} size {item.size}|".encode())
+        for j, arg in enumerate(item.args):
+            _hash_tensor(h, str(j), arg)
+        for key in item.kwargs:
+            _hash_tensor(h, key, item.kwargs[key])
+    return h.hexdigest()
+
+
+def _to_cpu(outputs: Any) -> Any:
+    return pytree.tree_map(
+        lambda t: t.detach().to("cpu").clone() if isinstance(t, torch.Tensor) else t, outputs
+    )
+
+
+def eager_references(
+    module: torch.nn.Module, samples: Samples, batch_sizes: Sequence[int], device: torch.device
+) -> dict[str, Any]:
+    """The eager outputs of every validation batch, on the CPU, by batch name."""
+    with torch.inference_mode():
+        return {
+            where: _to_cpu(batch.to(device).call(module))
+            for where, batch in validation_batches(samples, batch_sizes)
+        }
+
+
+def _same_structure(a: Mapping[str, Any], b: Any) -> bool:
+    if not isinstance(b, dict) or set(a) != set(b):
+        return False
+    return all(pytree.tree_structure(a[k]) == pytree.tree_structure(b[k]) for k in a)
+
+
+def write_references(path: Path, digest: str, outputs: Mapping[str, Any]) -> bool:
+    """Write a reference file; ``False`` (and no file) when it would not read back alike."""
+    torch.save({"samples": digest, "outputs": dict(outputs)}, path)
+    try:
+        back = torch.load(path, map_location="cpu", weights_only=True)
+        if isinstance(back, dict) and _same_structure(outputs, back.get("outputs")):
+            return True
+    except Exception as error:  # an output type torch.load will not read back safely
+        log.info("artifact cache: no eager reference kept (%s)", str(error).splitlines()[0])
+    path.unlink(missing_ok=True)
+    return False
+
+
+def cached_references(
+    built: Built, samples: Samples, batch_sizes: Sequence[int], device: torch.device
+) -> dict[str, Any] | None:
+    """The stored eager outputs for these samples' validation batches, or ``None``."""
+    meta = built.info.get(INFO_KEY)
+    if not isinstance(meta, dict) or not isinstance(meta.get("file"), str):
+        return None
+    digest = samples_digest(samples)
+    if meta.get("samples") != digest:
+        log.info("eager reference not used: it was computed from other samples")
+        return None
+    try:
+        data = torch.load(Path(meta["file"]), map_location=device, weights_only=True)
+        outputs = data["outputs"] if data.get("samples") == digest else None
+    except Exception as error:
+        log.warning("eager reference not used: unreadable (%s)", str(error).splitlines()[0])
+        return None
+    wanted = [where for where, _ in validation_batches(samples, batch_sizes)]
+    if not isinstance(outputs, dict) or not all(w in outputs for w in wanted):
+        log.info("eager reference not used: it does not hold every batch checked")
+        return None
+    return {w: outputs[w] for w in wanted}
