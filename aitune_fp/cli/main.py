@@ -98,6 +98,15 @@ def _tuning_options(parser: argparse.ArgumentParser) -> None:
         f"selection; 0: off (default: {DEFAULT_VERIFY_SECONDS:g})",
     )
     parser.add_argument(
+        "--reuse-baseline",
+        default=None,
+        metavar="RUN_JSON",
+        help="take the eager baseline's profile from this earlier run.json instead of "
+        "profiling eager again, only if its model (code and weights), inputs, batch sizes, "
+        "profiling plan and settings, environment and device all match; otherwise a warning "
+        "names what differs and the baseline is measured as usual",
+    )
+    parser.add_argument(
         "--build-timeout",
         type=seconds_arg,
         default=DEFAULT_BUILD_TIMEOUT,

@@ -73,6 +73,7 @@ def _tune_one(
                 timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
                 record_path=record_path,
                 verify_seconds=getattr(args, "verify_seconds", None) or None,
+                reuse_baseline=getattr(args, "reuse_baseline", None),
                 **shapes,
             )
     except KeyboardInterrupt:

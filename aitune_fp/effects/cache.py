@@ -121,6 +121,17 @@ def code_digest(module: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
+def model_digest(module: torch.nn.Module) -> str:
+    """sha256 of the module's code (:func:`code_digest`) and weights (:func:`weights_digest`).
+
+    >>> a = torch.nn.Linear(2, 2)
+    >>> model_digest(a) == model_digest(a), model_digest(a) == model_digest(torch.nn.ReLU())
+    (True, False)
+    """
+    both = f"{code_digest(module)}|{weights_digest(module)}"
+    return hashlib.sha256(both.encode()).hexdigest()
+
+
 def implementation_digest(backend: Backend) -> str:
     """sha256 of the source file that implements ``backend`` (a changed builder misses)."""
     try:

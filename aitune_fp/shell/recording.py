@@ -16,6 +16,7 @@ from pyrsistent import freeze, pmap
 from returns.result import Failure, Result
 
 from aitune_fp.core.measure.verification import Verification
+from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.records import Selection, TuneError
 from aitune_fp.core.strategies.registry import strategy_config
@@ -58,8 +59,10 @@ def run_record(
     model_name: str,
     status: str = "complete",
     verification: Verification | None = None,
+    provenance: Provenance | None = None,
 ) -> RunRecord:
-    """The whole run as a record (``status="interrupted"`` while the run is going)."""
+    """The whole run as a record (``status="interrupted"`` while the run is going);
+    ``provenance``: the baseline's keys and where a reused one came from."""
     outcomes = [outcome_of(r) for r in run.runs]
     has_baseline = setup.strategy.validate_performance
     spec = setup.samples.spec
@@ -85,6 +88,7 @@ def run_record(
         max_batch_size=setup.max_batch_size,
         status=status,
         verification=verification,
+        provenance=provenance or Provenance(),
         options=freeze(
             {
                 "isolation": setup.isolation,

@@ -52,9 +52,7 @@ from aitune_fp.core.report.lines import summary_lines
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.backends.registry import (
-    with_max_batch_size,
-)
+from aitune_fp.effects.backends.registry import with_max_batch_size
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
 from aitune_fp.effects.isolation.client import start as start_workers
@@ -62,14 +60,8 @@ from aitune_fp.effects.max_batch import find_max_batch_size
 from aitune_fp.effects.preload import libraries_of, preload
 from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
-from aitune_fp.shell.drive import (
-    RunState,
-    Setup,
-    drive_fold,
-    winner_built,
-    with_baseline,
-    with_final_rounds,
-)
+from aitune_fp.shell.baseline_reuse import BaselineSource, plan_baseline, start
+from aitune_fp.shell.drive import RunState, Setup, drive_fold, winner_built, with_final_rounds
 from aitune_fp.shell.journal import write_record
 from aitune_fp.shell.precheck import eager_check
 from aitune_fp.shell.progress import ProgressSink, silent
@@ -116,6 +108,7 @@ def run_tuning(
     isolation: bool = True,
     timeouts: Timeouts | None = None,
     record_path: str | Path | None = None,
+    reuse_baseline: BaselineSource | None = None,
 ) -> IOResult[TuningRun, TuneError]:
     """Tune ``module`` and return the whole run; see :func:`tune_module` for the rules.
 
@@ -123,6 +116,9 @@ def run_tuning(
     validation and profile in worker processes with ``timeouts``
     (:mod:`aitune_fp.effects.isolation`); ``record_path`` gets the record after every
     finished backend (``status="interrupted"``) and at the end (``"complete"``).
+    ``reuse_baseline`` (a ``run.json`` path or a record): take the eager baseline's profile
+    from that run when its model, inputs, plan and environment all match (else a warning
+    naming what differs, and eager is profiled: :mod:`aitune_fp.shell.baseline_reuse`).
     """
     dev_result = resolve_device(device)
     if isinstance(dev_result, Failure):
@@ -169,11 +165,14 @@ def run_tuning(
     setup = replace(setup, max_batch_size=largest, batch_sizes=strategy.plan.batch_sizes(largest))
     candidates = tuple(with_max_batch_size(b, largest) for b in candidates)
     names = _unique_names(candidates)
+    baseline = plan_baseline(setup, reuse_baseline)
+    origin = baseline.provenance
     if record_path is not None:
         target = Path(record_path)
 
         def journal(now: Setup, run: RunState) -> None:
-            partial = run_record(now, run, _interrupted(), names, model_name, "interrupted")
+            partial = run_record(now, run, _interrupted(), names, model_name, "interrupted",
+                                 provenance=origin)  # fmt: skip
             write_record(partial, target)
 
         setup = replace(setup, journal=journal)
@@ -182,15 +181,16 @@ def run_tuning(
     setup.emit("stage", stage="preload")
     if not isolation:
         preload(admitted, dev)
-    run = with_baseline(setup, RunState())
+    run = start(setup, baseline)
     run = with_final_rounds(setup, drive_fold(setup, run, candidates, names))
     outcome, verified = with_verification(setup, run, finish(strategy, run.fold))
-    record = run_record(setup, run, outcome, names, model_name, verification=verified)
+    record = run_record(setup, run, outcome, names, model_name, verification=verified,
+                        provenance=origin)  # fmt: skip
     try:
         tuned = _tuned(setup, run, outcome, record)
     except RuntimeError as error:  # the winner ran in its worker but cannot be made here
         outcome = Failure(TuneError(str(error)))
-        tuned, record = None, run_record(setup, run, outcome, names, model_name)
+        tuned, record = None, run_record(setup, run, outcome, names, model_name, provenance=origin)
     if record_path is not None:
         write_record(record, Path(record_path))
     summary = _summary(strategy, outcome)

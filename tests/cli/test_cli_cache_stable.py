@@ -67,6 +67,15 @@ def _hits(record: dict[str, Any]) -> set[str]:
     return hits
 
 
+def _cached_references(record: dict[str, Any]) -> set[str]:
+    """The cacheable backends validated against the eager outputs stored in their entry."""
+    return {
+        c["backend"]
+        for c in record["candidates"]
+        if c["backend"] in CACHEABLE and c["validation"].get("cached_reference") == 1.0
+    }
+
+
 def test_module_name_is_a_digest_of_the_resolved_path(tmp_path: Path) -> None:
     """The file's import name depends on its resolved path only, never on a salted hash()."""
     inner = tmp_path / "a"
@@ -91,12 +100,16 @@ def test_module_name_is_a_digest_of_the_resolved_path(tmp_path: Path) -> None:
 @pytest.mark.heavy
 def test_second_fresh_process_hits_the_cache_for_every_cacheable_backend(tmp_path: Path) -> None:
     """Two CLI tunes in fresh processes, then an API tune importing the file under another
-    name, share one cache: after the first, every cacheable backend is a hit (one entry each)."""
+    name, share one cache: after the first, every cacheable backend is a hit (one entry each),
+    validated against the eager outputs stored with its entry."""
     model = tmp_path / "my_model.py"
     model.write_text(MODEL)
     cache = tmp_path / "cache"
     first = _cli(model, cache, tmp_path / "out1")
     assert _hits(first) == set()
-    assert _hits(_cli(model, cache, tmp_path / "out2")) == set(CACHEABLE)
-    assert _hits(_api(model, cache, tmp_path / "api.json")) == set(CACHEABLE)
+    assert _cached_references(first) == set()
+    second = _cli(model, cache, tmp_path / "out2")
+    assert _hits(second) == set(CACHEABLE) and _cached_references(second) == set(CACHEABLE)
+    api = _api(model, cache, tmp_path / "api.json")
+    assert _hits(api) == set(CACHEABLE) and _cached_references(api) == set(CACHEABLE)
     assert len(list((cache / "artifacts").iterdir())) == len(CACHEABLE)

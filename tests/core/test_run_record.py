@@ -136,6 +136,7 @@ def test_every_record_field_is_written() -> None:
     import dataclasses
 
     from aitune_fp.core.record import codec as rj
+    from aitune_fp.core.record.provenance import Provenance, encode_provenance
     from aitune_fp.core.record.run_record import encode_outcome
     from aitune_fp.core.records import (
         BackendPerfResult,
@@ -156,6 +157,7 @@ def test_every_record_field_is_written() -> None:
         (TuneError, rj.encode_tune_error(TuneError("m"))),
         (BackendOutcome, encode_outcome(BackendOutcome("a", "a", "k", {}))),
         (RunRecord, encode(_record())),
+        (Provenance, encode_provenance(Provenance({"model": "m"}, "run.json"))),
     ]
     for cls, encoded in cases:
         assert set(encoded) == {f.name for f in dataclasses.fields(cls)}, cls.__name__
@@ -245,3 +247,17 @@ def test_reselect_with_another_strategy_changes_the_decision() -> None:
     assert reselect(rec, max_throughput).unwrap().backend == "wide"
     assert reselect(rec, min_latency).unwrap().backend == "quick"
     assert reselect(rec, latency_budget(0.5)).failure().message.startswith("no backend meets")
+
+
+def test_provenance_round_trips_and_an_older_record_reads_as_not_reused() -> None:
+    """A record's baseline keys and reuse source survive encode/decode; a record without a
+    provenance object (written before it existed) reads as no keys, not reused."""
+    from aitune_fp.core.record.provenance import Provenance
+
+    record = _record(provenance=Provenance({"model": "abc", "device": "cpu"}, "/old/run.json"))
+    back = loads(dumps(record))
+    assert back == record and back.provenance.baseline_reused_from == "/old/run.json"
+    assert dict(back.provenance.baseline_keys) == {"model": "abc", "device": "cpu"}
+    doc = encode(record)
+    del doc["provenance"]
+    assert decode(doc).provenance == Provenance()

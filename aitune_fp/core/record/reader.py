@@ -146,6 +146,15 @@ class Reader:
         value = self.raw(key, None)
         return None if value is None else Reader(value, self.at(key))
 
+    def decoded_or_none(self, key: str, decode: Callable[[Reader], T]) -> T | None:
+        """An object or null field decoded by ``decode`` (absent reads as null).
+
+        >>> Reader({"a": {"b": "x"}}, "doc").decoded_or_none("a", lambda r: r.text("b"))
+        'x'
+        """
+        child = self.child_or_none(key)
+        return None if child is None else decode(child)
+
     def children(self, key: str, default: list[Any] | None = None) -> tuple[Reader, ...]:
         """An array of objects, each as a :class:`Reader`."""
         items = self.array(key, default)

@@ -10,7 +10,8 @@ Rules:
 - a stored run can be re-selected offline: ``tune(strategy, as_candidates(r),
   baseline_candidate(r))`` (or :func:`reselect`) needs no model and no device;
 - ``status`` ``complete``/``interrupted`` (written mid-run); ``options``: isolation, timeouts;
-  ``verification``: did the re-measured pick hold (``None``: none ran); reselect drops it.
+  ``verification``: did the re-measured pick hold (``None``: none ran); reselect drops it;
+  ``provenance``: the baseline's keys and where a reused baseline came from (:mod:`.provenance`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from aitune_fp.core.record.codec import (
     encode_selection,
     encode_tune_error,
 )
+from aitune_fp.core.record.provenance import Provenance, encode_provenance, read_provenance
 from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.stages import decode_stages, encode_stages
 from aitune_fp.core.record.values import encode_float, freeze_json, freeze_numbers, thaw_json
@@ -106,14 +108,13 @@ class RunRecord:
     status: str = "complete"
     options: PMap[str, Any] = field(default_factory=pmap)
     verification: verifying.Verification | None = None
+    provenance: Provenance = field(default_factory=Provenance)
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
             raise ValueError(f"status must be complete or interrupted, got {self.status!r}")
-        object.__setattr__(self, "options", freeze_json(dict(self.options)))
-        object.__setattr__(self, "strategy", freeze_json(dict(self.strategy)))
-        object.__setattr__(self, "environment", freeze_json(dict(self.environment)))
-        object.__setattr__(self, "input_spec", freeze_json(dict(self.input_spec)))
+        for name in ("options", "strategy", "environment", "input_spec"):
+            object.__setattr__(self, name, freeze_json(dict(getattr(self, name))))
         object.__setattr__(self, "candidates", tuple(self.candidates))
         names = [c.backend for c in self.candidates]
         if len(set(names)) != len(names):
@@ -195,16 +196,14 @@ def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
 
 def decode_outcome(doc: Reader) -> BackendOutcome:
     """One backend's outcome from :func:`encode_outcome`'s output."""
-    profile = doc.child_or_none("profile")
-    failure = doc.child_or_none("failure")
     return doc.build(
         BackendOutcome,
         backend=doc.text("backend"),
         kind=doc.text("kind"),
         key=doc.text("key"),
         config=doc.obj("config"),
-        profile=None if profile is None else decode_profile(profile),
-        failure=None if failure is None else decode_failure(failure),
+        profile=doc.decoded_or_none("profile", decode_profile),
+        failure=doc.decoded_or_none("failure", decode_failure),
         stage_seconds=decode_stages(doc),
         validation=doc.number_map("validation", {}),
         artifact=doc.text_or_none("artifact"),
@@ -229,6 +228,7 @@ def encode(record: RunRecord) -> dict[str, Any]:
         "verification": verifying.encode_verification(record.verification),
         "status": record.status,
         "options": thaw_json(record.options),
+        "provenance": encode_provenance(record.provenance),
     }
 
 
@@ -253,24 +253,22 @@ def decode(data: Any) -> RunRecord:
             f"run record: schema_version {version} is not supported "
             f"(this aitune_fp reads {SCHEMA_VERSION})"
         )
-    baseline = doc.child_or_none("baseline")
-    selection = doc.child_or_none("selection")
-    error = doc.child_or_none("error")
     return doc.build(
         RunRecord,
         model=doc.text("model"),
         device=doc.text("device"),
         strategy=doc.obj("strategy"),
-        baseline=None if baseline is None else decode_outcome(baseline),
+        baseline=doc.decoded_or_none("baseline", decode_outcome),
         candidates=tuple(decode_outcome(c) for c in doc.children("candidates")),
-        selection=None if selection is None else decode_selection(selection),
-        error=None if error is None else decode_tune_error(error),
+        selection=doc.decoded_or_none("selection", decode_selection),
+        error=doc.decoded_or_none("error", decode_tune_error),
         environment=doc.obj("environment", {}),
         input_spec=doc.obj("input_spec", {}),
         max_batch_size=doc.integer_or_none("max_batch_size"),
         verification=verifying.read_verification(doc),
         status=doc.text("status", "complete"),
         options=doc.obj("options", {}),
+        provenance=read_provenance(doc),
     )
 
 

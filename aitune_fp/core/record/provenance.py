@@ -1,0 +1,81 @@
+"""Where a run's baseline came from, and what a later run must match to reuse it.
+
+Rules:
+- ``baseline_keys`` names each thing a baseline profile depends on (``model``: the code
+  and weights digest, ``inputs``, ``batch_sizes``, ``profiling``, ``settings``,
+  ``environment``, ``device``, ``isolation``) with a text value; two runs may share a
+  baseline only when every key is present in both and equal (:func:`differing`);
+- ``baseline_reused_from`` is the run record the baseline profile was taken from
+  (``None``: it was measured in this run);
+- both are fields of ``run.json``'s ``provenance`` object; a record written before it
+  existed reads as no keys and not reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyrsistent import PMap, pmap
+
+from aitune_fp.core.record.reader import Reader
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """The baseline's keys and the record it was reused from (if it was)."""
+
+    baseline_keys: PMap[str, str] = field(default_factory=pmap)
+    baseline_reused_from: str | None = None
+
+    def __post_init__(self) -> None:
+        keys = {str(k): str(v) for k, v in dict(self.baseline_keys).items()}
+        object.__setattr__(self, "baseline_keys", pmap(keys))
+
+
+def differing(ours: Mapping[str, str], theirs: Mapping[str, str]) -> tuple[str, ...]:
+    """The keys whose values differ or are missing on either side, sorted.
+
+    >>> differing({"model": "a", "device": "cpu"}, {"model": "b", "device": "cpu"})
+    ('model',)
+    >>> differing({"model": "a"}, {})
+    ('model',)
+    >>> differing({}, {})
+    ()
+    """
+    return tuple(sorted(k for k in {*ours, *theirs} if ours.get(k) != theirs.get(k)))
+
+
+def encode_provenance(p: Provenance) -> dict[str, Any]:
+    """The record's ``provenance`` object.
+
+    >>> encode_provenance(Provenance({"model": "m"}, "old/run.json"))
+    {'baseline_keys': {'model': 'm'}, 'baseline_reused_from': 'old/run.json'}
+    """
+    return {
+        "baseline_keys": {k: p.baseline_keys[k] for k in sorted(p.baseline_keys)},
+        "baseline_reused_from": p.baseline_reused_from,
+    }
+
+
+def decode_provenance(doc: Reader) -> Provenance:
+    """A :class:`Provenance` from :func:`encode_provenance`'s output.
+
+    >>> decode_provenance(Reader({"baseline_keys": {"model": 3}}, "provenance"))
+    Traceback (most recent call last):
+    ...
+    ValueError: provenance.baseline_keys.model: expected a string, got a number
+    """
+    keys = doc.child_or_none("baseline_keys")
+    values = {k: keys.text(k) for k in keys.data} if keys is not None else {}
+    return Provenance(pmap(values), doc.text_or_none("baseline_reused_from"))
+
+
+def read_provenance(record: Reader) -> Provenance:
+    """The provenance of a decoded record (absent: no keys, not reused).
+
+    >>> read_provenance(Reader({}, "run record")) == Provenance()
+    True
+    """
+    return record.decoded_or_none("provenance", decode_provenance) or Provenance()

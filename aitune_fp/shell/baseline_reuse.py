@@ -1,0 +1,127 @@
+"""Reuse the eager baseline of an earlier run, when the user asks and nothing it depends on
+changed (``--reuse-baseline RUN_JSON``, ``run_tuning(reuse_baseline=...)``).
+
+Rules:
+- every run records its :func:`baseline_keys`: the model's code and weights digest
+  (:func:`~aitune_fp.effects.cache.model_digest`), the input spec, the batch sizes to
+  profile, the profiling plan (call and sweep rules, without the final rounds), the
+  profiler settings, a digest of the environment fingerprint, the device and isolation;
+- a baseline is reused only when asked, only from a record whose baseline was profiled
+  and whose keys all equal this run's; then eager is not profiled: its profile is the
+  record's, the record says where it came from (``provenance.baseline_reused_from``), and
+  an eager runner is still made here (cheap: it is the module itself) for the final
+  rounds, the verification and the fallback to the baseline;
+- anything else is never silent: one warning naming what differs (or why the record
+  cannot be used), and the baseline is measured as usual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyrsistent import pmap
+from returns.io import IOSuccess
+
+from aitune_fp.core.record.provenance import Provenance, differing
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, loads
+from aitune_fp.core.strategies.registry import plan_config
+from aitune_fp.effects.backends.eager import TorchEager
+from aitune_fp.effects.cache import model_digest
+from aitune_fp.effects.candidate import CandidateRun
+from aitune_fp.effects.environment import environment_fingerprint
+from aitune_fp.shell import workers
+from aitune_fp.shell.drive import RunState, Setup, with_baseline
+from aitune_fp.shell.io import perform
+
+log = logging.getLogger("aitune_fp")
+BaselineSource = str | Path | RunRecord
+
+
+@dataclass(frozen=True, slots=True)
+class BaselinePlan:
+    """This run's provenance and, when one is reused, the earlier baseline's outcome."""
+
+    provenance: Provenance
+    reused: BackendOutcome | None = None
+
+
+def _digest(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def baseline_keys(setup: Setup) -> dict[str, str]:
+    """What this run's baseline profile depends on, each as text."""
+    profiling = {k: v for k, v in plan_config(setup.strategy.plan).items() if k != "rounds"}
+    return {
+        "model": model_digest(setup.module),
+        "inputs": repr(setup.samples.spec),
+        "batch_sizes": ",".join(str(b) for b in setup.batch_sizes),
+        "profiling": _digest(profiling),
+        "settings": repr(setup.settings),
+        "environment": _digest(environment_fingerprint(setup.device)),
+        "device": str(setup.device),
+        "isolation": str(setup.isolation),
+    }
+
+
+def _read(source: BaselineSource) -> tuple[RunRecord | None, str, str | None]:
+    """The record, where it is from, and why it could not be read (``None``: it was)."""
+    if isinstance(source, RunRecord):
+        return source, "the given run record", None
+    path = Path(source)
+    try:
+        return loads(path.read_text(encoding="utf-8")), str(path.resolve()), None
+    except OSError as error:
+        return None, str(path), f"cannot read it ({error.strerror or error})"
+    except ValueError as error:
+        return None, str(path), str(error)
+
+
+def refusal(record: RunRecord, keys: dict[str, str]) -> str | None:
+    """Why ``record``'s baseline cannot stand for this run's (``None``: it can)."""
+    if record.baseline is None or record.baseline.profile is None:
+        return "it has no profiled baseline"
+    theirs = dict(record.provenance.baseline_keys)
+    if not theirs:
+        return "it records no baseline keys (written by an older aitune_fp)"
+    differs = differing(keys, theirs)
+    return f"its {', '.join(differs)} differ{'s' if len(differs) == 1 else ''}" if differs else None
+
+
+def plan_baseline(setup: Setup, source: BaselineSource | None) -> BaselinePlan:
+    """This run's keys and, when ``source`` is given and matches, the baseline to reuse."""
+    keys = baseline_keys(setup)
+    own = BaselinePlan(Provenance(pmap(keys)))
+    if source is None:
+        return own
+    if not setup.strategy.validate_performance:
+        log.warning("reuse-baseline: %s profiles no baseline; nothing reused", setup.strategy.name)
+        return own
+    record, where, problem = _read(source)
+    if record is not None:
+        problem = refusal(record, keys)
+    if record is None or problem is not None:
+        log.warning("not reusing the baseline of %s: %s; measuring it", where, problem)
+        return own
+    log.info("eager baseline reused from %s (not profiled again)", where)
+    return BaselinePlan(Provenance(pmap(keys), where), record.baseline)
+
+
+def start(setup: Setup, plan: BaselinePlan) -> RunState:
+    """The run with its baseline: profiled now, or the reused one with a fresh eager runner."""
+    if plan.reused is None or plan.reused.profile is None:
+        return with_baseline(setup, RunState())
+    eager = TorchEager()
+    folder = workers.work_dir(setup, eager, "eager")
+    setup.emit("backend_start", "eager", 0)
+    built = perform(eager.build(setup.module, setup.samples, setup.device, folder)).value_or(None)
+    baseline = CandidateRun(eager, "eager", built, IOSuccess(plan.reused.profile), work_dir=folder)
+    workers.log_outcome(setup, 1, baseline)
+    run = RunState(runs=(baseline,))
+    workers.journal(setup, run)
+    return run
