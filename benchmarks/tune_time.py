@@ -68,9 +68,17 @@ CACHEABLE = frozenset({"aot_inductor", "onnxruntime", "tensorrt"})
 def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     """Tune demo model ``name`` once; wall seconds and per-backend stage seconds."""
     from aitune_fp.core.parse import parse_names
-    from aitune_fp.core.strategies.registry import parse_strategy
+
+    try:
+        from aitune_fp.core.strategies.registry import parse_strategy
+    except ImportError:  # a --before revision older than the redesign
+        from aitune_fp.core.parse import parse_strategy  # type: ignore[attr-defined,no-redef]
     from aitune_fp.models import DEMO_MODELS
-    from aitune_fp.shell.io import perform
+
+    try:
+        from aitune_fp.shell.io import perform
+    except ImportError:  # a --before revision older than the redesign
+        from aitune_fp.shell.tune_module import perform  # type: ignore[attr-defined,no-redef]
     from aitune_fp.shell.tune_module import run_tuning
 
     model = DEMO_MODELS[name]

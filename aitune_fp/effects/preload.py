@@ -11,15 +11,25 @@ Rules:
 - a library that is not installed or fails to import is skipped (that backend's own
   availability check or build reports it); nothing here raises;
 - the caller decides which configs to pass: a strategy that will never build some
-  backends (``one_backend``) should not pay for their libraries.
+  backends (``one_backend``) should not pay for their libraries;
+- when a listed library is part of Inductor (``torch._inductor…``), Inductor's CPU
+  vector-ISA probe runs too (:func:`probe_vector_isa`:
+  seconds of test compiles and child processes that torch caches per process, and that the
+  first compile or ``.pt2`` load would otherwise pay);
+- :func:`preload_in_background` does the same in a daemon thread, for a tune whose
+  backends run in workers: this process then needs the libraries only after the sweeps
+  (final rounds, the tuned module), so it imports them while it waits for its workers;
+  the caller joins the thread before it runs anything itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import logging
 import sys
+import threading
 import time
 from collections.abc import Iterable
 
@@ -77,4 +87,33 @@ def preload(configs: Iterable[object], device: torch.device) -> tuple[str, ...]:
             continue
         loaded.append(name)
         log.info("preloaded %s in %.2f s", name, time.perf_counter() - began)
+    if any(n.startswith("torch._inductor") for n in wanted):
+        began = time.perf_counter()
+        probe_vector_isa()
+        log.info("probed Inductor's CPU vector ISA in %.2f s", time.perf_counter() - began)
     return tuple(loaded)
+
+
+def probe_vector_isa() -> None:
+    """Run, and so cache in this process, Inductor's CPU vector-ISA probe; never raises.
+
+    ``torch._inductor.cpu_vec_isa.valid_vec_isa_list`` dry-compiles a test program per
+    vector ISA and loads each in a short-lived child Python; torch caches the answer only
+    in the process that asked.
+    """
+    with contextlib.suppress(Exception):
+        from torch._inductor import cpu_vec_isa
+
+        cpu_vec_isa.valid_vec_isa_list()
+        cpu_vec_isa.pick_vec_isa()
+
+
+def preload_in_background(configs: Iterable[object], device: torch.device) -> threading.Thread:
+    """Start :func:`preload` of ``configs`` in a daemon thread; the caller ``join()``s it
+    before it runs any backend in this process."""
+    wanted = list(configs)
+    thread = threading.Thread(
+        target=preload, args=(wanted, device), name="aitune_fp-preload", daemon=True
+    )
+    thread.start()
+    return thread

@@ -13,7 +13,8 @@ Rules:
   resources are released as soon as it is no longer the leader;
 - the libraries of the admitted candidates are imported before anything is built
   (:mod:`aitune_fp.effects.preload`), so their one-time memory and import time are charged
-  to no backend;
+  to no backend; with isolation the workers' server imports them before the first worker,
+  and this process in a background thread, joined before it runs anything itself;
 - every backend (the baseline too) gets its peak memory (:mod:`aitune_fp.effects.memory`):
   the level before its build and the peak over its profiled calls, attached to its
   profile as ``peak_memory_mb`` (``None`` when it cannot be measured);
@@ -57,7 +58,7 @@ from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
 from aitune_fp.effects.isolation.client import start as start_workers
 from aitune_fp.effects.max_batch import find_max_batch_size
-from aitune_fp.effects.preload import libraries_of, preload
+from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
 from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
 from aitune_fp.shell.baseline_reuse import BaselineSource, plan_baseline, start
@@ -136,9 +137,9 @@ def run_tuning(
         c for c, n in zip(candidates, _unique_names(candidates), strict=True)
         if not admits or admits(n)
     ]  # fmt: skip
-    if isolation:  # the workers' server imports them while this process does the same
+    if isolation:  # the workers' server imports them; this process, while it waits
         start_workers(n for c in admitted for n in libraries_of(c))
-        preload(admitted, dev)
+        loading = preload_in_background(admitted, dev)
     module = module.eval().to(dev)
     normalised = normalised.to(dev)
     problem = eager_check(module, normalised)
@@ -181,8 +182,10 @@ def run_tuning(
     setup.emit("stage", stage="preload")
     if not isolation:
         preload(admitted, dev)
-    run = start(setup, baseline)
-    run = with_final_rounds(setup, drive_fold(setup, run, candidates, names))
+    run = drive_fold(setup, start(setup, baseline), candidates, names)
+    if isolation:
+        loading.join()  # before anything runs here: final rounds, verification, the winner
+    run = with_final_rounds(setup, run)
     outcome, verified = with_verification(setup, run, finish(strategy, run.fold))
     record = run_record(setup, run, outcome, names, model_name, verification=verified,
                         provenance=origin)  # fmt: skip

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from aitune_fp.effects.backends.registry import default_backends
-from aitune_fp.effects.preload import libraries_of, preload
+from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
 
 CPU = torch.device("cpu")
 
@@ -79,3 +79,42 @@ def test_every_shipped_backend_lists_importable_names() -> None:
     assert listed and all(listed.values())
     for names in listed.values():
         assert all(n and all(part.isidentifier() for part in n.split(".")) for n in names)
+
+
+def test_inductor_libraries_run_the_vector_isa_probe_and_others_do_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The ISA probe runs exactly when an Inductor library is listed by a runnable config."""
+    import aitune_fp.effects.preload as module
+
+    calls: list[int] = []
+    monkeypatch.setattr(module, "probe_vector_isa", lambda: calls.append(1))
+    preload([Listing(("json",))], CPU)
+    assert calls == []
+    preload([Listing(("torch._inductor.compile_fx",), reason="needs a CUDA device")], CPU)
+    assert calls == []
+    preload([Listing(("torch._inductor.compile_fx",))], CPU)
+    assert calls == [1]
+
+
+def test_the_probe_leaves_torchs_answer_cached_in_the_process() -> None:
+    """After the probe, Inductor's ISA list is served from torch's per-process cache."""
+    from torch._inductor import cpu_vec_isa
+
+    from aitune_fp.effects.preload import probe_vector_isa
+
+    probe_vector_isa()
+    assert cpu_vec_isa.valid_vec_isa_list.cache_info().currsize == 1
+
+
+def test_a_background_preload_imports_in_a_daemon_thread(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The background preload imports the listed module by the time it is joined."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "aitune_preload_later.py").write_text("LOADED = True\n")
+    monkeypatch.delitem(sys.modules, "aitune_preload_later", raising=False)
+    thread = preload_in_background([Listing(("aitune_preload_later",))], CPU)
+    assert thread.daemon
+    thread.join(timeout=60)
+    assert not thread.is_alive() and "aitune_preload_later" in sys.modules

@@ -1,12 +1,22 @@
 """Imported by the workers' fork server (never by the tune process): the parts of the
-compilers that every fresh process would otherwise import on its first compile.
+compilers that every fresh process would otherwise pay for on its first compile or load.
 
-Rule: only imports, of modules that exist in this torch (missing ones are skipped); no
-tensor is created and no thread pool is started, so forking the server stays safe.
-Inductor's lowering, scheduler, code generators and graph passes are a few seconds of
-imports that the inductor and AOTInductor workers would each pay again; importing them
-once here makes every worker start with them, as a tune without isolation does after its
-first compile.
+Rules:
+- only imports of modules that exist in this torch (missing ones are skipped), and the one
+  probe below; no tensor is created and no thread pool is started, so forking the server
+  stays safe;
+- Inductor's lowering, scheduler, code generators and graph passes are a few seconds of
+  imports that the inductor and AOTInductor workers would each pay again; importing them
+  once here makes every worker start with them, as a tune without isolation does after its
+  first compile;
+- Inductor's CPU vector-ISA probe (:func:`~aitune_fp.effects.preload.probe_vector_isa`)
+  runs here once: it dry-compiles a test program per ISA and loads each in a short-lived
+  child Python (about 1–3 s on this 2-core machine), and torch caches its answer only in
+  the process. Every Inductor JIT compile, AOTInductor compile and ``.pt2`` load asks
+  for it first, so without this each such worker paid it again; a forked worker now
+  inherits the answer. The probe starts only children that have exited when it returns;
+- ``AITUNE_FP_WARM_COMPILERS=0`` turns all of it off (the worker then pays as a fresh
+  process does).
 """
 
 from __future__ import annotations
@@ -15,6 +25,8 @@ import contextlib
 import importlib
 import os
 from typing import Final
+
+from aitune_fp.effects.preload import probe_vector_isa
 
 MODULES: Final = (
     "torch._inductor.lowering",
@@ -34,7 +46,9 @@ MODULES: Final = (
     "torch.export",
 )
 
+
 if os.environ.get("AITUNE_FP_WARM_COMPILERS", "1") != "0":
     for name in MODULES:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+    probe_vector_isa()
