@@ -276,7 +276,7 @@ def profile_runner(
             break
         reports[bs] = report
         on_batch(report)
-        points, decision = sweep.step(points, sweep_point(bs, report.samples))
+        points, decision = sweep.step(points, sweep_point(bs, report.samples, sweep.statistic))
         if decision.stop:
             stop = decision.reason
             break

@@ -49,9 +49,7 @@ def reference_tune(
     failures = tuple(m.failure() for m in measured if not is_successful(m))
     scored = successes(strategy, given)
     base = measured_baseline(strategy, baseline)
-    unbeaten = [
-        s for s in scored if not any(strategy.compare(t.result, s.result) for t in scored)
-    ]
+    unbeaten = [s for s in scored if not any(strategy.compare(t.result, s.result) for t in scored)]
     best = unbeaten[0] if unbeaten else None
     perf: tuple[BackendPerfResult, ...] = ()
     if base is not None and base.result.metric > 0:

@@ -81,7 +81,7 @@ SATURATION_LAWS: tuple[Law[[float, int, Points]], ...] = (
 
 def _budget_sweep_stops_over_budget(budget_ms: float, points: Points) -> bool:
     decision = _last_decision(budget_sweep_rule(budget_ms), points)
-    return decision.stop == (bool(points) and points[-1].mean_ms > budget_ms)
+    return decision.stop == (bool(points) and points[-1].latency_ms > budget_ms)
 
 
 BUDGET_SWEEP_LAWS: tuple[Law[[float, Points]], ...] = (

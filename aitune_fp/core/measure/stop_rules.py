@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from aitune_fp.core.stats.statistics import coefficient_of_variation, mean
+from aitune_fp.core.stats.statistics import coefficient_of_variation, statistic_value
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,20 +149,29 @@ def stable_window(
 # --------------------------------------------------------------------------- per sweep
 @dataclass(frozen=True, slots=True)
 class SweepPoint:
-    """One measured batch size: its mean latency (ms) and throughput (samples/s)."""
+    """One measured batch size: its latency (ms) by the sweep's statistic (the mean unless
+    the sweep rule names another) and the throughput that implies (samples/s)."""
 
     batch_size: int
-    mean_ms: float
+    latency_ms: float
 
     @property
     def throughput(self) -> float:
-        """Samples per second at this batch size: ``batch_size * 1000 / mean_ms``."""
-        return self.batch_size * 1000.0 / self.mean_ms
+        """Samples per second at this batch size: ``batch_size * 1000 / latency_ms``."""
+        return self.batch_size * 1000.0 / self.latency_ms
 
 
-def sweep_point(batch_size: int, samples: tuple[float, ...]) -> SweepPoint:
-    """The sweep point of a batch size's timed samples (warm-up already excluded)."""
-    return SweepPoint(batch_size, mean(samples))
+def sweep_point(batch_size: int, samples: tuple[float, ...], statistic: str = "mean") -> SweepPoint:
+    """The sweep point of a batch size's timed samples (warm-up already excluded), its
+    latency by ``statistic`` (a name :func:`~aitune_fp.core.stats.statistics.statistic_value`
+    knows: ``mean``, ``trimmed``, ``median``, ``pNN``).
+
+    >>> sweep_point(2, (1.0, 1.0, 1.0, 1.0, 9.0)).latency_ms
+    2.6
+    >>> sweep_point(2, (1.0, 1.0, 1.0, 1.0, 9.0), "median").latency_ms
+    1.0
+    """
+    return SweepPoint(batch_size, statistic_value(statistic, samples))
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +187,10 @@ class SweepRule:
 
     name: str
     judge: Callable[[tuple[SweepPoint, ...]], Decision]
+    statistic: str = "mean"
+    """How the profiler makes each point's latency from its samples (:func:`sweep_point`);
+    the reference rules keep the mean, a ``confident`` strategy's sweep uses its own
+    statistic, so one stalled call cannot stop a sweep or end it early."""
 
     def step(
         self, state: tuple[SweepPoint, ...], point: SweepPoint
@@ -221,14 +234,14 @@ def throughput_saturation(*, ratio: float = 0.05, backoff: int = 2) -> SweepRule
 
 
 def latency_budget_sweep(budget_ms: float) -> SweepRule:
-    """Stop at the first batch size whose mean latency is over ``budget_ms`` (inclusive ok)."""
+    """Stop at the first batch size whose latency is over ``budget_ms`` (inclusive ok)."""
 
     def judge(points: tuple[SweepPoint, ...]) -> Decision:
         last = points[-1]
-        if last.mean_ms > budget_ms:
+        if last.latency_ms > budget_ms:
             return Decision(
                 True,
-                f"over budget: batch size {last.batch_size} took {last.mean_ms:.3f} ms "
+                f"over budget: batch size {last.batch_size} took {last.latency_ms:.3f} ms "
                 f"> {budget_ms:g} ms",
             )
         return CONTINUE

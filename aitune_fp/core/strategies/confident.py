@@ -11,7 +11,10 @@ reported metric, the speedup and the interval agree. Paired interleaved rounds a
 the per-round median ratio instead (``paired_statistic``; see
 :func:`default_paired_statistic`). By default the leaders are timed again
 in interleaved final rounds (:mod:`aitune_fp.core.measure.rounds_plan`), paid for by a sweep of
-5 instead of 20 timed calls per batch size.
+5 instead of 20 timed calls per batch size. The sweep's stop rules see each batch size's
+latency by the same statistic, and so do the batch-size choice of max throughput and a
+mean latency budget (:func:`~aitune_fp.core.strategies.robust.robust`): in a 5-call sweep
+one stalled call would otherwise end the sweep early or move the pick.
 ``speedup`` is the interval's point estimate. Interleaved-round samples, when a profile
 has them, make the interval paired. The reference rule (mean, strict ``>``) is the plain
 strategy itself, unwrapped.
@@ -49,6 +52,7 @@ from aitune_fp.core.stats.confidence import (
     speedup_point,
 )
 from aitune_fp.core.stats.statistics import statistic_value
+from aitune_fp.core.strategies.robust import robust
 from aitune_fp.core.strategy import Measure, ProfilingPlan, Strategy
 
 
@@ -148,6 +152,7 @@ def confident(
     """
     kind = metric_kind(strategy)
     chosen = statistic or default_statistic(strategy)
+    strategy = robust(strategy, chosen)
     rule = ConfidenceRule(
         confidence=confidence,
         min_speedup=min_speedup,

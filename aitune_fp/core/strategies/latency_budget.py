@@ -7,7 +7,11 @@ the baseline would meet it. The sweep stops at the first batch size over budget.
 non-positive or non-finite budget is refused at construction. With ``percentile=q`` the
 budget applies to the q-th percentile latency instead of the mean (``latency_budget(5.0,
 percentile=99)``: p99 within 5 ms); the metric stays the mean-based throughput, and the
-sweep still stops at the first batch size whose mean is over budget.
+sweep still stops at the first batch size whose mean is over budget. Under
+``confident(...)`` a mean budget is applied to the confident rule's statistic instead (the
+trimmed mean by default), in the fit, the choice and the sweep's stop alike
+(:func:`~aitune_fp.core.strategies.robust.robust`): one stalled call in a short sweep must
+not push a batch size over the budget.
 
 >>> from aitune_fp.core.records import Profile
 >>> s = latency_budget(5.0)
@@ -32,28 +36,36 @@ from returns.result import Failure, Result, Success
 
 from aitune_fp.core.measure.stop_rules import any_of, latency_budget_sweep, throughput_saturation
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
-from aitune_fp.core.stats.statistics import mean, percentile
+from aitune_fp.core.stats.statistics import mean, percentile, statistic_value
 from aitune_fp.core.strategies.latency_percentile import check_percentile
 from aitune_fp.core.strategies.metrics import best_throughput, higher_is_better, higher_speedup
 from aitune_fp.core.strategy import THROUGHPUT, ProfilingPlan, Strategy
 
 
-def budget_latency(samples: tuple[float, ...], q: float | None) -> float:
-    """The latency the budget applies to: the mean, or the ``q``-th percentile."""
-    return mean(samples) if q is None else percentile(samples, q)
+def budget_latency(samples: tuple[float, ...], q: float | None, statistic: str = "mean") -> float:
+    """The latency the budget applies to: ``statistic`` (the mean), or the ``q``-th
+    percentile."""
+    if q is not None:
+        return percentile(samples, q)
+    return mean(samples) if statistic == "mean" else statistic_value(statistic, samples)
 
 
 def measure_within_budget(
-    budget_ms: float, profile: Profile, q: float | None = None
+    budget_ms: float, profile: Profile, q: float | None = None, statistic: str = "mean"
 ) -> Result[BackendProfilingResult, BackendFailure]:
-    """The best throughput among the batch sizes of ``profile`` within ``budget_ms``."""
+    """The best throughput among the batch sizes of ``profile`` within ``budget_ms``
+    (the budget applied to each batch size's ``statistic``, or its ``q``-th percentile)."""
     fitting = [
-        bs for bs in profile.batch_sizes if budget_latency(profile.samples(bs), q) <= budget_ms
+        bs
+        for bs in profile.batch_sizes
+        if budget_latency(profile.samples(bs), q, statistic) <= budget_ms
     ]
-    best = best_throughput(profile, fitting)
+    best = best_throughput(profile, fitting, statistic)
     if best is None:
-        fastest = min(budget_latency(profile.samples(bs), q) for bs in profile.batch_sizes)
-        which = "" if q is None else f"p{q:g} "
+        fastest = min(
+            budget_latency(profile.samples(bs), q, statistic) for bs in profile.batch_sizes
+        )
+        which = ("" if statistic == "mean" else f"{statistic} ") if q is None else f"p{q:g} "
         return Failure(
             BackendFailure(
                 profile.backend,

@@ -19,9 +19,12 @@ from aitune_fp.core.strategies.metrics import best_throughput, higher_is_better,
 from aitune_fp.core.strategy import THROUGHPUT, ProfilingPlan, Strategy
 
 
-def measure_max_throughput(profile: Profile) -> Result[BackendProfilingResult, BackendFailure]:
-    """The best throughput over every measured batch size of ``profile``."""
-    best = best_throughput(profile, profile.batch_sizes)
+def measure_max_throughput(
+    profile: Profile, statistic: str = "mean"
+) -> Result[BackendProfilingResult, BackendFailure]:
+    """The best throughput over every measured batch size of ``profile`` (latency by
+    ``statistic``: the reference's mean unless named)."""
+    best = best_throughput(profile, profile.batch_sizes, statistic)
     if best is None:  # pragma: no cover - a Profile is never empty
         return Failure(BackendFailure(profile.backend, "measure", "no batch size measured"))
     return Success(best)

@@ -15,13 +15,17 @@ import math
 from collections.abc import Callable, Iterable
 
 from aitune_fp.core.records import BackendProfilingResult, Profile
-from aitune_fp.core.stats.statistics import mean
+from aitune_fp.core.stats.statistics import mean, statistic_value
 
 
 def result_at(
-    profile: Profile, batch_size: int, metric: Callable[[int, float], float]
+    profile: Profile,
+    batch_size: int,
+    metric: Callable[[int, float], float],
+    statistic: str = "mean",
 ) -> BackendProfilingResult:
-    """The result for ``batch_size`` of ``profile``, its metric given ``(bs, mean_ms)``.
+    """The result for ``batch_size`` of ``profile``, its metric given ``(bs, latency_ms)``,
+    the latency by ``statistic`` (the reference's mean unless named).
 
     >>> p = Profile("x", {2: [4.0, 4.0]}, peak_memory_mb=12.5)
     >>> r = result_at(p, 2, lambda bs, ms: ms)
@@ -29,7 +33,7 @@ def result_at(
     (500.0, 12.5)
     """
     samples = profile.samples(batch_size)
-    latency = mean(samples)
+    latency = mean(samples) if statistic == "mean" else statistic_value(statistic, samples)
     throughput = batch_size * 1000.0 / latency
     return BackendProfilingResult(
         metric=metric(batch_size, latency),
@@ -55,8 +59,11 @@ def latency_of(_batch_size: int, mean_ms: float) -> float:
     return mean_ms
 
 
-def best_throughput(profile: Profile, batch_sizes: Iterable[int]) -> BackendProfilingResult | None:
-    """The highest-throughput result among ``batch_sizes``; ties go to the smaller batch.
+def best_throughput(
+    profile: Profile, batch_sizes: Iterable[int], statistic: str = "mean"
+) -> BackendProfilingResult | None:
+    """The highest-throughput result among ``batch_sizes`` (latency by ``statistic``);
+    ties go to the smaller batch.
 
     >>> p = Profile("x", {1: [1.0], 2: [2.0], 4: [3.0]})
     >>> best_throughput(p, p.batch_sizes).selected_batch_size
@@ -64,7 +71,7 @@ def best_throughput(profile: Profile, batch_sizes: Iterable[int]) -> BackendProf
     """
     best: BackendProfilingResult | None = None
     for bs in sorted(batch_sizes):
-        candidate = result_at(profile, bs, throughput_of)
+        candidate = result_at(profile, bs, throughput_of, statistic)
         if best is None or candidate.metric > best.metric:
             best = candidate
     return best

@@ -1,0 +1,51 @@
+"""Robust variants of the reference strategies: the same rule, on a robust statistic.
+
+The reference strategies judge a batch size by its *mean* latency: the batch size a
+throughput strategy picks, whether a batch size fits a latency budget, and the points the
+sweep's stop rules see. In a short sweep (``confident`` times 5 calls per batch size, then
+spends interleaved rounds on the leaders) one stalled call moves a mean by tens of percent:
+it ends a sweep early ("saturated", "over budget") or sends the pick to a smaller batch.
+:func:`robust` restates those rules on another statistic (``confident`` passes its own: the
+trimmed mean by default), leaving everything else as it is.
+
+Rules:
+- ``max_throughput``: the batch size is chosen by throughput at the statistic's latency;
+- ``latency_budget`` with a mean budget: the budget applies to the statistic's latency, in
+  the fit and the choice; a percentile budget (``percentile=q``) is already robust and is
+  kept as it is;
+- every strategy's sweep rule makes its points with the statistic
+  (:attr:`~aitune_fp.core.measure.stop_rules.SweepRule.statistic`);
+- any other strategy's ``measure`` is unchanged; the reference values themselves
+  (``max_throughput``, ``latency_budget(...)``) are never changed: this makes new values.
+
+>>> from aitune_fp.core.records import Profile
+>>> from aitune_fp.core.strategies.latency_budget import latency_budget
+>>> p = Profile("x", {1: [1.0] * 5, 8: [4.0, 4.0, 4.0, 4.0, 40.0]})
+>>> latency_budget(5.0).measure(p).unwrap().selected_batch_size
+1
+>>> robust(latency_budget(5.0), "median").measure(p).unwrap().selected_batch_size
+8
+>>> robust(max_throughput, "median").measure(p).unwrap().selected_batch_size
+8
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+
+from aitune_fp.core.strategies.latency_budget import measure_within_budget
+from aitune_fp.core.strategies.max_throughput import max_throughput, measure_max_throughput
+from aitune_fp.core.strategy import Strategy
+
+
+def robust(strategy: Strategy, statistic: str) -> Strategy:
+    """``strategy`` judging batch sizes by ``statistic`` instead of the mean (module rules)."""
+    plan = replace(strategy.plan, sweep_rule=replace(strategy.plan.sweep_rule, statistic=statistic))
+    measure = strategy.measure
+    if strategy.name == max_throughput.name:
+        measure = partial(measure_max_throughput, statistic=statistic)
+    elif strategy.name == "latency_budget" and "percentile" not in strategy.params:
+        budget = float(strategy.params["budget_ms"])
+        measure = partial(measure_within_budget, budget, statistic=statistic)
+    return replace(strategy, measure=measure, plan=plan)
