@@ -5,7 +5,8 @@ CPU under each strategy (``confident`` over max-throughput, min-latency and a 5 
 budget, which binds on these models) twice, side by side in one run:
 
 - ``before``: the settings before issue 16: a fixed 10-call warm-up
-  (``ProfileSettings(warmup=None)``), no re-measured first point, no verification;
+  (``ProfileSettings(warmup=None)``), no re-measured first point, no verification, batch
+  sizes judged by their mean (``confident(..., robust_batches=False)``);
 - ``after``: the defaults (warm-up to steady state, first point re-measured) and a
   verification of ``--verify-seconds`` (3 s, the CLI default).
 
@@ -77,8 +78,9 @@ def keeping(sink: dict[str, Any]) -> Iterator[None]:
         drive.build, drive.close_all_but = build, close
 
 
-def strategy_of(name: str, budget_ms: float) -> Any:
-    """The confident strategy named (the CLI's default kind of decision)."""
+def strategy_of(name: str, budget_ms: float, setting: str = "after") -> Any:
+    """The confident strategy named (the CLI's default kind of decision); ``before``
+    judges batch sizes by the mean, as it did before the robust sweeps."""
     from aitune_fp.core.strategies import confident, latency_budget, max_throughput, min_latency
 
     plain = {
@@ -86,7 +88,7 @@ def strategy_of(name: str, budget_ms: float) -> Any:
         "min-latency": min_latency,
         "latency-budget": latency_budget(budget_ms),
     }[name]
-    return confident(plain)
+    return confident(plain, robust_batches=setting != "before")
 
 
 def tune_once(
@@ -199,13 +201,12 @@ def run(args: argparse.Namespace) -> int:
     for model in args.models.split(","):
         samples = normalise_samples(DEMO_MODELS[model].samples())
         for name in args.strategies.split(","):
-            strategy = strategy_of(name, args.budget_ms)
             tunes = []
             for setting in ("before", "after"):
                 tunes.append(
                     tune_once(
                         model,
-                        strategy,
+                        strategy_of(name, args.budget_ms, setting),
                         setting,
                         args.backends.split(","),
                         args.verify_seconds,

@@ -10,7 +10,6 @@ from aitune_fp.core.strategies import confident, latency_budget, max_throughput,
 from aitune_fp.core.strategies.robust import robust
 
 
-
 def test_one_stalled_call_does_not_move_a_confident_throughput_pick() -> None:
     """A stall in a 5-call sweep sends the reference pick to a smaller batch, not the robust one."""
     p = Profile("x", {8: [2.0] * 5, 16: [3.0, 3.0, 3.0, 3.0, 30.0]})
@@ -55,3 +54,11 @@ def test_the_mean_variant_is_the_reference(rows: dict[int, list[float]]) -> None
         assert ours.map(lambda r: r.selected_batch_size).value_or(None) == theirs.map(
             lambda r: r.selected_batch_size
         ).value_or(None)
+
+
+def test_robust_batches_off_judges_batch_sizes_by_the_mean() -> None:
+    """``confident(..., robust_batches=False)`` picks the batch size the mean picks."""
+    p = Profile("x", {8: [2.0] * 5, 16: [3.0, 3.0, 3.0, 3.0, 30.0]})
+    plain = confident(max_throughput, robust_batches=False)
+    assert plain.measure(p).unwrap().selected_batch_size == 8
+    assert plain.plan.sweep_rule.statistic == "mean"

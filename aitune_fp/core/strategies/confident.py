@@ -142,17 +142,19 @@ def confident(
     paired_statistic: str | None = None,
     rounds: RoundsPlan | None = RoundsPlan(),
     sweep_steps: int = 5,
+    robust_batches: bool = True,
 ) -> Strategy:
     """``strategy`` deciding by significant speedups only (see the module rule).
 
     ``rounds`` plans the interleaved final rounds that a driver (``tune_module``) runs
     after the sweeps; ``None`` decides on the sweeps' samples alone. With rounds planned,
     a fixed-steps sweep times at most ``sweep_steps`` calls per batch size (warm-up kept),
-    so the rounds are paid for by a shorter sweep.
+    so the rounds are paid for by a shorter sweep. ``robust_batches=False`` judges batch
+    sizes (sweep points, the pick, a budget) by the mean, as before the robust sweeps.
     """
     kind = metric_kind(strategy)
     chosen = statistic or default_statistic(strategy)
-    strategy = robust(strategy, chosen)
+    strategy = robust(strategy, chosen) if robust_batches else strategy
     rule = ConfidenceRule(
         confidence=confidence,
         min_speedup=min_speedup,
