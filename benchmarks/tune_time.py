@@ -10,7 +10,10 @@ of both runs, then per model the wall times and the build speedup of the cached 
 TorchInductor's own on-disk compile cache starts empty in a fresh temporary folder per model
 (and per revision with ``--before``, so neither side warms the other's), so the cold run is
 really cold (its second run may use that cache: torch.compile is not ours to
-cache, and the table shows what it gains).
+cache, and the table shows what it gains). That includes Inductor's CPU vector-ISA probe
+(test compiles per ISA, about 10 s here, which Inductor caches per machine, not per model);
+``--inductor-cache machine`` starts each model's Inductor cache with only that probe done,
+as for a new model on a machine that has compiled before.
 
 Each model's block ends with each stage's share of the summed per-backend tune time
 (export, compile, cache, the rest of the build, validate, profile, final rounds), cold and
@@ -29,6 +32,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,6 +58,14 @@ def _arguments() -> argparse.Namespace:
         "--same-process",
         action="store_true",
         help="tune twice in one fresh process (a notebook re-running a tune) instead of two",
+    )
+    parser.add_argument(
+        "--inductor-cache",
+        choices=("fresh", "machine"),
+        default="fresh",
+        help="fresh: Inductor's cache starts empty per model (the first tune on a new "
+        "machine); machine: it starts with only the machine's CPU vector-ISA probe done "
+        "(a new model on a machine that has compiled before)",
     )
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--cache", default=None, help=argparse.SUPPRESS)
@@ -118,7 +130,13 @@ def _in_fresh_process(
     argv += ["--strategy", args.strategy, "--max-batch-size", str(args.max_batch_size)]
     argv += ["--device", args.device] + (["--backends", args.backends] if args.backends else [])
     env = dict(os.environ)
-    env["TORCHINDUCTOR_CACHE_DIR"] = str(cache.parent / f"inductor-{cache.name}")
+    inductor = cache.parent / f"inductor-{cache.name}"
+    machine = cache.parent / "inductor-machine"
+    if args.inductor_cache == "machine" and not inductor.exists():
+        if not machine.exists():
+            _probe_machine(machine)
+        shutil.copytree(machine, inductor)
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(inductor)
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
     done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
@@ -126,6 +144,13 @@ def _in_fresh_process(
         raise SystemExit(f"tuning {name} failed:\n{done.stderr[-2000:]}")
     runs = json.loads(done.stdout.strip().splitlines()[-1])
     return [(float(wall), stages) for wall, stages in runs]
+
+
+def _probe_machine(folder: Path) -> None:
+    """Fill ``folder`` as an Inductor cache holding only this machine's vector-ISA probe."""
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(folder)}
+    code = "from torch._inductor import cpu_vec_isa; cpu_vec_isa.valid_vec_isa_list()"
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
 
 def _print_model(name: str, cold: Timings, warm: Timings) -> float:
@@ -184,6 +209,7 @@ def main() -> int:
         f"tune_time: strategy {args.strategy}, max batch size {args.max_batch_size}, "
         f"device {args.device}, caches under {scratch}, "
         + ("both runs in one process" if args.same_process else "each run in a fresh process")
+        + f", Inductor cache: {args.inductor_cache}"
     )
     before = _checkout(args.before, scratch) if args.before else None
     try:
