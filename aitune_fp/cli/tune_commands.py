@@ -92,8 +92,19 @@ def _tune_one(
             "(files already there are kept whole)"
         ) from None
     show_run(out, run.record)
+    _baseline_note(run.record, err)
     err.print("wrote " + ", ".join(str(p) for p in written), markup=False, highlight=False)
     return run.record, run.tuned
+
+
+def _baseline_note(record: RunRecord, err: Console) -> None:
+    """Say where a reused baseline came from, or why a reuse asked for was refused."""
+    origin = record.provenance
+    if origin.baseline_refused:
+        err.print(f"warning: {origin.baseline_refused}", markup=False, highlight=False)
+    elif origin.baseline_reused_from:
+        line = f"eager baseline reused from {origin.baseline_reused_from} (not profiled again)"
+        err.print(line, markup=False, highlight=False)
 
 
 def _warn_if_uncached(cache_dir: str | None, err: Console) -> None:

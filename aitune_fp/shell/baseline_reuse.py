@@ -12,7 +12,8 @@ Rules:
   an eager runner is still made here (cheap: it is the module itself) for the final
   rounds, the verification and the fallback to the baseline;
 - anything else is never silent: one warning naming what differs (or why the record
-  cannot be used), and the baseline is measured as usual.
+  cannot be used), kept in the record (``provenance.baseline_refused``), and the baseline
+  is measured as usual.
 """
 
 from __future__ import annotations
@@ -100,16 +101,19 @@ def plan_baseline(setup: Setup, source: BaselineSource | None) -> BaselinePlan:
     if source is None:
         return own
     if not setup.strategy.validate_performance:
-        log.warning("reuse-baseline: %s profiles no baseline; nothing reused", setup.strategy.name)
-        return own
+        return _refused(keys, f"not reusing a baseline: {setup.strategy.name} profiles none")
     record, where, problem = _read(source)
     if record is not None:
         problem = refusal(record, keys)
     if record is None or problem is not None:
-        log.warning("not reusing the baseline of %s: %s; measuring it", where, problem)
-        return own
+        return _refused(keys, f"not reusing the baseline of {where}: {problem}; measuring it")
     log.info("eager baseline reused from %s (not profiled again)", where)
     return BaselinePlan(Provenance(pmap(keys), where), record.baseline)
+
+
+def _refused(keys: dict[str, str], line: str) -> BaselinePlan:
+    log.warning("%s", line)
+    return BaselinePlan(Provenance(pmap(keys), baseline_refused=line))
 
 
 def start(setup: Setup, plan: BaselinePlan) -> RunState:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from returns.result import Success
 
 from aitune_fp.core.fold import tune
+from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.records import Candidate, Profile
 from aitune_fp.core.strategies.registry import strategy_config
@@ -119,4 +120,8 @@ def run_records(draw: st.DrawFn, strategy: Strategy | None = None) -> RunRecord:
         max_batch_size=draw(st.one_of(st.none(), st.integers(1, 4096))),
         status=draw(st.sampled_from(["complete", "interrupted"])),
         options=draw(json_objects),
+        provenance=Provenance(
+            draw(st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=4)),
+            draw(st.one_of(st.none(), st.text(max_size=12))),
+        ),
     )

@@ -43,6 +43,7 @@ def test_every_run_records_its_baseline_keys_and_a_matching_one_is_reused(tmp_pa
     keys = first.record.provenance.baseline_keys
     assert {"model", "inputs", "batch_sizes", "environment", "settings"} <= set(keys)
     assert first.record.provenance.baseline_reused_from is None
+    assert first.record.provenance.baseline_refused is None
     second = _tune(tmp_path, _module(), reuse_baseline=tmp_path / "first.json")
     assert second.record.baseline is not None and first.record.baseline is not None
     assert second.record.baseline.profile == first.record.baseline.profile
@@ -70,6 +71,7 @@ def test_other_weights_are_refused_by_name_and_the_baseline_is_measured(
     run, text = _refused(tmp_path, first.record, caplog, _module(seed=1))
     assert "not reusing the baseline" in text and "its model differs" in text
     assert run.record.provenance.baseline_reused_from is None
+    assert "its model differs" in (run.record.provenance.baseline_refused or "")
     assert run.record.baseline is not None and first.record.baseline is not None
     assert run.record.baseline.profile != first.record.baseline.profile
     assert "profile" in run.record.baseline.stage_seconds
@@ -118,9 +120,12 @@ def test_reuse_baseline_flag_parses_on_tune_and_demo(command: list[str]) -> None
     )
 
 
-def test_cli_second_tune_reuses_the_first_runs_baseline(tmp_path: Path) -> None:
+def test_cli_second_tune_reuses_the_first_runs_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Two CLI tunes of one file: the second, given the first's run.json, records the
-    first's baseline profile and where it came from."""
+    first's baseline profile and where it came from, and says so; a third, isolated (so
+    the keys differ), refuses it with a warning on stderr."""
     factory = tmp_path / "model.py"
     factory.write_text(
         "import torch\n"
@@ -135,8 +140,15 @@ def test_cli_second_tune_reuses_the_first_runs_baseline(tmp_path: Path) -> None:
     ]
     assert main([*common, "--out", str(tmp_path / "one")]) == 0
     first = tmp_path / "one" / "run.json"
+    capsys.readouterr()
     assert main([*common, "--out", str(tmp_path / "two"), "--reuse-baseline", str(first)]) == 0
+    assert "eager baseline reused from" in capsys.readouterr().err
     one, two = loads(first.read_text()), loads((tmp_path / "two" / "run.json").read_text())
     assert two.provenance.baseline_reused_from == str(first.resolve())
     assert one.baseline is not None and two.baseline is not None
     assert two.baseline.profile == one.baseline.profile
+    isolated = [c for c in common if c != "--no-isolation"]
+    assert main([*isolated, "--out", str(tmp_path / "three"), "--reuse-baseline", str(first)]) == 0
+    assert "warning: not reusing the baseline" in capsys.readouterr().err
+    three = loads((tmp_path / "three" / "run.json").read_text())
+    assert "its isolation differs" in (three.provenance.baseline_refused or "")

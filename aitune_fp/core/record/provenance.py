@@ -6,7 +6,8 @@ Rules:
   ``environment``, ``device``, ``isolation``) with a text value; two runs may share a
   baseline only when every key is present in both and equal (:func:`differing`);
 - ``baseline_reused_from`` is the run record the baseline profile was taken from
-  (``None``: it was measured in this run);
+  (``None``: it was measured in this run); ``baseline_refused`` is the one line saying why
+  a reuse that was asked for was refused (``None``: none was asked, or it was reused);
 - both are fields of ``run.json``'s ``provenance`` object; a record written before it
   existed reads as no keys and not reused.
 """
@@ -28,6 +29,7 @@ class Provenance:
 
     baseline_keys: PMap[str, str] = field(default_factory=pmap)
     baseline_reused_from: str | None = None
+    baseline_refused: str | None = None
 
     def __post_init__(self) -> None:
         keys = {str(k): str(v) for k, v in dict(self.baseline_keys).items()}
@@ -50,12 +52,13 @@ def differing(ours: Mapping[str, str], theirs: Mapping[str, str]) -> tuple[str, 
 def encode_provenance(p: Provenance) -> dict[str, Any]:
     """The record's ``provenance`` object.
 
-    >>> encode_provenance(Provenance({"model": "m"}, "old/run.json"))
-    {'baseline_keys': {'model': 'm'}, 'baseline_reused_from': 'old/run.json'}
+    >>> encode_provenance(Provenance({"model": "m"}, "old/run.json"))["baseline_reused_from"]
+    'old/run.json'
     """
     return {
         "baseline_keys": {k: p.baseline_keys[k] for k in sorted(p.baseline_keys)},
         "baseline_reused_from": p.baseline_reused_from,
+        "baseline_refused": p.baseline_refused,
     }
 
 
@@ -69,7 +72,8 @@ def decode_provenance(doc: Reader) -> Provenance:
     """
     keys = doc.child_or_none("baseline_keys")
     values = {k: keys.text(k) for k in keys.data} if keys is not None else {}
-    return Provenance(pmap(values), doc.text_or_none("baseline_reused_from"))
+    reused, refused = doc.text_or_none("baseline_reused_from"), doc.text_or_none("baseline_refused")
+    return Provenance(pmap(values), reused, refused)
 
 
 def read_provenance(record: Reader) -> Provenance:
