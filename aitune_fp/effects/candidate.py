@@ -15,6 +15,10 @@ so are the parts of the build the backend and the cache timed (``export``, ``com
 - ``validation_sizes`` (the batch sizes validation checks) go to the cache, whose new
   entries keep eager's outputs at them; ``build.log`` gets one line naming the reference
   a passed validation used (``reference: cached`` or ``reference: eager``);
+- the build shares ``torch.export`` programs with the other candidates through
+  :func:`~aitune_fp.effects.backends._shared_export.exports_folder` (the artifact cache's
+  ``exports`` folder, or the run folder's ``.exports`` when uncached), in this process or
+  in an isolation worker alike;
 - ``timer`` (default: the profiler's own) times each profiled call; the isolation
   worker passes one that beats its heartbeat before starting the clock.
 """
@@ -35,6 +39,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
+from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.cache import cached_build, evict
 from aitune_fp.effects.inputs import Samples
@@ -111,6 +116,19 @@ def run_candidate(
     validation: dict[str, float] = {}
     holder: list[Built] = []
 
+    def build(reuse: bool = True) -> IOResult[Built, BackendFailure]:
+        with sharing(exports_folder(work_dir, cache_dir)):
+            return cached_build(
+                backend,
+                module,
+                samples,
+                device,
+                work_dir,
+                cache_dir,
+                reuse=reuse,
+                reference_sizes=validation_sizes,
+            )
+
     def stage(label: str, fn: Callable[[], IOResult[Any, BackendFailure]]) -> Any:
         on_stage(label)
         return _timed(stages, label, lambda: _safe(name, label, fn))
@@ -134,19 +152,7 @@ def run_candidate(
         for built in holder:
             built.close()
         holder.clear()
-        rebuilt: IOResult[Built, BackendFailure] = stage(
-            "build",
-            lambda: cached_build(
-                backend,
-                module,
-                samples,
-                device,
-                work_dir,
-                cache_dir,
-                reuse=False,
-                reference_sizes=validation_sizes,
-            ),
-        )
+        rebuilt: IOResult[Built, BackendFailure] = stage("build", lambda: build(reuse=False))
 
         def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
             built = with_artifact_digest(built)
@@ -175,18 +181,7 @@ def run_candidate(
             ),
         )
 
-    built_io: IOResult[Built, BackendFailure] = stage(
-        "build",
-        lambda: cached_build(
-            backend,
-            module,
-            samples,
-            device,
-            work_dir,
-            cache_dir,
-            reference_sizes=validation_sizes,
-        ),
-    )
+    built_io: IOResult[Built, BackendFailure] = stage("build", build)
     outcome = built_io.bind(after_build).bind(after_validate)
     if isinstance(outcome, IOSuccess):
         return CandidateRun(backend, name, holder[0], outcome, stages, validation, work_dir)

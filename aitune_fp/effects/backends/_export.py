@@ -7,9 +7,12 @@ Rules:
   ``[1, max_batch_size]`` (:data:`UNBOUNDED_BATCH` when the backend needs no real bound);
 - every dynamic dimension of the input spec is one ``torch.export.Dim`` of its name and
   range, shared by every axis that follows it (:func:`export_dims`);
-- :class:`FlatModule` presents a module as ``forward(*tensors) -> tuple[tensor, ...]``
-  (inputs in spec order: positional then keywords; outputs flattened in pytree order), and
-  :class:`OutputLayout` rebuilds the eager output structure from such a flat tuple.
+- what is exported is the module's own call (:func:`spec_dynamic_shapes` keys the shapes
+  by ``forward``'s parameters), once per module, input spec, dtype and batch bound, and
+  shared by every backend that needs it (:mod:`._shared_export`);
+- :func:`flat_inputs` maps a module call to its tensors in spec order (positional then
+  keywords), and :class:`OutputLayout` rebuilds the eager output structure from the
+  output leaves in pytree order (what ``torch.export`` flattens the outputs to).
 """
 
 from __future__ import annotations
@@ -70,49 +73,12 @@ def spec_dynamic_shapes(
     return dict(bound.arguments)
 
 
-def signature_dynamic_shapes(
-    module: torch.nn.Module, batch: Batch, axis: int, dim: Any
-) -> dict[str, Any]:
-    """``torch.export`` dynamic shapes keyed by ``forward``'s parameter names.
-
-    Every tensor gets ``{axis: dim}``; ``*args`` parameters get a tuple of such specs and
-    ``**kwargs`` parameters a dict.
-    """
-    bound = inspect.signature(module.forward).bind(*batch.args, **dict(batch.kwargs))
-    spec = {axis: dim}
-    return {name: pytree.tree_map(lambda _: spec, value) for name, value in bound.arguments.items()}
-
-
 def flat_inputs(spec: InputSpec) -> Callable[..., tuple[torch.Tensor, ...]]:
     """A function mapping a module call ``(*args, **kwargs)`` to its tensors in spec order."""
     keywords = spec.keywords
     if not keywords:
         return lambda *args: args
     return lambda *args, **kwargs: (*args, *(kwargs[k] for k in keywords))
-
-
-class FlatModule(torch.nn.Module):
-    """``module`` seen as ``forward(*tensors)`` returning its output leaves as a tuple."""
-
-    def __init__(self, module: torch.nn.Module, spec: InputSpec) -> None:
-        super().__init__()
-        self.inner = module
-        self.n_positional = len(spec.positional)
-        self.keywords = spec.keywords
-
-    def forward(self, *tensors: torch.Tensor) -> tuple[Any, ...]:
-        """Call the wrapped module and flatten what it returns."""
-        args = tensors[: self.n_positional]
-        kwargs = dict(zip(self.keywords, tensors[self.n_positional :], strict=True))
-        return tuple(pytree.tree_leaves(self.inner(*args, **kwargs)))
-
-
-def flat_dynamic_shapes(spec: InputSpec, dim: Any) -> tuple[Any, ...]:
-    """Dynamic shapes for :class:`FlatModule`: its one ``*tensors`` parameter, batch dynamic
-    as ``dim`` and every dynamic dimension of the spec as its own ``Dim``."""
-    dims = export_dims(spec)
-    dims["batch"] = dim
-    return (tensor_dynamic_shapes(spec, dims),)
 
 
 @dataclass(frozen=True, slots=True)

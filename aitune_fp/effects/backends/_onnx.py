@@ -1,14 +1,16 @@
 """Export a module to ONNX with the dynamo exporter, a dynamic batch axis and dynamic dims.
 
 Rules:
-- the graph's inputs are named after the input spec (``input_0`` …, then keyword names) and
-  take the tensors in spec order; its outputs are ``output_0`` … in the eager output's
-  pytree order, so :class:`~aitune_fp.effects.backends._export.OutputLayout` rebuilds the
-  eager structure from them;
-- the module is captured with ``torch.export`` (non-strict) first and that program is
-  translated, so a module ``torch.export`` cannot trace fails here rather than being
-  captured by the ONNX exporter's fallback tracers (which freeze untraceable values, such
-  as a numpy computation, into constants);
+- the graph's inputs are named after the input spec (``input_0`` …, then keyword names;
+  keyword inputs come in the order the program takes them, its signature's, and are fed
+  by name); its outputs are ``output_0`` … in the eager output's pytree order, so
+  :class:`~aitune_fp.effects.backends._export.OutputLayout` rebuilds the eager structure
+  from them;
+- what is translated is the shared ``torch.export`` program of the module's own call
+  (:mod:`._shared_export`; loaded when another backend exported it already), so a module
+  ``torch.export`` cannot trace fails here rather than being captured by the ONNX
+  exporter's fallback tracers (which freeze untraceable values, such as a numpy
+  computation, into constants); ``OnnxGraph.export`` says whether it was shared or fresh;
 - the batch axis of every input is one symbolic dimension, shared by all inputs, and so is
   every dynamic dimension of the input spec (over its range);
 - the exporter may drop an input the graph never reads; :class:`OnnxGraph` keeps the spec
@@ -19,19 +21,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from aitune_fp.effects.backends._export import (
-    FlatModule,
+    UNBOUNDED_BATCH,
     OutputLayout,
-    batch_dim,
     eager_layout,
     example_batch,
-    flat_dynamic_shapes,
 )
 from aitune_fp.effects.backends._guard import BuildLog
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.backends._shared_export import on_program
+from aitune_fp.effects.inputs import InputSpec, Samples
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,17 @@ class OnnxGraph:
     input_names: tuple[str, ...]
     output_names: tuple[str, ...]
     layout: OutputLayout
+    export: str = "fresh"
+
+
+def program_input_names(program: Any, spec: InputSpec) -> tuple[str, ...]:
+    """The spec names of ``program``'s inputs in the order it takes them: positional, then
+    keywords in its signature's order (``torch.export`` orders keywords that way)."""
+    kwargs = program.module_call_graph[0].signature.in_spec.children_specs[1]
+    keywords = tuple(kwargs.context) if kwargs.context else ()
+    if sorted(keywords) != sorted(spec.keywords):
+        raise RuntimeError(f"the program takes keywords {keywords}, the spec {spec.keywords}")
+    return (*spec.positional, *keywords)
 
 
 def export_onnx(
@@ -58,25 +71,22 @@ def export_onnx(
     layout = eager_layout(module, batch)
     spec = samples.spec
     output_names = tuple(f"output_{i}" for i in range(len(layout.labels)))
-    dim = batch_dim() if max_batch_size is None else batch_dim(max_batch_size)
-    with log.timed("export"):
-        program = torch.export.export(
-            FlatModule(module, spec).eval(),
-            batch.flat(),
-            dynamic_shapes=flat_dynamic_shapes(spec, dim),
-            strict=False,
-        )
-    with log.timed("compile"):
-        torch.onnx.export(
-            program,
-            (),
-            str(path),
-            dynamo=True,
-            input_names=list(spec.names),
-            output_names=list(output_names),
-            verbose=False,
-        )
+
+    def translate(program: Any) -> None:
+        with log.timed("compile"):
+            torch.onnx.export(
+                program,
+                (),
+                str(path),
+                dynamo=True,
+                input_names=list(program_input_names(program, spec)),
+                output_names=list(output_names),
+                verbose=False,
+            )
+
+    bound = UNBOUNDED_BATCH if max_batch_size is None else max_batch_size
+    _, source = on_program(module, batch, spec, device, path.parent, log, translate, bound=bound)
     log.write(
         f"exported ONNX to {path}; outputs {dict(zip(output_names, layout.labels, strict=True))}"
     )
-    return OnnxGraph(path, spec.names, output_names, layout)
+    return OnnxGraph(path, spec.names, output_names, layout, source)

@@ -1,10 +1,12 @@
 """TorchInductor ahead-of-time: ``torch.export`` + an AOTInductor ``.pt2`` package.
 
 Rules:
-- the module is exported with one dynamic ``batch`` dimension on every input's batch axis
-  and one ``Dim`` per dynamic dimension of the input spec (their declared ranges),
-  compiled and packaged to ``work_dir/model.pt2`` (the artifact), then loaded back and run
-  from the package, so what is validated and timed is what a deployment loads;
+- the program is the shared export of the module's own call (:mod:`._shared_export`: one
+  dynamic ``batch`` dimension on every input's batch axis and one ``Dim`` per dynamic
+  dimension of the input spec, over their declared ranges; loaded when another backend
+  exported it already), compiled and packaged to ``work_dir/model.pt2`` (the artifact),
+  then loaded back and run from the package, so what is validated and timed is what a
+  deployment loads; ``info["export"]`` says whether the program was shared or fresh;
 - the runner takes the module's own call (positional and keyword tensors) and returns the
   module's own output structure; the package's call spec is read once, at load, so each call
   costs one flatten and one unflatten.
@@ -12,6 +14,7 @@ Rules:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +25,10 @@ import torch.utils._pytree as pytree
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._export import example_batch, spec_dynamic_shapes
+from aitune_fp.effects.backends._export import example_batch
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import prepared
+from aitune_fp.effects.backends._shared_export import on_program
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Samples
 
@@ -86,19 +90,19 @@ class AOTInductor(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             batch = example_batch(samples, device)
-            shapes = spec_dynamic_shapes(model, samples.spec)
-            with log.timed("export"):
-                program = torch.export.export(
-                    model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
-                )
-            log.write(f"exported: range constraints {program.range_constraints}")
-            with log.timed("compile"):
-                path = torch._inductor.aoti_compile_and_package(
-                    program,
-                    package_path=str(work_dir / "model.pt2"),
-                    inductor_configs=dict(self.inductor_configs) or None,
-                )
-                log.write(f"packaged to {path}")
-                return load_package(Path(path), device)
+
+            def package(program: Any) -> Built:
+                log.write(f"exported: range constraints {program.range_constraints}")
+                with log.timed("compile"):
+                    path = torch._inductor.aoti_compile_and_package(
+                        program,
+                        package_path=str(work_dir / "model.pt2"),
+                        inductor_configs=dict(self.inductor_configs) or None,
+                    )
+                    log.write(f"packaged to {path}")
+                    return load_package(Path(path), device)
+
+            built, source = on_program(model, batch, samples.spec, device, work_dir, log, package)
+            return dataclasses.replace(built, info={**built.info, "export": source})
 
         return available_build(self, device, work_dir, build)

@@ -149,6 +149,7 @@ class OnnxRuntime(ConfigIdentity):
                 "providers": active,
                 "precision": self._precision(device),
                 "device": str(device),
+                "export": graph.export,
             }
             return Built(runner, artifact=graph.path, info=info)
 

@@ -1,9 +1,13 @@
 """Torch-TensorRT, ahead of time (``ir="dynamo"``) or just in time (``ir="torch_compile"``).
 
 Rules:
-- ``dynamo`` (AOT): the module is exported with ``torch.export`` and one dynamic ``batch``
-  dimension in ``[1, max_batch_size]``, compiled by ``torch_tensorrt.dynamo.compile`` with
-  ``torch_tensorrt.Input`` ranges (min 1, opt ``opt_batch_size``, max ``max_batch_size``),
+- ``dynamo`` (AOT): the program is the shared ``torch.export`` of the module's own call
+  (:mod:`._shared_export`) with one dynamic ``batch`` dimension in ``[1, max_batch_size]``
+  and the input spec's dynamic dimensions over their ranges (shared with every backend
+  exporting the same module, dtype and batch bound; ``info["export"]`` says shared or
+  fresh), compiled by ``torch_tensorrt.dynamo.compile`` with ``torch_tensorrt.Input``
+  ranges (batch: min 1, opt ``opt_batch_size``, max ``max_batch_size``; dynamic
+  dimensions: their min, opt and max),
   and saved to ``work_dir/model.ep`` (saving is best effort: a failure is logged and the
   backend still runs, without an artifact);
 - ``torch_compile`` (JIT): ``torch.compile(backend="torch_tensorrt")``; engines are built
@@ -41,14 +45,11 @@ from returns.io import IOResult
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._availability import cuda_backend_reason
 from aitune_fp.effects.backends._engine_settings import EngineSettings
-from aitune_fp.effects.backends._export import (
-    batch_dim,
-    example_batch,
-    signature_dynamic_shapes,
-)
+from aitune_fp.effects.backends._export import example_batch, spec_dynamic_shapes
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._precision import output_dtypes
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
+from aitune_fp.effects.backends._shared_export import on_program
 from aitune_fp.effects.backends._versions import installed_version, unsupported
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Batch, Samples, TensorSpec
@@ -116,12 +117,12 @@ class TorchTensorRT(ConfigIdentity):
             model = copy.deepcopy(eager).to(self.dtype) if self.fp16 else eager
             seen: list[torch.dtype] = []
             if self.ir == "torch_compile":
-                compiled, artifact = self._jit(model), None
+                compiled, artifact, export = self._jit(model), None, None
                 runner = cast_io(compiled, self.dtype, dtypes, seen.extend)
                 samples.items[0].to(device).call(runner)
                 where, engines = "compiled outputs", None
             else:
-                compiled, artifact = self._aot(model, samples, device, work_dir, log)
+                compiled, artifact, export = self._aot(model, samples, device, work_dir, log)
                 runner = cast_io(compiled, self.dtype, dtypes, lambda _: None)
                 engines = trt_engine_modules(compiled)
                 with engine_dtypes(engines, seen.extend):
@@ -138,6 +139,8 @@ class TorchTensorRT(ConfigIdentity):
                 "precision_source": where,
                 "device": str(device),
             }
+            if export is not None:
+                info["export"] = export
             return Built(runner, artifact=artifact, info=info)
 
         return available_build(self, device, work_dir, build)
@@ -161,10 +164,11 @@ class TorchTensorRT(ConfigIdentity):
     def _input(self, row: TensorSpec, axis: int) -> Any:
         import torch_tensorrt
 
+        low, opt, high = row.profile((1, self.opt_batch, self.max_batch_size), axis)
         return torch_tensorrt.Input(
-            min_shape=row.shape(1, axis),
-            opt_shape=row.shape(self.opt_batch, axis),
-            max_shape=row.shape(self.max_batch_size, axis),
+            min_shape=low,
+            opt_shape=opt,
+            max_shape=high,
             dtype=self.dtype
             if getattr(torch, row.dtype).is_floating_point
             else getattr(torch, row.dtype),
@@ -177,27 +181,29 @@ class TorchTensorRT(ConfigIdentity):
         device: torch.device,
         work_dir: Path,
         log: BuildLog,
-    ) -> tuple[Any, Path | None]:
+    ) -> tuple[Any, Path | None, str]:
         import torch_tensorrt
 
         spec = samples.spec
         batch = cast_batch(example_batch(samples, device), self.dtype)
-        shapes = signature_dynamic_shapes(
-            model, batch, spec.batch_axis, batch_dim(self.max_batch_size)
-        )
-        with log.timed("export"):
-            program = torch.export.export(
-                model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
-            )
         n_positional = len(spec.positional)
         rows = spec.tensors
-        with log.timed("compile"):
-            compiled = torch_tensorrt.dynamo.compile(
-                program,
-                arg_inputs=[self._input(r, spec.batch_axis) for r in rows[:n_positional]],
-                kwarg_inputs={r.name: self._input(r, spec.batch_axis) for r in rows[n_positional:]},
-                **self._settings(),
-            )
+
+        def compile_program(program: Any) -> Any:
+            with log.timed("compile"):
+                return torch_tensorrt.dynamo.compile(
+                    program,
+                    arg_inputs=[self._input(r, spec.batch_axis) for r in rows[:n_positional]],
+                    kwarg_inputs={
+                        r.name: self._input(r, spec.batch_axis) for r in rows[n_positional:]
+                    },
+                    **self._settings(),
+                )
+
+        compiled, source = on_program(
+            model, batch, spec, device, work_dir, log, compile_program, bound=self.max_batch_size
+        )
+        shapes = spec_dynamic_shapes(model, spec, self.max_batch_size)
         path: Path | None = work_dir / "model.ep"
         try:
             torch_tensorrt.save(
@@ -212,7 +218,7 @@ class TorchTensorRT(ConfigIdentity):
         except Exception as error:
             log.write(f"could not save the compiled program (runs without artifact): {error!r}")
             path = None
-        return compiled, path
+        return compiled, path, source
 
 
 def compilation_settings(

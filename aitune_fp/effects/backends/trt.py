@@ -133,6 +133,7 @@ class TensorRT(ConfigIdentity):
                 "precision": effective or plan.requested,
                 "precision_source": source if effective else "unverified (engine gave no types)",
                 "max_batch_size": self.max_batch_size,
+                "export": graph.export,
                 "device": str(device),
             }
             return Built(runner, runner.close, artifact=path, info=info)

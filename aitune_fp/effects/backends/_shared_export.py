@@ -1,0 +1,258 @@
+"""One ``torch.export`` program per model and input spec, shared by every backend that needs it.
+
+Rules:
+- the program form is the module's own call (:func:`export_program`): ``torch.export``
+  (non-strict) of the module with its positional and keyword inputs, one dynamic ``batch``
+  dimension in ``[1, bound]`` and every dynamic dimension of the input spec
+  (:func:`~._export.spec_dynamic_shapes`); AOTInductor packages it, the dynamo ONNX
+  exporter translates it (ONNX Runtime, TensorRT), Torch-TensorRT compiles it;
+- programs are shared through disk, so backends built in separate worker processes share
+  them too: the folder is the one :func:`sharing` opened (the candidate runner opens
+  ``<cache_dir>/exports``, or ``<run folder>/.exports`` when the run is uncached); with
+  no folder open a backend exports for itself;
+- an entry is ``<folder>/<key>/`` holding ``program.pt2`` (``torch.export.save``) and
+  ``entry.json`` (its size and sha256), written in a staging folder and renamed into
+  place (:mod:`aitune_fp.effects.atomic`); the key is a sha256 over the module's code and
+  weights and its training flag, the input spec, the example batch (shapes, dtypes and
+  bytes), the batch bound, the device, the torch version and :data:`FORM`;
+- an entry is used only when it is sealed and a private copy of its program verifies
+  (:mod:`aitune_fp.effects.integrity`); the program is loaded from that copy. A missing,
+  swapped, corrupt or unloadable entry is removed and the program exported afresh (and
+  stored again) — a bad entry is never trusted and never fails a build; a program that
+  cannot be stored is logged and used unshared;
+- the build part ``export`` times the lookup and load (``shared``) or the export and
+  store (``fresh``); the build log names which and ``Built.info["export"]`` keeps it;
+- :func:`on_program` runs a backend's step on the program: when the step fails on a
+  *shared* program, the backend logs that and retries once on a fresh export of its own
+  (``info["export"]`` ``"fresh after shared failed"``), so one backend rejecting the
+  shared program fails no other; a failure on a fresh program is the backend's own build
+  failure, as is a failing export (each backend that needs the program tries it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import torch
+
+from aitune_fp.effects.atomic import publish_dir, staging_dir
+from aitune_fp.effects.backends._export import UNBOUNDED_BATCH, spec_dynamic_shapes
+from aitune_fp.effects.backends._guard import BuildLog, first_line
+from aitune_fp.effects.cache import code_digest, weights_digest
+from aitune_fp.effects.inputs import Batch, InputSpec
+from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy
+
+FORM: Final = "aitune_fp.export/1: module call, non-strict, batch + spec dims"
+"""The program form; part of every key, so a change of form never reuses old programs."""
+PROGRAM: Final = "program.pt2"
+ENTRY: Final = "entry.json"
+ENTRY_FORMAT: Final = "aitune_fp.shared_export/1"
+
+_FOLDER: ContextVar[Path | None] = ContextVar("aitune_fp_shared_exports", default=None)
+T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def sharing(folder: Path | None) -> Iterator[None]:
+    """While open, exports are shared through ``folder`` (``None``: not shared)."""
+    token = _FOLDER.set(folder)
+    try:
+        yield
+    finally:
+        _FOLDER.reset(token)
+
+
+def shared_folder() -> Path | None:
+    """The folder exports are shared through now (``None``: each backend exports alone)."""
+    return _FOLDER.get()
+
+
+def exports_folder(work_dir: Path, cache_dir: Path | None) -> Path:
+    """Where a candidate built in ``work_dir`` shares its exports: the artifact cache's
+    ``exports`` folder, or ``.exports`` next to the backend folders of an uncached run.
+
+    >>> exports_folder(Path("/c/runs/r1/onnxruntime"), Path("/c")).as_posix()
+    '/c/exports'
+    >>> exports_folder(Path("/tmp/run/onnxruntime"), None).as_posix()
+    '/tmp/run/.exports'
+    """
+    return cache_dir / "exports" if cache_dir is not None else work_dir.parent / ".exports"
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """An exported program, whether it was ``"shared"`` (loaded) or ``"fresh"``, its key."""
+
+    program: Any
+    source: str
+    key: str | None
+
+
+def _device_facts(device: torch.device) -> str:
+    if device.type == "cuda" and torch.cuda.is_available():
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        return f"cuda:{index}|{torch.cuda.get_device_name(index)}"
+    return str(device)
+
+
+def _batch_digest(batch: Batch) -> str:
+    """sha256 of the example batch's names, shapes, dtypes and bytes."""
+    h = hashlib.sha256()
+    names = [f"#{i}" for i in range(len(batch.args))] + list(batch.kwargs)
+    for name, t in zip(names, batch.flat(), strict=True):
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+        flat = t.detach().to("cpu").contiguous().reshape(-1)
+        if flat.numel():
+            h.update(flat.view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def export_key(
+    model: torch.nn.Module, batch: Batch, spec: InputSpec, bound: int, device: torch.device
+) -> str:
+    """The key of the program :func:`export_program` makes from these (see the rules)."""
+    parts = {
+        "form": FORM,
+        "code": code_digest(model),
+        "weights": weights_digest(model),
+        "training": model.training,
+        "inputs": repr(spec),
+        "batch": _batch_digest(batch),
+        "bound": bound,
+        "device": _device_facts(device),
+        "torch": torch.__version__,
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def export_program(
+    model: torch.nn.Module, batch: Batch, spec: InputSpec, bound: int = UNBOUNDED_BATCH
+) -> Any:
+    """``torch.export`` of ``model``'s own call on ``batch``: batch dynamic in
+    ``[1, bound]``, every dynamic dimension of ``spec`` over its range, non-strict."""
+    shapes = spec_dynamic_shapes(model, spec, bound)
+    return torch.export.export(
+        model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
+    )
+
+
+def _read_entry(folder: Path, key: str) -> dict[str, FileDigest] | None:
+    try:
+        data = json.loads((folder / ENTRY).read_text(encoding="utf-8"))
+        if data.get("format") != ENTRY_FORMAT or data.get("key") != key:
+            return None
+        files = {str(n): FileDigest(**d) for n, d in data["files"].items()}
+        return files if set(files) == {PROGRAM} else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _load(entry: Path, key: str, work_dir: Path) -> tuple[Any, str | None]:
+    """The program of ``entry`` loaded from a verified private copy, or why not."""
+    files = _read_entry(entry, key)
+    if files is None:
+        return None, "unreadable entry.json"
+    problem = check_sealed(entry, files, ENTRY)
+    copy = work_dir / f"shared-export-{uuid.uuid4().hex[:8]}"
+    try:
+        problem = problem or private_copy(entry, files, copy)
+        if problem is not None:
+            return None, problem
+        try:
+            return torch.export.load(str(copy / PROGRAM)), None
+        except Exception as error:
+            return None, f"it does not load: {first_line(error)}"
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def _store(entry: Path, key: str, program: Any) -> str | None:
+    """Write ``program`` as the entry ``key`` (atomically); why not, or ``None``."""
+    try:
+        with staging_dir(entry) as staging:
+            torch.export.save(program, str(staging / PROGRAM))
+            record = {
+                "format": ENTRY_FORMAT,
+                "key": key,
+                "form": FORM,
+                "files": {PROGRAM: dataclasses.asdict(digest(staging / PROGRAM))},
+            }
+            (staging / ENTRY).write_text(json.dumps(record, indent=2), encoding="utf-8")
+            publish_dir(staging, entry)
+        return None
+    except Exception as error:
+        return first_line(error)
+
+
+def exported(
+    model: torch.nn.Module,
+    batch: Batch,
+    spec: InputSpec,
+    device: torch.device,
+    work_dir: Path,
+    log: BuildLog,
+    *,
+    bound: int = UNBOUNDED_BATCH,
+) -> Program:
+    """The shared program for these inputs when a sound one is stored, else a fresh export
+    (stored for the others); timed as the build part ``export``."""
+    with log.timed("export"):
+        folder = shared_folder()
+        if folder is None:
+            log.write("export: fresh (no shared export folder)")
+            return Program(export_program(model, batch, spec, bound), "fresh", None)
+        key = export_key(model, batch, spec, bound, device)
+        entry = folder / key
+        if entry.is_dir():
+            program, problem = _load(entry, key, work_dir)
+            if problem is None:
+                log.write(f"export: shared, program {key} loaded from {entry}")
+                return Program(program, "shared", key)
+            log.write(f"export: discarding the shared program {key} ({problem}); exporting")
+            shutil.rmtree(entry, ignore_errors=True)
+        program = export_program(model, batch, spec, bound)
+        problem = _store(entry, key, program)
+        if problem is None:
+            log.write(f"export: fresh, program {key} stored in {entry} for the other backends")
+        else:
+            log.write(f"export: fresh, program {key} not shared (cannot store it: {problem})")
+        return Program(program, "fresh", key)
+
+
+def on_program(
+    model: torch.nn.Module,
+    batch: Batch,
+    spec: InputSpec,
+    device: torch.device,
+    work_dir: Path,
+    log: BuildLog,
+    step: Callable[[Any], T],
+    *,
+    bound: int = UNBOUNDED_BATCH,
+) -> tuple[T, str]:
+    """``step(program)`` on the shared (or fresh) program and how it was had (``"shared"``,
+    ``"fresh"``, ``"fresh after shared failed"``); a step failing on a shared program is
+    retried once on a fresh export (see the rules)."""
+    had = exported(model, batch, spec, device, work_dir, log, bound=bound)
+    try:
+        return step(had.program), had.source
+    except Exception as error:
+        if had.source != "shared":
+            raise
+        log.write(
+            f"export: this backend failed on the shared program {had.key} "
+            f"({first_line(error)}); retrying on a fresh export of its own"
+        )
+    with log.timed("export"):
+        program = export_program(model, batch, spec, bound)
+    return step(program), "fresh after shared failed"
