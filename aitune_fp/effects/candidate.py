@@ -41,7 +41,7 @@ from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.cache import cached_build, evict
+from aitune_fp.effects.cache import cached_build, evict, model_digest
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.integrity import digest
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings, Timer, profile_runner
@@ -117,7 +117,7 @@ def run_candidate(
     holder: list[Built] = []
 
     def build(reuse: bool = True) -> IOResult[Built, BackendFailure]:
-        with sharing(exports_folder(work_dir, cache_dir)):
+        with sharing(exports_folder(work_dir, cache_dir), model_digest):
             return cached_build(
                 backend,
                 module,

@@ -30,6 +30,7 @@ from aitune_fp.effects.backends._shared_export import (
     sharing,
 )
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.cache import model_digest
 from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 
@@ -70,7 +71,7 @@ def _export(
     module: nn.Module, samples: Samples, folder: Path, work: Path
 ) -> tuple[Any, str, BuildLog]:
     log = BuildLog()
-    with sharing(folder):
+    with sharing(folder, model_digest):
         had = exported(module, example_batch(samples, CPU), samples.spec, CPU, work, log)
     return had.program, had.source, log
 
@@ -104,7 +105,7 @@ def test_other_weights_or_another_batch_bound_is_another_program(
         next(other.parameters()).add_(1.0)
     assert _export(other, samples, folder, tmp_path)[1] == "fresh"
     batch = example_batch(samples, CPU)
-    with sharing(folder):
+    with sharing(folder, model_digest):
         bounded = exported(module, batch, samples.spec, CPU, tmp_path, BuildLog(), bound=16)
     assert bounded.source == "fresh"
     assert _export(module, samples, folder, tmp_path)[1] == "shared"
@@ -153,6 +154,26 @@ def test_without_a_shared_folder_every_backend_exports_alone(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_module_that_cannot_be_keyed_exports_unshared(
+    mlp_and_samples: tuple[nn.Module, Samples], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the weights cannot be hashed, the program is exported for this backend alone
+    (logged), never a build failure, and nothing is stored."""
+
+    def unhashable(module: nn.Module) -> str:
+        raise TypeError("an exotic tensor type")
+
+    module, samples = mlp_and_samples
+    log = BuildLog()
+    with sharing(tmp_path / "exports", unhashable):
+        had = exported(module, example_batch(samples, CPU), samples.spec, CPU, tmp_path, log)
+    program, source = had.program, had.source
+    assert source == "fresh" and "cannot key the program" in log.text()
+    assert not (tmp_path / "exports").exists()
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(program.module()(x), module(x))
+
+
 def test_a_step_failing_on_the_shared_program_retries_on_a_fresh_export(
     mlp_and_samples: tuple[nn.Module, Samples], tmp_path: Path, export_calls: list[int]
 ) -> None:
@@ -168,7 +189,7 @@ def test_a_step_failing_on_the_shared_program_retries_on_a_fresh_export(
             raise RuntimeError("this compiler rejects the program")
         return "compiled"
 
-    with sharing(folder):
+    with sharing(folder, model_digest):
         exported(module, batch, spec, CPU, tmp_path, BuildLog())
         log = BuildLog()
         result = on_program(module, batch, spec, CPU, tmp_path, log, picky)

@@ -8,13 +8,16 @@ Rules:
   exporter translates it (ONNX Runtime, TensorRT), Torch-TensorRT compiles it;
 - programs are shared through disk, so backends built in separate worker processes share
   them too: the folder is the one :func:`sharing` opened (the candidate runner opens
-  ``<cache_dir>/exports``, or ``<run folder>/.exports`` when the run is uncached); with
-  no folder open a backend exports for itself;
+  ``<cache_dir>/exports``, or ``<run folder>/.exports`` when the run is uncached, with the
+  artifact cache's ``model_digest`` of the module's code and weights); with no folder open a
+  backend exports for itself;
 - an entry is ``<folder>/<key>/`` holding ``program.pt2`` (``torch.export.save``) and
   ``entry.json`` (its size and sha256), written in a staging folder and renamed into
-  place (:mod:`aitune_fp.effects.atomic`); the key is a sha256 over the module's code and
-  weights and its training flag, the input spec, the example batch (shapes, dtypes and
-  bytes), the batch bound, the device, the torch version and :data:`FORM`;
+  place (:mod:`aitune_fp.effects.atomic`); the key is a sha256 over the module's digest
+  (code and weights, given to :func:`sharing`) and its training flag, the input spec, the
+  example batch (shapes, dtypes and bytes), the batch bound, the device, the torch
+  version and :data:`FORM`; a module that cannot be keyed (an exotic tensor type) is
+  exported unshared;
 - an entry is used only when it is sealed and a private copy of its program verifies
   (:mod:`aitune_fp.effects.integrity`); the program is loaded from that copy. A missing,
   swapped, corrupt or unloadable entry is removed and the program exported afresh (and
@@ -48,7 +51,6 @@ import torch
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends._export import UNBOUNDED_BATCH, spec_dynamic_shapes
 from aitune_fp.effects.backends._guard import BuildLog, first_line
-from aitune_fp.effects.cache import code_digest, weights_digest
 from aitune_fp.effects.inputs import Batch, InputSpec
 from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy
 
@@ -58,23 +60,37 @@ PROGRAM: Final = "program.pt2"
 ENTRY: Final = "entry.json"
 ENTRY_FORMAT: Final = "aitune_fp.shared_export/1"
 
-_FOLDER: ContextVar[Path | None] = ContextVar("aitune_fp_shared_exports", default=None)
 T = TypeVar("T")
+ModelDigest = Callable[[torch.nn.Module], str]
+"""A module's digest of code and weights (the artifact cache's; passed in, so this module
+needs no import of the cache, which imports the backends)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sharing:
+    """Where programs are shared now, and how a module is digested for their keys."""
+
+    folder: Path
+    model_digest: ModelDigest
+
+
+_SHARING: ContextVar[Sharing | None] = ContextVar("aitune_fp_shared_exports", default=None)
 
 
 @contextlib.contextmanager
-def sharing(folder: Path | None) -> Iterator[None]:
-    """While open, exports are shared through ``folder`` (``None``: not shared)."""
-    token = _FOLDER.set(folder)
+def sharing(folder: Path | None, model_digest: ModelDigest) -> Iterator[None]:
+    """While open, exports are shared through ``folder`` (``None``: not shared), keyed with
+    ``model_digest`` of the module."""
+    token = _SHARING.set(None if folder is None else Sharing(folder, model_digest))
     try:
         yield
     finally:
-        _FOLDER.reset(token)
+        _SHARING.reset(token)
 
 
-def shared_folder() -> Path | None:
-    """The folder exports are shared through now (``None``: each backend exports alone)."""
-    return _FOLDER.get()
+def current_sharing() -> Sharing | None:
+    """Where exports are shared now (``None``: each backend exports alone)."""
+    return _SHARING.get()
 
 
 def exports_folder(work_dir: Path, cache_dir: Path | None) -> Path:
@@ -118,13 +134,17 @@ def _batch_digest(batch: Batch) -> str:
 
 
 def export_key(
-    model: torch.nn.Module, batch: Batch, spec: InputSpec, bound: int, device: torch.device
+    model: torch.nn.Module,
+    batch: Batch,
+    spec: InputSpec,
+    bound: int,
+    device: torch.device,
+    model_digest: ModelDigest,
 ) -> str:
     """The key of the program :func:`export_program` makes from these (see the rules)."""
     parts = {
         "form": FORM,
-        "code": code_digest(model),
-        "weights": weights_digest(model),
+        "model": model_digest(model),
         "training": model.training,
         "inputs": repr(spec),
         "batch": _batch_digest(batch),
@@ -207,12 +227,16 @@ def exported(
     """The shared program for these inputs when a sound one is stored, else a fresh export
     (stored for the others); timed as the build part ``export``."""
     with log.timed("export"):
-        folder = shared_folder()
-        if folder is None:
+        shared = current_sharing()
+        if shared is None:
             log.write("export: fresh (no shared export folder)")
             return Program(export_program(model, batch, spec, bound), "fresh", None)
-        key = export_key(model, batch, spec, bound, device)
-        entry = folder / key
+        try:
+            key = export_key(model, batch, spec, bound, device, shared.model_digest)
+        except Exception as error:  # an odd tensor type: export unshared, never fail here
+            log.write(f"export: fresh, not shared (cannot key the program: {first_line(error)})")
+            return Program(export_program(model, batch, spec, bound), "fresh", None)
+        entry = shared.folder / key
         if entry.is_dir():
             program, problem = _load(entry, key, work_dir)
             if problem is None:
