@@ -16,6 +16,8 @@ Rules:
   that ends without answering (signal, ``os._exit``, abort, out-of-memory kill) is
   described from its exit status and
   the stage and batch size it was in (:func:`~aitune_fp.effects.isolation.protocol.where`);
+- the fork server imports from the tune process's own ``sys.path``, in its order
+  (:func:`server_environment`), never from its working directory first;
 - the user's ``__main__`` is hidden from multiprocessing while a worker starts
   (:func:`_main_hidden`): a worker never re-runs the user's script (which need not have
   an ``if __name__ == "__main__"`` guard); what it needs of ``__main__`` (a model class
@@ -90,10 +92,42 @@ def context(libraries: Iterable[str] = ()) -> Any:
     return _STATE["ctx"]
 
 
+def server_environment() -> dict[str, str]:
+    """The environment variables the fork server starts with so that it imports from this
+    process's ``sys.path``, in this order: ``PYTHONPATH`` is that path (``""`` as the
+    working directory), and ``PYTHONSAFEPATH`` keeps the server's own ``python -c`` from
+    putting its working directory first (multiprocessing's fork server ignores the path it
+    is given, so a worker could import another checkout of a package than this process).
+
+    >>> env = server_environment()
+    >>> first = env["PYTHONPATH"].split(os.pathsep)[0]
+    >>> env["PYTHONSAFEPATH"], first == (sys.path[0] or os.getcwd())
+    ('1', True)
+    """
+    entries = [entry or os.getcwd() for entry in sys.path]
+    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(entries)), "PYTHONSAFEPATH": "1"}
+
+
 @contextlib.contextmanager
 def _main_hidden() -> Iterator[None]:
     """Make ``__main__`` look like an interactive session while a process starts, so that
-    multiprocessing does not ask the new process to import or re-run it."""
+    multiprocessing does not ask the new process to import or re-run it; the fork server,
+    when this starts it, gets :func:`server_environment`."""
+    saved_env = {k: os.environ.get(k) for k in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    os.environ.update(server_environment())
+    try:
+        with _main_hidden_only():
+            yield
+    finally:
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextlib.contextmanager
+def _main_hidden_only() -> Iterator[None]:
     main = sys.modules.get("__main__")
     if main is None:
         yield
