@@ -125,7 +125,7 @@ def _in_fresh_process(
 ) -> list[Timings]:
     """Run :func:`_tune` (twice with ``--same-process``) in a new interpreter, importing the
     package from ``source`` (default: this checkout); its results."""
-    argv = [sys.executable, __file__, "--one", name, "--cache", str(cache)]
+    argv = [sys.executable, str(Path(__file__).resolve()), "--one", name, "--cache", str(cache)]
     argv += ["--same-process"] if args.same_process else []
     argv += ["--strategy", args.strategy, "--max-batch-size", str(args.max_batch_size)]
     argv += ["--device", args.device] + (["--backends", args.backends] if args.backends else [])
@@ -139,7 +139,11 @@ def _in_fresh_process(
     env["TORCHINDUCTOR_CACHE_DIR"] = str(inductor)
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
+    # cwd outside any checkout: an older revision's workers' server imports from its
+    # working directory first, which would be this checkout
+    done = subprocess.run(
+        argv, capture_output=True, text=True, check=False, env=env, cwd=cache.parent
+    )
     if done.returncode != 0:
         raise SystemExit(f"tuning {name} failed:\n{done.stderr[-2000:]}")
     runs = json.loads(done.stdout.strip().splitlines()[-1])
