@@ -175,7 +175,28 @@ def decision_lines(record: RunRecord) -> tuple[str, ...]:
         )
     if sel.fell_back_to_baseline:
         lines.append(f"The baseline {sel.backend} was selected: no candidate was strictly better")
-    return (*lines, *sel.notes)
+    return (*lines, *sel.notes, *provenance_lines(record))
+
+
+def provenance_lines(record: RunRecord) -> tuple[str, ...]:
+    """Where the baseline came from, when it was not measured in this run or a reuse was
+    refused (never silent: ``--reuse-baseline``).
+
+    >>> from aitune_fp.core.record.provenance import Provenance
+    >>> r = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None,
+    ...               provenance=Provenance(baseline_reused_from="old/run.json"))
+    >>> provenance_lines(r)
+    ('The eager baseline was reused from old/run.json (same model, inputs, plan and environment).',)
+    """
+    origin = record.provenance
+    if origin.baseline_reused_from is not None:
+        return (
+            f"The eager baseline was reused from {origin.baseline_reused_from} "
+            "(same model, inputs, plan and environment).",
+        )
+    if origin.baseline_refused is not None:
+        return (origin.baseline_refused,)
+    return ()
 
 
 def _speedup_of_winner(record: RunRecord) -> float | None:
