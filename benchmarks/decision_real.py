@@ -64,8 +64,8 @@ def keeping(sink: dict[str, Any]) -> Iterator[None]:
 
     build, close = drive.build, drive.close_all_but
 
-    def kept_build(setup: Any, done: int, backend: Any, name: str) -> Any:
-        run = build(setup, done, backend, name)
+    def kept_build(setup: Any, done: int, backend: Any, name: str, early: Any = None) -> Any:
+        run = build(setup, done, backend, name, early)
         if run.built is not None:
             sink[name] = run.built
         return run

@@ -116,7 +116,11 @@ class Profile:
     during its profiled calls minus the level before it was built (see
     :mod:`aitune_fp.effects.memory`); ``None`` when it was not measured. ``batches`` holds,
     per measured batch size, how it was measured (:class:`MeasuredBatch`: its warm-up and
-    first-pass figure; empty for a profile not made by the profiler).
+    first-pass figure; empty for a profile not made by the profiler). ``stopped_early`` is
+    the early-stop rule's one line naming the batch sizes that stopped after their probe,
+    clear losers there (:mod:`aitune_fp.core.measure.early_stop`; ``None``: none did);
+    informative, never used by selection (the run record keeps it on the backend's
+    outcome).
 
     >>> p = Profile("eager", {1: [2.0, 2.0], 2: [3.0]})
     >>> p.batch_sizes
@@ -134,6 +138,7 @@ class Profile:
     rounds_ms: Mapping[int, Sequence[float]] = field(default_factory=pmap)
     peak_memory_mb: float | None = None
     batches: Mapping[int, MeasuredBatch] = field(default_factory=pmap)
+    stopped_early: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.backend, str) or not self.backend:

@@ -20,7 +20,9 @@ so are the parts of the build the backend and the cache timed (``export``, ``com
   ``exports`` folder, or the run folder's ``.exports`` when uncached), in this process or
   in an isolation worker alike;
 - ``timer`` (default: the profiler's own) times each profiled call; the isolation
-  worker passes one that beats its heartbeat before starting the clock.
+  worker passes one that beats its heartbeat before starting the clock;
+- ``early_stop`` (the early-stop rule and the current best) goes to the profiler as is:
+  clearly beaten batch sizes stop after their probe (see :mod:`aitune_fp.effects.profiler`).
 """
 
 from __future__ import annotations
@@ -44,7 +46,13 @@ from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.cache import cached_build, evict, model_digest
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.integrity import digest
-from aitune_fp.effects.profiler import BatchReport, ProfileSettings, Timer, profile_runner
+from aitune_fp.effects.profiler import (
+    BatchReport,
+    EarlyStop,
+    ProfileSettings,
+    Timer,
+    profile_runner,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +118,7 @@ def run_candidate(
     cache_dir: Path | None = None,
     timer: Timer | None = None,
     validation_sizes: tuple[int, ...] | None = None,
+    early_stop: EarlyStop | None = None,
 ) -> CandidateRun:
     """Build, validate and profile one backend; a failure at any stage is a value."""
     stages: dict[str, float] = {}
@@ -178,6 +187,7 @@ def run_candidate(
                 settings,
                 on_batch,
                 timer=timer,
+                early=early_stop,
             ),
         )
 

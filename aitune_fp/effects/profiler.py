@@ -23,6 +23,15 @@ Rules:
   figure is kept beside it (``MeasuredBatch.first_pass_ms``) when the two differ beyond noise
   (:func:`aitune_fp.core.measure.first_point.differs_beyond_noise`); a failure while
   re-measuring keeps the first figure;
+- stop clear losers early (:mod:`aitune_fp.core.measure.early_stop`): given an
+  :class:`EarlyStop` (the rule and the current best; ``ProfileSettings(early_stop=False)``
+  ignores it), each batch size's first ``probe_calls`` timed calls after its warm-up are
+  the probe, which steps the rule: a clearly beaten batch size stops there (the probe's
+  samples are its samples, its reason the rule's line), any other goes on with the call
+  rule, the probe's samples counting as its first; the profile's ``stopped_early`` is the
+  rule's one-line summary (``None`` when nothing stopped early); a first batch size
+  stopped early is not re-measured (a known loser there: measuring it again would only
+  repeat its warm-up to confirm it);
 - the clock is injectable (``timer``, ``clock``), so the loop can be driven by a fake
   clock in tests;
 - an out-of-memory error or an exception at a batch size after the first ends the sweep
@@ -43,8 +52,15 @@ from typing import Any
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from aitune_fp.core.measure.early_stop import EarlyStopRule, EarlyStopState, Probe
 from aitune_fp.core.measure.first_point import differs_beyond_noise
-from aitune_fp.core.measure.stop_rules import CallRule, SweepPoint, SweepRule, sweep_point
+from aitune_fp.core.measure.stop_rules import (
+    CallRule,
+    Decision,
+    SweepPoint,
+    SweepRule,
+    sweep_point,
+)
 from aitune_fp.core.measure.warmup import WarmupCall, WarmupRule, fixed_warmup
 from aitune_fp.core.records import BackendFailure, MeasuredBatch, Profile
 from aitune_fp.effects.inputs import Batch, Samples, make_batch
@@ -53,6 +69,7 @@ from aitune_fp.effects.machine import free_memory_bytes, last_level_cache_bytes,
 INPUT_MODES = frozenset({"rotating", "same", "parallel_op"})
 Timer = Callable[[Callable[[], Any]], float]
 Clock = Callable[[], float]
+Judge = Callable[[Probe], Decision]
 DEFAULT_WARMUP = WarmupRule()
 
 
@@ -65,7 +82,10 @@ class ProfileSettings:
     ``max_seconds_per_batch`` ends a batch size early (after the rule's minimum) when
     exceeded, so one slow backend cannot stall a run. ``warmup`` is the warm-up rule
     (``None``: exactly the call rule's warm-up count, the old fixed warm-up);
-    ``remeasure_first`` re-measures the sweep's first batch size after the others.
+    ``remeasure_first`` re-measures the sweep's first batch size after the others;
+    ``early_stop`` lets a batch size that is clearly beaten after its probe stop there
+    (when the profile is given an :class:`EarlyStop`; ``False``: every batch size runs
+    its whole call rule).
     """
 
     input_mode: str = "rotating"
@@ -76,6 +96,7 @@ class ProfileSettings:
     max_seconds_per_batch: float = 60.0
     warmup: WarmupRule | None = DEFAULT_WARMUP
     remeasure_first: bool = True
+    early_stop: bool = True
 
     def __post_init__(self) -> None:
         if self.input_mode not in INPUT_MODES:
@@ -83,9 +104,19 @@ class ProfileSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class EarlyStop:
+    """The early-stop rule and the state a backend's sweep starts it from (the current best
+    it is judged against; see :mod:`aitune_fp.core.measure.early_stop`)."""
+
+    rule: EarlyStopRule
+    state: EarlyStopState
+
+
+@dataclass(frozen=True, slots=True)
 class BatchReport:
     """What happened at one batch size: timed samples, why they stopped, calls made (the
-    priming call included), the warm-up samples and why the warm-up stopped."""
+    priming call included), the warm-up samples and why the warm-up stopped;
+    ``stopped_early`` is the early-stop rule's reason when it stopped after the probe."""
 
     batch_size: int
     samples: tuple[float, ...]
@@ -93,6 +124,7 @@ class BatchReport:
     calls: int
     warmup_ms: tuple[float, ...] = ()
     warmup_reason: str = ""
+    stopped_early: str = ""
 
 
 def is_out_of_memory(error: BaseException) -> bool:
@@ -215,9 +247,12 @@ def measure_batch_size(
     settings: ProfileSettings,
     timer: Timer | None = None,
     clock: Clock = time.monotonic,
+    probe_calls: int = 0,
+    judge: Judge | None = None,
 ) -> BatchReport:
     """Prime once, warm up, then call ``runner`` over the pool until ``rule`` stops; raises
-    on error."""
+    on error. With ``judge``, the first ``probe_calls`` timed samples are the probe: a
+    ``judge`` that stops ends the batch size there."""
     time_call = call_timer(device, settings) if timer is None else timer
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
     calls = [partial(call_with, runner, b.args, dict(b.kwargs)) for b in pool]
@@ -234,10 +269,16 @@ def measure_batch_size(
             state, decision = timed_rule.step(state, time_call(calls[i % len(calls)]))
             i += 1
             reason = decision.reason if decision.stop else ""
+            stopped = ""
+            if not reason and judge is not None and len(state.samples) == probe_calls:
+                verdict = judge(Probe(pool[0].size, state.samples))
+                reason = stopped = verdict.reason if verdict.stop else ""
             if not reason and len(state.samples) >= rule.min_samples and clock() > deadline:
                 reason = f"time limit {settings.max_seconds_per_batch:g} s reached"
             if reason:
-                return BatchReport(pool[0].size, state.samples, reason, i + 1, warm, why)
+                return BatchReport(
+                    pool[0].size, state.samples, reason, i + 1, warm, why, stopped
+                )
 
 
 def profile_runner(
@@ -252,15 +293,30 @@ def profile_runner(
     on_batch: Callable[[BatchReport], None] = lambda _: None,
     timer: Timer | None = None,
     clock: Clock = time.monotonic,
+    early: EarlyStop | None = None,
 ) -> IOResult[Profile, BackendFailure]:
-    """Sweep ``batch_sizes`` in order and return every timed sample as a ``Profile``."""
+    """Sweep ``batch_sizes`` in order and return every timed sample as a ``Profile``
+    (with ``early``, clear losers stop after their probe: see the module's rules)."""
     reports: dict[int, BatchReport] = {}
     points: tuple[SweepPoint, ...] = ()
     stop = "plan exhausted"
+    active = early if early is not None and settings.early_stop else None
+    judged = None if active is None else active.state
+
+    def judge(probe: Probe) -> Decision:
+        nonlocal judged
+        assert active is not None and judged is not None
+        judged, decision = active.rule.step(judged, probe)
+        return decision
 
     def measure(bs: int) -> BatchReport:
         pool = input_pool(samples, bs, device, settings)
-        return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
+        if active is None:
+            return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
+        calls = active.rule.probe_calls
+        return measure_batch_size(
+            runner, pool, rule, device, settings, timer, clock, calls, judge
+        )
 
     for bs in batch_sizes:
         try:
@@ -283,8 +339,8 @@ def profile_runner(
     if not reports:
         return IOFailure(BackendFailure(backend, "profile", "no batch size to profile"))
     first_pass: dict[int, tuple[float, ...]] = {}
-    if settings.remeasure_first and len(reports) >= 2:
-        first = next(iter(reports))
+    first = next(iter(reports))
+    if settings.remeasure_first and len(reports) >= 2 and not reports[first].stopped_early:
         try:
             again = measure(first)
         except Exception:  # keep the first figure: the sweep itself succeeded
@@ -306,6 +362,7 @@ def profile_runner(
                 )
                 for bs, r in reports.items()
             },
+            stopped_early=active.rule.stopped_early(judged) if active and judged else None,
         )
     )
 

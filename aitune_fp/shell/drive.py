@@ -29,10 +29,10 @@ from typing import Any
 
 import torch
 from pyrsistent import PMap, pmap
-from returns.io import IOResult, IOSuccess
+from returns.io import IOSuccess
 from returns.result import Failure, Result
 
-from aitune_fp.core.fold import fold_states, settled
+from aitune_fp.core.fold import fold_states, settled, start, step
 from aitune_fp.core.measure.rounds import contenders
 from aitune_fp.core.measure.verification import CHALLENGERS, runner_ups
 from aitune_fp.core.records import (
@@ -43,17 +43,16 @@ from aitune_fp.core.records import (
     TuneError,
     TuneState,
 )
-from aitune_fp.core.stats.statistics import mean
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.eager import TorchEager
-from aitune_fp.effects.candidate import CandidateRun, run_candidate
+from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.isolation import Timeouts, materialized
-from aitune_fp.effects.memory import MemoryWatch
-from aitune_fp.effects.profiler import BatchReport, ProfileSettings
-from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
+from aitune_fp.effects.profiler import EarlyStop, ProfileSettings
+from aitune_fp.effects.validate import Tolerance
 from aitune_fp.shell import workers
+from aitune_fp.shell.early_stop import early_stop
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink
 from aitune_fp.shell.rounds import final_rounds
@@ -106,54 +105,14 @@ def as_result(run: CandidateRun) -> Result[Profile, BackendFailure]:
     return perform(run.outcome)
 
 
-def build(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
+def build(
+    setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
+) -> CandidateRun:
     """Build, validate and profile one backend (its peak memory attached); log it."""
     log.info("building %s", name)
     setup.emit("backend_start", name, done)
-    if setup.isolation:
-        run = workers.isolated(setup, done, backend, name)
-        workers.log_outcome(setup, done + 1, run)
-        return run
-    watch = MemoryWatch(setup.device)
-
-    def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
-        sizes = tuple(sorted({1, setup.max_batch_size}))
-        return validate(
-            name,
-            built,
-            setup.module,
-            setup.samples,
-            setup.device,
-            batch_sizes=sizes,
-            tolerance=setup.tolerance,
-        ).map(ValidationReport.as_dict)
-
-    def on_batch(report: BatchReport) -> None:
-        text = f"{mean(report.samples):.3f} ms/call over {len(report.samples)} calls"
-        setup.emit("batch_size", name, done, stage="profile", batch_size=report.batch_size,
-                   message=text)  # fmt: skip
-
-    def on_stage(stage: str) -> None:
-        setup.emit("stage", name, done, stage=stage)
-        watch.on_stage(stage)
-
-    run = run_candidate(
-        backend,
-        name,
-        setup.module,
-        setup.samples,
-        setup.device,
-        workers.work_dir(setup, backend, name),
-        setup.strategy.plan,
-        setup.batch_sizes,
-        check,
-        setup.settings,
-        on_stage=on_stage,
-        on_batch=on_batch,
-        cache_dir=workers.cache_dir(setup),
-        validation_sizes=tuple(sorted({1, setup.max_batch_size})),
-    )
-    run = workers.with_peak_memory(run, watch.peak_mb())
+    make = workers.isolated if setup.isolation else workers.in_process
+    run = make(setup, done, backend, name, early)
     workers.log_outcome(setup, done + 1, run)
     return run
 
@@ -188,19 +147,23 @@ def _kept(setup: Setup, state: TuneState) -> set[str]:
 
 
 def _pulled(
-    setup: Setup, first: int, backends: Sequence[Backend], names: Sequence[str]
+    setup: Setup, first: int, backends: Sequence[Backend], names: Sequence[str],
+    state: TuneState,
 ) -> Iterator[tuple[CandidateRun | None, Candidate]]:
-    """Each candidate as it is pulled: built, or refused unbuilt when not admitted."""
-    admits = setup.strategy.admits
-    done = first
+    """Each candidate as it is pulled: built (clear losers stopped early against the best
+    so far, ``state`` folded along), or refused unbuilt when not admitted."""
+    admits, done = setup.strategy.admits, first
     for backend, name in zip(backends, names, strict=True):
+        run: CandidateRun | None = None
+        result: Candidate = Failure(BackendFailure(name, "measure", "not admitted"))
         if admits is not None and not admits(name):
             log.info("skipping %s: not admitted by %s", name, setup.strategy.name)
-            yield None, Failure(BackendFailure(name, "measure", "not admitted"))
-            continue
-        run = build(setup, done, backend, name)
-        done += 1
-        yield run, as_result(run)
+        else:
+            early = early_stop(setup.strategy, setup.settings, state)
+            run = build(setup, done, backend, name, early)
+            done, result = done + 1, as_result(run)
+        state = step(setup.strategy, state, result)
+        yield run, result
 
 
 def drive_fold(
@@ -209,7 +172,8 @@ def drive_fold(
     """Feed candidates to the fold one at a time, releasing each loser as it loses."""
     strategy = setup.strategy
     baseline = as_result(run.runs[0]) if run.runs else None
-    for_fold, for_us = itertools.tee(_pulled(setup, len(run.runs), backends, names))
+    pulled = _pulled(setup, len(run.runs), backends, names, start(strategy, baseline))
+    for_fold, for_us = itertools.tee(pulled)
     states = fold_states(strategy, (result for _, result in for_fold), baseline)
     run = dataclasses.replace(run, fold=next(states))
     for state, (cand, result) in zip(states, for_us):  # noqa: B905 - the fold may stop early

@@ -1,5 +1,6 @@
 """Where and how one backend of a run is built: its folder in the run's workspace, in a
-worker (isolated) or in this process, and the journal told after each finished backend
+worker (isolated) or in this process (both with the early stop they are given, see
+:mod:`aitune_fp.shell.early_stop`), and the journal told after each finished backend
 (see :mod:`aitune_fp.shell.drive` for the rules)."""
 
 from __future__ import annotations
@@ -9,14 +10,17 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from returns.io import IOSuccess
+from returns.io import IOResult, IOSuccess
 from returns.result import Failure
 
+from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.stats.statistics import mean
-from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.candidate import CandidateRun
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.isolation import isolated_candidate
-from aitune_fp.effects.profiler import BatchReport
+from aitune_fp.effects.memory import MemoryWatch
+from aitune_fp.effects.profiler import BatchReport, EarlyStop
+from aitune_fp.effects.validate import ValidationReport, validate
 from aitune_fp.shell.io import perform
 
 log = logging.getLogger("aitune_fp")
@@ -41,14 +45,66 @@ def cache_dir(setup: Setup) -> Path | None:
     return found
 
 
-def isolated(setup: Setup, done: int, backend: Backend, name: str) -> CandidateRun:
-    """The candidate in a worker (its peak memory is measured there)."""
+def _batch_events(setup: Setup, done: int, name: str) -> Any:
+    """One ``batch_size`` progress event per measured batch size."""
 
     def on_batch(report: BatchReport) -> None:
         text = f"{mean(report.samples):.3f} ms/call over {len(report.samples)} calls"
+        if report.stopped_early:
+            text += " (stopped early: a clear loser there)"
         setup.emit("batch_size", name, done, stage="profile", batch_size=report.batch_size,
                    message=text)  # fmt: skip
 
+    return on_batch
+
+
+def in_process(
+    setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
+) -> CandidateRun:
+    """The candidate in this process, its peak memory attached."""
+    watch = MemoryWatch(setup.device)
+
+    sizes = tuple(sorted({1, setup.max_batch_size}))
+
+    def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
+        return validate(
+            name,
+            built,
+            setup.module,
+            setup.samples,
+            setup.device,
+            batch_sizes=sizes,
+            tolerance=setup.tolerance,
+        ).map(ValidationReport.as_dict)
+
+    def on_stage(stage: str) -> None:
+        setup.emit("stage", name, done, stage=stage)
+        watch.on_stage(stage)
+
+    run = run_candidate(
+        backend,
+        name,
+        setup.module,
+        setup.samples,
+        setup.device,
+        work_dir(setup, backend, name),
+        setup.strategy.plan,
+        setup.batch_sizes,
+        check,
+        setup.settings,
+        on_stage=on_stage,
+        on_batch=_batch_events(setup, done, name),
+        cache_dir=cache_dir(setup),
+        validation_sizes=sizes,
+        early_stop=early,
+    )
+    return with_peak_memory(run, watch.peak_mb())
+
+
+def isolated(
+    setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
+) -> CandidateRun:
+    """The candidate in a worker (its peak memory is measured there)."""
     return isolated_candidate(
         backend,
         name,
@@ -62,9 +118,10 @@ def isolated(setup: Setup, done: int, backend: Backend, name: str) -> CandidateR
         setup.tolerance,
         setup.settings,
         on_stage=lambda stage: setup.emit("stage", name, done, stage=stage),
-        on_batch=on_batch,
+        on_batch=_batch_events(setup, done, name),
         cache_dir=cache_dir(setup),
         timeouts=setup.timeouts,
+        early_stop=early,
     )
 
 

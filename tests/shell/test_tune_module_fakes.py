@@ -178,7 +178,8 @@ def test_log_has_one_line_per_step(module, samples, tmp_path, caplog) -> None:
 
 
 def test_record_keeps_raw_samples_and_stage_times(module, samples, tmp_path) -> None:
-    """The run record keeps every raw sample and the wall time of each stage."""
+    """The run record keeps every raw sample and the wall time of each stage, the isolated
+    worker's start included (a positive number of seconds)."""
     run = _run(
         module,
         samples,
@@ -190,6 +191,7 @@ def test_record_keeps_raw_samples_and_stage_times(module, samples, tmp_path) -> 
     cand = run.record.candidates[0]
     assert cand.profile is not None
     assert all(len(cand.profile.samples(bs)) == 4 for bs in cand.profile.batch_sizes)
-    assert set(cand.stage_seconds) == {"build", "validate", "profile"}
+    assert set(cand.stage_seconds) == {"build", "validate", "profile", "worker_start"}
+    assert cand.stage_seconds["worker_start"] > 0.0
     assert cand.stopped_early is None
     assert run.record.baseline is not None and run.record.max_batch_size == 4

@@ -40,8 +40,10 @@ Rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from pyrsistent import pmap
 
 from aitune_fp.core.measure.rounds import RoundsVerdict
 from aitune_fp.core.measure.rounds_plan import RoundsPlan
@@ -90,7 +92,9 @@ class Verification:
     pick after verification (``winner`` when ``holds``); ``challenger``, ``speedup`` and
     ``ci95`` are the deciding comparison (see the module's rules); ``seconds`` the wall
     time the verification took, ``rounds`` its paired rounds; ``comparisons`` every
-    challenger's; ``reason`` the one line the run prints.
+    challenger's; ``reason`` the one line the run prints; ``samples_ms`` every
+    participant's paired samples as judged (ms per call, aligned by round), by backend, so
+    a reader can recompute each interval.
     """
 
     holds: bool
@@ -106,8 +110,11 @@ class Verification:
     metric: str = "latency"
     comparisons: tuple[Comparison, ...] = ()
     reason: str = ""
+    samples_ms: Mapping[str, tuple[float, ...]] = field(default_factory=pmap)
 
     def __post_init__(self) -> None:
+        frozen = pmap({k: tuple(map(float, v)) for k, v in self.samples_ms.items()})
+        object.__setattr__(self, "samples_ms", frozen)
         low, high = self.ci95
         if not (0.0 < low <= high < math.inf):
             raise ValueError(f"ci95 must be 0 < low <= high < inf, got {self.ci95!r}")
@@ -248,6 +255,7 @@ def judge(
         metric=kind,
         comparisons=found,
         reason=reason,
+        samples_ms={p.backend: p.samples_ms for p in trimmed},
     )
 
 

@@ -1,8 +1,9 @@
 """The run record's ``verification``: a :class:`Verification` as JSON and back (pure).
 
 Rules: every field is written (the pinned ``holds``, ``winner``, ``challenger``,
-``speedup``, ``ci95`` as ``[low, high]`` and ``seconds``, then the rest); a record without
-the key, or with ``null``, has no verification; decoding checks types through the
+``speedup``, ``ci95`` as ``[low, high]`` and ``seconds``, then the rest, the paired
+``samples_ms`` by backend included, absent from older records: read as none); a record
+without the key, or with ``null``, has no verification; decoding checks types through the
 :class:`~aitune_fp.core.record.reader.Reader` and the record's invariants, naming the path.
 
 >>> v = Verification(False, "aot", "ort", 0.8, (0.78, 0.82), 3.0, 1, 1, 900, "ort")
@@ -22,6 +23,7 @@ from typing import Any
 
 from aitune_fp.core.measure.verification import Comparison, Verification
 from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.values import encode_float
 
 __all__ = ["Verification", "decode_verification", "encode_verification", "read_verification"]
 
@@ -59,6 +61,7 @@ def encode_verification(v: Verification | None) -> dict[str, Any] | None:
             for c in v.comparisons
         ],
         "reason": v.reason,
+        "samples_ms": {k: [encode_float(x) for x in v.samples_ms[k]] for k in sorted(v.samples_ms)},
     }
 
 
@@ -93,7 +96,14 @@ def decode_verification(data: Any, path: str = "verification") -> Verification |
         metric=doc.text("metric", "latency"),
         comparisons=tuple(_comparison(c) for c in doc.children("comparisons", [])),
         reason=doc.text("reason", ""),
+        samples_ms=_samples(doc),
     )
+
+
+def _samples(doc: Reader) -> dict[str, tuple[float, ...]]:
+    """The paired samples by backend (``{}`` when the record has none)."""
+    found = doc.obj("samples_ms", {})
+    return {k: Reader(found, doc.at("samples_ms")).numbers(k) for k in found}
 
 
 def read_verification(record: Reader) -> Verification | None:

@@ -69,6 +69,19 @@ def backends_section(record: RunRecord) -> str:
     return table(header, rows)
 
 
+def stopped_early_section(record: RunRecord) -> str | None:
+    """The candidates that stopped early at some batch sizes (clear losers there after a
+    short probe) and why, one line each; ``None`` when none did.
+
+    >>> o = BackendOutcome("ort", "onnxruntime", "k", {}, stopped_early="batch size 1: ...")
+    >>> r = RunRecord("m", "cpu", {}, None, (o,), None, None, {}, {}, None)
+    >>> stopped_early_section(r)
+    '- ort: batch size 1: ...'
+    """
+    lines = [f"- {o.backend}: {o.stopped_early}" for o in record.outcomes if o.stopped_early]
+    return "\n".join(lines) if lines else None
+
+
 def latency_rows(outcome: BackendOutcome) -> list[tuple[Any, ...]]:
     """Statistics of every measured batch size of one backend, ascending."""
     if outcome.profile is None:
@@ -176,11 +189,13 @@ def render_markdown(record: RunRecord) -> str:
     """
     title = record.strategy.get("title", record.strategy.get("strategy", "unknown strategy"))
     decision = "\n".join(f"- {line}" for line in decision_lines(record))
+    stopped = stopped_early_section(record)
     sections = [
         f"# aitune_fp run: {record.model} on {record.device}",
         f"Strategy: **{title}**; max batch size: {record.max_batch_size or '—'}.",
         f"## Decision\n\n{decision}",
         f"## Backends\n\n{backends_section(record)}",
+        *([f"## Stopped early\n\n{stopped}"] if stopped else []),
         f"## Latency per batch size\n\n{latency_section(record)}",
         "## Validation (max error against eager)\n\n"
         + _number_table(record, "validation", "validation errors", ".3g"),

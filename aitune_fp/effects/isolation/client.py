@@ -9,6 +9,9 @@ Rules:
   a fresh process cannot import by name (``aitune-fp tune``'s factory files) travel by
   value; a job that cannot be serialised at all is reported as :class:`NotIsolated`, and
   the caller decides what to do (it runs in process, with a warning);
+- the worker's start is timed from asking for it (before the fork server is asked for a
+  process) to its first message, ``("started", None)`` once it has unpickled its job; the
+  caller hears it as the event ``("started", seconds)``;
 - the watchdog polls every 0.1 s: during ``build`` it ends the worker after
   ``Timeouts.build`` seconds; in any other stage after ``Timeouts.call`` seconds without
   a new heartbeat (a call that does not return), or ``Timeouts.build`` seconds for the
@@ -224,6 +227,7 @@ def run_job(
     answer, or :class:`Ended` when it died or overran a timeout."""
     import cloudpickle
 
+    asked = time.monotonic()
     with _worker(payload) as (proc, receiver, beat):
         stage, now = first_stage, time.monotonic()
         stage_began = last_change = now
@@ -240,6 +244,9 @@ def run_job(
                     last_change = stage_began
                 elif message[0] == "batch":
                     last_change = time.monotonic()
+                elif message[0] == "started":
+                    last_change = time.monotonic()
+                    message = ("started", last_change - asked)
                 else:
                     return message  # type: ignore[no-any-return]
                 on_event(message)

@@ -8,7 +8,8 @@ Rules:
   validation errors. A worker that dies or overruns becomes
   ``BackendFailure(backend, stage, reason)`` (also written to the backend's
   ``build.log``); a job that cannot be sent to a worker runs in this process, with a
-  warning;
+  warning; the worker's start (asked for until it has its job) is the candidate's
+  ``worker_start`` stage, failed candidates' too; ``early_stop`` travels with the job;
 - a successful candidate's runner stays in the worker and ends with it; its ``Built`` here
   is *deferred*: :func:`materialized` makes the real one in this process when the shell
   needs it (final rounds, the tuned module): from the artifact the worker built, after
@@ -42,7 +43,7 @@ from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_jo
 from aitune_fp.effects.isolation.protocol import Timeouts, outcome_values
 from aitune_fp.effects.isolation.worker import CandidateJob, CandidateResult, MaxBatchJob
 from aitune_fp.effects.max_batch import MaxBatchResult, find_max_batch_size
-from aitune_fp.effects.profiler import BatchReport, ProfileSettings
+from aitune_fp.effects.profiler import BatchReport, EarlyStop, ProfileSettings
 from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
 
 log = logging.getLogger("aitune_fp")
@@ -140,6 +141,7 @@ def isolated_candidate(
     on_batch: Callable[[BatchReport], None] = lambda _: None,
     cache_dir: Path | None = None,
     timeouts: Timeouts = Timeouts(),
+    early_stop: EarlyStop | None = None,
 ) -> CandidateRun:
     """Build, validate and profile ``backend`` in a worker (see the module rules)."""
     job = CandidateJob(
@@ -155,6 +157,7 @@ def isolated_candidate(
         tolerance,
         settings,
         cache_dir,
+        early_stop,
     )
     payload = dumps(job, module)
     if isinstance(payload, NotIsolated):
@@ -164,10 +167,14 @@ def isolated_candidate(
             backend, name, module, samples, device, work_dir, plan, batch_sizes, check,
             settings, on_stage=on_stage, on_batch=on_batch, cache_dir=cache_dir,
             validation_sizes=validation_sizes,
+            early_stop=early_stop,
         )  # fmt: skip
+    started: dict[str, float] = {}
 
     def on_event(message: tuple[str, Any]) -> None:
-        if message[0] == "stage":
+        if message[0] == "started":
+            started["worker_start"] = float(message[1])
+        elif message[0] == "stage":
             on_stage(str(message[1]))
         elif message[0] == "batch":
             on_batch(message[1])
@@ -182,21 +189,20 @@ def isolated_candidate(
         append_log(work_dir, f"[{stage}] {reason}")
         first = reason.split("\n")[0][:500]
         outcome: IOResult[Profile, BackendFailure] = IOFailure(BackendFailure(name, stage, first))
-        return CandidateRun(backend, name, None, outcome, {}, {}, work_dir)
+        return CandidateRun(backend, name, None, outcome, dict(started), {}, work_dir)
     result: CandidateResult = answer[1]
+    stages = {**result.stage_seconds, **started}
     if result.profile is None:
         failure = result.failure or BackendFailure(name, "build", "no result")
         return CandidateRun(
-            backend, name, None, IOFailure(failure), result.stage_seconds, result.validation,
-            work_dir,
+            backend, name, None, IOFailure(failure), stages, result.validation, work_dir
         )  # fmt: skip
     deferred = _Deferred(
         lambda: _make_here(backend, name, result, module, samples, device, work_dir)
     )
     built = Built(deferred, deferred.close, artifact=result.artifact, info=result.info)
     return CandidateRun(
-        backend, name, built, IOSuccess(result.profile), result.stage_seconds,
-        result.validation, work_dir,
+        backend, name, built, IOSuccess(result.profile), stages, result.validation, work_dir
     )  # fmt: skip
 
 

@@ -7,7 +7,8 @@ Rules:
   tune process) goes, so even a tune process killed outright leaves no worker behind;
 - the job arrives as one cloudpickled value (the module's weights are copied, never
   shared with the tune process, so a backend that edits weights in place cannot touch
-  the user's module);
+  the user's module); once it is unpickled the worker says ``("started", None)``, its
+  first message (the parent times the worker's start up to it);
 - a candidate job first calls the eager module once (:func:`_warm`, so first-use costs
   of a fresh process are not charged to the backend's memory), then runs
   :func:`~aitune_fp.effects.candidate.run_candidate` as is: the
@@ -44,13 +45,20 @@ from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.isolation.protocol import outcome_values
-from aitune_fp.effects.profiler import BatchReport, ProfileSettings, Timer, call_timer
+from aitune_fp.effects.profiler import (
+    BatchReport,
+    EarlyStop,
+    ProfileSettings,
+    Timer,
+    call_timer,
+)
 from aitune_fp.effects.validate import Tolerance
 
 
 @dataclass(frozen=True, slots=True)
 class CandidateJob:
-    """Build, validate and profile ``backend`` (named ``name``) on ``device``."""
+    """Build, validate and profile ``backend`` (named ``name``) on ``device`` (with
+    ``early_stop``: clear losers stop after their probe, see the profiler)."""
 
     backend: Backend
     name: str
@@ -64,6 +72,7 @@ class CandidateJob:
     tolerance: Tolerance
     settings: ProfileSettings
     cache_dir: Path | None
+    early_stop: EarlyStop | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +184,7 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
         cache_dir=job.cache_dir,
         timer=_beating_timer(call_timer(device, job.settings), beat),
         validation_sizes=tuple(job.validation_sizes),
+        early_stop=job.early_stop,
     )
     profile, failure = outcome_values(run.outcome)
     peak = watch.peak_mb() if profile is not None else None
@@ -241,6 +251,7 @@ def main(conn: Any, beat: Any, payload: bytes) -> None:
 
     try:
         job = cloudpickle.loads(payload)
+        send(("started", None))
         if isinstance(job, CandidateJob):
             send(("done", _candidate(job, send, beat)))
         elif isinstance(job, MaxBatchJob):
