@@ -100,6 +100,7 @@ def run_record(
                 "isolation": setup.isolation,
                 "build_timeout_s": setup.timeouts.build,
                 "call_timeout_s": setup.timeouts.call,
+                "early_stop": setup.settings.early_stop,
             }
         ),
     )

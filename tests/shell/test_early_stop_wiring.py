@@ -108,8 +108,9 @@ def test_a_clear_loser_stops_early_and_the_record_says_why(tmp_path: Path) -> No
 
 
 def test_early_stop_off_measures_every_candidate_in_full(tmp_path: Path) -> None:
-    """With ``ProfileSettings(early_stop=False)`` a clear loser runs its whole call rule."""
+    """With ``ProfileSettings(early_stop=False)`` a clear loser runs its whole call rule, and
+    the record's options say early stop was off."""
     record = _tune(tmp_path, [Sleeper("lead", 3.0), Sleeper("slow", 9.0)], early_stop=False)
     slow = record.candidates[1]
     assert slow.profile is not None and len(slow.profile.samples(1)) == STEPS
-    assert slow.stopped_early is None
+    assert slow.stopped_early is None and record.options["early_stop"] is False
