@@ -7,7 +7,8 @@ Rules:
   a new one, and nothing is shared or changed in place;
 - candidates are built lazily, one at a time, as :func:`~aitune_fp.core.fold.fold_states`
   pulls them; a strategy that settles early never builds the later backends, and a
-  backend the strategy does not admit is never built;
+  backend the strategy does not admit is never built; each is built with the early stop
+  against the best so far (:mod:`aitune_fp.shell.early_stop`; the baseline with none);
 - runners are released by one function, :func:`close_all_but`: after each step the
   leader's runner is kept (with final rounds planned: every contender's), after the fold
   only the winner's;
