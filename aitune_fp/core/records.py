@@ -119,7 +119,7 @@ class Profile:
     first-pass figure; empty for a profile not made by the profiler). ``stopped_early`` is
     the early-stop rule's one line naming the batch sizes that stopped after their probe,
     clear losers there (:mod:`aitune_fp.core.measure.early_stop`; ``None``: none did);
-    informative, never used by selection (the run record keeps it on the backend's
+    informative, never used by selection (the run record also pins it on the backend's
     outcome).
 
     >>> p = Profile("eager", {1: [2.0, 2.0], 2: [3.0]})

@@ -4,8 +4,8 @@ Rules: the record holds every run's config (a dataclass config as its fields, el
 name), profile or failure, stage times, validation errors and artifact; the baseline is
 the first run when the strategy validates performance; the strategy is stored by
 :func:`~aitune_fp.core.strategies.registry.strategy_config` with the candidates' names;
-a candidate's ``stopped_early`` (the early-stop rule's line, carried on its profile) is
-the outcome's own field, not its profile's (``run.json`` writes it once, per backend).
+a candidate's ``stopped_early`` is its profile's (the early-stop rule's line), also on
+the outcome, where ``run.json`` pins it.
 """
 
 from __future__ import annotations
@@ -33,9 +33,6 @@ def outcome_of(run: CandidateRun) -> BackendOutcome:
     """One backend's outcome: its config, and its profile or its failure."""
     result = as_result(run)
     profile = result.value_or(None)
-    stopped = None if profile is None else profile.stopped_early
-    if profile is not None and stopped is not None:
-        profile = dataclasses.replace(profile, stopped_early=None)
     return BackendOutcome(
         backend=run.name,
         kind=run.backend.name,
@@ -46,7 +43,7 @@ def outcome_of(run: CandidateRun) -> BackendOutcome:
         stage_seconds=pmap(run.stage_seconds),
         validation=pmap(run.validation),
         artifact=str(run.built.artifact) if run.built and run.built.artifact else None,
-        stopped_early=stopped,
+        stopped_early=None if profile is None else profile.stopped_early,
     )
 
 

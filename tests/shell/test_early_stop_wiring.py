@@ -101,7 +101,7 @@ def test_a_clear_loser_stops_early_and_the_record_says_why(tmp_path: Path) -> No
     for full in (by_name[lead.describe()], by_name[close.describe()], record.baseline):
         assert full is not None and full.profile is not None
         assert full.stopped_early is None and len(full.profile.samples(1)) == STEPS
-    assert stopped.profile.stopped_early is None  # kept once, on the outcome
+    assert stopped.profile.stopped_early == line
     assert decode(encode(record)) == record
     assert all(c["stage_seconds"]["worker_start"] is None for c in encode(record)["candidates"])
     assert f"- {slow.describe()}: {line}" in render_markdown(record)

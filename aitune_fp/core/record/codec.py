@@ -43,6 +43,7 @@ def encode_profile(profile: Profile) -> dict[str, Any]:
         "rounds_ms": {str(bs): list(profile.rounds_ms[bs]) for bs in sorted(profile.rounds_ms)},
         "peak_memory_mb": _optional_float(profile.peak_memory_mb),
         "batches": {str(bs): encode_batch(profile.batches[bs]) for bs in sorted(profile.batches)},
+        "stopped_early": profile.stopped_early,
     }
 
 
@@ -108,6 +109,7 @@ def decode_profile(doc: Reader) -> Profile:
         rounds_ms={} if rounds is None else _per_batch_size(rounds),
         peak_memory_mb=doc.number_or_none("peak_memory_mb"),
         batches={} if batches is None else _batches(batches),
+        stopped_early=doc.text_or_none("stopped_early"),
     )
 
 
