@@ -23,7 +23,7 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,3 +289,22 @@ def validate(
         "cached" if stored is not None else "eager",
     )
     return IOSuccess(report)
+
+
+def validation_check(
+    name: str,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    sizes: tuple[int, ...],
+    tolerance: Tolerance,
+) -> Callable[[Built], IOResult[dict[str, float], BackendFailure]]:
+    """The candidate's validation as one function of its runner: :func:`validate` at
+    ``sizes`` with ``tolerance``, its report as a dict."""
+
+    def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
+        return validate(
+            name, built, module, samples, device, batch_sizes=sizes, tolerance=tolerance
+        ).map(ValidationReport.as_dict)
+
+    return check

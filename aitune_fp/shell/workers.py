@@ -10,17 +10,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from returns.io import IOResult, IOSuccess
+from returns.io import IOSuccess
 from returns.result import Failure
 
-from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.stats.statistics import mean
-from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.isolation import isolated_candidate
 from aitune_fp.effects.memory import MemoryWatch
 from aitune_fp.effects.profiler import BatchReport, EarlyStop
-from aitune_fp.effects.validate import ValidationReport, validate
+from aitune_fp.effects.validate import validation_check
 from aitune_fp.shell.io import perform
 
 log = logging.getLogger("aitune_fp")
@@ -58,24 +57,21 @@ def _batch_events(setup: Setup, done: int, name: str) -> Any:
     return on_batch
 
 
+def validation_sizes(setup: Setup) -> tuple[int, ...]:
+    """The batch sizes a candidate is validated at: 1 and the largest."""
+    return tuple(sorted({1, setup.max_batch_size}))
+
+
 def in_process(
     setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
 ) -> CandidateRun:
     """The candidate in this process, its peak memory attached."""
     watch = MemoryWatch(setup.device)
 
-    sizes = tuple(sorted({1, setup.max_batch_size}))
-
-    def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
-        return validate(
-            name,
-            built,
-            setup.module,
-            setup.samples,
-            setup.device,
-            batch_sizes=sizes,
-            tolerance=setup.tolerance,
-        ).map(ValidationReport.as_dict)
+    sizes = validation_sizes(setup)
+    check = validation_check(
+        name, setup.module, setup.samples, setup.device, sizes, setup.tolerance
+    )
 
     def on_stage(stage: str) -> None:
         setup.emit("stage", name, done, stage=stage)
@@ -114,7 +110,7 @@ def isolated(
         work_dir(setup, backend, name),
         setup.strategy.plan,
         setup.batch_sizes,
-        tuple(sorted({1, setup.max_batch_size})),
+        validation_sizes(setup),
         setup.tolerance,
         setup.settings,
         on_stage=lambda stage: setup.emit("stage", name, done, stage=stage),

@@ -44,7 +44,7 @@ from aitune_fp.effects.isolation.protocol import Timeouts, outcome_values
 from aitune_fp.effects.isolation.worker import CandidateJob, CandidateResult, MaxBatchJob
 from aitune_fp.effects.max_batch import MaxBatchResult, find_max_batch_size
 from aitune_fp.effects.profiler import BatchReport, EarlyStop, ProfileSettings
-from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
+from aitune_fp.effects.validate import Tolerance, validation_check
 
 log = logging.getLogger("aitune_fp")
 
@@ -109,22 +109,6 @@ def _make_here(
     return made
 
 
-def _validation_check(
-    name: str,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    sizes: tuple[int, ...],
-    tolerance: Tolerance,
-) -> Callable[[Built], IOResult[dict[str, float], BackendFailure]]:
-    def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
-        return validate(
-            name, built, module, samples, device, batch_sizes=sizes, tolerance=tolerance
-        ).map(ValidationReport.as_dict)
-
-    return check
-
-
 def isolated_candidate(
     backend: Backend,
     name: str,
@@ -162,7 +146,7 @@ def isolated_candidate(
     payload = dumps(job, module)
     if isinstance(payload, NotIsolated):
         log.warning("%s runs in the tune process, not isolated: %s", name, payload.reason)
-        check = _validation_check(name, module, samples, device, validation_sizes, tolerance)
+        check = validation_check(name, module, samples, device, validation_sizes, tolerance)
         return run_candidate(
             backend, name, module, samples, device, work_dir, plan, batch_sizes, check,
             settings, on_stage=on_stage, on_batch=on_batch, cache_dir=cache_dir,
