@@ -6,15 +6,23 @@ budget, which binds on these models) twice, side by side in one run:
 
 - ``before``: the settings before issue 16: a fixed 10-call warm-up
   (``ProfileSettings(warmup=None)``), no re-measured first point, no verification, batch
-  sizes judged by their mean (``confident(..., robust_batches=False)``);
-- ``after``: the defaults (warm-up to steady state, first point re-measured) and a
-  verification of ``--verify-seconds`` (3 s, the CLI default).
+  sizes judged by their mean (``confident(..., robust_batches=False)``), final rounds of
+  one call per participant (``RoundsPlan(burst=Burst())``);
+- ``after``: the defaults (warm-up to steady state, first point re-measured, rounds of
+  10 ms bursts) and a verification of ``--verify-seconds`` (3 s, the CLI default), which
+  also re-measures the winner at its neighbouring batch sizes under throughput.
 
 Each tune keeps its own built runners (every candidate's, the baseline's: the driver's
 release is held back for the benchmark), and after both tunes of a (model, strategy) every
 one of those runners is re-measured at every batch size its sweep profiled, all in one
 interleaved window of ``--window-seconds`` (warmed to steady state first, order rotated
-per round). The *truth* per (tune, backend, batch size) is the window's median latency;
+per round, each participant's turn a burst of at least ``--burst-ms`` (100 ms) whose
+settled median is its round's sample: :mod:`aitune_fp.core.measure.burst`). The bursts
+matter: timed one call at a time among a dozen runners of three runtimes, an ONNX Runtime
+session never settles. Its thread pool and caches are taken by the others between two
+of its calls, so it is measured 1.8× slower than it runs alone (the demo CNN at batch
+size 1: 0.28 vs 0.156 ms). A deployment runs one backend alone. The *truth* per (tune,
+backend, batch size) is the median of its round samples;
 the best of a tune is the best of its own candidates under the strategy (min latency at
 batch size 1; max samples/s; max samples/s with median latency within the budget); the
 *regret* of a pick is how much worse its truth is than that best (a cost ratio minus 1),
@@ -81,6 +89,8 @@ def keeping(sink: dict[str, Any]) -> Iterator[None]:
 def strategy_of(name: str, budget_ms: float, setting: str = "after") -> Any:
     """The confident strategy named (the CLI's default kind of decision); ``before``
     judges batch sizes by the mean, as it did before the robust sweeps."""
+    from aitune_fp.core.measure.burst import Burst
+    from aitune_fp.core.measure.rounds_plan import RoundsPlan
     from aitune_fp.core.strategies import confident, latency_budget, max_throughput, min_latency
 
     plain = {
@@ -88,7 +98,9 @@ def strategy_of(name: str, budget_ms: float, setting: str = "after") -> Any:
         "min-latency": min_latency,
         "latency-budget": latency_budget(budget_ms),
     }[name]
-    return confident(plain, robust_batches=setting != "before")
+    if setting == "before":
+        return confident(plain, robust_batches=False, rounds=RoundsPlan(burst=Burst()))
+    return confident(plain)
 
 
 def tune_once(
@@ -138,12 +150,15 @@ def tune_once(
 
 
 def window(
-    tunes: Sequence[tuple[Tuned, dict[str, Any]]], samples: Any, seconds: float
+    tunes: Sequence[tuple[Tuned, dict[str, Any]]], samples: Any, seconds: float, burst_ms: float
 ) -> dict[tuple[str, str, int], float]:
-    """Every tune's profiled (backend, batch size) timed in one interleaved window: the
-    median ms per call by (setting, backend, batch size)."""
+    """Every tune's profiled (backend, batch size) timed in one interleaved window of
+    ``burst_ms`` bursts: the median ms per call by (setting, backend, batch size)."""
+    from dataclasses import replace
+
     import torch
 
+    from aitune_fp.core.measure.burst import Burst
     from aitune_fp.core.measure.verification import timing_plan, timing_verdict
     from aitune_fp.effects.profiler import ProfileSettings
     from aitune_fp.effects.rounds import time_paired
@@ -155,7 +170,7 @@ def window(
             name = f"{tuned.setting}|{backend}|{bs}"
             keys[name] = (tuned.setting, backend, bs)
             participants.append((name, kept[backend].runner, bs))
-    plan = timing_plan(seconds)
+    plan = replace(timing_plan(seconds), burst=Burst(min_ms=burst_ms, min_calls=5))
     timed = time_paired(
         participants,
         samples,
@@ -213,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
                         work / model,
                     )
                 )
-            times = window(tunes, samples, args.window_seconds)
+            times = window(tunes, samples, args.window_seconds, args.burst_ms)
             for tuned, kept in tunes:
                 own = {(b, bs): ms for (s, b, bs), ms in times.items() if s == tuned.setting}
                 costs = truth_of(name, args.budget_ms, own)
@@ -267,6 +282,12 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=10.0,
         help="the interleaved re-measurement per (model, strategy); the issue's: 60",
+    )
+    p.add_argument(
+        "--burst-ms",
+        type=float,
+        default=100.0,
+        help="each participant's turn in a window round (ms; its first half settles)",
     )
     p.add_argument("--noise", type=float, default=0.02)
     p.add_argument("--work", default=None, help="build and cache folder (default: a temp dir)")

@@ -13,6 +13,10 @@ Rules (the pure decisions live in :mod:`aitune_fp.core.measure.rounds`):
   warm-up and round calls, not the judging;
 - a participant whose call raises leaves the rounds (its samples stay a prefix); nothing
   here raises for a backend's failure;
+- on a device a participant's turn in a round is a burst (:func:`timed_burst`, the plan's
+  ``burst``): consecutive calls, the round's sample being their median after the settling
+  ones, so each backend is timed at the steady state it has when it runs alone, not just
+  after another runtime took its threads and caches;
 - :func:`run_rounds` times backends' runners on a device with it: every participant at
   the batch size its sweep selected, with inputs from the same kind of rotating pool as
   the profiler (at most 8 batches: between two calls of one backend the others run,
@@ -32,6 +36,7 @@ from typing import Any
 
 import torch
 
+from aitune_fp.core.measure.burst import Burst, more, sample
 from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds
 from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.measure.warmup import fixed_warmup
@@ -112,6 +117,32 @@ class Timed:
     rounds: int
     reason: str
     seconds: float
+
+
+def timed_burst(
+    calls: Sequence[Callable[[], Any]],
+    timer: Callable[[Callable[[], Any]], float],
+    burst: Burst,
+    start: int,
+    before: Callable[[], None] | None = None,
+) -> tuple[float, int]:
+    """One burst of ``calls`` (cycled from index ``start``): its sample in ms, and the
+    index to start the next burst at. The burst's length counts the timed calls' ms.
+
+    >>> calls = [lambda: None] * 3
+    >>> times = iter([5.0, 1.0, 1.0, 2.0])
+    >>> timed_burst(calls, lambda c: next(times), Burst(min_calls=4), 2)
+    (1.5, 6)
+    """
+    times: list[float] = []
+    spent, index = 0.0, start
+    while more(burst, len(times), spent):
+        if before is not None:
+            before()
+        ms = timer(calls[index % len(calls)])
+        times.append(ms)
+        spent, index = spent + ms, index + 1
+    return sample(burst, times), index
 
 
 Judge = Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]
@@ -206,17 +237,18 @@ def run_rounds(
     timer = call_timer(device, settings)
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
     calls: dict[str, list[Callable[[], Any]]] = {}
+    position: dict[str, int] = {}
 
     def warm(name: str) -> bool:
         p = next(q for q in timed_ones if q.name == name)
         calls[name] = _warmed(p, samples, device, settings, plan)
+        position[name] = 0
         synchronize(device)
         return bool(calls[name])
 
     def call(name: str, round_index: int) -> float:
-        if before is not None:
-            before()
-        return timer(calls[name][round_index % len(calls[name])])
+        ms, position[name] = timed_burst(calls[name], timer, plan.burst, position[name], before)
+        return ms
 
     def judge(
         so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
@@ -263,6 +295,7 @@ def time_paired(
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
     by_name = {name: (runner, bs) for name, runner, bs in participants}
     calls: dict[str, list[Callable[[], Any]]] = {}
+    position: dict[str, int] = {}
     rule = settings.warmup if settings.warmup is not None else fixed_warmup(10)
     cap = warmup_share * plan.max_seconds / max(len(participants), 1)
     rule = replace(rule, max_seconds=min(rule.max_seconds, cap), min_seconds=0.0)
@@ -278,12 +311,12 @@ def time_paired(
         except Exception as error:  # a failing backend stays out of the verification
             log.warning("%s failed before the verification: %s", name, error)
             return False
+        position[name] = 0
         return True
 
     def call(name: str, round_index: int) -> float:
-        if before is not None:
-            before()
-        return timer(calls[name][round_index % len(calls[name])])
+        ms, position[name] = timed_burst(calls[name], timer, plan.burst, position[name], before)
+        return ms
 
     def verdict(
         _so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]

@@ -5,7 +5,9 @@ Rules:
   challengers are the selection's closest runner-ups
   (:func:`~aitune_fp.core.measure.verification.challengers`, at most ``CHALLENGERS``),
   timed with the very runners the tune built and profiled (the driver keeps them alive
-  when a verification is planned), each at the batch size it was selected at;
+  when a verification is planned), each at the batch size it was selected at; under a
+  throughput metric the winner also takes part at its sweep's neighbouring batch sizes
+  (``backend@batch``), which count when the strategy admits them on their samples;
 - the timing is :func:`~aitune_fp.effects.rounds.time_paired` (primed, warmed to steady
   state, interleaved rounds for ``verify_seconds``, warm-up included); the decision is the
   core's (:func:`~aitune_fp.core.measure.verification.judge`), and the selection becomes
@@ -27,16 +29,19 @@ from aitune_fp.core.measure.verification import (
     CHALLENGERS,
     Paired,
     Verification,
+    admits,
+    at_batch_size,
+    batch_neighbours,
     challengers,
     judge,
     timing_plan,
     timing_verdict,
     verified,
 )
-from aitune_fp.core.records import Selection, TuneError
+from aitune_fp.core.records import Profile, Selection, TuneError
 from aitune_fp.effects.isolation import materialized
 from aitune_fp.effects.rounds import time_paired
-from aitune_fp.shell.drive import RunState, Setup
+from aitune_fp.shell.drive import RunState, Setup, as_result
 
 log = logging.getLogger("aitune_fp")
 
@@ -55,6 +60,13 @@ def _runners(run: RunState) -> dict[str, Callable[..., Any]]:
     return runners
 
 
+def _profile(run: RunState, backend: str) -> Profile | None:
+    """The backend's profile in this run (with its rounds when it had them)."""
+    found: list[Profile] = [c.unwrap() for c in run.fed if isinstance(c, Success)]
+    found += [r.unwrap() for r in map(as_result, run.runs) if isinstance(r, Success)]
+    return next((p for p in found if p.backend == backend), None)
+
+
 def with_verification(
     setup: Setup, run: RunState, outcome: Result[Selection, TuneError]
 ) -> tuple[Result[Selection, TuneError], Verification | None]:
@@ -65,19 +77,28 @@ def with_verification(
     selection = outcome.unwrap()
     runners = _runners(run)
     names = [n for n in challengers(setup.strategy, selection, CHALLENGERS) if n in runners]
-    if selection.backend not in runners or not names:
+    kind = setup.strategy.metric.kind or "latency"
+    winner, size = selection.backend, selection.result.selected_batch_size
+    profile = _profile(run, winner) if kind != "latency" else None
+    neighbours = batch_neighbours(profile, size) if profile is not None else ()
+    if winner not in runners or not (names or neighbours):
         log.info("no verification: the winner or its runner-ups have no live runner")
         return outcome, None
     sizes = {s.backend: s.result.selected_batch_size for s in selection.ranking}
     if selection.baseline is not None:
         sizes[selection.baseline.backend] = selection.baseline.result.selected_batch_size
-    sizes[selection.backend] = selection.result.selected_batch_size
-    chosen = [selection.backend, *names]
+    sizes[winner] = size
+    chosen = [winner, *names]
+    labels = {f"{winner}@{bs}": bs for bs in neighbours}
     setup.emit("stage", stage="verification", done=len(run.runs))
-    log.info("verification: %s against %s for %g s", chosen[0], ", ".join(names), seconds)
+    against = ", ".join([*names, *labels])
+    log.info("verification: %s@%d against %s for %g s", winner, size, against, seconds)
     plan = timing_plan(seconds)
     timed = time_paired(
-        [(n, runners[n], sizes[n]) for n in chosen],
+        [
+            *((n, runners[n], sizes[n]) for n in chosen),
+            *((label, runners[winner], bs) for label, bs in labels.items()),
+        ],
         setup.samples,
         setup.device,
         plan,
@@ -85,11 +106,21 @@ def with_verification(
         setup.settings,
     )
     paired = {n: Paired(n, sizes[n], timed.samples[n]) for n in chosen if timed.samples.get(n)}
-    others = tuple(paired[n] for n in names if n in paired)
-    if selection.backend not in paired or not others:
+    near = tuple(
+        Paired(winner, bs, timed.samples[label], label)
+        for label, bs in labels.items()
+        if timed.samples.get(label)
+    )
+    admitted = tuple(p for p in near if admits(setup.strategy, p))
+    others = (*(paired[n] for n in names if n in paired), *admitted)
+    if winner not in paired or not others:
         log.warning("no verification: fewer than two backends could be timed (%s)", timed.reason)
         return outcome, None
-    kind = setup.strategy.metric.kind or "latency"
-    verification = judge(paired[selection.backend], others, kind, seconds=timed.seconds)
+    verification = judge(paired[winner], others, kind, seconds=timed.seconds)
     (log.info if verification.holds else log.warning)("%s", verification.reason)
-    return Success(verified(selection, verification)), verification
+    alternatives = {
+        (winner, p.batch_size): at_batch_size(setup.strategy, profile, p.batch_size)
+        for p in admitted
+        if profile is not None
+    }
+    return Success(verified(selection, verification, alternatives)), verification

@@ -13,6 +13,8 @@ from aitune_fp.core.measure.verification import (
     MIN_ROUNDS,
     Paired,
     Verification,
+    at_batch_size,
+    batch_neighbours,
     challengers,
     judge,
     verified,
@@ -142,3 +144,18 @@ def test_run_record_keeps_a_verification_and_reads_older_records() -> None:
     assert decode({**doc, "verification": None}).verification is None
     with pytest.raises(ValueError, match=r"run record\.verification\.ci95"):
         decode({**doc, "verification": {**doc["verification"], "ci95": [1.0]}})
+
+
+def test_the_winner_at_a_neighbouring_batch_size_can_overturn_the_pick() -> None:
+    """A faster-per-sample neighbour of the winner overturns it: same backend, its batch size,
+    and the selection takes the strategy's result at that batch size."""
+    profile = Profile("a", {4: [4.0] * 5, 8: [6.0] * 5, 16: [11.0] * 5})
+    sel = tune(max_throughput, [Success(profile)], None).unwrap()
+    assert sel.result.selected_batch_size == 16 and batch_neighbours(profile, 16) == (8,)
+    neighbour = Paired("a", 8, (5.0,) * 40, "a@8")
+    v = judge(_steady("a", 12.0, bs=16), (neighbour,), "throughput", seconds=1.0)
+    assert not v.holds and (v.selected, v.selected_batch_size) == ("a", 8)
+    assert set(v.samples_ms) == {"a", "a@8"}
+    new = verified(sel, v, {("a", 8): at_batch_size(max_throughput, profile, 8)})
+    assert new.backend == "a" and new.result.selected_batch_size == 8
+    assert new.notes[-1] == v.reason

@@ -1,9 +1,11 @@
-"""Shared pieces of the final-rounds tests: tiny samples, a short plan, a recording runner."""
+"""Shared pieces of the final-rounds tests: tiny samples, a short one-call-a-round plan, a
+recording runner."""
 
 from __future__ import annotations
 
 import torch
 
+from aitune_fp.core.measure.burst import Burst
 from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.strategies import confident, min_latency
 from aitune_fp.effects.inputs import normalise_samples
@@ -11,7 +13,7 @@ from aitune_fp.effects.profiler import ProfileSettings
 
 SAMPLES = normalise_samples([torch.randn(1, 8) for _ in range(3)])
 CPU = torch.device("cpu")
-PLAN = RoundsPlan(min_rounds=4, max_rounds=6, judge_every=1, warmup_calls=1)
+PLAN = RoundsPlan(min_rounds=4, max_rounds=6, judge_every=1, warmup_calls=1, burst=Burst())
 STRATEGY = confident(min_latency, resamples=50, rounds=PLAN)
 SETTINGS = ProfileSettings(input_mode="same")
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import torch
 
+from aitune_fp.core.measure.burst import Burst
 from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.records import Profile
 from aitune_fp.effects.rounds import Participant, run_rounds
@@ -43,7 +44,7 @@ def test_round_samples_are_aligned_prefixes() -> None:
 def test_a_runner_that_raises_leaves_the_rounds_without_crashing() -> None:
     """A participant that raises keeps the rounds it completed; the others go on."""
     log: list[str] = []
-    plan = RoundsPlan(min_rounds=6, max_rounds=6, judge_every=1, warmup_calls=0)
+    plan = RoundsPlan(min_rounds=6, max_rounds=6, judge_every=1, warmup_calls=0, burst=Burst())
     broken = participant("a", Recorder("a", log, fail_after=3))
     people = [participant("eager", Recorder("eager", log)), broken]
     outcome = run_rounds(STRATEGY, people[0], people[1:], SAMPLES, CPU, plan, SETTINGS)

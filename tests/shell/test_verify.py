@@ -12,7 +12,7 @@ import torch
 from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
-from aitune_fp import min_latency
+from aitune_fp import max_throughput, min_latency
 from aitune_fp.core.record.run_record import dumps, loads, with_strategy
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.tables import decision_lines
@@ -106,3 +106,71 @@ def test_verified_records_read_back_and_reselect(module, samples, tmp_path) -> N
     assert with_strategy(again, min_latency).verification is None
     plain = _tune(module, samples, backends, tmp_path / "plain")
     assert plain.record.verification is None and '"verification": null' in dumps(plain.record)
+
+
+@dataclass(frozen=True, slots=True)
+class Plateau(ConfigIdentity):
+    """2 ms a call at any batch size while the tune measures it (so the largest batch size
+    wins on throughput); once ``switch`` is set, calls at that largest batch size take
+    6 ms: the batch size below (half as large) is then 1.5× better per sample."""
+
+    switch: tuple[list[bool], ...] = ([],)
+    name: str = "plateau"
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """Always available."""
+        return None
+
+    def build(
+        self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
+    ) -> IOResult[Built, BackendFailure]:
+        """A runner around ``module`` with the plateau's timing."""
+        largest = [0]
+
+        def runner(x: torch.Tensor) -> Any:
+            bs = int(x.shape[0])
+            if not self.switch[0]:
+                largest[0] = max(largest[0], bs)
+            slow = self.switch[0] and bs >= largest[0]
+            time.sleep((6.0 if slow else 2.0) / 1000.0)
+            with torch.inference_mode():
+                return module(x)
+
+        return IOSuccess(Built(runner))
+
+
+def test_verification_moves_a_throughput_pick_to_a_better_neighbouring_batch_size(
+    module, samples, tmp_path
+) -> None:
+    """Under max throughput the winner is re-measured at its neighbouring batch sizes too; a
+    neighbour that is faster per sample overturns the pick: same backend, new batch size,
+    named in the record (which reads back) and in the selection's result."""
+    switch: list[bool] = []
+
+    def flip(event: ProgressEvent) -> None:
+        if event.kind == "stage" and event.stage == "verification":
+            switch.append(True)
+
+    strategy = dataclasses.replace(quick(max_throughput), validate_performance=False)
+    run: TuningRun = unsafe_perform_io(
+        run_tuning(
+            module,
+            samples,
+            strategy,
+            [Plateau(switch=(switch,))],
+            cache_dir=tmp_path,
+            settings=FIXED,
+            verify_seconds=1.0,
+            progress=flip,
+            isolation=False,  # the runner's memory of the sweep is the plant
+        )
+    ).unwrap()
+    v = run.record.verification
+    assert v is not None and not v.holds
+    assert v.selected == v.winner == v.challenger
+    assert v.selected_batch_size == v.challenger_batch_size < v.winner_batch_size
+    assert f"{v.winner}@{v.challenger_batch_size}" in v.samples_ms
+    selection = run.record.selection
+    assert selection is not None and selection.result.selected_batch_size == v.selected_batch_size
+    assert loads(dumps(run.record)).verification == v
+    assert any("does not hold" in line for line in decision_lines(run.record))

@@ -2,11 +2,13 @@
 
 Rules: after every candidate's sweep has fixed its batch size, the baseline and up to
 ``contenders`` leading candidates are timed again in rounds (A B C, then B C A, …: the
-order rotates every round), one timed call each per round after ``warmup_calls`` untimed
-calls each. Rounds go on until the decision is clear (at least ``min_rounds``), or
-``max_rounds`` rounds or ``max_seconds`` of wall time are spent. The decision is judged
-after ``min_rounds`` rounds and then every ``judge_every`` rounds (judging costs a few
-bootstraps). Invariants are checked at construction.
+order rotates every round), one burst each per round (:mod:`aitune_fp.core.measure.burst`:
+consecutive calls whose settled median is the round's sample; ``burst`` defaults to
+:data:`~aitune_fp.core.measure.burst.STEADY`, ``Burst()`` is one call) after
+``warmup_calls`` untimed calls each. Rounds go on until the decision is clear (at least
+``min_rounds``), or ``max_rounds`` rounds or ``max_seconds`` of wall time are spent. The
+decision is judged after ``min_rounds`` rounds and then every ``judge_every`` rounds
+(judging costs a few bootstraps). Invariants are checked at construction.
 
 Rounds are only run where the sweeps leave the decision open. Two participants are
 *settled by the sweeps* when the interval of one's speedup over the other, from their
@@ -34,6 +36,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from aitune_fp.core.measure.burst import STEADY, Burst
+
 
 @dataclass(frozen=True, slots=True)
 class RoundsPlan:
@@ -47,6 +51,7 @@ class RoundsPlan:
     judge_every: int = 2
     settled_speedup: float | None = 1.25
     sweep_share: float | None = 2.0
+    burst: Burst = STEADY
 
     def __post_init__(self) -> None:
         if self.contenders < 1:

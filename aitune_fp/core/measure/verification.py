@@ -7,7 +7,11 @@ this module decides, from those paired samples alone, whether the decision holds
 Rules:
 - the *challengers* are the selection's other scored backends (the baseline included),
   ranked by the strategy's speedup over the winner, best first, at most ``limit``
-  (:func:`challengers`);
+  (:func:`challengers`); under a throughput metric the winner's own neighbouring batch
+  sizes in its sweep join them (:func:`batch_neighbours`): on a throughput plateau the
+  sweep's few calls per batch size cannot tell its points apart, the paired rounds can.
+  A neighbour counts only when the strategy still accepts it measured on its
+  verification samples alone (:func:`admits`: a latency budget, say);
 - a round's *cost* is its latency in ms for a latency metric and its latency per sample
   (ms / batch size) for a throughput metric (or a metric without a kind), so backends at
   different batch sizes compare on what the strategy maximises;
@@ -23,9 +27,12 @@ Rules:
 - the decision holds when no challenger overturns it; otherwise the verified pick is the
   overturning challenger with the lowest speedup point (the one the winner loses to most);
   the reported ``challenger`` is that one, or, when the pick holds, the closest challenger
-  (lowest point);
+  (lowest point); a pick is a backend *at a batch size* (``selected`` and
+  ``selected_batch_size``), so the winner at a neighbouring batch size can overturn it;
 - :func:`verified` gives the selection that results: unchanged when it holds, else the
-  challenger's (its scored result, the baseline's fallback flag when it is the baseline),
+  challenger's (its scored result, the baseline's fallback flag when it is the baseline;
+  for the winner at another batch size, the strategy's result at that batch size,
+  :func:`at_batch_size`, passed in as ``alternatives``),
   with the verification's line appended to the notes either way (never a silent change).
 
 >>> w = Paired("a", 1, (1.0, 1.02, 0.98) * 10)
@@ -44,10 +51,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from pyrsistent import pmap
+from returns.result import Success
 
 from aitune_fp.core.measure.rounds import RoundsVerdict
 from aitune_fp.core.measure.rounds_plan import RoundsPlan
-from aitune_fp.core.records import Scored, Selection
+from aitune_fp.core.records import BackendProfilingResult, Profile, Scored, Selection
 from aitune_fp.core.stats.bootstrap import ratio_interval
 from aitune_fp.core.strategy import Strategy
 
@@ -62,11 +70,21 @@ MAX_ROUNDS = 1_000_000
 
 @dataclass(frozen=True, slots=True)
 class Paired:
-    """One participant's verification samples: ms per call, sample ``i`` timed in round ``i``."""
+    """One participant's verification samples: ms per call, sample ``i`` timed in round ``i``.
+
+    ``label`` names it in ``samples_ms`` when the backend takes part at more than one batch
+    size (``"onnxruntime@64"``); its :attr:`key` is the label, else the backend.
+    """
 
     backend: str
     batch_size: int
     samples_ms: tuple[float, ...]
+    label: str = ""
+
+    @property
+    def key(self) -> str:
+        """The participant's name in the verification's ``samples_ms``."""
+        return self.label or self.backend
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +108,9 @@ class Verification:
 
     ``winner`` is the pick that was verified (the original selection), ``selected`` the
     pick after verification (``winner`` when ``holds``); ``challenger``, ``speedup`` and
-    ``ci95`` are the deciding comparison (see the module's rules); ``seconds`` the wall
+    ``ci95`` are the deciding comparison (see the module's rules); ``selected_batch_size``
+    the batch size of the pick after verification (0 at construction: the winner's when it
+    holds, else the challenger's); ``seconds`` the wall
     time the verification took, ``rounds`` its paired rounds; ``comparisons`` every
     challenger's; ``reason`` the one line the run prints; ``samples_ms`` every
     participant's paired samples as judged (ms per call, aligned by round), by backend, so
@@ -111,6 +131,7 @@ class Verification:
     comparisons: tuple[Comparison, ...] = ()
     reason: str = ""
     samples_ms: Mapping[str, tuple[float, ...]] = field(default_factory=pmap)
+    selected_batch_size: int = 0
 
     def __post_init__(self) -> None:
         frozen = pmap({k: tuple(map(float, v)) for k, v in self.samples_ms.items()})
@@ -122,9 +143,15 @@ class Verification:
             raise ValueError(f"seconds must be a finite number >= 0, got {self.seconds!r}")
         if not self.selected:
             object.__setattr__(self, "selected", self.winner)
-        if self.holds != (self.selected == self.winner):
+        if self.selected_batch_size == 0:
+            size = self.winner_batch_size if self.holds else self.challenger_batch_size
+            object.__setattr__(self, "selected_batch_size", size)
+        pick = (self.selected, self.selected_batch_size)
+        if self.holds != (pick == (self.winner, self.winner_batch_size)):
             raise ValueError(
-                f"holds={self.holds} but selected={self.selected!r}, winner={self.winner!r}"
+                f"holds={self.holds} but selected={self.selected!r} at batch size "
+                f"{self.selected_batch_size}, winner={self.winner!r} at batch size "
+                f"{self.winner_batch_size}"
             )
 
 
@@ -150,6 +177,60 @@ def runner_ups(
     others = [s for s in scored if s.backend != winner.backend]
     ranked = sorted(others, key=lambda s: -strategy.speedup(s.result, winner.result))
     return tuple(s.backend for s in ranked[: max(limit, 0)])
+
+
+def batch_neighbours(profile: Profile, selected: int) -> tuple[int, ...]:
+    """The batch sizes next to ``selected`` in ``profile``'s sweep (below, then above).
+
+    >>> batch_neighbours(Profile("a", {1: [1.0], 2: [1.0], 4: [1.0]}), 2)
+    (1, 4)
+    >>> batch_neighbours(Profile("a", {1: [1.0], 2: [1.0]}), 2)
+    (1,)
+    >>> batch_neighbours(Profile("a", {1: [1.0]}), 8)
+    ()
+    """
+    sizes = profile.batch_sizes
+    if selected not in sizes:
+        return ()
+    i = sizes.index(selected)
+    return tuple(sizes[j] for j in (i - 1, i + 1) if 0 <= j < len(sizes))
+
+
+def at_batch_size(
+    strategy: Strategy, profile: Profile, batch_size: int
+) -> BackendProfilingResult | None:
+    """The strategy's result for ``profile`` restricted to ``batch_size`` (``None``: the
+    strategy rejects it there, or it was not measured).
+
+    >>> from aitune_fp import max_throughput
+    >>> at_batch_size(max_throughput, Profile("a", {1: [1.0], 2: [1.0]}), 1).throughput
+    1000.0
+    """
+    if batch_size not in profile.latencies_ms:
+        return None
+    only = Profile(
+        profile.backend,
+        {batch_size: profile.latencies_ms[batch_size]},
+        profile.sweep_stop,
+        profile.input_mode,
+        {k: v for k, v in profile.rounds_ms.items() if k == batch_size},
+        profile.peak_memory_mb,
+        {k: v for k, v in profile.batches.items() if k == batch_size},
+    )
+    measured = strategy.measure(only)
+    return measured.unwrap() if isinstance(measured, Success) else None
+
+
+def admits(strategy: Strategy, paired: Paired) -> bool:
+    """Whether the strategy accepts ``paired`` measured on its verification samples alone.
+
+    >>> from aitune_fp import latency_budget
+    >>> budget = latency_budget(5.0)
+    >>> admits(budget, Paired("a", 32, (4.0, 4.2))), admits(budget, Paired("a", 64, (8.0,)))
+    (True, False)
+    """
+    profile = Profile(paired.backend, {paired.batch_size: paired.samples_ms})
+    return isinstance(strategy.measure(profile), Success)
 
 
 def timing_plan(seconds: float) -> RoundsPlan:
@@ -240,6 +321,7 @@ def judge(
     losing = [c for c in found if c.overturns] if rounds >= min_rounds else []
     decisive = min(losing, key=lambda c: c.speedup) if losing else closest
     selected = decisive.challenger if losing else winner.backend
+    selected_size = decisive.batch_size if losing else winner.batch_size
     reason = _line(winner, decisive, bool(losing), rounds, seconds, min_rounds)
     return Verification(
         holds=not losing,
@@ -255,7 +337,8 @@ def judge(
         metric=kind,
         comparisons=found,
         reason=reason,
-        samples_ms={p.backend: p.samples_ms for p in trimmed},
+        samples_ms={p.key: p.samples_ms for p in trimmed},
+        selected_batch_size=selected_size,
     )
 
 
@@ -276,14 +359,28 @@ def _line(
     return f"{head}: {winner.backend} holds against {c.challenger}: {ci}"
 
 
-def verified(selection: Selection, verification: Verification) -> Selection:
+def verified(
+    selection: Selection,
+    verification: Verification,
+    alternatives: Mapping[tuple[str, int], BackendProfilingResult | None] = pmap(),
+) -> Selection:
     """The selection after verification: the same when it holds, else the challenger's.
 
-    The verification's line is appended to the notes either way.
+    ``alternatives`` holds the winner's results at the neighbouring batch sizes that took
+    part (by backend and batch size); the verification's line is appended to the notes
+    either way.
     """
     notes = (*selection.notes, verification.reason)
     if verification.holds:
         return replace(selection, notes=notes)
+    if verification.selected == selection.backend:  # the winner, at another batch size
+        result = alternatives.get((selection.backend, verification.selected_batch_size))
+        if result is None:
+            raise ValueError(
+                f"no result for {selection.backend} at batch size "
+                f"{verification.selected_batch_size} among the alternatives"
+            )
+        return replace(selection, result=result, notes=notes)
     scored = next(s for s in _scored(selection) if s.backend == verification.selected)
     is_base = selection.baseline is not None and selection.baseline.backend == scored.backend
     return replace(

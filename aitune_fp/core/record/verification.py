@@ -1,8 +1,10 @@
 """The run record's ``verification``: a :class:`Verification` as JSON and back (pure).
 
 Rules: every field is written (the pinned ``holds``, ``winner``, ``challenger``,
-``speedup``, ``ci95`` as ``[low, high]`` and ``seconds``, then the rest, the paired
-``samples_ms`` by backend included, absent from older records: read as none); a record
+``speedup``, ``ci95`` as ``[low, high]`` and ``seconds``, then the rest: the paired
+``samples_ms`` by backend (``backend@batch`` for the winner at a neighbouring batch size)
+and ``selected_batch_size``, absent from older records, are read as none and as the
+batch size the record implies); a record
 without the key, or with ``null``, has no verification; decoding checks types through the
 :class:`~aitune_fp.core.record.reader.Reader` and the record's invariants, naming the path.
 
@@ -62,6 +64,7 @@ def encode_verification(v: Verification | None) -> dict[str, Any] | None:
         ],
         "reason": v.reason,
         "samples_ms": {k: [encode_float(x) for x in v.samples_ms[k]] for k in sorted(v.samples_ms)},
+        "selected_batch_size": v.selected_batch_size,
     }
 
 
@@ -97,6 +100,7 @@ def decode_verification(data: Any, path: str = "verification") -> Verification |
         comparisons=tuple(_comparison(c) for c in doc.children("comparisons", [])),
         reason=doc.text("reason", ""),
         samples_ms=_samples(doc),
+        selected_batch_size=doc.integer("selected_batch_size", 0),
     )
 
 
