@@ -13,16 +13,19 @@ budget, which binds on these models) twice, side by side in one run:
   also re-measures the winner at its neighbouring batch sizes under throughput.
 
 Each tune keeps its own built runners (every candidate's, the baseline's: the driver's
-release is held back for the benchmark), and after both tunes of a (model, strategy) every
-one of those runners is re-measured at every batch size its sweep profiled, all in one
-interleaved window of ``--window-seconds`` (warmed to steady state first, order rotated
-per round, each participant's turn a burst of at least ``--burst-ms`` (100 ms) whose
-settled median is its round's sample: :mod:`aitune_fp.core.measure.burst`). The bursts
-matter: timed one call at a time among a dozen runners of three runtimes, an ONNX Runtime
-session never settles. Its thread pool and caches are taken by the others between two
-of its calls, so it is measured 1.8× slower than it runs alone (the demo CNN at batch
-size 1: 0.28 vs 0.156 ms). A deployment runs one backend alone. The *truth* per (tune,
-backend, batch size) is the median of its round samples;
+release is held back for the benchmark). After both tunes of a (model, strategy), each
+tune's runners are re-measured at every batch size its sweep profiled, in an interleaved
+window of ``--window-seconds`` per tune (its own runners only; warmed to steady state
+first, order rotated per round). Each participant's turn is a long burst
+(:mod:`aitune_fp.core.measure.burst`): 30 ms of rest, at least 5 calls and 50 ms of
+settling, then at least 5 calls and ``--burst-ms`` (100 ms) timed, whose median is its
+round's sample. The bursts matter. Timed one call at a time among runners of three
+runtimes, nobody runs at the speed it has alone. An ONNX Runtime session never settles
+(the demo CNN at batch size 1: 0.28 ms interleaved, 0.156 ms alone). AOTInductor right
+after ONNX Runtime's spinning threads takes 37 ms for a 4.2 ms call (the transformer at
+batch size 32). A deployment runs one backend alone. Two sessions of the same ONNX model in
+one process also differ by up to 8 %, which is why each tune is judged on its own
+runners. The *truth* per (tune, backend, batch size) is the median of its round samples;
 the best of a tune is the best of its own candidates under the strategy (min latency at
 batch size 1; max samples/s; max samples/s with median latency within the budget); the
 *regret* of a pick is how much worse its truth is than that best (a cost ratio minus 1),
@@ -54,7 +57,8 @@ STRATEGIES = ("max-throughput", "min-latency", "latency-budget")
 @dataclass(frozen=True)
 class Tuned:
     """One tune: its setting, pick, wall time less builds and validation (the builds are
-    cached after a model's first tune), verification line, and profiled pairs."""
+    cached after a model's first tune), final-rounds and verification lines, and profiled
+    pairs."""
 
     setting: str
     pick: tuple[str, int]
@@ -144,7 +148,10 @@ def tune_once(
         if o.profile is not None and o.backend in kept
         for bs in o.profile.batch_sizes
     )
-    line = record.verification.reason if record.verification else ""
+    lines = [n for n in (sel.notes if sel else ()) if n.startswith(("final rounds", "no final"))]
+    if record.verification:
+        lines.append(record.verification.reason)
+    line = "\n".join(lines)
     built = sum(o.stage_seconds.get(k, 0.0) for o in record.outcomes for k in ("build", "validate"))
     return Tuned(setting, pick, took - built, line, pairs), kept
 
@@ -170,7 +177,8 @@ def window(
             name = f"{tuned.setting}|{backend}|{bs}"
             keys[name] = (tuned.setting, backend, bs)
             participants.append((name, kept[backend].runner, bs))
-    plan = replace(timing_plan(seconds), burst=Burst(min_ms=burst_ms, min_calls=5))
+    long = Burst(min_ms=burst_ms, min_calls=5, settle_calls=5, settle_ms=50.0, rest_ms=30.0)
+    plan = replace(timing_plan(seconds), burst=long)
     timed = time_paired(
         participants,
         samples,
@@ -228,9 +236,13 @@ def run(args: argparse.Namespace) -> int:
                         work / model,
                     )
                 )
-            times = window(tunes, samples, args.window_seconds, args.burst_ms)
             for tuned, kept in tunes:
-                own = {(b, bs): ms for (s, b, bs), ms in times.items() if s == tuned.setting}
+                own = {
+                    (b, bs): ms
+                    for (_, b, bs), ms in window(
+                        [(tuned, kept)], samples, args.window_seconds, args.burst_ms
+                    ).items()
+                }
                 costs = truth_of(name, args.budget_ms, own)
                 best = min(costs.values())
                 got = costs.get(tuned.pick, math.inf)
@@ -244,8 +256,8 @@ def run(args: argparse.Namespace) -> int:
                     f"  measuring {tuned.seconds:.1f} s",
                     flush=True,
                 )
-                if tuned.verification:
-                    print(f"{'':<36}{tuned.verification}", flush=True)
+                for said in tuned.verification.splitlines():
+                    print(f"{'':<36}{said}", flush=True)
                 for built in kept.values():
                     built.close()
     print(
@@ -281,13 +293,13 @@ def parser() -> argparse.ArgumentParser:
         "--window-seconds",
         type=float,
         default=10.0,
-        help="the interleaved re-measurement per (model, strategy); the issue's: 60",
+        help="the interleaved re-measurement of each tune's runners; the issue's: 60",
     )
     p.add_argument(
         "--burst-ms",
         type=float,
         default=100.0,
-        help="each participant's turn in a window round (ms; its first half settles)",
+        help="each participant's timed calls in a window round (ms, after its settling)",
     )
     p.add_argument("--noise", type=float, default=0.02)
     p.add_argument("--work", default=None, help="build and cache folder (default: a temp dir)")

@@ -14,9 +14,9 @@ Rules (the pure decisions live in :mod:`aitune_fp.core.measure.rounds`):
 - a participant whose call raises leaves the rounds (its samples stay a prefix); nothing
   here raises for a backend's failure;
 - on a device a participant's turn in a round is a burst (:func:`timed_burst`, the plan's
-  ``burst``): consecutive calls, the round's sample being their median after the settling
-  ones, so each backend is timed at the steady state it has when it runs alone, not just
-  after another runtime took its threads and caches;
+  ``burst``): a rest, settling calls, then timed calls whose median is the round's
+  sample, so each backend is timed at the steady state it has when it runs alone, not
+  right after another runtime took its threads and caches or left its threads spinning;
 - :func:`run_rounds` times backends' runners on a device with it: every participant at
   the batch size its sweep selected, with inputs from the same kind of rotating pool as
   the profiler (at most 8 batches: between two calls of one backend the others run,
@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from aitune_fp.core.measure.burst import Burst, more, sample
+from aitune_fp.core.measure.burst import Burst, sample, settles, times
 from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds
 from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.measure.warmup import fixed_warmup
@@ -125,24 +125,38 @@ def timed_burst(
     burst: Burst,
     start: int,
     before: Callable[[], None] | None = None,
+    rest: Callable[[float], None] = lambda ms: time.sleep(ms / 1000.0),
 ) -> tuple[float, int]:
-    """One burst of ``calls`` (cycled from index ``start``): its sample in ms, and the
-    index to start the next burst at. The burst's length counts the timed calls' ms.
+    """One burst of ``calls`` (cycled from index ``start``): it rests, settles, then times
+    (:mod:`aitune_fp.core.measure.burst`); its sample in ms, and the index to start the
+    next burst at. The phases' lengths count the calls' timed ms.
 
     >>> calls = [lambda: None] * 3
-    >>> times = iter([5.0, 1.0, 1.0, 2.0])
-    >>> timed_burst(calls, lambda c: next(times), Burst(min_calls=4), 2)
-    (1.5, 6)
+    >>> ms = iter([5.0, 1.0, 1.0, 2.0])
+    >>> timed_burst(calls, lambda c: next(ms), Burst(settle_calls=1, min_calls=3), 2)
+    (1.0, 6)
     """
-    times: list[float] = []
-    spent, index = 0.0, start
-    while more(burst, len(times), spent):
+    if burst.rest_ms > 0.0:
+        rest(burst.rest_ms)
+    index = start
+
+    def one() -> float:
+        nonlocal index
         if before is not None:
             before()
         ms = timer(calls[index % len(calls)])
-        times.append(ms)
-        spent, index = spent + ms, index + 1
-    return sample(burst, times), index
+        index += 1
+        return ms
+
+    settled, spent = 0, 0.0
+    while settles(burst, settled, spent):
+        spent, settled = spent + one(), settled + 1
+    timed: list[float] = []
+    spent = 0.0
+    while times(burst, len(timed), spent):
+        timed.append(one())
+        spent += timed[-1]
+    return sample(burst, timed), index
 
 
 Judge = Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]

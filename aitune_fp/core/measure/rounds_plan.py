@@ -3,7 +3,7 @@
 Rules: after every candidate's sweep has fixed its batch size, the baseline and up to
 ``contenders`` leading candidates are timed again in rounds (A B C, then B C A, …: the
 order rotates every round), one burst each per round (:mod:`aitune_fp.core.measure.burst`:
-consecutive calls whose settled median is the round's sample; ``burst`` defaults to
+a rest, settling calls, then timed calls whose median is the round's sample; ``burst`` defaults to
 :data:`~aitune_fp.core.measure.burst.STEADY`, ``Burst()`` is one call) after
 ``warmup_calls`` untimed calls each. Rounds go on until the decision is clear (at least
 ``min_rounds``), or ``max_rounds`` rounds or ``max_seconds`` of wall time are spent. The

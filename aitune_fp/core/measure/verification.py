@@ -59,7 +59,7 @@ from aitune_fp.core.records import BackendProfilingResult, Profile, Scored, Sele
 from aitune_fp.core.stats.bootstrap import ratio_interval
 from aitune_fp.core.strategy import Strategy
 
-MIN_ROUNDS = 10
+MIN_ROUNDS = 6
 MARGIN = 0.01
 CONFIDENCE = 0.95
 RESAMPLES = 1000
