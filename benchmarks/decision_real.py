@@ -166,7 +166,7 @@ def window(
     import torch
 
     from aitune_fp.core.measure.burst import Burst
-    from aitune_fp.core.measure.verification import timing_plan, timing_verdict
+    from aitune_fp.core.measure.verification_plan import timing_plan, timing_verdict
     from aitune_fp.effects.profiler import ProfileSettings
     from aitune_fp.effects.rounds import time_paired
 

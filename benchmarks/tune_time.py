@@ -23,7 +23,7 @@ side in the same run, model by model, and prints the cold and cached wall ratios
 
     python benchmarks/tune_time.py [--models mlp,cnn,transformer] [--backends NAMES]
                                    [--strategy confident:max-throughput] [--max-batch-size 16]
-                                   [--before REV]
+                                   [--before REV] [--verify-seconds 3]
 """
 
 from __future__ import annotations
@@ -53,6 +53,13 @@ def _arguments() -> argparse.Namespace:
         "--before", default=None, metavar="REV", help="also time the package at git revision REV"
     )
     parser.add_argument("--max-batch-size", type=int, default=16)
+    parser.add_argument(
+        "--verify-seconds",
+        type=float,
+        default=0.0,
+        help="the verification after selection (the API default 0: none; the CLI's: 3), "
+        "passed to revisions that have one",
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument(
         "--same-process",
@@ -95,6 +102,11 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
 
     model = DEMO_MODELS[name]
     backends = list(parse_names(args.backends)) if args.backends else None
+    import inspect
+
+    extra = {}
+    if args.verify_seconds and "verify_seconds" in inspect.signature(run_tuning).parameters:
+        extra["verify_seconds"] = args.verify_seconds
     start = time.perf_counter()
     effect = run_tuning(
         model.build(),
@@ -105,6 +117,7 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
         cache,
         max_batch_size=args.max_batch_size,
         model_name=name,
+        **extra,
     )
     wall = time.perf_counter() - start
     run = perform(effect).unwrap()
@@ -128,6 +141,7 @@ def _in_fresh_process(
     argv = [sys.executable, str(Path(__file__).resolve()), "--one", name, "--cache", str(cache)]
     argv += ["--same-process"] if args.same_process else []
     argv += ["--strategy", args.strategy, "--max-batch-size", str(args.max_batch_size)]
+    argv += ["--verify-seconds", str(args.verify_seconds)]
     argv += ["--device", args.device] + (["--backends", args.backends] if args.backends else [])
     env = dict(os.environ)
     inductor = cache.parent / f"inductor-{cache.name}"

@@ -35,7 +35,7 @@ from returns.result import Failure, Result
 
 from aitune_fp.core.fold import fold_states, settled, start, step
 from aitune_fp.core.measure.rounds import contenders
-from aitune_fp.core.measure.verification import CHALLENGERS, runner_ups
+from aitune_fp.core.measure.verification_plan import CHALLENGERS, runner_ups
 from aitune_fp.core.records import (
     BackendFailure,
     Candidate,

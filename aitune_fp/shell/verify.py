@@ -3,7 +3,7 @@
 Rules:
 - runs only when asked (``verify_seconds`` > 0) and something was selected; the
   challengers are the selection's closest runner-ups
-  (:func:`~aitune_fp.core.measure.verification.challengers`, at most ``CHALLENGERS``),
+  (:func:`~aitune_fp.core.measure.verification_plan.challengers`, at most ``CHALLENGERS``),
   timed with the very runners the tune built and profiled (the driver keeps them alive
   when a verification is planned), each at the batch size it was selected at; under a
   throughput metric the winner also takes part at its sweep's neighbouring batch sizes
@@ -25,18 +25,15 @@ from typing import Any
 
 from returns.result import Failure, Result, Success
 
-from aitune_fp.core.measure.verification import (
+from aitune_fp.core.measure.verification import Paired, Verification, judge, verified
+from aitune_fp.core.measure.verification_plan import (
     CHALLENGERS,
-    Paired,
-    Verification,
     admits,
     at_batch_size,
     batch_neighbours,
     challengers,
-    judge,
     timing_plan,
     timing_verdict,
-    verified,
 )
 from aitune_fp.core.records import Profile, Selection, TuneError
 from aitune_fp.effects.isolation import materialized

@@ -9,7 +9,7 @@ from dataclasses import replace
 import torch
 
 from aitune_fp.core.measure.burst import Burst
-from aitune_fp.core.measure.verification import timing_plan, timing_verdict
+from aitune_fp.core.measure.verification_plan import timing_plan, timing_verdict
 from aitune_fp.effects.rounds import time_paired
 from tests.effects.rounds_fixtures import CPU, SAMPLES, SETTINGS
 

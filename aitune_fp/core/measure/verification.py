@@ -5,13 +5,9 @@ same built runners, each at the batch size it was selected at, warmed to steady 
 this module decides, from those paired samples alone, whether the decision holds.
 
 Rules:
-- the *challengers* are the selection's other scored backends (the baseline included),
-  ranked by the strategy's speedup over the winner, best first, at most ``limit``
-  (:func:`challengers`); under a throughput metric the winner's own neighbouring batch
-  sizes in its sweep join them (:func:`batch_neighbours`): on a throughput plateau the
-  sweep's few calls per batch size cannot tell its points apart, the paired rounds can.
-  A neighbour counts only when the strategy still accepts it measured on its
-  verification samples alone (:func:`admits`: a latency budget, say);
+- the *challengers* are the selection's closest other scored backends and, under a
+  throughput metric, the winner at its sweep's neighbouring batch sizes (who takes part,
+  and for how long: :mod:`aitune_fp.core.measure.verification_plan`);
 - a round's *cost* is its latency in ms for a latency metric and its latency per sample
   (ms / batch size) for a throughput metric (or a metric without a kind), so backends at
   different batch sizes compare on what the strategy maximises;
@@ -32,7 +28,7 @@ Rules:
 - :func:`verified` gives the selection that results: unchanged when it holds, else the
   challenger's (its scored result, the baseline's fallback flag when it is the baseline;
   for the winner at another batch size, the strategy's result at that batch size,
-  :func:`at_batch_size`, passed in as ``alternatives``),
+  :func:`~aitune_fp.core.measure.verification_plan.at_batch_size`, passed in as ``alternatives``),
   with the verification's line appended to the notes either way (never a silent change).
 
 >>> w = Paired("a", 1, (1.0, 1.02, 0.98) * 10)
@@ -51,21 +47,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from pyrsistent import pmap
-from returns.result import Success
 
-from aitune_fp.core.measure.rounds import RoundsVerdict
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
-from aitune_fp.core.records import BackendProfilingResult, Profile, Scored, Selection
+from aitune_fp.core.records import BackendProfilingResult, Scored, Selection
 from aitune_fp.core.stats.bootstrap import ratio_interval
-from aitune_fp.core.strategy import Strategy
 
 MIN_ROUNDS = 6
 MARGIN = 0.01
 CONFIDENCE = 0.95
 RESAMPLES = 1000
 SEED = 16
-CHALLENGERS = 2
-MAX_ROUNDS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,118 +145,8 @@ class Verification:
             )
 
 
-def challengers(strategy: Strategy, selection: Selection, limit: int) -> tuple[str, ...]:
-    """The runner-ups to verify against: best speedup over the winner first, at most ``limit``.
-
-    >>> from aitune_fp import Profile, min_latency, tune
-    >>> from returns.result import Success
-    >>> p = lambda n, ms: Success(Profile(n, {1: [ms]}))
-    >>> s = tune(min_latency, [p("a", 1.0), p("b", 3.0), p("c", 1.5)], p("eager", 2.0))
-    >>> challengers(min_latency, s.unwrap(), 2)
-    ('c', 'eager')
-    """
-    winner = Scored(selection.backend, selection.result)
-    return runner_ups(strategy, winner, _scored(selection), limit)
-
-
-def runner_ups(
-    strategy: Strategy, winner: Scored, scored: Sequence[Scored], limit: int
-) -> tuple[str, ...]:
-    """The ``limit`` backends of ``scored`` (the winner left out) closest to ``winner``:
-    by the strategy's speedup over it, best first (the driver keeps their runners alive)."""
-    others = [s for s in scored if s.backend != winner.backend]
-    ranked = sorted(others, key=lambda s: -strategy.speedup(s.result, winner.result))
-    return tuple(s.backend for s in ranked[: max(limit, 0)])
-
-
-def batch_neighbours(profile: Profile, selected: int) -> tuple[int, ...]:
-    """The batch sizes next to ``selected`` in ``profile``'s sweep (below, then above).
-
-    >>> batch_neighbours(Profile("a", {1: [1.0], 2: [1.0], 4: [1.0]}), 2)
-    (1, 4)
-    >>> batch_neighbours(Profile("a", {1: [1.0], 2: [1.0]}), 2)
-    (1,)
-    >>> batch_neighbours(Profile("a", {1: [1.0]}), 8)
-    ()
-    """
-    sizes = profile.batch_sizes
-    if selected not in sizes:
-        return ()
-    i = sizes.index(selected)
-    return tuple(sizes[j] for j in (i - 1, i + 1) if 0 <= j < len(sizes))
-
-
-def at_batch_size(
-    strategy: Strategy, profile: Profile, batch_size: int
-) -> BackendProfilingResult | None:
-    """The strategy's result for ``profile`` restricted to ``batch_size`` (``None``: the
-    strategy rejects it there, or it was not measured).
-
-    >>> from aitune_fp import max_throughput
-    >>> at_batch_size(max_throughput, Profile("a", {1: [1.0], 2: [1.0]}), 1).throughput
-    1000.0
-    """
-    if batch_size not in profile.latencies_ms:
-        return None
-    only = Profile(
-        profile.backend,
-        {batch_size: profile.latencies_ms[batch_size]},
-        profile.sweep_stop,
-        profile.input_mode,
-        {k: v for k, v in profile.rounds_ms.items() if k == batch_size},
-        profile.peak_memory_mb,
-        {k: v for k, v in profile.batches.items() if k == batch_size},
-    )
-    measured = strategy.measure(only)
-    return measured.unwrap() if isinstance(measured, Success) else None
-
-
-def admits(strategy: Strategy, paired: Paired) -> bool:
-    """Whether the strategy accepts ``paired`` measured on its verification samples alone.
-
-    >>> from aitune_fp import latency_budget
-    >>> budget = latency_budget(5.0)
-    >>> admits(budget, Paired("a", 32, (4.0, 4.2))), admits(budget, Paired("a", 64, (8.0,)))
-    (True, False)
-    """
-    profile = Profile(paired.backend, {paired.batch_size: paired.samples_ms})
-    return isinstance(strategy.measure(profile), Success)
-
-
-def timing_plan(seconds: float) -> RoundsPlan:
-    """The interleaved rounds' plan for a verification of ``seconds`` (warm-up included).
-
-    >>> timing_plan(3.0).max_seconds
-    3.0
-    """
-    return RoundsPlan(
-        contenders=1,
-        min_rounds=2,
-        max_rounds=MAX_ROUNDS,
-        max_seconds=seconds,
-        judge_every=1,
-        settled_speedup=None,
-        sweep_share=None,
-    )
-
-
-def timing_verdict(
-    plan: RoundsPlan, rounds_done: int, elapsed_s: float, active: tuple[str, ...]
-) -> RoundsVerdict:
-    """Keep timing every participant until the plan's time or round budget is spent.
-
-    >>> timing_verdict(timing_plan(1.0), 5, 0.5, ("a", "b")).stop
-    False
-    >>> timing_verdict(timing_plan(1.0), 5, 1.0, ("a", "b")).reason
-    'verification budget spent: 5 rounds in 1 s'
-    """
-    if elapsed_s >= plan.max_seconds or rounds_done >= plan.max_rounds:
-        reason = f"verification budget spent: {rounds_done} rounds in {elapsed_s:.3g} s"
-        return RoundsVerdict(True, reason, active)
-    return RoundsVerdict(False, "", active)
-
-
-def _scored(selection: Selection) -> tuple[Scored, ...]:
+def scored(selection: Selection) -> tuple[Scored, ...]:
+    """Every scored backend of the selection: the baseline (when any), then the ranking."""
     base = (selection.baseline,) if selection.baseline is not None else ()
     return (*base, *selection.ranking)
 
@@ -381,12 +261,12 @@ def verified(
                 f"{verification.selected_batch_size} among the alternatives"
             )
         return replace(selection, result=result, notes=notes)
-    scored = next(s for s in _scored(selection) if s.backend == verification.selected)
-    is_base = selection.baseline is not None and selection.baseline.backend == scored.backend
+    chosen = next(s for s in scored(selection) if s.backend == verification.selected)
+    is_base = selection.baseline is not None and selection.baseline.backend == chosen.backend
     return replace(
         selection,
-        backend=scored.backend,
-        result=scored.result,
+        backend=chosen.backend,
+        result=chosen.result,
         fell_back_to_baseline=is_base,
         notes=notes,
     )

@@ -1,0 +1,139 @@
+"""Who takes part in a verification, and how long it is timed (pure).
+
+Rules:
+- the challengers are the selection's other scored backends, the baseline included, closest
+  to the winner first by the strategy's speedup over it, at most ``CHALLENGERS``
+  (:func:`challengers`, :func:`runner_ups`: the driver keeps their runners alive);
+- under a throughput metric the winner's neighbouring batch sizes in its sweep join them
+  (:func:`batch_neighbours`); one counts only when the strategy accepts it measured on its
+  verification samples alone (:func:`admits`), and the selection takes the strategy's
+  result at that batch size when it overturns the pick (:func:`at_batch_size`);
+- the timing is interleaved rounds for the verification's seconds, warm-up included, with
+  no other stop (:func:`timing_plan`, :func:`timing_verdict`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from returns.result import Success
+
+from aitune_fp.core.measure.rounds import RoundsVerdict
+from aitune_fp.core.measure.rounds_plan import RoundsPlan
+from aitune_fp.core.measure.verification import Paired, scored
+from aitune_fp.core.records import BackendProfilingResult, Profile, Scored, Selection
+from aitune_fp.core.strategy import Strategy
+
+CHALLENGERS = 2
+MAX_ROUNDS = 1_000_000
+
+
+def challengers(strategy: Strategy, selection: Selection, limit: int) -> tuple[str, ...]:
+    """The runner-ups to verify against: best speedup over the winner first, at most ``limit``.
+
+    >>> from aitune_fp import Profile, min_latency, tune
+    >>> from returns.result import Success
+    >>> p = lambda n, ms: Success(Profile(n, {1: [ms]}))
+    >>> s = tune(min_latency, [p("a", 1.0), p("b", 3.0), p("c", 1.5)], p("eager", 2.0))
+    >>> challengers(min_latency, s.unwrap(), 2)
+    ('c', 'eager')
+    """
+    winner = Scored(selection.backend, selection.result)
+    return runner_ups(strategy, winner, scored(selection), limit)
+
+
+def runner_ups(
+    strategy: Strategy, winner: Scored, scored: Sequence[Scored], limit: int
+) -> tuple[str, ...]:
+    """The ``limit`` backends of ``scored`` (the winner left out) closest to ``winner``:
+    by the strategy's speedup over it, best first (the driver keeps their runners alive)."""
+    others = [s for s in scored if s.backend != winner.backend]
+    ranked = sorted(others, key=lambda s: -strategy.speedup(s.result, winner.result))
+    return tuple(s.backend for s in ranked[: max(limit, 0)])
+
+
+def batch_neighbours(profile: Profile, selected: int) -> tuple[int, ...]:
+    """The batch sizes next to ``selected`` in ``profile``'s sweep (below, then above).
+
+    >>> batch_neighbours(Profile("a", {1: [1.0], 2: [1.0], 4: [1.0]}), 2)
+    (1, 4)
+    >>> batch_neighbours(Profile("a", {1: [1.0], 2: [1.0]}), 2)
+    (1,)
+    >>> batch_neighbours(Profile("a", {1: [1.0]}), 8)
+    ()
+    """
+    sizes = profile.batch_sizes
+    if selected not in sizes:
+        return ()
+    i = sizes.index(selected)
+    return tuple(sizes[j] for j in (i - 1, i + 1) if 0 <= j < len(sizes))
+
+
+def at_batch_size(
+    strategy: Strategy, profile: Profile, batch_size: int
+) -> BackendProfilingResult | None:
+    """The strategy's result for ``profile`` restricted to ``batch_size`` (``None``: the
+    strategy rejects it there, or it was not measured).
+
+    >>> from aitune_fp import max_throughput
+    >>> at_batch_size(max_throughput, Profile("a", {1: [1.0], 2: [1.0]}), 1).throughput
+    1000.0
+    """
+    if batch_size not in profile.latencies_ms:
+        return None
+    only = Profile(
+        profile.backend,
+        {batch_size: profile.latencies_ms[batch_size]},
+        profile.sweep_stop,
+        profile.input_mode,
+        {k: v for k, v in profile.rounds_ms.items() if k == batch_size},
+        profile.peak_memory_mb,
+        {k: v for k, v in profile.batches.items() if k == batch_size},
+    )
+    measured = strategy.measure(only)
+    return measured.unwrap() if isinstance(measured, Success) else None
+
+
+def admits(strategy: Strategy, paired: Paired) -> bool:
+    """Whether the strategy accepts ``paired`` measured on its verification samples alone.
+
+    >>> from aitune_fp import latency_budget
+    >>> budget = latency_budget(5.0)
+    >>> admits(budget, Paired("a", 32, (4.0, 4.2))), admits(budget, Paired("a", 64, (8.0,)))
+    (True, False)
+    """
+    profile = Profile(paired.backend, {paired.batch_size: paired.samples_ms})
+    return isinstance(strategy.measure(profile), Success)
+
+
+def timing_plan(seconds: float) -> RoundsPlan:
+    """The interleaved rounds' plan for a verification of ``seconds`` (warm-up included).
+
+    >>> timing_plan(3.0).max_seconds
+    3.0
+    """
+    return RoundsPlan(
+        contenders=1,
+        min_rounds=2,
+        max_rounds=MAX_ROUNDS,
+        max_seconds=seconds,
+        judge_every=1,
+        settled_speedup=None,
+        sweep_share=None,
+    )
+
+
+def timing_verdict(
+    plan: RoundsPlan, rounds_done: int, elapsed_s: float, active: tuple[str, ...]
+) -> RoundsVerdict:
+    """Keep timing every participant until the plan's time or round budget is spent.
+
+    >>> timing_verdict(timing_plan(1.0), 5, 0.5, ("a", "b")).stop
+    False
+    >>> timing_verdict(timing_plan(1.0), 5, 1.0, ("a", "b")).reason
+    'verification budget spent: 5 rounds in 1 s'
+    """
+    if elapsed_s >= plan.max_seconds or rounds_done >= plan.max_rounds:
+        reason = f"verification budget spent: {rounds_done} rounds in {elapsed_s:.3g} s"
+        return RoundsVerdict(True, reason, active)
+    return RoundsVerdict(False, "", active)
