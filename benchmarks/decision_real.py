@@ -29,12 +29,16 @@ runners. The *truth* per (tune, backend, batch size) is the median of its round 
 the best of a tune is the best of its own candidates under the strategy (min latency at
 batch size 1; max samples/s; max samples/s with median latency within the budget); the
 *regret* of a pick is how much worse its truth is than that best (a cost ratio minus 1),
-and a pick is *the true best* when its regret is at most ``--noise`` (2 %).
+and a pick is *the true best* when its regret is at most ``--noise`` (2 %). It is also
+counted as *not significantly worse* than the best when the 95 % paired bootstrap interval
+of its per-round cost over the best's reaches down to 1 (the window cannot tell them apart:
+on a throughput plateau, batch sizes 1 to 3 % apart).
 
-Prints per tune the pick and its regret, then per setting the true-best count and the
-regret p50/p95/max, and the median tune time (wall time less the builds and validation,
-which the artifact cache makes a model's first tune pay alone). Figures from a shared, noisy machine
-are noisy: read the ratios measured side by side, not the absolute times.
+Prints per tune the pick and its regret (marked when significant), then per setting the
+true-best and not-significantly-worse counts, the regret p50/p95/max, and the median tune
+time (wall time less the builds and validation, which the artifact cache makes a model's
+first tune pay alone). Figures from a shared, noisy machine are noisy: read the ratios
+measured side by side, not the absolute times.
 """
 
 from __future__ import annotations
@@ -158,9 +162,9 @@ def tune_once(
 
 def window(
     tunes: Sequence[tuple[Tuned, dict[str, Any]]], samples: Any, seconds: float, burst_ms: float
-) -> dict[tuple[str, str, int], float]:
+) -> dict[tuple[str, str, int], tuple[float, ...]]:
     """Every tune's profiled (backend, batch size) timed in one interleaved window of
-    ``burst_ms`` bursts: the median ms per call by (setting, backend, batch size)."""
+    ``burst_ms`` bursts: the round samples (ms per call) by (setting, backend, batch size)."""
     from dataclasses import replace
 
     import torch
@@ -187,7 +191,31 @@ def window(
         lambda done, elapsed, still: timing_verdict(plan, done, elapsed, still),
         ProfileSettings(max_pool=8),
     ).samples
-    return {key: statistics.median(timed[n]) for n, key in keys.items() if timed.get(n)}
+    return {key: tuple(timed[n]) for n, key in keys.items() if timed.get(n)}
+
+
+def not_worse(
+    strategy_name: str, pick: tuple[str, int], best: tuple[str, int], rounds: dict[Any, Any]
+) -> bool:
+    """Whether the window cannot tell the pick from the best: the 95 % paired bootstrap
+    interval of the pick's per-round cost over the best's reaches down to 1."""
+    from aitune_fp.core.stats.bootstrap import ratio_interval
+
+    if pick == best:
+        return True
+    if pick not in rounds or best not in rounds:
+        return False
+
+    def cost(pair: tuple[str, int]) -> list[float]:
+        scale = 1.0 if strategy_name == "min-latency" else float(pair[1])
+        return [ms / scale for ms in rounds[pair]]
+
+    a, b = cost(pick), cost(best)
+    n = min(len(a), len(b))
+    if n < 3:
+        return False
+    ci = ratio_interval(a[:n], b[:n], statistic="median", key=16, paired=True)
+    return ci.low <= 1.0
 
 
 def truth_of(
@@ -220,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
     work = Path(args.work or tempfile.mkdtemp(prefix="aitune_fp_decision_real_"))
     regrets: dict[str, list[float]] = {"before": [], "after": []}
     walls: dict[str, list[float]] = {"before": [], "after": []}
+    ties: dict[str, list[bool]] = {"before": [], "after": []}
     began = time.perf_counter()
     for model in args.models.split(","):
         samples = normalise_samples(DEMO_MODELS[model].samples())
@@ -237,12 +266,13 @@ def run(args: argparse.Namespace) -> int:
                     )
                 )
             for tuned, kept in tunes:
-                own = {
-                    (b, bs): ms
-                    for (_, b, bs), ms in window(
+                rounds = {
+                    (b, bs): timed
+                    for (_, b, bs), timed in window(
                         [(tuned, kept)], samples, args.window_seconds, args.burst_ms
                     ).items()
                 }
+                own = {pair: statistics.median(timed) for pair, timed in rounds.items()}
                 costs = truth_of(name, args.budget_ms, own)
                 best = min(costs.values())
                 got = costs.get(tuned.pick, math.inf)
@@ -250,10 +280,12 @@ def run(args: argparse.Namespace) -> int:
                 regrets[tuned.setting].append(regret)
                 walls[tuned.setting].append(tuned.seconds)
                 true_best = min(costs, key=lambda k: costs[k])
+                tied = math.isfinite(got) and not_worse(name, tuned.pick, true_best, rounds)
+                ties[tuned.setting].append(tied)
                 print(
                     f"{model:<12}{name:<16}{tuned.setting:<8} pick {tuned.pick[0]}@{tuned.pick[1]}"
                     f"  best {true_best[0]}@{true_best[1]}  regret {regret:.1%}"
-                    f"  measuring {tuned.seconds:.1f} s",
+                    f"{'' if tied else ' (significant)'}  measuring {tuned.seconds:.1f} s",
                     flush=True,
                 )
                 for said in tuned.verification.splitlines():
@@ -267,8 +299,10 @@ def run(args: argparse.Namespace) -> int:
     for setting in ("before", "after"):
         r = regrets[setting]
         good = sum(x <= args.noise for x in r)
+        same = sum(ties[setting])
         print(
-            f"  {setting:<7} true best (regret <= {args.noise:.0%}) {good}/{len(r)}  regret "
+            f"  {setting:<7} true best (regret <= {args.noise:.0%}) {good}/{len(r)}, not "
+            f"significantly worse than it {same}/{len(r)}  regret "
             f"p50 {percent(r, 0.5):.1%} p95 {percent(r, 0.95):.1%} max {max(r):.1%}  "
             f"median measuring {statistics.median(walls[setting]):.1f} s"
         )

@@ -5,9 +5,10 @@ Rules:
   challengers are the selection's closest runner-ups
   (:func:`~aitune_fp.core.measure.verification_plan.challengers`, at most ``CHALLENGERS``),
   timed with the very runners the tune built and profiled (the driver keeps them alive
-  when a verification is planned), each at the batch size it was selected at; under a
-  throughput metric the winner also takes part at its sweep's neighbouring batch sizes
-  (``backend@batch``), which count when the strategy admits them on their samples;
+  when a verification is planned), each at the batch size it was selected at, the second
+  only while the sweeps leave it unsettled (``unsettled``); under a throughput metric the
+  winner also takes part at other batch sizes of its sweep (``plateau``:
+  ``backend@batch``), which count when the strategy admits them on their samples;
 - the timing is :func:`~aitune_fp.effects.rounds.time_paired` (primed, warmed to steady
   state, interleaved rounds for ``verify_seconds``, warm-up included); the decision is the
   core's (:func:`~aitune_fp.core.measure.verification.judge`), and the selection becomes
@@ -30,10 +31,11 @@ from aitune_fp.core.measure.verification_plan import (
     CHALLENGERS,
     admits,
     at_batch_size,
-    batch_neighbours,
     challengers,
+    plateau,
     timing_plan,
     timing_verdict,
+    unsettled,
 )
 from aitune_fp.core.records import Profile, Selection, TuneError
 from aitune_fp.effects.isolation import materialized
@@ -73,11 +75,13 @@ def with_verification(
         return outcome, None
     selection = outcome.unwrap()
     runners = _runners(run)
-    names = [n for n in challengers(setup.strategy, selection, CHALLENGERS) if n in runners]
-    kind = setup.strategy.metric.kind or "latency"
+    strategy = setup.strategy
+    ups = [n for n in challengers(strategy, selection, CHALLENGERS) if n in runners]
+    names = list(unsettled(strategy, selection, ups))
+    kind = strategy.metric.kind or "latency"
     winner, size = selection.backend, selection.result.selected_batch_size
     profile = _profile(run, winner) if kind != "latency" else None
-    neighbours = batch_neighbours(profile, size) if profile is not None else ()
+    neighbours = plateau(strategy, profile, size) if profile is not None else ()
     if winner not in runners or not (names or neighbours):
         log.info("no verification: the winner or its runner-ups have no live runner")
         return outcome, None
@@ -108,7 +112,7 @@ def with_verification(
         for label, bs in labels.items()
         if timed.samples.get(label)
     )
-    admitted = tuple(p for p in near if admits(setup.strategy, p))
+    admitted = tuple(p for p in near if admits(strategy, p))
     others = (*(paired[n] for n in names if n in paired), *admitted)
     if winner not in paired or not others:
         log.warning("no verification: fewer than two backends could be timed (%s)", timed.reason)
@@ -116,7 +120,7 @@ def with_verification(
     verification = judge(paired[winner], others, kind, seconds=timed.seconds)
     (log.info if verification.holds else log.warning)("%s", verification.reason)
     alternatives = {
-        (winner, p.batch_size): at_batch_size(setup.strategy, profile, p.batch_size)
+        (winner, p.batch_size): at_batch_size(strategy, profile, p.batch_size)
         for p in admitted
         if profile is not None
     }

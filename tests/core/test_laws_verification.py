@@ -15,7 +15,8 @@ from aitune_fp.core.measure.verification_plan import at_batch_size, batch_neighb
 
 @st.composite
 def participants(draw: st.DrawFn) -> tuple[Paired, tuple[Paired, ...]]:
-    """A winner and 1-3 challengers: a shared per-round drift times each one's level and jitter."""
+    """A winner and 1-3 challengers (other backends, or the winner at other batch sizes): a
+    shared per-round drift times each one's level and jitter."""
     rounds = draw(st.integers(1, 40))
     drift = draw(st.lists(st.floats(0.8, 1.25), min_size=rounds, max_size=rounds))
     made = []
@@ -25,7 +26,11 @@ def participants(draw: st.DrawFn) -> tuple[Paired, tuple[Paired, ...]]:
         length = draw(st.integers(rounds, rounds + 3))
         samples = tuple(level * d * j for d, j in zip(drift, jitter, strict=True))
         samples += (level,) * (length - rounds)
-        made.append(Paired(f"b{i}", draw(st.sampled_from((1, 2, 8, 32))), samples))
+        if i and draw(st.booleans()):  # the winner at another batch size
+            bs = made[0].batch_size * 2**i
+            made.append(Paired("b0", bs, samples, f"b0@{bs}"))
+        else:
+            made.append(Paired(f"b{i}", draw(st.sampled_from((1, 2, 8, 32))), samples))
     return made[0], tuple(made[1:])
 
 

@@ -1,4 +1,5 @@
-"""Verification laws: the re-measured pick changes only on a significant, paired loss.
+"""Verification laws: the re-measured pick changes backend only on a significant, paired
+loss, and batch size only beyond the margin.
 
 Every law here takes ``(winner, others, kind)``: the winner's and the challengers'
 paired samples (:class:`~aitune_fp.core.measure.verification.Paired`) and the metric kind
@@ -27,7 +28,7 @@ def _selected_is_a_participant(winner: Paired, others: Others, kind: str) -> boo
 
 def _holds_iff_unchanged(winner: Paired, others: Others, kind: str) -> bool:
     v = judge(winner, others, kind, seconds=1.0)
-    return v.holds == (v.selected == winner.backend)
+    return v.holds == ((v.selected, v.selected_batch_size) == (winner.backend, winner.batch_size))
 
 
 def _interval_contains_point(winner: Paired, others: Others, kind: str) -> bool:
@@ -39,7 +40,16 @@ def _interval_contains_point(winner: Paired, others: Others, kind: str) -> bool:
 
 def _overturn_is_significant(winner: Paired, others: Others, kind: str) -> bool:
     v = judge(winner, others, kind, seconds=1.0)
-    return implies(not v.holds, v.ci95[1] < 1.0 / (1.0 + MARGIN) and v.rounds >= MIN_ROUNDS)
+    switched = not v.holds and v.selected != winner.backend
+    return implies(switched, v.ci95[1] < 1.0 / (1.0 + MARGIN) and v.rounds >= MIN_ROUNDS)
+
+
+def _move_is_beyond_margin(winner: Paired, others: Others, kind: str) -> bool:
+    """A pick that stays on its backend at another batch size moved on enough rounds and a
+    speedup point below the margin."""
+    v = judge(winner, others, kind, seconds=1.0)
+    moved = not v.holds and v.selected == winner.backend
+    return implies(moved, v.speedup < 1.0 / (1.0 + MARGIN) and v.rounds >= MIN_ROUNDS)
 
 
 def _few_rounds_hold(winner: Paired, others: Others, kind: str) -> bool:
@@ -91,8 +101,14 @@ VERIFICATION_LAWS: tuple[Law[[Paired, Others, str]], ...] = (
     ),
     Law(
         "verification_overturns_only_significantly",
-        "a pick is overturned only with enough rounds and an interval wholly below the margin",
+        "a pick changes backend only with enough rounds and an interval wholly below the margin",
         _overturn_is_significant,
+    ),
+    Law(
+        "verification_moves_batch_beyond_margin",
+        "the pick moves to another batch size of its backend only with enough rounds and a "
+        "speedup point below the margin",
+        _move_is_beyond_margin,
     ),
     Law(
         "verification_few_rounds_hold",

@@ -20,8 +20,13 @@ Rules:
   or an overlap keeps the pick (verification never switches on noise);
 - with fewer than ``min_rounds`` paired rounds nothing is judged: the pick holds and the
   reason says so;
-- the decision holds when no challenger overturns it; otherwise the verified pick is the
-  overturning challenger with the lowest speedup point (the one the winner loses to most);
+- the winner at another batch size (same backend, same artifact) *moves* the pick when,
+  with enough rounds and no overturn, its speedup point lies below ``1 / (1 + margin)``:
+  no runtime changes, so no significance is asked of it. The sweep's choice among batch
+  sizes was itself made on a few calls each; the paired rounds of settled bursts are the
+  better estimate, and the margin keeps exact ties;
+- the decision holds when no challenger overturns or moves it; otherwise the verified pick
+  is the overturning (else moving) challenger with the lowest speedup point;
   the reported ``challenger`` is that one, or, when the pick holds, the closest challenger
   (lowest point); a pick is a backend *at a batch size* (``selected`` and
   ``selected_batch_size``), so the winner at a neighbouring batch size can overturn it;
@@ -198,13 +203,18 @@ def judge(
     trimmed = [replace(p, samples_ms=p.samples_ms[:rounds]) for p in (winner, *others)]
     found = tuple(compare(trimmed[0], o, kind, margin) for o in trimmed[1:])
     closest = min(found, key=lambda c: c.speedup)
-    losing = [c for c in found if c.overturns] if rounds >= min_rounds else []
-    decisive = min(losing, key=lambda c: c.speedup) if losing else closest
-    selected = decisive.challenger if losing else winner.backend
-    selected_size = decisive.batch_size if losing else winner.batch_size
-    reason = _line(winner, decisive, bool(losing), rounds, seconds, min_rounds)
+    enough = rounds >= min_rounds
+    losing = [c for c in found if c.overturns] if enough else []
+    own = [c for c in found if c.challenger == winner.backend]
+    moving = [c for c in own if c.speedup < 1.0 / (1.0 + margin)] if enough else []
+    changed = losing or moving
+    decisive = min(changed, key=lambda c: c.speedup) if changed else closest
+    selected = decisive.challenger if changed else winner.backend
+    selected_size = decisive.batch_size if changed else winner.batch_size
+    how = "overturned" if losing else "moved" if moving else ""
+    reason = _line(winner, decisive, how, rounds, seconds, min_rounds)
     return Verification(
-        holds=not losing,
+        holds=not changed,
         winner=winner.backend,
         challenger=decisive.challenger,
         speedup=decisive.speedup,
@@ -223,16 +233,25 @@ def judge(
 
 
 def _line(
-    winner: Paired, c: Comparison, overturned: bool, rounds: int, seconds: float, min_rounds: int
+    winner: Paired, c: Comparison, how: str, rounds: int, seconds: float, min_rounds: int
 ) -> str:
-    """The one line the run prints about its verification."""
+    """The one line the run prints about its verification (``how``: ``overturned``,
+    ``moved`` or ``""``)."""
     ci = f"{c.speedup:.3f}× [{c.ci95[0]:.3f}, {c.ci95[1]:.3f}], 95 %"
     head = f"verification ({rounds} paired rounds, {seconds:.1f} s)"
-    if overturned:
+    same = c.challenger == winner.backend
+    instead = f"batch size {c.batch_size}" if same else c.challenger
+    if how == "overturned":
         return (
             f"{head}: the pick does not hold: {c.challenger} at batch size {c.batch_size} is "
             f"faster than {winner.backend} at batch size {winner.batch_size} ({winner.backend}"
-            f"'s speedup over it {ci}); selected {c.challenger} instead"
+            f"'s speedup over it {ci}); selected {instead} instead"
+        )
+    if how == "moved":
+        return (
+            f"{head}: the pick moves to batch size {c.batch_size}: {c.challenger} measured "
+            f"faster there than at batch size {winner.batch_size} (speedup of the pick over "
+            f"it {ci}; a paired estimate beyond the margin, the backend stays)"
         )
     if rounds < min_rounds:
         return f"{head}: too few rounds to judge (< {min_rounds}); the pick {winner.backend} stays"

@@ -4,10 +4,17 @@ Rules:
 - the challengers are the selection's other scored backends, the baseline included, closest
   to the winner first by the strategy's speedup over it, at most ``CHALLENGERS``
   (:func:`challengers`, :func:`runner_ups`: the driver keeps their runners alive);
-- under a throughput metric the winner's neighbouring batch sizes in its sweep join them
-  (:func:`batch_neighbours`); one counts only when the strategy accepts it measured on its
-  verification samples alone (:func:`admits`), and the selection takes the strategy's
-  result at that batch size when it overturns the pick (:func:`at_batch_size`);
+- a runner-up beyond the first takes part only while the sweeps leave it within
+  ``SETTLED`` (1.25×) of the winner (:func:`unsettled`): a backend the sweeps put 4×
+  behind cannot overturn the pick, and each participant costs rounds;
+- under a throughput metric the winner also takes part at other batch sizes of its sweep
+  (:func:`plateau`): the neighbouring ones and those whose sweep figure is within
+  ``PLATEAU`` (5 %) of the pick's, closest first, at most ``BATCH_SIZES`` (3). On a
+  throughput plateau (the demo CNN's ONNX Runtime runs 100 to 104 µs per sample from batch
+  size 4 to 64) the sweep's few calls per batch size cannot tell the points apart. One
+  counts only when the strategy accepts it measured on its verification samples alone
+  (:func:`admits`), and the selection takes the strategy's result at that batch size when
+  it becomes the pick (:func:`at_batch_size`);
 - the timing is interleaved rounds for the verification's seconds, warm-up included, with
   no other stop (:func:`timing_plan`, :func:`timing_verdict`).
 """
@@ -26,6 +33,9 @@ from aitune_fp.core.strategy import Strategy
 
 CHALLENGERS = 2
 MAX_ROUNDS = 1_000_000
+SETTLED = 1.25
+PLATEAU = 0.05
+BATCH_SIZES = 3
 
 
 def challengers(strategy: Strategy, selection: Selection, limit: int) -> tuple[str, ...]:
@@ -50,6 +60,59 @@ def runner_ups(
     others = [s for s in scored if s.backend != winner.backend]
     ranked = sorted(others, key=lambda s: -strategy.speedup(s.result, winner.result))
     return tuple(s.backend for s in ranked[: max(limit, 0)])
+
+
+def unsettled(
+    strategy: Strategy, selection: Selection, names: Sequence[str], settled: float = SETTLED
+) -> tuple[str, ...]:
+    """``names`` (runner-ups, closest first) keeping the first, and the others while the
+    winner's sweep speedup over them is below ``settled``.
+
+    >>> from aitune_fp import Profile, min_latency, tune
+    >>> from returns.result import Success
+    >>> p = lambda n, ms: Success(Profile(n, {1: [ms]}))
+    >>> s = tune(min_latency, [p("a", 1.0), p("b", 3.0), p("c", 1.2)], p("eager", 2.0)).unwrap()
+    >>> unsettled(min_latency, s, ("c", "eager", "b"))
+    ('c',)
+    """
+    results = {x.backend: x.result for x in scored(selection)}
+    kept = [
+        n
+        for n in names[1:]
+        if n in results and strategy.speedup(selection.result, results[n]) < settled
+    ]
+    return (*names[:1], *kept)
+
+
+def plateau(
+    strategy: Strategy,
+    profile: Profile,
+    selected: int,
+    within: float = PLATEAU,
+    limit: int = BATCH_SIZES,
+) -> tuple[int, ...]:
+    """The winner's other batch sizes to verify: the neighbours of ``selected`` in its sweep
+    and those whose result (the strategy's, at that batch size alone) is within ``within``
+    of the pick's; best first, at most ``limit``.
+
+    >>> from aitune_fp import max_throughput
+    >>> flat = Profile("a", {1: [1.0], 2: [1.2], 4: [2.0], 8: [3.9], 16: [8.0]})
+    >>> plateau(max_throughput, flat, 4)
+    (8, 16, 2)
+    """
+    pick = at_batch_size(strategy, profile, selected)
+    if pick is None:
+        return ()
+    near = set(batch_neighbours(profile, selected))
+    found = []
+    for bs in profile.batch_sizes:
+        result = at_batch_size(strategy, profile, bs)
+        if bs == selected or result is None:
+            continue
+        speedup = strategy.speedup(result, pick)
+        if bs in near or speedup >= 1.0 - within:
+            found.append((-speedup, bs))
+    return tuple(bs for _, bs in sorted(found)[: max(limit, 0)])
 
 
 def batch_neighbours(profile: Profile, selected: int) -> tuple[int, ...]:
