@@ -161,10 +161,10 @@ def tune_once(
 
 
 def window(
-    tunes: Sequence[tuple[Tuned, dict[str, Any]]], samples: Any, seconds: float, burst_ms: float
-) -> dict[tuple[str, str, int], tuple[float, ...]]:
-    """Every tune's profiled (backend, batch size) timed in one interleaved window of
-    ``burst_ms`` bursts: the round samples (ms per call) by (setting, backend, batch size)."""
+    tuned: Tuned, kept: dict[str, Any], samples: Any, seconds: float, burst_ms: float
+) -> dict[tuple[str, int], tuple[float, ...]]:
+    """The tune's profiled (backend, batch size) pairs timed with its own runners in one
+    interleaved window of ``burst_ms`` bursts: the round samples (ms per call) by pair."""
     from dataclasses import replace
 
     import torch
@@ -174,13 +174,8 @@ def window(
     from aitune_fp.effects.profiler import ProfileSettings
     from aitune_fp.effects.rounds import time_paired
 
-    keys: dict[str, tuple[str, str, int]] = {}
-    participants = []
-    for tuned, kept in tunes:
-        for backend, bs in tuned.pairs:
-            name = f"{tuned.setting}|{backend}|{bs}"
-            keys[name] = (tuned.setting, backend, bs)
-            participants.append((name, kept[backend].runner, bs))
+    pairs = {f"{backend}|{bs}": (backend, bs) for backend, bs in tuned.pairs}
+    participants = [(name, kept[b].runner, bs) for name, (b, bs) in pairs.items()]
     long = Burst(min_ms=burst_ms, min_calls=5, settle_calls=5, settle_ms=50.0, rest_ms=30.0)
     plan = replace(timing_plan(seconds), burst=long)
     timed = time_paired(
@@ -191,7 +186,7 @@ def window(
         lambda done, elapsed, still: timing_verdict(plan, done, elapsed, still),
         ProfileSettings(max_pool=8),
     ).samples
-    return {key: tuple(timed[n]) for n, key in keys.items() if timed.get(n)}
+    return {pair: tuple(timed[n]) for n, pair in pairs.items() if timed.get(n)}
 
 
 def not_worse(
@@ -266,12 +261,7 @@ def run(args: argparse.Namespace) -> int:
                     )
                 )
             for tuned, kept in tunes:
-                rounds = {
-                    (b, bs): timed
-                    for (_, b, bs), timed in window(
-                        [(tuned, kept)], samples, args.window_seconds, args.burst_ms
-                    ).items()
-                }
+                rounds = window(tuned, kept, samples, args.window_seconds, args.burst_ms)
                 own = {pair: statistics.median(timed) for pair, timed in rounds.items()}
                 costs = truth_of(name, args.budget_ms, own)
                 best = min(costs.values())

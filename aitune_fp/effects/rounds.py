@@ -159,6 +159,24 @@ def timed_burst(
     return sample(burst, timed), index
 
 
+def burst_caller(
+    calls: Mapping[str, Sequence[Callable[[], Any]]],
+    timer: Callable[[Callable[[], Any]], float],
+    burst: Burst,
+    before: Callable[[], None] | None = None,
+) -> Callable[[str, int], float]:
+    """:func:`interleave`'s ``call`` on a device: one :func:`timed_burst` of the named
+    participant's ``calls`` (filled in by its warm-up), each participant resuming its input
+    pool where its previous burst ended."""
+    position: dict[str, int] = {}
+
+    def call(name: str, _round_index: int) -> float:
+        ms, position[name] = timed_burst(calls[name], timer, burst, position.get(name, 0), before)
+        return ms
+
+    return call
+
+
 Judge = Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]
 
 
@@ -251,18 +269,13 @@ def run_rounds(
     timer = call_timer(device, settings)
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
     calls: dict[str, list[Callable[[], Any]]] = {}
-    position: dict[str, int] = {}
+    call = burst_caller(calls, timer, plan.burst, before)
 
     def warm(name: str) -> bool:
         p = next(q for q in timed_ones if q.name == name)
         calls[name] = _warmed(p, samples, device, settings, plan)
-        position[name] = 0
         synchronize(device)
         return bool(calls[name])
-
-    def call(name: str, round_index: int) -> float:
-        ms, position[name] = timed_burst(calls[name], timer, plan.burst, position[name], before)
-        return ms
 
     def judge(
         so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
@@ -309,7 +322,7 @@ def time_paired(
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
     by_name = {name: (runner, bs) for name, runner, bs in participants}
     calls: dict[str, list[Callable[[], Any]]] = {}
-    position: dict[str, int] = {}
+    call = burst_caller(calls, timer, plan.burst, before)
     rule = settings.warmup if settings.warmup is not None else fixed_warmup(10)
     cap = warmup_share * plan.max_seconds / max(len(participants), 1)
     rule = replace(rule, max_seconds=min(rule.max_seconds, cap), min_seconds=0.0)
@@ -325,12 +338,7 @@ def time_paired(
         except Exception as error:  # a failing backend stays out of the verification
             log.warning("%s failed before the verification: %s", name, error)
             return False
-        position[name] = 0
         return True
-
-    def call(name: str, round_index: int) -> float:
-        ms, position[name] = timed_burst(calls[name], timer, plan.burst, position[name], before)
-        return ms
 
     def verdict(
         _so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
