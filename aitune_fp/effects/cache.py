@@ -36,13 +36,9 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import hashlib
-import inspect
 import json
 import logging
-import platform
 import shutil
 import tempfile
 import time
@@ -64,7 +60,14 @@ from aitune_fp.effects.artifacts import (
 )
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.environment import library_versions
+from aitune_fp.effects.cache_key import (
+    cache_key,
+    code_digest,
+    implementation_digest,
+    model_digest,
+    weights_digest,
+)
+from aitune_fp.effects.cache_probe import PROBE_FILE, probe_problem, write_probe
 from aitune_fp.effects.inputs import Samples, make_batch
 from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy, safe_name
 from aitune_fp.effects.reference import (
@@ -75,112 +78,45 @@ from aitune_fp.effects.reference import (
     write_references,
 )
 
+__all__ = [
+    "cache_key",
+    "cached_build",
+    "code_digest",
+    "evict",
+    "implementation_digest",
+    "lookup",
+    "model_digest",
+    "store",
+    "unusable_reason",
+    "weights_digest",
+]
 log = logging.getLogger("aitune_fp")
 ENTRY_FILE: Final = "entry.json"
-ENTRY_FORMAT: Final = "aitune_fp.cache_entry/1"
-
-
-def weights_digest(module: torch.nn.Module) -> str:
-    """sha256 of every parameter and buffer of ``module``: name, dtype, shape and bytes.
-
-    >>> a = torch.nn.Linear(2, 2)
-    >>> weights_digest(a) == weights_digest(a), weights_digest(a) == weights_digest(
-    ...     torch.nn.Linear(2, 2))
-    (True, False)
-    """
-    h = hashlib.sha256()
-    tensors: dict[str, torch.Tensor] = dict(module.named_parameters(remove_duplicate=False))
-    tensors.update(module.named_buffers(remove_duplicate=False))
-    for name in sorted(tensors):
-        t = tensors[name].detach()
-        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
-        flat = t.to("cpu").contiguous().reshape(-1)
-        if flat.numel():
-            h.update(flat.view(torch.uint8).numpy().tobytes())
-    return h.hexdigest()
-
-
-def _class_source(cls: type) -> str:
-    """The source text of ``cls`` (empty when Python cannot find it)."""
-    with contextlib.suppress(OSError, TypeError):
-        return inspect.getsource(cls)
-    return ""
-
-
-def code_digest(module: torch.nn.Module) -> str:
-    """sha256 of the module tree's structure (``repr``) and every submodule class's qualified
-    name and source text.
-
-    The import name (``__module__``) is left out on purpose: the same file imported under
-    another name, or in another process, gives the same digest.
-    """
-    h = hashlib.sha256(repr(module).encode())
-    classes = {(cls.__qualname__, _class_source(cls)) for cls in map(type, module.modules())}
-    for qualname, source in sorted(classes):
-        h.update(f"{qualname}|{hashlib.sha256(source.encode()).hexdigest()}|".encode())
-    return h.hexdigest()
-
-
-def model_digest(module: torch.nn.Module) -> str:
-    """sha256 of the module's code (:func:`code_digest`) and weights (:func:`weights_digest`).
-
-    >>> a = torch.nn.Linear(2, 2)
-    >>> model_digest(a) == model_digest(a), model_digest(a) == model_digest(torch.nn.ReLU())
-    (True, False)
-    """
-    both = f"{code_digest(module)}|{weights_digest(module)}"
-    return hashlib.sha256(both.encode()).hexdigest()
-
-
-def implementation_digest(backend: Backend) -> str:
-    """sha256 of the source file that implements ``backend`` (a changed builder misses)."""
-    try:
-        source = inspect.getsourcefile(type(backend))
-        return hashlib.sha256(Path(source).read_bytes()).hexdigest() if source else ""
-    except (OSError, TypeError):
-        return ""
-
-
-def _device_facts(device: torch.device) -> str:
-    if device.type == "cuda" and torch.cuda.is_available():
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        props = torch.cuda.get_device_properties(index)
-        return f"cuda|{props.name}|{props.major}.{props.minor}"
-    return device.type
-
-
-def cache_key(
-    module: torch.nn.Module, samples: Samples, backend: Backend, device: torch.device
-) -> str:
-    """The cache key of building ``backend`` for ``module`` with these inputs on ``device``."""
-    parts = {
-        "weights": weights_digest(module),
-        "code": code_digest(module),
-        "inputs": repr(samples.spec),
-        "backend": [backend.name, backend.key(), implementation_digest(backend)],
-        "device": _device_facts(device),
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "libraries": library_versions(),
-    }
-    blob = json.dumps(parts, sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()[:32]
+ENTRY_FORMAT: Final = "aitune_fp.cache_entry/2"
 
 
 def _entry_dir(cache_dir: Path, key: str) -> Path:
     return cache_dir / "artifacts" / key
 
 
-def _read_entry(folder: Path) -> tuple[str, dict[str, FileDigest], str] | None:
-    """(artifact name, file digests, output spec text) of an entry, or ``None``."""
+Entry = tuple[str, dict[str, FileDigest], str]
+
+
+def _read_entry(folder: Path, key: str, model: str) -> Entry | str:
+    """(artifact name, file digests, output spec text) of an entry, or why it is refused:
+    unreadable, of another format, or recorded for another key or model."""
     try:
         data = json.loads((folder / ENTRY_FILE).read_text(encoding="utf-8"))
         if data.get("format") != ENTRY_FORMAT:
-            return None
+            return f"an entry of another format ({data.get('format')!r})"
+        if data.get("key") != key or data.get("model") != model:
+            return "the entry was stored for another model or key (moved or copied here)"
         files = {str(name): FileDigest(**d) for name, d in data["files"].items()}
+        if PROBE_FILE not in files:
+            return "the entry has no behaviour probe"
         return str(data["artifact"]), files, str(data["outputs"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+        return "unreadable entry.json"
 
 
 def _read_reference(folder: Path, files: dict[str, FileDigest]) -> dict[str, str] | None:
@@ -194,12 +130,10 @@ def _read_reference(folder: Path, files: dict[str, FileDigest]) -> dict[str, str
     return {"file": name, "samples": samples} if safe_name(name) and name in files else None
 
 
-def _entry_problem(
-    folder: Path, entry: tuple[str, dict[str, FileDigest], str] | None
-) -> str | None:
+def _entry_problem(folder: Path, entry: Entry | str) -> str | None:
     """Why an entry cannot be trusted (``None`` when it is sealed and intact)."""
-    if entry is None:
-        return "unreadable entry.json"
+    if isinstance(entry, str):
+        return entry
     artifact, files, _ = entry
     if not safe_name(artifact) or artifact not in files:
         return f"its artifact {artifact!r} is not a file listed in the entry"
@@ -219,18 +153,21 @@ def lookup(
     cache_dir: Path,
     key: str,
     backend: Backend,
+    module: torch.nn.Module,
     samples: Samples,
     device: torch.device,
     work_dir: Path,
+    model: str | None = None,
 ) -> IOResult[Built, BackendFailure]:
     """The cached runner for ``key``, or a failure saying why there is none (a bad entry is
-    removed on the way)."""
+    removed on the way). ``module`` must give the entry's probe outputs
+    (:mod:`~aitune_fp.effects.cache_probe`); ``model`` is its :func:`model_digest`."""
     folder = _entry_dir(cache_dir, key)
     if not folder.is_dir():
         return _miss(backend, "no entry")
-    entry = _read_entry(folder)
+    entry = _read_entry(folder, key, model or model_digest(module))
     problem = _entry_problem(folder, entry)
-    if entry is None or problem is not None:
+    if isinstance(entry, str) or problem is not None:
         _discard(folder, problem or "unreadable entry")
         return _miss(backend, problem or "unreadable entry")
     artifact, files, outputs = entry
@@ -240,7 +177,9 @@ def lookup(
         _discard(folder, str(error))
         return _miss(backend, str(error))
     copy = work_dir / f"cached-{uuid.uuid4().hex[:8]}"
-    problem = private_copy(folder, files, copy)
+    problem = private_copy(folder, files, copy) or probe_problem(
+        copy / PROBE_FILE, module, device
+    )
     if problem is not None:
         shutil.rmtree(copy, ignore_errors=True)
         _discard(folder, problem)
@@ -295,22 +234,29 @@ def store(
     samples: Samples,
     reference_sizes: tuple[int, ...] | None = None,
     device: torch.device | None = None,
+    model: str | None = None,
 ) -> bool:
-    """Copy ``built``'s artifact into the cache under ``key`` (with the eager outputs of
-    the validation batches at ``reference_sizes``); ``False`` if it could not."""
+    """Copy ``built``'s artifact into the cache under ``key`` with its behaviour probe
+    (and the eager outputs of the validation batches at ``reference_sizes``); ``False`` if
+    it could not (an entry without a probe is never stored)."""
     if built.artifact is None or not built.artifact.is_file():
         return False
     final = _entry_dir(cache_dir, key)
     try:
         with staging_dir(final) as staging:
+            probe = make_batch(samples, 1)
             with torch.inference_mode():
-                outputs = make_batch(samples, 1).call(module)
-            files = {}
+                outputs = probe.call(module)
+            if not write_probe(staging / PROBE_FILE, probe, outputs):
+                raise ValueError("its outputs cannot be kept as a behaviour probe")
+            files = {PROBE_FILE: dataclasses.asdict(digest(staging / PROBE_FILE))}
             for path in artifact_files(built.artifact):
                 shutil.copy2(path, staging / path.name)
                 files[path.name] = dataclasses.asdict(digest(staging / path.name))
             entry: dict[str, Any] = {
                 "format": ENTRY_FORMAT,
+                "key": key,
+                "model": model or model_digest(module),
                 "artifact": built.artifact.name,
                 "files": files,
                 "outputs": dump_output_spec(output_spec(outputs)),
@@ -374,14 +320,15 @@ def cached_build(
     if cache_dir is None or not loadable(backend):
         return backend.build(module, samples, device, work_dir)
     try:
-        key = cache_key(module, samples, backend, device)
+        model = model_digest(module)
+        key = cache_key(module, samples, backend, device, model)
     except Exception as error:  # an odd tensor type must not fail the build: skip the cache
         log.warning("artifact cache: cannot key %s (%s); building", backend.describe(), error)
         return backend.build(module, samples, device, work_dir)
 
     looked = time.perf_counter()
     found = (
-        lookup(cache_dir, key, backend, samples, device, work_dir)
+        lookup(cache_dir, key, backend, module, samples, device, work_dir, model)
         if reuse
         else _miss(backend, "a fresh build was asked for")
     )
@@ -389,7 +336,7 @@ def cached_build(
 
     def stored(built: Built) -> Built:
         start = time.perf_counter()
-        kept = store(cache_dir, key, built, module, samples, reference_sizes, device)
+        kept = store(cache_dir, key, built, module, samples, reference_sizes, device, model)
         seconds = lookup_seconds + time.perf_counter() - start
         info = _with_cache_seconds({**built.info, "cache_key": key}, seconds) | (
             {"cache": "stored"} if kept else {}

@@ -166,6 +166,7 @@ def run_candidate(
         def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
             built = with_artifact_digest(built)
             holder.append(built)
+            stages.update(built_stages(built))  # the rebuild's export/compile, not the hit's
             return stage("validate", lambda: validate(built))  # type: ignore[no-any-return]
 
         return rebuilt.bind(check)

@@ -59,12 +59,12 @@ from aitune_fp.effects.artifacts import (
 )
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.cache import weights_digest
 from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, make_batch, normalise_samples
 from aitune_fp.effects.integrity import FileDigest, digest
 from aitune_fp.shell.io import unsafe_perform_io
+from aitune_fp.shell.model_match import PROBE_FILE, mismatch, model_fields, write_model_probe
 from aitune_fp.shell.sealed import (
     FORMAT,
     MANIFEST,
@@ -157,7 +157,7 @@ def _manifest(
         "input_spec": spec_to_json(tuned.samples.spec),
         "outputs": _outputs_of(tuned),
         "selection": encode_selection(tuned.selection),
-        "weights_sha256": None if source is None else weights_digest(source),
+        **model_fields(source),
         "libraries": library_versions(),
         "files": {name: dataclasses.asdict(d) for name, d in sorted(files.items())},
     }
@@ -201,6 +201,9 @@ def save(tuned: TunedModule, path: str | Path) -> Path:
                 files[file.name] = digest(staging / file.name)
             if files[artifact.name] != tuned.artifact_digest and tuned.artifact_digest:
                 raise ValueError(f"refusing to save: {artifact} changed while it was copied")
+        probe = write_model_probe(staging, tuned.samples, tuned.source_module)
+        if probe is not None:
+            files[PROBE_FILE] = probe
         if tuned.record is not None:
             (staging / RECORD).write_text(dumps(tuned.record), encoding="utf-8")
             files[RECORD] = digest(staging / RECORD)
@@ -223,6 +226,12 @@ def _built(
     shown: Path,
 ) -> Built:
     outputs = read_output_spec(doc.text("outputs"))
+    if module is not None:
+        probe = folder / PROBE_FILE if (folder / PROBE_FILE).is_file() else None
+        saved = {k: doc.text_or_none(k) for k in model_fields(None)}
+        problem = mismatch(saved, probe, module, device)
+        if problem is not None:
+            raise LoadError(f"the module is not the one {shown} was tuned from: {problem}")
     if doc.text("mode") == "artifact":
         effect = load_built(
             config, folder / doc.text("artifact"), samples.spec, outputs, device, work_dir
@@ -232,12 +241,6 @@ def _built(
             raise LoadError(
                 f"{shown} holds a recipe for {config.describe()}: pass the module it was "
                 "tuned from, load(path, module=...)"
-            )
-        expected = doc.text_or_none("weights_sha256")
-        if expected is not None and weights_digest(module) != expected:
-            raise LoadError(
-                f"the module's weights differ from those {shown} was tuned with "
-                "(weights sha256 mismatch)"
             )
         effect = config.build(module, samples, device, work_dir)
     if isinstance(effect, IOFailure):

@@ -18,8 +18,11 @@ Rules:
   example batch (shapes, dtypes and bytes), the batch bound, the device, the torch
   version and :data:`FORM`; a module that cannot be keyed (an exotic tensor type) is
   exported unshared;
-- an entry is used only when it is sealed and a private copy of its program verifies
-  (:mod:`aitune_fp.effects.integrity`); the program is loaded from that copy. A missing,
+- an entry is used only when it is sealed, a private copy of its program verifies
+  (:mod:`aitune_fp.effects.integrity`) and the loaded program computes what the module
+  computes now on the example batch (:func:`~aitune_fp.effects.cache_probe.
+  outputs_differ`: the key cannot see a library function patched deep inside a call, the
+  program's own run can); the program is loaded from that copy. A missing,
   swapped, corrupt or unloadable entry is removed and the program exported afresh (and
   stored again) — a bad entry is never trusted and never fails a build; a program that
   cannot be stored is logged and used unshared;
@@ -51,6 +54,7 @@ import torch
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends._export import UNBOUNDED_BATCH, spec_dynamic_shapes
 from aitune_fp.effects.backends._guard import BuildLog, first_line
+from aitune_fp.effects.cache_probe import outputs_differ
 from aitune_fp.effects.inputs import Batch, InputSpec
 from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy
 
@@ -196,6 +200,19 @@ def _load(entry: Path, key: str, work_dir: Path) -> tuple[Any, str | None]:
         shutil.rmtree(copy, ignore_errors=True)
 
 
+def _behaves_otherwise(program: Any, model: torch.nn.Module, batch: Batch) -> str | None:
+    """Why the stored ``program`` is not ``model`` on ``batch`` (``None``: it computes the
+    same outputs, within the probe's run-to-run tolerance)."""
+    try:
+        with torch.inference_mode():
+            got = batch.call(program.module())
+            want = batch.call(model)
+    except Exception as error:
+        return f"it does not run on the example batch: {first_line(error)}"
+    problem = outputs_differ(got, want)
+    return None if problem is None else f"it computes another model ({problem})"
+
+
 def _store(entry: Path, key: str, program: Any) -> str | None:
     """Write ``program`` as the entry ``key`` (atomically); why not, or ``None``."""
     try:
@@ -239,6 +256,7 @@ def exported(
         entry = shared.folder / key
         if entry.is_dir():
             program, problem = _load(entry, key, work_dir)
+            problem = problem or _behaves_otherwise(program, model, batch)
             if problem is None:
                 log.write(f"export: shared, program {key} loaded from {entry}")
                 return Program(program, "shared", key)

@@ -1,0 +1,313 @@
+"""What a module computes, as a digest: the code it runs and every value that code reads.
+
+A cache key built from ``repr(module)`` and the classes' source misses changes that alter
+what ``forward`` computes without touching either: a plain attribute (``self.scale``), a
+config object (a Hugging Face config's activation or epsilon), a module-level helper
+function or constant, a hook, a library function monkeypatched by the user. This walk
+sees them.
+
+Rules:
+- every submodule (by its path in the tree) contributes its class and its attributes:
+  everything in its ``__dict__`` except the registered parameters, buffers and submodules
+  (the weights digest and the walk itself cover those), so plain attributes, configs,
+  hooks and the ``training`` flag count;
+- a class contributes its qualified name and, for every class in its MRO, the code of
+  each function and the value of each plain attribute it defines (a method patched onto
+  a library class is seen: its code is hashed as any other);
+- a function contributes its qualified name, its bytecode, constants and names (not its
+  line numbers: moving code or editing a comment keeps the digest), its defaults and
+  closure values, and the value of every global its code names, followed through
+  modules (``F.gelu`` names ``F`` and ``gelu``: the walk looks ``gelu`` up on ``F``);
+  user code is followed into the functions it calls, library code (installed packages
+  and the standard library) is named, not followed, and its package's version counts;
+- values: numbers, strings, bytes, enums, dtypes, devices as their ``repr``; tensors and
+  arrays by dtype, shape and bytes; containers element by element; any other object by
+  its type and its ``__dict__`` (``__slots__`` included), or its ``repr`` when that is
+  not an address; an object seen twice is hashed once (cycles end);
+- the walk is bounded (:data:`MAX_NODES`); a model past the bound raises ``ValueError``,
+  which the cache reads as "cannot key this module" and builds uncached.
+
+>>> import torch
+>>> class Scaled(torch.nn.Module):
+...     def __init__(self, scale: float) -> None:
+...         super().__init__()
+...         self.scale = scale
+...     def forward(self, x):
+...         return x * self.scale
+>>> behaviour_digest(Scaled(1.0)) == behaviour_digest(Scaled(1.0))
+True
+>>> behaviour_digest(Scaled(1.0)) == behaviour_digest(Scaled(3.0))
+False
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import hashlib
+import importlib.metadata
+import sys
+import sysconfig
+import types
+from typing import Any, Final
+
+import torch
+
+MAX_NODES: Final = 200_000
+_SKIPPED_ATTRIBUTES: Final = frozenset({"_parameters", "_buffers", "_modules"})
+_SKIPPED_CLASS_ATTRIBUTES: Final = frozenset(
+    {"__dict__", "__weakref__", "__doc__", "__module__", "__qualname__", "__annotations__",
+     "__slots__", "__firstlineno__", "__static_attributes__", "_abc_impl"}
+)
+_PLAIN: Final = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device,
+                 torch.Size, enum.Enum, range, slice, type(Ellipsis))
+
+
+@functools.lru_cache(maxsize=1)
+def _library_dirs() -> tuple[str, ...]:
+    """Folders whose code is a library's: the standard library and installed packages."""
+    paths = sysconfig.get_paths()
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    return tuple(sorted({paths[k] for k in keys if k in paths}))
+
+
+def _is_library_file(filename: str) -> bool:
+    return filename.startswith((*_library_dirs(), "<frozen"))
+
+
+@functools.lru_cache(maxsize=512)
+def _package_version(module_name: str | None) -> str:
+    root = (module_name or "").split(".")[0]
+    if not root or root in sys.stdlib_module_names or root == "builtins":
+        return root
+    try:
+        return f"{root}=={importlib.metadata.version(root)}"
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return f"{root}=={getattr(sys.modules.get(root), '__version__', '?')}"
+
+
+class _Walk:
+    """One digest: a sha256 fed by a bounded walk over values, with a memo of seen ids."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+        self.seen: dict[int, int] = {}
+        self.keep: list[Any] = []  # keeps walked objects alive, so their ids stay unique
+        self.nodes = 0
+
+    def feed(self, text: str) -> None:
+        self.h.update(text.encode("utf-8", "backslashreplace") + b"\x00")
+
+    def _first_visit(self, value: Any) -> bool:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ValueError(f"the module's state is too large to fingerprint (> {MAX_NODES})")
+        if id(value) in self.seen:
+            self.feed(f"@{self.seen[id(value)]}")
+            return False
+        self.seen[id(value)] = len(self.seen)
+        self.keep.append(value)
+        return True
+
+    def value(self, v: Any) -> None:
+        """Feed one value (see the module rules)."""
+        if isinstance(v, _PLAIN):
+            self.feed(f"{type(v).__qualname__}:{v!r}")
+        elif not self._first_visit(v):
+            return
+        elif isinstance(v, torch.Tensor):
+            self.tensor(v)
+        elif isinstance(v, tuple | list | set | frozenset):
+            self.sequence(v)
+        elif isinstance(v, dict) or type(v).__name__ == "mappingproxy":
+            self.mapping(v)
+        elif isinstance(v, types.FunctionType | types.MethodType | types.BuiltinFunctionType):
+            self.function(v)
+        elif isinstance(v, type):
+            self.cls(v)
+        elif isinstance(v, types.ModuleType):
+            self.feed(f"module:{v.__name__}")
+        elif isinstance(v, functools.partial):
+            self.feed("partial")
+            self.value((v.func, v.args, v.keywords))
+        else:
+            self.other(v)
+
+    def tensor(self, t: torch.Tensor) -> None:
+        t = t.detach()
+        self.feed(f"tensor|{t.dtype}|{tuple(t.shape)}")
+        flat = t.to("cpu").contiguous().reshape(-1)
+        if flat.numel() and not t.is_quantized and t.layout == torch.strided:
+            self.h.update(flat.view(torch.uint8).numpy().tobytes())
+
+    def sequence(self, items: Any) -> None:
+        self.feed(f"{type(items).__qualname__}[{len(items)}")
+        if isinstance(items, set | frozenset):
+            for text in sorted(_sub_digest(x) for x in items):
+                self.feed(text)
+        else:
+            for x in items:
+                self.value(x)
+        self.feed("]")
+
+    def mapping(self, d: Any) -> None:
+        self.feed(f"{type(d).__qualname__}{{{len(d)}")
+        for key in sorted(d, key=repr):
+            self.feed(repr(key))
+            self.value(d[key])
+        self.feed("}")
+
+    def other(self, v: Any) -> None:
+        kind = type(v)
+        self.feed(f"object:{kind.__qualname__}")
+        if hasattr(v, "tobytes") and hasattr(v, "dtype") and hasattr(v, "shape"):
+            self.feed(f"array|{v.dtype}|{v.shape}")
+            self.h.update(v.tobytes())
+            return
+        state = _object_state(v)
+        if state is not None:
+            self.mapping(state)
+        else:
+            text = repr(v)
+            self.feed("" if " at 0x" in text else text)
+        if not _is_library_file(_class_file(kind)):
+            self.cls(kind)
+
+    def function(self, fn: Any) -> None:
+        if isinstance(fn, types.MethodType):
+            self.function(fn.__func__)
+            return
+        qualname = getattr(fn, "__qualname__", repr(fn))
+        code = getattr(fn, "__code__", None)
+        if code is None or _is_library_file(code.co_filename):
+            module = getattr(fn, "__module__", None)
+            self.feed(f"fn:{module}.{qualname}|{_package_version(module)}")
+            return
+        self.feed(f"fn:{qualname}")  # user code: its import name is left out
+        self.value((fn.__defaults__, fn.__kwdefaults__))
+        self.value(tuple(c.cell_contents for c in fn.__closure__ or () if _cell_full(c)))
+        self.code(code, fn.__globals__)
+
+    def code(self, co: types.CodeType, globals_: dict[str, Any]) -> None:
+        self.feed(f"code:{co.co_name}|{co.co_argcount}|{co.co_flags}")
+        self.h.update(co.co_code)
+        self.feed("|".join(co.co_names))
+        for const in co.co_consts:
+            if isinstance(const, types.CodeType):
+                self.code(const, globals_)
+            else:
+                self.value(const)
+        self.globals_named(co, globals_)
+
+    def globals_named(self, co: types.CodeType, globals_: dict[str, Any]) -> None:
+        names = _all_names(co)
+        modules = []
+        for name in sorted(names):
+            if name in globals_:
+                found = globals_[name]
+                self.feed(f"global:{name}")
+                self.value(found)
+                if isinstance(found, types.ModuleType):
+                    modules.append(found)
+        for module in modules:  # attributes the code may read through a module: F.gelu
+            for name in sorted(names):
+                found = _attribute(module, name)
+                if found is not None and not isinstance(found, types.ModuleType):
+                    self.feed(f"attr:{module.__name__}.{name}")
+                    self.value(found)
+
+    def cls(self, kind: type) -> None:
+        self.feed(f"class:{kind.__qualname__}")
+        for klass in kind.__mro__:
+            if klass is object or klass is torch.nn.Module:
+                continue
+            library = _is_library_file(_class_file(klass))
+            version = _package_version(klass.__module__) if library else ""
+            self.feed(f"base:{klass.__qualname__}|{version}")
+            for attr in sorted(vars(klass)):
+                if attr in _SKIPPED_CLASS_ATTRIBUTES:
+                    continue
+                member = _unwrap(vars(klass)[attr])
+                if library and not _user_function(member):
+                    continue  # library code is named by its version, not followed
+                self.feed(f"member:{attr}")
+                self.value(member)
+
+    def module_attributes(self, path: str, module: torch.nn.Module) -> None:
+        """Feed one registered submodule: its path, class and plain attributes."""
+        self.feed(f"submodule:{path}")
+        self.cls(type(module))
+        state = {
+            k: tuple(v.values()) if "hook" in k and isinstance(v, dict) else v
+            for k, v in vars(module).items()
+            if k not in _SKIPPED_ATTRIBUTES
+        }  # hooks are keyed by a process-wide counter: their order and functions count
+        self.mapping(state)
+
+
+def _sub_digest(value: Any) -> str:
+    walk = _Walk()
+    walk.value(value)
+    return walk.h.hexdigest()
+
+
+def _attribute(module: types.ModuleType, name: str) -> Any:
+    """``module.name``, or ``None`` (a lazy module may raise anything on a missing name)."""
+    try:
+        return getattr(module, name, None)
+    except Exception:
+        return None
+
+
+def _cell_full(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _all_names(co: types.CodeType) -> set[str]:
+    names = set(co.co_names)
+    for const in co.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _all_names(const)
+    return names
+
+
+def _unwrap(member: Any) -> Any:
+    """The function inside a ``staticmethod``, ``classmethod`` or ``property``."""
+    if isinstance(member, staticmethod | classmethod):
+        return member.__func__
+    if isinstance(member, property):
+        return (member.fget, member.fset)
+    return member
+
+
+def _user_function(member: Any) -> bool:
+    code = getattr(member, "__code__", None)
+    return code is not None and not _is_library_file(code.co_filename)
+
+
+def _class_file(kind: type) -> str:
+    module = sys.modules.get(kind.__module__)
+    return str(getattr(module, "__file__", None) or "<unknown>")
+
+
+def _object_state(v: Any) -> dict[str, Any] | None:
+    state: dict[str, Any] = dict(getattr(v, "__dict__", {}) or {})
+    for klass in type(v).__mro__:
+        for slot in getattr(klass, "__slots__", ()) if isinstance(
+            getattr(klass, "__slots__", ()), tuple | list
+        ) else ():
+            if hasattr(v, slot) and slot not in ("__dict__", "__weakref__"):
+                state[slot] = getattr(v, slot)
+    return state or None
+
+
+def behaviour_digest(module: torch.nn.Module) -> str:
+    """sha256 of what ``module`` computes besides its weights (see the module rules)."""
+    walk = _Walk()
+    for path, sub in module.named_modules(remove_duplicate=False):
+        walk.module_attributes(path, sub)
+    return walk.h.hexdigest()

@@ -1,0 +1,81 @@
+"""A saved tuned module and the module handed to ``load``: the same model, or refused.
+
+Rules:
+- ``save`` keeps, with a module it knows the source of, the source's :func:`~aitune_fp.
+  effects.cache_key.model_digest` (weights, structure and behaviour: attributes, configs,
+  helper functions, globals, hooks) and a behaviour probe (``probe.pt``: one eager call at
+  batch size 1 on the tuning samples, :mod:`aitune_fp.effects.cache_probe`), a listed and
+  sealed file of the folder;
+- ``load(path, module=...)`` refuses (:class:`~aitune_fp.shell.sealed.LoadError`) a module
+  whose digest differs from the saved one, or that gives other outputs on the probe's
+  inputs: the loaded module would run one model's artifact and fall back to another's
+  eager outside its envelope. Saves written before digests were kept are checked by
+  their weights digest alone;
+- without ``module=`` nothing is checked here: an artifact runs as saved.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+import torch
+
+from aitune_fp.effects.cache_key import model_digest, weights_digest
+from aitune_fp.effects.cache_probe import PROBE_FILE, probe_problem, write_probe
+from aitune_fp.effects.inputs import Samples, make_batch
+from aitune_fp.effects.integrity import FileDigest, digest
+
+__all__ = ["PROBE_FILE", "mismatch", "model_fields", "write_model_probe"]
+MODEL_FIELD: Final = "model_sha256"
+
+
+def model_fields(source: torch.nn.Module | None) -> dict[str, str | None]:
+    """The manifest's fields naming the source module (``None`` values when unknown)."""
+    if source is None:
+        return {"weights_sha256": None, MODEL_FIELD: None}
+    try:
+        return {"weights_sha256": weights_digest(source), MODEL_FIELD: model_digest(source)}
+    except Exception:  # an exotic tensor type or state: nothing to pin it by
+        return {"weights_sha256": None, MODEL_FIELD: None}
+
+
+def write_model_probe(
+    folder: Path, samples: Samples, source: torch.nn.Module | None
+) -> FileDigest | None:
+    """Write ``probe.pt`` of ``source`` into ``folder`` (its digest; ``None``: no probe)."""
+    if source is None:
+        return None
+    batch = make_batch(samples, 1)
+    try:
+        with torch.inference_mode():
+            outputs = batch.call(source)
+    except Exception:  # the source does not run here (another device): no probe to keep
+        return None
+    return digest(folder / PROBE_FILE) if write_probe(folder / PROBE_FILE, batch, outputs) else None
+
+
+def mismatch(
+    saved: dict[str, str | None],
+    probe: Path | None,
+    module: torch.nn.Module,
+    device: torch.device,
+) -> str | None:
+    """Why ``module`` is not the model the save was tuned from (``None``: it is).
+
+    ``saved`` holds the manifest's ``weights_sha256`` and ``model_sha256`` (either may be
+    ``None``); ``probe`` is the verified private copy of the probe file, when the save has
+    one.
+    """
+    weights = saved.get("weights_sha256")
+    if weights is not None and weights_digest(module) != weights:
+        return "its weights differ from those it was tuned with (weights sha256 mismatch)"
+    model = saved.get(MODEL_FIELD)
+    if model is not None and model_digest(module) != model:
+        return (
+            "its code, attributes, configuration or the functions it calls differ from the "
+            "model it was tuned from (model sha256 mismatch)"
+        )
+    if probe is not None:
+        return probe_problem(probe, module, device)
+    return None
