@@ -23,7 +23,8 @@ Rules:
 - values: numbers, strings, bytes, enums, dtypes, devices as their ``repr``; tensors and
   arrays by dtype, shape and bytes; containers element by element; any other object by
   its type and its ``__dict__`` (``__slots__`` included), or its ``repr`` when that is
-  not an address; an object seen twice is hashed once (cycles end);
+  not an address; identity never counts (a value shared by two owners hashes as two
+  equal copies), and a cycle ends where it closes;
 - the walk is bounded (:data:`MAX_NODES`); a model past the bound raises ``ValueError``,
   which the cache reads as "cannot key this module" and builds uncached.
 
@@ -87,35 +88,55 @@ def _package_version(module_name: str | None) -> str:
 
 
 class _Walk:
-    """One digest: a sha256 fed by a bounded walk over values, with a memo of seen ids."""
+    """One digest: a bounded walk over values feeding a stack of sha256 hashers.
+
+    Every value that is not plain is hashed once into a digest of its own content (a memo
+    by id) and that digest is fed wherever the value appears: a value shared by two owners
+    hashes as two equal copies would (identity never shows in the digest) and costs one
+    walk; a value met again on its own path is a cycle, fed as its type.
+    """
 
     def __init__(self) -> None:
-        self.h = hashlib.sha256()
-        self.seen: dict[int, int] = {}
+        self.stack = [hashlib.sha256()]
+        self.memo: dict[int, str] = {}
+        self.path: set[int] = set()
         self.keep: list[Any] = []  # keeps walked objects alive, so their ids stay unique
         self.nodes = 0
 
-    def feed(self, text: str) -> None:
-        self.h.update(text.encode("utf-8", "backslashreplace") + b"\x00")
+    @property
+    def h(self) -> Any:
+        return self.stack[0]
 
-    def _first_visit(self, value: Any) -> bool:
-        self.nodes += 1
-        if self.nodes > MAX_NODES:
-            raise ValueError(f"the module's state is too large to fingerprint (> {MAX_NODES})")
-        if id(value) in self.seen:
-            self.feed(f"@{self.seen[id(value)]}")
-            return False
-        self.seen[id(value)] = len(self.seen)
-        self.keep.append(value)
-        return True
+    def feed(self, text: str) -> None:
+        self.stack[-1].update(text.encode("utf-8", "backslashreplace") + b"\x00")
 
     def value(self, v: Any) -> None:
         """Feed one value (see the module rules)."""
         if isinstance(v, _PLAIN):
             self.feed(f"{type(v).__qualname__}:{v!r}")
-        elif not self._first_visit(v):
             return
-        elif isinstance(v, torch.Tensor):
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ValueError(f"the module's state is too large to fingerprint (> {MAX_NODES})")
+        key = id(v)
+        if key in self.memo:
+            self.feed(self.memo[key])
+            return
+        if key in self.path:
+            self.feed(f"cycle:{type(v).__qualname__}")
+            return
+        self.path.add(key)
+        self.keep.append(v)
+        self.stack.append(hashlib.sha256())
+        try:
+            self._dispatch(v)
+        finally:
+            self.path.discard(key)
+            self.memo[key] = self.stack.pop().hexdigest()
+            self.feed(self.memo[key])
+
+    def _dispatch(self, v: Any) -> None:
+        if isinstance(v, torch.Tensor):
             self.tensor(v)
         elif isinstance(v, tuple | list | set | frozenset):
             self.sequence(v)
@@ -248,7 +269,7 @@ class _Walk:
 def _sub_digest(value: Any) -> str:
     walk = _Walk()
     walk.value(value)
-    return walk.h.hexdigest()
+    return str(walk.h.hexdigest())
 
 
 def _attribute(module: types.ModuleType, name: str) -> Any:
@@ -310,4 +331,4 @@ def behaviour_digest(module: torch.nn.Module) -> str:
     walk = _Walk()
     for path, sub in module.named_modules(remove_duplicate=False):
         walk.module_attributes(path, sub)
-    return walk.h.hexdigest()
+    return str(walk.h.hexdigest())
