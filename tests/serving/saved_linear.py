@@ -62,8 +62,6 @@ def save_linear(tmp: Path) -> Path:
     samples = normalise_samples([torch.randn(2, 4)])
     built = Built(linear, artifact=artifact, info={"device": "cpu"})
     strategy = {"strategy": "max_throughput", "parameters": {}}
-    record = RunRecord(
-        "linear", "cpu", strategy, None, (), selection(), None, {}, {}, ENVELOPE_MAX
-    )
+    record = RunRecord("linear", "cpu", strategy, None, (), selection(), None, {}, {}, ENVELOPE_MAX)
     tuned = TunedModule(built, OnnxRuntime(), selection(), samples, record)
     return aitune_fp.save(tuned, tmp / "saved")
