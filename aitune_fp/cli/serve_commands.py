@@ -13,6 +13,7 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 from typing import Any
 
@@ -92,6 +93,7 @@ def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
             module = call_factory(args.module)[0]
         except FactoryError as error:
             raise CliError(str(error)) from None
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         serving = start_serving(
             args.saved,
@@ -108,6 +110,9 @@ def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
         )
     except (LoadError, ServeError, ValueError) as error:
         raise CliError(str(error)) from None
+    finally:  # Ray installs its own SIGTERM handler, which aborts the process: ours stop cleanly
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
     plan = serving.saved.plan
     for line in (
         f"serving {args.saved}: {plan.backend} at {serving.url}/predict "

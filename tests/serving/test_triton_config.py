@@ -61,5 +61,5 @@ def test_a_batch_axis_that_is_not_first_is_not_exportable() -> None:
         (TensorSig("output_0", "float32", (-1, 2)),),
         plan_from_tune("onnxruntime", 4, 1.0),
     )
-    with pytest.raises(NotExportable, match="^not exportable to Triton: input_0 has shape"):
+    with pytest.raises(NotExportable, match=r"^not exportable to Triton: input_0 has shape"):
         config_pbtxt(model)

@@ -102,10 +102,12 @@ class Endpoint:
     # ------------------------------------------------------------------ routes
     def info(self) -> dict[str, Any]:
         """What ``GET /info`` returns (see the module rules)."""
-        saved, counts = self.saved, dict(self.counts)
-        batches = counts["batches"]
-        counts["mean_batch_rows"] = counts["batch_rows"] / batches if batches else None
-        counts["mean_batch_requests"] = counts["batched_requests"] / batches if batches else None
+        saved, counts = self.saved, dict[str, float | None](self.counts)
+        batches = self.counts["batches"]
+        counts["mean_batch_rows"] = self.counts["batch_rows"] / batches if batches else None
+        counts["mean_batch_requests"] = (
+            self.counts["batched_requests"] / batches if batches else None
+        )
         spec = saved.spec
         dynamic = {t.name: {str(d.axis): [d.min, d.max] for d in t.dynamic} for t in spec.tensors}
         has_eager = self.tuned is not None and self.tuned.source_module is not None

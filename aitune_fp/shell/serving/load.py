@@ -37,7 +37,8 @@ class LoadResult:
     @property
     def throughput(self) -> float:
         """Rows answered per second."""
-        return len(self.latencies_ms) * self.rows_per_request / self.seconds if self.seconds else 0.0
+        answered = len(self.latencies_ms) * self.rows_per_request
+        return answered / self.seconds if self.seconds else 0.0
 
     def summary(self) -> dict[str, Any]:
         """Throughput (rows/s), p50/p95/p99 latency (ms), requests and errors."""

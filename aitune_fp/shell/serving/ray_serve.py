@@ -95,7 +95,7 @@ def _application(serve: Any, served: Served, saved: Saved, options: ServeOptions
             self.endpoint.counted(len(requests), sizes)
             return results
 
-    return TunedModel.bind(served, saved)
+    return TunedModel.bind(served, saved)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +117,7 @@ class Serving:
             return
         try:
             if self.started_serve:
-                serve.shutdown()
+                serve.shutdown()  # type: ignore[no-untyped-call]
             else:
                 serve.delete(self.options.name)
         finally:
