@@ -14,6 +14,7 @@ from aitune_fp.cli.main import main
 from aitune_fp.core.records import BackendProfilingResult, Selection
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.eager import TorchEager
+from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.shell.serving.triton_export import TRITON_HINT, export_triton, parse_config
 from aitune_fp.shell.tuned_module import TunedModule
@@ -78,3 +79,47 @@ def test_without_tritonclient_the_export_names_the_extra(
     monkeypatch.setitem(sys.modules, "tritonclient.grpc", None)
     assert main(["export", str(saved), "--triton", str(tmp_path / "repo")]) == 1
     assert capsys.readouterr().err.strip() == f"aitune-fp: error: {TRITON_HINT}"
+
+
+def _dynamic_save(tmp: Path) -> Path:
+    """A saved ONNX model over ``input_0`` (batch, seq 3..5, 4): outputs the sum over seq
+    (batch, 4) and the input itself (batch, seq, 4)."""
+    from onnx import TensorProto, helper
+
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    graph = helper.make_graph(
+        [
+            helper.make_node("ReduceSum", ["input_0", "axes"], ["output_0"], keepdims=0),
+            helper.make_node("Identity", ["input_0"], ["output_1"]),
+        ],
+        "dynamic",
+        [helper.make_tensor_value_info("input_0", TensorProto.FLOAT, ["batch", "seq", 4])],
+        [
+            helper.make_tensor_value_info("output_0", TensorProto.FLOAT, ["batch", 4]),
+            helper.make_tensor_value_info("output_1", TensorProto.FLOAT, ["batch", "seq", 4]),
+        ],
+        initializer=[axes],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    artifact = tmp / "build" / "model.onnx"
+    artifact.parent.mkdir(parents=True)
+    artifact.write_bytes(model.SerializeToString())
+    samples = normalise_samples([torch.randn(2, 3, 4), torch.randn(2, 5, 4)])
+    built = Built(lambda x: (x.sum(1), x), artifact=artifact, info={"device": "cpu"})
+    selection = Selection("onnxruntime", BackendProfilingResult(100.0, 4, 4.0, 100.0), False)
+    tuned = TunedModule(built, OnnxRuntime(), selection, samples)
+    return aitune_fp.save(tuned, tmp / "saved")
+
+
+def test_dynamic_axes_are_minus_one_in_the_exported_config(tmp_path: Path) -> None:
+    """A dynamic sequence axis is -1 in the input's and the output's dims; fixed axes keep
+    their size; the batch axis is left out."""
+    target = export_triton(_dynamic_save(tmp_path), tmp_path / "repo")
+    config = parse_config((target / "config.pbtxt").read_text())
+    assert [list(t.dims) for t in config.input] == [[-1, 4]]
+    assert [(t.name, list(t.dims)) for t in config.output] == [
+        ("output_0", [4]),
+        ("output_1", [-1, 4]),
+    ]
+    assert config.max_batch_size == 4

@@ -125,6 +125,7 @@ class Endpoint:
                 "max_batch_size": None if self.tuned is None else self.tuned.max_batch_size,
                 "outside": "eager" if has_eager or self.eager else "refused (422)",
             },
+            "outputs": list(saved.outputs),
             "decision": list(saved.decision),
             "served": counts,
         }

@@ -14,12 +14,12 @@ Rules:
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 
 from aitune_fp.core.record.codec import decode_selection
 from aitune_fp.core.record.run_record import RunRecord, loads
@@ -27,6 +27,7 @@ from aitune_fp.core.records import Selection
 from aitune_fp.core.report.lines import selected_line, speedup_line
 from aitune_fp.core.serving.plan import ServingPlan, mean_latencies, plan_from_tune
 from aitune_fp.core.strategies.registry import strategy_from_config
+from aitune_fp.effects.artifacts import read_output_spec
 from aitune_fp.effects.cache import weights_digest
 from aitune_fp.effects.inputs import InputSpec
 from aitune_fp.shell.persist import RECORD, load, spec_from_json
@@ -48,6 +49,7 @@ class Saved:
     decision: tuple[str, ...]
     tuned_max_batch_size: int | None
     weights_sha256: str | None
+    outputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,7 @@ def read_saved(
         artifact = doc.text_or_none("artifact")
         device = doc.text("device")
         weights = doc.text_or_none("weights_sha256")
+        outputs = output_names(doc.text("outputs"))
     except ValueError as error:
         raise LoadError(f"{path / 'manifest.json'}: {error}") from None
     record = _record(path)
@@ -129,7 +132,17 @@ def read_saved(
         _decision(record, selection),
         None if record is None else record.max_batch_size,
         weights,
+        outputs,
     )
+
+
+def output_names(text: str) -> tuple[str, ...]:
+    """``output_N: <where in the module's output>`` per output leaf, from the manifest's
+    output structure (``output_0: ['logits']`` for a dict output)."""
+    spec = read_output_spec(text)
+    leaves = pytree.tree_unflatten(list(range(spec.num_leaves)), spec)
+    paths = pytree.tree_flatten_with_path(leaves)[0]
+    return tuple(f"output_{i}: {pytree.keystr(path) or '(the output)'}" for path, i in paths)
 
 
 def open_served(served: Served, saved: Saved) -> tuple[Any, TunedModule | None]:
@@ -150,8 +163,3 @@ def open_served(served: Served, saved: Saved) -> tuple[Any, TunedModule | None]:
         raise LoadError(f"the module's weights differ from those {served.folder} was tuned with")
     device = torch.device(served.device or saved.device)
     return module.eval().to(device), None
-
-
-def with_plan(saved: Saved, plan: ServingPlan) -> Saved:
-    """``saved`` with another serving plan."""
-    return dataclasses.replace(saved, plan=plan)
