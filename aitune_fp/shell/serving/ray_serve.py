@@ -17,7 +17,6 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -115,14 +114,12 @@ class Serving:
 
         if not ray.is_initialized():
             return
-        try:
-            if self.started_serve:
-                serve.shutdown()  # type: ignore[no-untyped-call]
-            else:
-                serve.delete(self.options.name)
-        finally:
-            if self.started_ray:
-                ray.shutdown()
+        if self.started_ray:  # the local Ray goes, and Serve's actors with it
+            ray.shutdown()
+        elif self.started_serve:
+            serve.shutdown()  # type: ignore[no-untyped-call]
+        else:
+            serve.delete(self.options.name)
 
 
 def start(served: Served, saved: Saved, options: ServeOptions) -> Serving:
@@ -156,7 +153,3 @@ def start(served: Served, saved: Saved, options: ServeOptions) -> Serving:
         raise
     return serving
 
-
-def replace_options(options: ServeOptions, **changes: Any) -> ServeOptions:
-    """``options`` with ``changes``."""
-    return dataclasses.replace(options, **changes)
