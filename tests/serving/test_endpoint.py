@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import aitune_fp
@@ -125,7 +125,6 @@ def test_health_info_and_unknown_routes(endpoint: Endpoint) -> None:
     assert _ask(endpoint, "GET", "/predict", None, b"").status == 405
 
 
-@settings(max_examples=30)
 @given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.integers(1, 8))
 def test_batches_hold_at_most_max_rows_and_outputs_split_back_exactly(
     rows: list[int], max_rows: int
@@ -157,3 +156,70 @@ def test_a_batch_that_raises_fails_its_requests_only() -> None:
     results, _ = run_batches(model, requests, 0, 8)
     assert isinstance(results[0], RuntimeError) and isinstance(results[2], RuntimeError)
     assert torch.equal(results[1], torch.full((1, 4), 2.0))
+
+
+class _Linear(torch.nn.Module):
+    """The saved graph as an eager module (what the save was 'tuned from')."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return linear(x)
+
+
+def test_with_the_module_outside_the_envelope_runs_eagerly(saved: Path) -> None:
+    """Given the module, a batch beyond the tuned envelope is answered by the eager module
+    (200, its outputs) instead of refused, and /info says so."""
+    endpoint = Endpoint(Served(str(saved), module=_Linear()), read_saved(saved))
+    x = torch.randn(ENVELOPE_MAX + 1, 4)
+    body = json.dumps({"inputs": {"input_0": x.tolist()}}).encode()
+    with pytest.warns(aitune_fp.shell.tuned_module.OutsideEnvelopeWarning):
+        reply = _ask(endpoint, "POST", "/predict", "application/json", body)
+    assert reply.status == 200
+    got = torch.tensor(json.loads(reply.body)["outputs"]["output_0"])
+    assert torch.allclose(got, linear(x), atol=1e-6)
+    info = json.loads(_ask(endpoint, "GET", "/info", None, b"").body)
+    assert info["envelope"]["outside"] == "eager" and info["served"]["alone"] == 1
+
+
+def test_the_eager_control_serves_the_module_itself(saved: Path) -> None:
+    """eager=True serves the given module with the same batching plan and says so."""
+    endpoint = Endpoint(Served(str(saved), module=_Linear(), eager=True), read_saved(saved))
+    x = torch.randn(2, 4)
+    reply = _ask(endpoint, "POST", "/predict", "application/x-npy", _npy(x.numpy()))
+    assert reply.status == 200
+    assert torch.equal(torch.from_numpy(np.load(io.BytesIO(reply.body))["output_0"]), linear(x))
+    info = json.loads(_ask(endpoint, "GET", "/info", None, b"").body)
+    assert info["backend"] == "eager (control)"
+    assert info["batching"]["max_batch_size"] == BATCH_SIZE
+
+
+def test_keyword_inputs_are_batched_by_name() -> None:
+    """Requests with keyword inputs are merged per keyword and split back exactly."""
+
+    def model(*, ids: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"sum": (ids * mask).sum(1), "ids": ids}
+
+    requests = [
+        Request(
+            (), {"ids": torch.randint(0, 9, (r, 5)), "mask": torch.ones(r, 5, dtype=torch.long)}, r
+        )
+        for r in (1, 2, 3)
+    ]
+    results, sizes = run_batches(model, requests, 0, 8)
+    assert sizes == [6]
+    for request, result in zip(requests, results, strict=True):
+        want = model(**request.kwargs)
+        assert torch.equal(result["sum"], want["sum"]) and torch.equal(result["ids"], want["ids"])
+
+
+def test_an_integer_beyond_the_dtype_is_a_422() -> None:
+    """A JSON integer that does not fit an int64 input is refused in one line, not raised."""
+    from aitune_fp.core.serving.schema import PayloadError, TensorSig
+    from aitune_fp.effects.serving.codec import decode
+
+    refused = decode(
+        "application/json",
+        b'{"inputs": {"ids": [[99999999999999999999999]]}}',
+        (TensorSig("ids", "int64", (-1, 1)),),
+    )
+    assert isinstance(refused, PayloadError) and refused.status == 422
+    assert refused.reason.startswith("ids does not fit int64")

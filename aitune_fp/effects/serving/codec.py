@@ -79,7 +79,11 @@ def _from_json(body: bytes, sigs: tuple[TensorSig, ...]) -> Tensors | PayloadErr
         shape = check_json_array(sig, inputs[sig.name])
         if isinstance(shape, PayloadError):
             return shape
-        tensors[sig.name] = torch.tensor(inputs[sig.name], dtype=getattr(torch, sig.dtype))
+        try:
+            tensors[sig.name] = torch.tensor(inputs[sig.name], dtype=getattr(torch, sig.dtype))
+        except (ValueError, RuntimeError, OverflowError, TypeError) as error:  # beyond the dtype
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            return PayloadError(422, f"{sig.name} does not fit {sig.dtype}: {first}")
     return tensors
 
 

@@ -145,7 +145,11 @@ class Endpoint:
     async def predict(self, content_type: str | None, body: bytes, infer: Infer) -> Reply:
         """Answer ``POST /predict`` (see the module rules)."""
         self.counts["requests"] += 1
-        request = self._request(content_type, body)
+        try:
+            request = self._request(content_type, body)
+        except Exception as error:  # a decoder's surprise is still the payload's fault
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            request = PayloadError(400, f"the payload could not be read: {first}")
         if isinstance(request, PayloadError):
             self.counts["refused"] += 1
             return _refused(request.status, request.reason)
