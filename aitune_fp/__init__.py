@@ -40,6 +40,7 @@ _LAZY = {
     "load": "aitune_fp.shell.persist",
     "capture": "aitune_fp.shell.capture",
     "swap": "aitune_fp.shell.swap",
+    "serve": "aitune_fp.shell.serving.api",
 }
 
 
@@ -70,6 +71,7 @@ __all__ = [
     "min_latency_at",
     "one_backend",
     "save",
+    "serve",
     "swap",
     "tune",
     "tune_module",

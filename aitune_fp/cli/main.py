@@ -1,6 +1,7 @@
 """``aitune-fp``: the command line (also ``python -m aitune_fp``).
 
-Commands: ``demo``, ``tune``, ``report``, ``reselect``, ``fleet`` (``aitune-fp COMMAND --help``).
+Commands: ``demo``, ``tune``, ``report``, ``reselect``, ``fleet``, ``serve``, ``export``
+(``aitune-fp COMMAND --help``).
 
 Rules:
 - exit codes: 0 when the command did its job (for ``demo``, ``tune`` and ``reselect``: a
@@ -209,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     from aitune_fp.cli.fleet_commands import add_fleet_parser
 
     add_fleet_parser(sub)
+    from aitune_fp.cli.serve_commands import add_serve_parsers
+
+    add_serve_parsers(sub)
     return parser
 
 
@@ -218,6 +222,8 @@ def _command(name: str) -> Command:
         from aitune_fp.cli import tune_commands as module
     elif name == "fleet":
         from aitune_fp.cli import fleet_commands as module  # type: ignore[no-redef]
+    elif name in ("serve", "export"):
+        from aitune_fp.cli import serve_commands as module  # type: ignore[no-redef]
     else:
         from aitune_fp.cli import record_commands as module  # type: ignore[no-redef]
     return getattr(module, name)  # type: ignore[no-any-return]

@@ -1,0 +1,2 @@
+"""Serving's tensor work: request bodies to tensors and back (codec.py), requests merged
+into batches and outputs split back (batching.py)."""

@@ -1,0 +1,155 @@
+"""A saved tuned model as a Ray Serve application, with the batching it was tuned for.
+
+Rules:
+- Ray is imported here only, inside the functions that need it; without ``ray[serve]`` the
+  error is one line naming the extra (:data:`INSTALL_HINT`);
+- without ``address`` a local Ray is started with ``num_cpus`` CPUs (all when ``None``),
+  no dashboard, and shut down by :meth:`Serving.stop`; with one, the cluster is joined and
+  left as it was (only this application is deleted);
+- the HTTP proxy listens on ``host:port`` (``127.0.0.1:8000`` by default); the application
+  is one deployment of ``replicas`` replicas, each with ``replica_cpus`` CPUs and one GPU
+  when the device is CUDA; each replica loads the folder itself (sealed and verified) and
+  batches with Ray Serve's ``@serve.batch``: maximum batch = the plan's, counted in rows,
+  batch wait = the plan's (:mod:`aitune_fp.core.serving.plan`); a batch runs in a worker
+  thread, so requests keep queueing while the model runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Final
+
+from aitune_fp.effects.serving.batching import Request, total_rows
+from aitune_fp.shell.serving.endpoint import Endpoint
+from aitune_fp.shell.serving.saved import Saved, Served
+
+INSTALL_HINT: Final = "serving needs Ray Serve: pip install 'aitune_fp[serve]'"
+LOCAL_OBJECT_STORE_BYTES: Final = 256 * 1024**2
+
+
+class ServeError(RuntimeError):
+    """Serving could not start; the message is one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """Where and how to serve: cluster, HTTP address, replicas and their resources."""
+
+    address: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    replicas: int = 1
+    replica_cpus: float = 1.0
+    num_cpus: int | None = None
+    name: str = "aitune_fp"
+    log_to_driver: bool = False
+
+
+def ray_serve() -> Any:
+    """``ray.serve``, or a :class:`ServeError` naming the extra to install."""
+    try:
+        import ray  # noqa: F401
+        import starlette  # noqa: F401
+        from ray import serve
+    except ImportError:
+        raise ServeError(INSTALL_HINT) from None
+    return serve
+
+
+def _application(serve: Any, served: Served, saved: Saved, options: ServeOptions) -> Any:
+    plan = saved.plan
+    gpus = 1 if (served.device or saved.device).startswith("cuda") else 0
+
+    @serve.deployment(
+        name="TunedModel",
+        num_replicas=options.replicas,
+        ray_actor_options={"num_cpus": options.replica_cpus, "num_gpus": gpus},
+        max_ongoing_requests=max(64, 4 * plan.max_batch_size),
+    )
+    class TunedModel:
+        def __init__(self, served: Served, saved: Saved) -> None:
+            self.endpoint = Endpoint(served, saved)
+
+        async def __call__(self, request: Any) -> Any:
+            from starlette.responses import Response
+
+            body = await request.body()
+            reply = await self.endpoint.handle(
+                request.method,
+                request.url.path,
+                request.headers.get("content-type"),
+                body,
+                self.infer,
+            )
+            return Response(reply.body, status_code=reply.status, media_type=reply.content_type)
+
+        @serve.batch(  # type: ignore[untyped-decorator]
+            max_batch_size=plan.max_batch_size,
+            batch_wait_timeout_s=plan.batch_wait_ms / 1000.0,
+            batch_size_fn=total_rows,
+        )
+        async def infer(self, requests: list[Request]) -> list[Any]:
+            results, sizes = await asyncio.to_thread(self.endpoint.run_batch, requests)
+            self.endpoint.counted(len(requests), sizes)
+            return results
+
+    return TunedModel.bind(served, saved)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """A running application: its URL, plan and saved facts; :meth:`stop` ends it."""
+
+    url: str
+    saved: Saved
+    options: ServeOptions
+    started_ray: bool
+    started_serve: bool
+
+    def stop(self) -> None:
+        """Delete the application; shut Serve and Ray down when they were started here."""
+        import ray
+        from ray import serve
+
+        if not ray.is_initialized():
+            return
+        if self.started_ray:  # the local Ray goes, and Serve's actors with it
+            ray.shutdown()
+        elif self.started_serve:
+            serve.shutdown()  # type: ignore[no-untyped-call]
+        else:
+            serve.delete(self.options.name)
+
+
+def start(served: Served, saved: Saved, options: ServeOptions) -> Serving:
+    """Deploy ``saved`` with ``served``'s model on Ray Serve and return once it answers."""
+    serve = ray_serve()
+    import ray
+
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        local = options.address is None
+        ray.init(
+            address=options.address,
+            num_cpus=options.num_cpus if local else None,
+            include_dashboard=False,
+            log_to_driver=options.log_to_driver,
+            object_store_memory=LOCAL_OBJECT_STORE_BYTES if local else None,
+        )
+    started_serve = started_ray  # a joined cluster keeps its Serve; only our app is deleted
+    serving = Serving(
+        f"http://{options.host}:{options.port}", saved, options, started_ray, started_serve
+    )
+    try:
+        serve.start(http_options={"host": options.host, "port": options.port})
+        app = _application(serve, served, saved, options)
+        serve.run(app, name=options.name, route_prefix="/", blocking=False)
+    except BaseException as error:
+        serving.stop()
+        if isinstance(error, Exception):
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise ServeError(f"the application did not start: {first}") from None
+        raise
+    return serving
+

@@ -1,0 +1,151 @@
+"""``aitune-fp export DIR --triton REPO``: a Triton model repository for a saved tuned model.
+
+Rules:
+- the repository gets ``REPO/<name>/config.pbtxt`` and ``REPO/<name>/<version>/<model file>``
+  (``model.onnx`` with its external-data files beside it, or ``model.plan``); the model
+  folder is written to a staging folder and renamed into place, and an existing model
+  folder is replaced only with ``force``;
+- inputs come from the saved input spec; outputs (names ``output_0`` …, dtypes, dims) from
+  running the loaded model on zeros twice — batch 1 with every dynamic axis at its minimum,
+  batch 2 at its maximum — so an output axis that changed is dynamic (``-1``), and the first
+  axis must follow the batch;
+- the config text is parsed with Triton's own schema
+  (``tritonclient.grpc.model_config_pb2.ModelConfig``) before anything is written; without
+  ``tritonclient`` the export stops with one line naming the ``triton`` extra;
+- what Triton cannot run (a recipe, an AOTInductor package, a batch axis other than the
+  first) is refused with one line: ``not exportable to Triton: …``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Final
+
+import torch
+import torch.utils._pytree as pytree
+
+from aitune_fp.core.serving.schema import TensorSig
+from aitune_fp.core.serving.triton import (
+    NotExportable,
+    TritonModel,
+    config_pbtxt,
+    model_name,
+    triton_platform,
+)
+from aitune_fp.effects.artifacts import artifact_files
+from aitune_fp.effects.atomic import publish_dir, staging_dir
+from aitune_fp.effects.serving.codec import input_sigs
+from aitune_fp.shell.persist import load
+from aitune_fp.shell.serving.saved import Saved, read_saved
+from aitune_fp.shell.tuned_module import TunedModule
+
+TRITON_HINT: Final = (
+    "the Triton export checks config.pbtxt with Triton's schema: pip install 'aitune_fp[triton]'"
+)
+
+
+class ExportError(RuntimeError):
+    """The export could not be written; the message is one line."""
+
+
+def parse_config(text: str) -> Any:
+    """``text`` parsed as Triton's ``ModelConfig`` (``ExportError`` when it does not parse
+    or ``tritonclient`` is missing)."""
+    try:
+        from google.protobuf import text_format
+        from tritonclient.grpc import model_config_pb2
+    except ImportError:
+        raise ExportError(TRITON_HINT) from None
+    try:
+        return text_format.Parse(text, model_config_pb2.ModelConfig())
+    except text_format.ParseError as error:
+        raise ExportError(f"config.pbtxt does not parse with Triton's schema: {error}") from None
+
+
+def _zeros(tuned: TunedModule, batch: int, which: str) -> Any:
+    spec = tuned.samples.spec
+    sizes = spec.sizes(which)
+    tensors = {
+        t.name: torch.zeros(t.shape(batch, spec.batch_axis, sizes), dtype=getattr(torch, t.dtype))
+        for t in spec.tensors
+    }
+    device = torch.device(str(tuned.built.info.get("device", "cpu")))
+    args = tuple(tensors[n].to(device) for n in spec.positional)
+    kwargs = {k: tensors[k].to(device) for k in spec.keywords}
+    with torch.inference_mode():
+        return pytree.tree_leaves(tuned(*args, **kwargs))
+
+
+def output_sigs(tuned: TunedModule) -> tuple[TensorSig, ...]:
+    """The outputs' signatures found by running ``tuned`` on zeros (see the module rules)."""
+    top = 2 if (tuned.max_batch_size or 2) >= 2 else 1
+    small, large = _zeros(tuned, 1, "min"), _zeros(tuned, top, "max")
+    sigs = []
+    for i, (a, b) in enumerate(zip(small, large, strict=True)):
+        name = f"output_{i}"
+        if not isinstance(a, torch.Tensor) or a.dim() == 0 or a.shape[0] != 1 or b.shape[0] != top:
+            raise NotExportable(
+                f"not exportable to Triton: {name} does not carry the batch on its first axis"
+            )
+        dims = tuple(-1 if x != y else int(x) for x, y in zip(a.shape, b.shape, strict=True))
+        sigs.append(TensorSig(name, str(a.dtype).removeprefix("torch."), (-1, *dims[1:])))
+    return tuple(sigs)
+
+
+def triton_model(
+    saved: Saved, outputs: tuple[TensorSig, ...], name: str, device: str, instances: int
+) -> TritonModel:
+    """The Triton model of ``saved`` (platform, tensors, batching, instances)."""
+    platform, filename = triton_platform(saved.kind, saved.artifact)
+    if saved.spec.batch_axis != 0:
+        raise NotExportable(
+            f"not exportable to Triton: the batch is axis {saved.spec.batch_axis}; Triton "
+            "batches along the first axis"
+        )
+    gpu = torch.device(device)
+    gpus = (gpu.index or 0,) if gpu.type == "cuda" else ()
+    return TritonModel(
+        name, platform, filename, input_sigs(saved.spec), outputs, saved.plan, gpus, instances
+    )
+
+
+def export_triton(
+    path: str | Path,
+    repo: str | Path,
+    *,
+    name: str | None = None,
+    device: str | None = None,
+    instances: int = 1,
+    version: int = 1,
+    max_batch_size: int | None = None,
+    batch_wait_ms: float | None = None,
+    force: bool = False,
+) -> Path:
+    """Write the Triton model folder for the save at ``path`` into ``repo``; returns it."""
+    folder = Path(path)
+    saved = read_saved(folder, max_batch_size=max_batch_size, batch_wait_ms=batch_wait_ms)
+    triton_platform(saved.kind, saved.artifact)  # refuse before loading anything
+    label = model_name(name or folder.resolve().name)
+    target = Path(repo) / label
+    if target.exists() and not force:
+        raise ExportError(f"{target} exists: pass force=True (--force) to replace it")
+    run_on = device or saved.device
+    tuned = load(folder, device=run_on)  # verifies the folder; its private copy is written
+    try:
+        model = triton_model(saved, output_sigs(tuned), label, run_on, instances)
+        text = config_pbtxt(model)
+        parse_config(text)
+        artifact = tuned.built.artifact
+        if artifact is None or not artifact.is_file():
+            raise ExportError(f"{folder}: the loaded model has no artifact file to export")
+        with staging_dir(target) as staging:
+            (staging / "config.pbtxt").write_text(text, encoding="utf-8")
+            files = staging / str(version)
+            files.mkdir()
+            for file in artifact_files(artifact):  # external data keeps the name it is known by
+                shutil.copy2(file, files / (model.filename if file == artifact else file.name))
+            publish_dir(staging, target)
+    finally:
+        tuned.close()
+    return target
