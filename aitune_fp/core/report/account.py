@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.report.formats import format_speedup
 from aitune_fp.core.report.sources import SOURCES, SWEEP, VERIFICATION, Figure, figure, metric_kind
 
 Participant = tuple[str, int]
@@ -132,12 +133,37 @@ def _why(record: RunRecord, pair: Pair) -> str | None:
         return (
             f"Why below 1.00×: {base.at} was not timed in the verification that moved the pick "
             f"to {mine.at}, so both figures are the {mine.source}'s; the pick rests on the "
-            "verification's paired rounds (its line below)."
+            f"verification's paired rounds{_chain(record, mine, base)} (its line below)."
         )
     return (
         f"Why below 1.00×: {mine.at} measured slower than {base.at} in the {mine.source}; "
         f"the strategy {record.strategy.get('strategy', '')} selected it without requiring "
         "a speedup over the baseline on this measurement (see its rule and the notes)."
+    )
+
+
+def _chain(record: RunRecord, mine: Figure, base: Figure) -> str:
+    """``, which chain to …``: the pick's speedup over the baseline through the pick before
+    the verification (its figures against the baseline's, then the verification's of the
+    new pick against it), or ``""`` when a link is missing."""
+    v = record.verification
+    if v is None:
+        return ""
+    before = (v.winner, v.winner_batch_size)
+    first = pair_of(record, before, (base.backend, base.batch_size))
+    now, then = (
+        figure(record, mine.backend, mine.batch_size, VERIFICATION),
+        figure(record, *before, VERIFICATION),
+    )
+    if first is None or first.speedup is None or now is None or then is None:
+        return ""
+    second = speedup_of(record, now, then)
+    if second is None:
+        return ""
+    return (
+        f", which chain to {format_speedup(first.speedup * second)} over {base.at} "
+        f"({format_speedup(first.speedup)} for {then.at} over it in the {first.figure.source}, "
+        f"then {format_speedup(second)} for {now.at} over {then.at} in the verification)"
     )
 
 
