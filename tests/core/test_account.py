@@ -13,7 +13,7 @@ from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.core.report.sources import ROUNDS, SWEEP
 from aitune_fp.core.report.tables import backend_rows
-from aitune_fp.testing.decided import Timings, decide, decided_runs
+from aitune_fp.testing import Timings, decide, decided_runs
 from tests.core.run_record_strategies import run_records
 
 DRIFT = (1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99)

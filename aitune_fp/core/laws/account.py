@@ -150,44 +150,44 @@ def _markdown_shows_the_same(record: RunRecord) -> bool:
 
 ACCOUNT_LAWS: tuple[Law[[RunRecord]], ...] = (
     Law(
-        "selected row",
+        "account_selected_row",
         "the table's selected row shows the account's figure, batch size, speedup and source",
         _selected_row_is_the_account,
     ),
     Law(
-        "speedup is the ratio",
+        "account_speedup_is_the_ratio",
         "the selection's speedup is the ratio of its figure and the "
         "baseline's, in the metric's direction, both from one measurement",
         _speedup_is_the_ratio,
     ),
     Law(
-        "measured there",
+        "account_figures_measured_there",
         "each figure of the account lies among its source's measurements at its batch size",
         _figures_are_measured_there,
     ),
     Law(
-        "pick is the decision",
+        "account_pick_is_the_decision",
         "the account shows the selection's backend and batch size "
         "(the verification's pick when one ran) against the baseline's",
         _pick_is_the_decision,
     ),
     Law(
-        "lines agree",
+        "account_lines_agree",
         "the Selected and Speedup lines show the account's figures and ratio",
         _lines_agree,
     ),
     Law(
-        "lower speedup explained",
+        "account_lower_speedup_explained",
         "a selected candidate shown below 1.00× comes with a line saying why",
         _lower_speedup_is_explained,
     ),
     Law(
-        "verification names batch sizes",
+        "account_verification_names_batch_sizes",
         "the verification line names the pick and the challenger as backend@batch",
         _verification_names_batch_sizes,
     ),
     Law(
-        "markdown shows the same",
+        "account_markdown_shows_the_same",
         "the Markdown report holds the same decision lines and selected row",
         _markdown_shows_the_same,
     ),
