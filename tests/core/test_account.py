@@ -116,3 +116,35 @@ def test_the_verification_line_names_backends_with_their_batch_sizes() -> None:
     assert "onnxruntime@16 holds against onnxruntime@8: 1.117×" in line
     assert "onnxruntime holds against onnxruntime" not in line
     assert _broken(record) == []
+
+
+def test_a_baseline_moved_to_another_batch_size_is_measured_against_itself() -> None:
+    """The demo's transformer on a busy machine: eager kept, then moved from batch 16 to 32
+    by the verification; the selected row, the lines and the baseline reference all come
+    from the verification (eager@16 → eager@32), not the sweep's 16 beside the pick's 32."""
+    eager = _profile("eager", {16: 2.6, 32: 5.6})
+    inductor = _profile("inductor", {32: 5.0})
+    timings = Timings(
+        rounds={"eager": tuple(4.0 * k for k in DRIFT[:6]),
+                "inductor": tuple(8.8 * k for k in DRIFT[:6])},
+        verification={("eager", 16): tuple(3.9 * k for k in DRIFT),
+                      ("eager", 32): tuple(7.2 * k for k in DRIFT),
+                      ("inductor", 32): tuple(8.0 * k for k in DRIFT)},
+    )  # fmt: skip
+    record = decide(STRATEGY, [inductor], eager, timings)
+    assert record.selection is not None and record.selection.fell_back_to_baseline
+    rows = {r.backend: r for r in backend_rows(record)}
+    assert (rows["eager"].status, rows["eager"].batch_size, rows["eager"].source) == (
+        "selected",
+        32,
+        "verification",
+    )
+    lines = decision_lines(record)
+    assert lines[1] == (
+        "Speedup: 4102.56 samples/s → 4444.44 samples/s (1.08×): eager@16 → eager@32, "
+        "both measured in the verification"
+    )
+    assert rows["inductor"].speedup is not None and rows["inductor"].speedup < 1.0
+    verified = next(line for line in lines if line.startswith("verification"))
+    assert "eager@16 does not hold: eager@32 is faster" in verified
+    assert _broken(record) == []

@@ -16,7 +16,8 @@ Rules:
 - the baseline selected at its own batch size is its own reference: one figure, 1.00×;
 - a speedup below 1 for a selected candidate comes with ``why``: either the measurement
   that moved the pick did not time the baseline (both figures are then an older
-  measurement's), or the strategy did not ask for a speedup over the baseline;
+  measurement's; the line gives the chain of paired ratios the pick rests on), or the
+  strategy judged the pair by another statistic than this ratio;
 - no selection, no account (``None``).
 """
 
@@ -136,9 +137,10 @@ def _why(record: RunRecord, pair: Pair) -> str | None:
             f"verification's paired rounds{_chain(record, mine, base)} (its line below)."
         )
     return (
-        f"Why below 1.00×: {mine.at} measured slower than {base.at} in the {mine.source}; "
-        f"the strategy {record.strategy.get('strategy', '')} selected it without requiring "
-        "a speedup over the baseline on this measurement (see its rule and the notes)."
+        f"Why below 1.00×: {mine.at} measured slower than {base.at} in the {mine.source} by "
+        f"the ratio of these two figures; the strategy {record.strategy.get('strategy', '')} "
+        "judged the pair by its own rule, not by this ratio (a confident strategy by the "
+        "paired per-round ratios of the final rounds; see its rule and the notes)."
     )
 
 
