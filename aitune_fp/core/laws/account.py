@@ -139,6 +139,24 @@ def _verification_names_batch_sizes(record: RunRecord) -> bool:
     return len(line) == 1 and pick in line[0] and (other in line[0] or v.rounds < MIN_ROUNDS)
 
 
+def _rows_agree(record: RunRecord) -> bool:
+    """Each row's speedup is its metric over the baseline figure it names (its reference,
+    else the baseline row's), in the metric's direction."""
+    kind, rows = metric_kind(record), backend_rows(record)
+    base_rows = [r for r in rows if r.role == "baseline" and r.metric is not None]
+    for row in rows:
+        if row.metric is None or row.speedup is None or kind is None:
+            continue
+        ref = row.reference.value if row.reference is not None else None
+        ref = ref if ref is not None else (base_rows[0].metric if base_rows else None)
+        if ref is None:
+            continue
+        ratio = row.metric / ref if kind == "throughput" else ref / row.metric
+        if not math.isclose(row.speedup, ratio, rel_tol=TOLERANCE):
+            return False
+    return True
+
+
 def _markdown_shows_the_same(record: RunRecord) -> bool:
     text = render_markdown(record)
     lines = all(f"- {line}" in text for line in decision_lines(record))
@@ -185,6 +203,11 @@ ACCOUNT_LAWS: tuple[Law[[RunRecord]], ...] = (
         "account_verification_names_batch_sizes",
         "the verification line names the pick and the challenger as backend@batch",
         _verification_names_batch_sizes,
+    ),
+    Law(
+        "account_rows_agree",
+        "every row's speedup is its metric over the baseline figure the table shows for it",
+        _rows_agree,
     ),
     Law(
         "account_markdown_shows_the_same",

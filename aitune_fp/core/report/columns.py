@@ -6,7 +6,9 @@ Rules:
   these, so a new column (an accuracy figure, say) is one entry here;
 - a cell is text; a missing value is ``—`` (the reason column leaves a blank instead);
 - ``measured in`` names where the row's figures come from (``sweep``, ``final rounds``,
-  ``verification``): the metric and the speedup of a row always come from the same one.
+  ``verification``): the metric and the speedup of a row always come from the same one;
+  when that is not where the baseline's row was measured, the cell adds the baseline's
+  figure there, so the row's speedup can be checked against it.
 """
 
 from __future__ import annotations
@@ -37,13 +39,22 @@ def _count(value: int | None) -> str:
     return "—" if value is None else str(value)
 
 
+def _measured_in(record: RunRecord, row: BackendRow) -> str:
+    """Where the row was measured, with the baseline's figure there when the baseline's
+    row shows another (``sweep, eager@32: 98.66 samples/s``)."""
+    ref = row.reference
+    if ref is None:
+        return row.source or "—"
+    return f"{row.source}, {ref.at}: {format_metric(record, ref.value)}"
+
+
 COLUMNS: Final = (
     Column("backend", "left", _backend),
     Column("status", "left", lambda _, row: row.status),
     Column("metric", "right", lambda record, row: format_metric(record, row.metric)),
     Column("batch size", "right", lambda _, row: _count(row.batch_size)),
     Column("speedup", "right", lambda _, row: format_speedup(row.speedup)),
-    Column("measured in", "left", lambda _, row: row.source or "—"),
+    Column("measured in", "left", _measured_in),
     Column("peak MiB", "right", lambda _, row: format_peak_mb(row.peak_memory_mb)),
     Column("why it failed", "left", lambda _, row: row.reason),
 )

@@ -12,7 +12,8 @@ Rules:
   other scored candidate shows its own figure and the baseline's from the newest
   measurement holding both; ``source`` says which (sweep, final rounds, verification), and
   the speedup is always the ratio of the row's figure to the baseline's in that measurement
-  (``1.00`` for the baseline itself);
+  (``1.00`` for the baseline itself); ``reference`` is that baseline figure when the
+  baseline's own row shows another one (a row measured elsewhere than the decision);
 - ``peak_memory_mb`` is the backend's measured peak memory in MiB from its profile (shown
   for a candidate a strategy refused too), ``None`` when unknown or never profiled;
 - values are formatted with the stored strategy's unit (:mod:`.formats`).
@@ -27,6 +28,7 @@ from aitune_fp.core.records import BackendFailure, BackendProfilingResult
 from aitune_fp.core.report.account import Pair, decision_account, pair_of, participants
 from aitune_fp.core.report.decision import decision_lines, provenance_lines
 from aitune_fp.core.report.formats import format_metric, format_peak_mb, value_format
+from aitune_fp.core.report.sources import Figure
 
 __all__ = [
     "BackendRow",
@@ -54,6 +56,7 @@ class BackendRow:
     reason: str
     peak_memory_mb: float | None = None
     source: str = ""
+    reference: Figure | None = None
 
 
 def _all_failures(record: RunRecord) -> tuple[BackendFailure, ...]:
@@ -115,6 +118,16 @@ def shown_pair(record: RunRecord, outcome: BackendOutcome, status: str) -> Pair 
     return pair_of(record, (outcome.backend, scored.selected_batch_size), found[1])
 
 
+def _reference(record: RunRecord, shown: Pair | None) -> Figure | None:
+    """The baseline's figure behind ``shown``'s speedup when the baseline's row shows
+    another one (``None`` otherwise)."""
+    account = decision_account(record)
+    if shown is None or shown.baseline is None or account is None:
+        return None
+    own = account.selected if account.fell_back else account.baseline  # the baseline's row
+    return None if shown.baseline == own else shown.baseline
+
+
 def backend_row(record: RunRecord, outcome: BackendOutcome) -> BackendRow:
     """The row of one of ``record``'s outcomes."""
     failure = _failure_of(record, outcome)
@@ -130,6 +143,7 @@ def backend_row(record: RunRecord, outcome: BackendOutcome) -> BackendRow:
         reason="" if failure is None else failure.message,
         peak_memory_mb=None if outcome.profile is None else outcome.profile.peak_memory_mb,
         source="" if shown is None else shown.figure.source,
+        reference=_reference(record, shown),
     )
 
 
