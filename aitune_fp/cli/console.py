@@ -6,8 +6,10 @@ Rules:
 - on a terminal, progress is a rich display (a bar over backends and a line for the
   current backend's stage and batch size); elsewhere (pipes, CI logs) it is one plain line
   per event worth keeping (plan, each backend's result, the selection);
-- the final table has one row per backend: backend, status, metric, batch size, speedup,
-  peak memory in MiB (``—`` when unknown) and why it failed, then the decision lines.
+- the final table has one row per backend, with the columns of
+  :data:`~aitune_fp.core.report.columns.COLUMNS` (backend, status, metric, batch size,
+  speedup, where the figures were measured, peak memory in MiB, why it failed), then the
+  decision lines; every figure shown for the selection comes from the decision account.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -28,12 +31,8 @@ from rich.progress import (
 from rich.table import Table
 
 from aitune_fp.core.record.run_record import RunRecord
-from aitune_fp.core.report.tables import (
-    backend_rows,
-    decision_lines,
-    format_metric,
-    format_peak_mb,
-)
+from aitune_fp.core.report.columns import COLUMNS, headers, table_cells
+from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.shell.progress import ProgressEvent
 
 STATUS_STYLES = {"selected": "bold green", "baseline": "cyan", "profiled": "", "not run": "dim"}
@@ -43,27 +42,14 @@ def results_table(record: RunRecord) -> Table:
     """The final table of ``record``: one row per backend, baseline first."""
     title = record.strategy.get("title", record.strategy.get("strategy", ""))
     table = Table(title=f"{record.model} on {record.device} — {title}", title_justify="left")
-    for header, justify in [
-        ("backend", "left"),
-        ("status", "left"),
-        ("metric", "right"),
-        ("batch size", "right"),
-        ("speedup", "right"),
-        ("peak MiB", "right"),
-        ("why it failed", "left"),
-    ]:
-        table.add_column(header, justify=justify)  # type: ignore[arg-type]
-    for row in backend_rows(record):
+    for column in COLUMNS:
+        table.add_column(column.header, justify=column.justify)
+    status_at = headers().index("status")
+    for row, cells in table_cells(record):
         style = "red" if row.status.startswith("failed") else STATUS_STYLES.get(row.status, "")
-        table.add_row(
-            row.backend + (" (baseline)" if row.role == "baseline" else ""),
-            f"[{style}]{row.status}[/]" if style else row.status,
-            "—" if row.metric is None else format_metric(record, row.metric),
-            "—" if row.batch_size is None else str(row.batch_size),
-            "—" if row.speedup is None else f"{row.speedup:.2f}×",
-            format_peak_mb(row.peak_memory_mb),
-            row.reason,
-        )
+        shown = [escape(cell) for cell in cells]
+        shown[status_at] = f"[{style}]{row.status}[/]" if style else row.status
+        table.add_row(*shown)
     return table
 
 

@@ -6,10 +6,12 @@ Rules:
 - drawing never uses ``pyplot`` nor switches the user's matplotlib backend: a bare
   ``Figure`` is rendered by its own Agg canvas;
 - left panel: mean throughput (samples/s) against batch size (log2 axis) for every profiled
-  backend, the baseline dashed and black, the winner thicker with a star at its batch size;
-- right panel: a box per profiled backend of its raw latencies at the batch size the
-  strategy selected for it (its smallest measured batch size when it has none), the
-  baseline's box grey and its median a dashed line; log scale when the spread is wide;
+  backend, the baseline dashed and black, the winner thicker with a star at the batch
+  size the decision ended on, labelled with the decision account's figure, where it was
+  measured and the speedup (the same as the table and the decision lines);
+- right panel: a box per profiled backend of its raw sweep latencies at the batch size its
+  table row shows (its smallest measured batch size when it has none), the baseline's box
+  grey and its median a dashed line; log scale when the spread is wide;
 - third panel: a stacked horizontal bar per backend of where its tune time went
   (:func:`~aitune_fp.core.report.stages.stage_segments`: export, compile, cache, the rest
   of the build, worker start, validate, profile, final rounds);
@@ -23,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.report.account import decision_account
+from aitune_fp.core.report.formats import format_metric, format_speedup
 from aitune_fp.core.report.stages import SEGMENTS, stage_segments
-from aitune_fp.core.report.tables import backend_rows, selected_result
+from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.core.stats.statistics import mean, median
 from aitune_fp.effects.atomic import write_bytes
 
@@ -51,6 +55,24 @@ def _winner(record: RunRecord) -> BackendOutcome | None:
     return None
 
 
+def _star(axes: Any, record: RunRecord, outcome: BackendOutcome, colour: Any) -> None:
+    """The selection's star: at the batch size the decision ended on, on the backend's
+    sweep curve, labelled with the account's figure and where it was measured."""
+    account = decision_account(record)
+    if account is None or outcome.profile is None:
+        return
+    chosen = account.selected
+    if chosen.batch_size not in outcome.profile.latencies_ms:
+        return
+    rate = chosen.batch_size * 1000.0 / mean(outcome.profile.samples(chosen.batch_size))
+    label = (f"selected: {chosen.at}, {format_metric(record, chosen.value)} "
+             f"({chosen.source})")  # fmt: skip
+    if account.speedup is not None:
+        label += f", {format_speedup(account.speedup)}"
+    axes.plot([chosen.batch_size], [rate], marker="*", markersize=16, color=colour,
+              linestyle="none", label=label)  # fmt: skip
+
+
 def _throughput_panel(axes: Any, record: RunRecord) -> None:
     winner = _winner(record)
     for outcome in record.outcomes:
@@ -63,17 +85,14 @@ def _throughput_panel(axes: Any, record: RunRecord) -> None:
         style: dict[str, Any] = {"linestyle": "--", "color": "black"} if is_base else {}
         width = 3.0 if outcome is winner else 1.5
         (line,) = axes.plot(sizes, rates, marker="o", linewidth=width, label=label, **style)
-        chosen = selected_result(record, outcome)
-        if outcome is winner and chosen is not None:
-            bs = chosen.selected_batch_size
-            rate = bs * 1000.0 / chosen.latency
-            axes.plot([bs], [rate], marker="*", markersize=16, color=line.get_color())
+        if outcome is winner:
+            _star(axes, record, outcome, line.get_color())
     sizes_seen = sorted({bs for o in record.outcomes if o.profile for bs in o.profile.batch_sizes})
     axes.set_xscale("log", base=2)
     if sizes_seen:
         axes.set_xticks(sizes_seen, [str(bs) for bs in sizes_seen])
     axes.set_xlabel("batch size")
-    axes.set_ylabel("throughput (samples/s)")
+    axes.set_ylabel("throughput (samples/s, sweep mean)")
     axes.set_title("Throughput by batch size")
     axes.grid(True, which="both", alpha=0.3)
     if axes.get_legend_handles_labels()[0]:
@@ -82,11 +101,10 @@ def _throughput_panel(axes: Any, record: RunRecord) -> None:
 
 def _spread_panel(axes: Any, record: RunRecord) -> None:
     boxes, labels, is_base = [], [], []
-    for outcome in record.outcomes:
+    for row, outcome in zip(backend_rows(record), record.outcomes, strict=True):
         if outcome.profile is None:
             continue
-        chosen = selected_result(record, outcome)
-        bs = chosen.selected_batch_size if chosen else outcome.profile.batch_sizes[0]
+        bs = row.batch_size if row.batch_size is not None else outcome.profile.batch_sizes[0]
         if bs not in outcome.profile.latencies_ms:
             bs = outcome.profile.batch_sizes[0]
         boxes.append(list(outcome.profile.samples(bs)))

@@ -49,7 +49,7 @@ from returns.result import Failure, Result, Success
 from aitune_fp.core.fold import finish
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import Selection, TuneError
-from aitune_fp.core.report.lines import summary_lines
+from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
@@ -196,7 +196,7 @@ def run_tuning(
         tuned, record = None, run_record(setup, run, outcome, names, model_name, provenance=origin)
     if record_path is not None:
         write_record(record, Path(record_path))
-    summary = _summary(strategy, outcome)
+    summary = _summary(record, outcome)
     for line in summary:
         log.info("%s", line)
     setup.emit(
@@ -225,10 +225,10 @@ def _interrupted() -> Result[Selection, TuneError]:
     return Failure(TuneError("the run was interrupted before it finished (partial record)"))
 
 
-def _summary(strategy: Strategy, outcome: Result[Selection, TuneError]) -> tuple[str, ...]:
-    match outcome:
-        case Success(selection):
-            return summary_lines(strategy, selection)
+def _summary(record: RunRecord, outcome: Result[Selection, TuneError]) -> tuple[str, ...]:
+    match outcome:  # the decision account's lines, as every report shows them
+        case Success(_):
+            return decision_lines(record)
         case Failure(error):
             return (f"tuning failed: {error.message}",)
     return ()  # pragma: no cover

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from aitune_fp.core.records import Selection
+from aitune_fp.core.report.account import decision_account
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.envelope import Envelope
 from aitune_fp.effects.inputs import Samples
@@ -139,9 +140,18 @@ class TunedModule(torch.nn.Module):
             self._cleanup()
 
     def extra_repr(self) -> str:
-        """The backend and its metric, for ``print(tuned)``."""
+        """The backend and its metric, for ``print(tuned)``: the run's decision account
+        (where the figure was measured too), else the selection's own result."""
         r = self.selection.result
-        return f"backend={self.backend!r}, batch_size={r.selected_batch_size}, metric={r.metric:g}"
+        account = None if self.record is None else decision_account(self.record)
+        head = f"backend={self.backend!r}"
+        if account is None:
+            return f"{head}, batch_size={r.selected_batch_size}, metric={r.metric:g}"
+        shown = account.selected
+        return (
+            f"{head}, batch_size={shown.batch_size}, metric={shown.value:g}, "
+            f"measured_in={shown.source!r}"
+        )
 
 
 def _built_digest(built: Built) -> FileDigest | None:

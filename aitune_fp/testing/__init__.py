@@ -15,6 +15,7 @@ Check that a strategy of your own keeps every law of :mod:`aitune_fp.core.laws`:
 """
 
 from aitune_fp.testing.check import check_all_laws, law_checks
+from aitune_fp.testing.decided import Timings, decide, decided_runs
 from aitune_fp.testing.generators import (
     BASELINE_NAME,
     SHIPPED,
@@ -48,6 +49,7 @@ from aitune_fp.testing.generators import (
 __all__ = [
     "BASELINE_NAME",
     "SHIPPED",
+    "Timings",
     "backend_name",
     "backoffs",
     "baselines",
@@ -58,6 +60,8 @@ __all__ = [
     "candidate_lists",
     "candidates",
     "check_all_laws",
+    "decide",
+    "decided_runs",
     "failures",
     "fold_cases",
     "latencies",

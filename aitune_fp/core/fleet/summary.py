@@ -3,22 +3,26 @@
 Rules:
 - rows follow the index (plan order); a row has the job's model, target, strategy and
   status, and — when its run is readable and selected a backend — the selected backend, its
-  metric, and its speedup over the baseline (``1.00`` when the baseline was kept);
+  metric and its speedup over the baseline, both from the run's decision account
+  (:mod:`aitune_fp.core.report.account`: the figures its report shows);
 - the speedup has an interval only when the run's strategy decides by confidence
-  (``confident:…``): the strategy's own rule's bootstrap interval of the winner over the
-  baseline; other strategies give a point only;
+  (``confident:…``) and that interval's point is the speedup shown (the same
+  measurement and statistic): the strategy's own rule's bootstrap interval of the winner
+  over the baseline; otherwise a point only;
 - a failed or interrupted job shows its message; nothing here reads files or draws.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from aitune_fp.core.fleet.index import FleetIndex, JobEntry, statuses
 from aitune_fp.core.record.run_record import RunRecord
-from aitune_fp.core.report.tables import format_metric
+from aitune_fp.core.report.account import decision_account
+from aitune_fp.core.report.formats import format_metric
 from aitune_fp.core.stats.confidence import speedup_interval
 from aitune_fp.core.strategies.registry import strategy_from_config
 
@@ -56,9 +60,10 @@ class FleetRow:
         return text
 
 
-def _interval(record: RunRecord) -> tuple[float, float, float] | None:
+def _interval(record: RunRecord, speedup: float | None) -> tuple[float, float, float] | None:
+    """The decision's interval, when its point is the speedup shown (``None`` otherwise)."""
     sel = record.selection
-    if sel is None or sel.baseline is None or sel.fell_back_to_baseline:
+    if sel is None or sel.baseline is None or sel.fell_back_to_baseline or speedup is None:
         return None
     try:
         strategy = strategy_from_config(record.strategy)
@@ -68,17 +73,9 @@ def _interval(record: RunRecord) -> tuple[float, float, float] | None:
         interval = speedup_interval(strategy.confidence, kind, sel.result, sel.baseline.result)
     except (ValueError, KeyError):
         return None
+    if not math.isclose(interval.point, speedup, rel_tol=1e-9):
+        return None  # measured elsewhere: the run's report has both
     return interval.low, interval.high, interval.confidence
-
-
-def _speedup(record: RunRecord) -> float | None:
-    sel = record.selection
-    if sel is None or sel.baseline is None:
-        return None
-    if sel.fell_back_to_baseline:
-        return 1.0
-    found = [p.speedup for p in sel.perf_results if p.backend_description == sel.backend]
-    return found[0] if found else None
 
 
 def fleet_row(entry: JobEntry, record: RunRecord | None) -> FleetRow:
@@ -90,14 +87,16 @@ def fleet_row(entry: JobEntry, record: RunRecord | None) -> FleetRow:
         if record is not None and record.error is not None and not row.message:
             return FleetRow(**{**asdict(row), "message": record.error.message})
         return row
-    interval = _interval(record)
+    account = decision_account(record)
+    speedup = None if account is None else account.speedup
+    interval = _interval(record, speedup)
     low, high, confidence = interval if interval is not None else (None, None, None)
     return FleetRow(
         **{
             **asdict(row),
             "backend": record.selection.backend,
-            "metric": format_metric(record, record.selection.result.metric),
-            "speedup": _speedup(record),
+            "metric": format_metric(record, None if account is None else account.selected.value),
+            "speedup": speedup,
             "low": low,
             "high": high,
             "confidence": confidence,

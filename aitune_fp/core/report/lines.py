@@ -4,7 +4,10 @@ Rules:
 - a metric is written ``format(value, strategy.value_fmt) + " " + unit``;
 - the speedup line reads ``baseline → metric (x.xx×)``;
 - when the baseline was selected the report says so explicitly;
-- nothing here prints or logs: the shell decides where text goes.
+- nothing here prints or logs: the shell decides where text goes;
+- these lines describe a bare :class:`Selection` (its own results, no run record); every
+  report of a run — console, Markdown, plot, the tune's log — shows the decision account
+  instead (:mod:`aitune_fp.core.report.decision`: figures by source and batch size).
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 Rules:
 - pure: a :class:`~aitune_fp.core.record.run_record.RunRecord` in, a string out;
-- sections in order: title, decision, backends (status, metric, batch size, speedup, peak
-  memory in MiB, why it failed), latency per batch size (samples, mean, median, p90, p99,
-  CV, throughput) per backend, validation errors, stage times, strategy, environment;
+- sections in order: title, decision, backends (status, metric, batch size, speedup, where
+  the figures were measured, peak memory in MiB, why it failed), latency per batch size
+  (samples, mean, median, p90, p99, CV, throughput) per backend, validation errors, stage
+  times, strategy, environment;
 - a ``|`` in any cell is escaped, so a failure message never breaks a table;
 - maps are rendered with sorted keys, so equal records give identical reports.
 """
@@ -18,13 +19,9 @@ from typing import Any
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.record.stages import STAGES
 from aitune_fp.core.record.values import thaw_json
+from aitune_fp.core.report.columns import headers, table_cells
+from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.core.report.stages import total_seconds
-from aitune_fp.core.report.tables import (
-    backend_rows,
-    decision_lines,
-    format_metric,
-    format_peak_mb,
-)
 from aitune_fp.core.stats.summary import summarize
 
 
@@ -52,21 +49,8 @@ def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 
 def backends_section(record: RunRecord) -> str:
-    """The per-backend table: status, metric, batch size, speedup, peak MiB, why it failed."""
-    rows = [
-        (
-            r.backend + (" (baseline)" if r.role == "baseline" else ""),
-            r.status,
-            None if r.metric is None else format_metric(record, r.metric),
-            r.batch_size,
-            None if r.speedup is None else f"{r.speedup:.2f}×",
-            format_peak_mb(r.peak_memory_mb),
-            r.reason,
-        )
-        for r in backend_rows(record)
-    ]
-    header = ["backend", "status", "metric", "batch size", "speedup", "peak MiB", "why it failed"]
-    return table(header, rows)
+    """The per-backend table: the columns of :data:`~aitune_fp.core.report.columns.COLUMNS`."""
+    return table(headers(), (cells for _, cells in table_cells(record)))
 
 
 def stopped_early_section(record: RunRecord) -> str | None:

@@ -2,8 +2,10 @@
 
 Rules:
 - per backend (baseline first, then candidates in user order): batch size, median, p90,
-  p99, IQR, CV and the sample count of its raw samples at the selected batch size, and its
-  speedup over the baseline with a confidence interval, and its peak memory in MiB
+  p99, IQR, CV and the sample count of its raw samples at the selected batch size (for the
+  winner, the batch size the decision ended on, after a verification too), and its
+  speedup over the baseline with a confidence interval and what it was computed from
+  (``paired final rounds`` or ``sweep samples``), and its peak memory in MiB
   (``peak memory —`` when unknown);
 - intervals use the strategy's own confidence rule; a strategy deciding by the reference
   rule gets the default rule with the mean, for information only;
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aitune_fp.core.records import BackendProfilingResult, Selection
+from aitune_fp.core.records import BackendProfilingResult, Scored, Selection
 from aitune_fp.core.stats.bootstrap import Interval
 from aitune_fp.core.stats.confidence import ConfidenceRule, MetricKind, speedup_interval
 from aitune_fp.core.stats.summary import SampleSummary, summarize
@@ -35,6 +37,7 @@ class BackendStats:
     selected: bool
     rounds: int = 0
     peak_memory_mb: float | None = None
+    paired: bool = False
 
 
 def report_rule(strategy: Strategy) -> ConfidenceRule:
@@ -67,7 +70,9 @@ def backend_stats(strategy: Strategy, selection: Selection) -> tuple[BackendStat
     [('eager', 2.0, 1.0), ('x', 1.0, 2.0)]
     """
     base = selection.baseline.result if selection.baseline else None
-    rows = [*((selection.baseline,) if selection.baseline else ()), *selection.ranking]
+    won = Scored(selection.backend, selection.result)
+    ranked = [won if s.backend == won.backend else s for s in selection.ranking]
+    rows = [*((selection.baseline,) if selection.baseline else ()), *ranked]
     return tuple(
         BackendStats(
             backend=row.backend,
@@ -78,6 +83,7 @@ def backend_stats(strategy: Strategy, selection: Selection) -> tuple[BackendStat
             selected=row.backend == selection.backend,
             rounds=len(row.result.rounds_ms),
             peak_memory_mb=row.result.peak_memory_mb,
+            paired=base is not None and min(len(row.result.rounds_ms), len(base.rounds_ms)) >= 2,
         )
         for index, row in enumerate(rows)
     )
@@ -95,9 +101,10 @@ def stats_line(strategy: Strategy, stats: BackendStats) -> str:
         f"IQR {s.iqr:.3f} ms, CV {s.cv:.1%}, n={s.count}"
     )
     rounds = f", {stats.rounds} interleaved rounds" if stats.rounds else ""
+    where = "paired final rounds" if stats.paired else "sweep samples"
     peak = stats.peak_memory_mb
     memory = "; peak memory —" if peak is None else f"; peak memory {peak:.1f} MiB"
-    speed = "" if stats.speedup is None else f"; speedup {stats.speedup.describe()}"
+    speed = "" if stats.speedup is None else f"; speedup {stats.speedup.describe()} ({where})"
     return f"{head}: {body}{rounds}{memory}{speed}"
 
 

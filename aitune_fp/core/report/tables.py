@@ -6,11 +6,17 @@ Rules:
   ``baseline`` for a baseline that was not selected, ``profiled`` for a candidate that was
   measured and lost, ``failed`` (with the stage) for a failure — a strategy's ``measure``
   failure included — and ``not run`` for a backend the strategy never reached;
-- metric and batch size are the strategy's own, from the selection; the speedup is the
-  strategy's speedup over the baseline (``1.00`` for the baseline itself);
+- figures come from the decision account (:mod:`.account`): the selected row and the
+  baseline's row show the account's two figures (the figures the decision used: after
+  the final rounds and the verification, at the batch size the decision ended on); any
+  other scored candidate shows its own figure and the baseline's from the newest
+  measurement holding both; ``source`` says which (sweep, final rounds, verification), and
+  the speedup is always the ratio of the row's figure to the baseline's in that measurement
+  (``1.00`` for the baseline itself); ``reference`` is that baseline figure when the
+  baseline's own row shows another one (a row measured elsewhere than the decision);
 - ``peak_memory_mb`` is the backend's measured peak memory in MiB from its profile (shown
   for a candidate a strategy refused too), ``None`` when unknown or never profiled;
-- values are formatted with the stored strategy's unit; nothing here computes a new metric.
+- values are formatted with the stored strategy's unit (:mod:`.formats`).
 """
 
 from __future__ import annotations
@@ -19,6 +25,22 @@ from dataclasses import dataclass
 
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult
+from aitune_fp.core.report.account import Pair, decision_account, pair_of, participants
+from aitune_fp.core.report.decision import decision_lines, provenance_lines
+from aitune_fp.core.report.formats import format_metric, format_peak_mb, value_format
+from aitune_fp.core.report.sources import Figure
+
+__all__ = [
+    "BackendRow",
+    "backend_row",
+    "backend_rows",
+    "decision_lines",
+    "format_metric",
+    "format_peak_mb",
+    "provenance_lines",
+    "selected_result",
+    "value_format",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,27 +55,8 @@ class BackendRow:
     speedup: float | None
     reason: str
     peak_memory_mb: float | None = None
-
-
-def value_format(record: RunRecord) -> str:
-    """The format spec for the run's metric: ``.3f`` for ms, ``.2f`` otherwise.
-
-    >>> value_format(RunRecord("m", "cpu", {"metric_unit": "ms"}, None, (), None, None,
-    ...                        {}, {}, None))
-    '.3f'
-    """
-    stored = record.strategy.get("value_fmt")
-    if isinstance(stored, str):
-        return stored
-    return ".3f" if record.strategy.get("metric_unit") == "ms" else ".2f"
-
-
-def format_metric(record: RunRecord, value: float | None) -> str:
-    """``value`` with the run's unit (``12.34 samples/s``), or ``—`` for no value."""
-    if value is None:
-        return "—"
-    unit = record.strategy.get("metric_unit", "")
-    return f"{format(value, value_format(record))} {unit}".rstrip()
+    source: str = ""
+    reference: Figure | None = None
 
 
 def _all_failures(record: RunRecord) -> tuple[BackendFailure, ...]:
@@ -83,16 +86,6 @@ def selected_result(record: RunRecord, outcome: BackendOutcome) -> BackendProfil
     return found[0] if found else None
 
 
-def _speedup(record: RunRecord, outcome: BackendOutcome) -> float | None:
-    sel = record.selection
-    if sel is None or sel.baseline is None:
-        return None
-    if outcome is record.baseline:
-        return 1.0
-    found = [p.speedup for p in sel.perf_results if p.backend_description == outcome.backend]
-    return found[0] if found else None
-
-
 def _status(record: RunRecord, outcome: BackendOutcome, failure: BackendFailure | None) -> str:
     if failure is not None:
         return f"failed ({failure.stage})"
@@ -109,28 +102,48 @@ def _status(record: RunRecord, outcome: BackendOutcome, failure: BackendFailure 
     return "baseline" if is_baseline else "profiled"
 
 
-def format_peak_mb(value: float | None) -> str:
-    """A peak-memory cell: MiB with one decimal, ``—`` when unknown.
+def shown_pair(record: RunRecord, outcome: BackendOutcome, status: str) -> Pair | None:
+    """The figures ``outcome``'s row shows (see the module's rules); ``None`` for none."""
+    account, found = decision_account(record), participants(record)
+    if account is None or found is None:
+        return None
+    if status == "selected":
+        return Pair(account.selected, account.baseline, account.speedup)
+    if outcome is record.baseline:
+        base = account.baseline
+        return None if base is None else Pair(base, base, 1.0)
+    scored = selected_result(record, outcome)
+    if scored is None:
+        return None
+    return pair_of(record, (outcome.backend, scored.selected_batch_size), found[1])
 
-    >>> format_peak_mb(812.44), format_peak_mb(None)
-    ('812.4', '—')
-    """
-    return "—" if value is None else f"{value:.1f}"
+
+def _reference(record: RunRecord, shown: Pair | None) -> Figure | None:
+    """The baseline's figure behind ``shown``'s speedup when the baseline's row shows
+    another one (``None`` otherwise)."""
+    account = decision_account(record)
+    if shown is None or shown.baseline is None or account is None:
+        return None
+    own = account.selected if account.fell_back else account.baseline  # the baseline's row
+    return None if shown.baseline == own else shown.baseline
 
 
 def backend_row(record: RunRecord, outcome: BackendOutcome) -> BackendRow:
     """The row of one of ``record``'s outcomes."""
     failure = _failure_of(record, outcome)
-    scored = selected_result(record, outcome)
+    status = _status(record, outcome, failure)
+    shown = shown_pair(record, outcome, status)
     return BackendRow(
         backend=outcome.backend,
         role="baseline" if outcome is record.baseline else "candidate",
-        status=_status(record, outcome, failure),
-        metric=None if scored is None else scored.metric,
-        batch_size=None if scored is None else scored.selected_batch_size,
-        speedup=_speedup(record, outcome),
+        status=status,
+        metric=None if shown is None else shown.figure.value,
+        batch_size=None if shown is None else shown.figure.batch_size,
+        speedup=None if shown is None else shown.speedup,
         reason="" if failure is None else failure.message,
         peak_memory_mb=None if outcome.profile is None else outcome.profile.peak_memory_mb,
+        source="" if shown is None else shown.figure.source,
+        reference=_reference(record, shown),
     )
 
 
@@ -146,64 +159,3 @@ def backend_rows(record: RunRecord) -> tuple[BackendRow, ...]:
     ('failed (build)', 'tensorrt is not installed')
     """
     return tuple(backend_row(record, o) for o in record.outcomes)
-
-
-def decision_lines(record: RunRecord) -> tuple[str, ...]:
-    """The decision in words: selected backend and metric, speedup, fallback, or the error.
-
-    >>> r = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None)
-    >>> decision_lines(r)
-    ('No selection was recorded.',)
-    """
-    sel = record.selection
-    if sel is None:
-        if record.error is not None:
-            return (f"Tuning failed: {record.error.message}",)
-        return ("No selection was recorded.",)
-    label = record.strategy.get("metric_label", "metric")
-    r = sel.result
-    lines = [
-        f"Selected {sel.backend} (batch size {r.selected_batch_size}): "
-        f"{label} {format_metric(record, r.metric)}"
-    ]
-    if sel.baseline is not None:
-        winner = _speedup_of_winner(record)
-        ratio = f" ({winner:.2f}×)" if winner is not None else ""
-        lines.append(
-            f"Speedup: {format_metric(record, sel.baseline.result.metric)} → "
-            f"{format_metric(record, r.metric)}{ratio}"
-        )
-    if sel.fell_back_to_baseline:
-        lines.append(f"The baseline {sel.backend} was selected: no candidate was strictly better")
-    return (*lines, *sel.notes, *provenance_lines(record))
-
-
-def provenance_lines(record: RunRecord) -> tuple[str, ...]:
-    """Where the baseline came from, when it was not measured in this run or a reuse was
-    refused (never silent: ``--reuse-baseline``).
-
-    >>> from aitune_fp.core.record.provenance import Provenance
-    >>> r = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None,
-    ...               provenance=Provenance(baseline_reused_from="old/run.json"))
-    >>> provenance_lines(r)
-    ('The eager baseline was reused from old/run.json (same model, inputs, plan and environment).',)
-    """
-    origin = record.provenance
-    if origin.baseline_reused_from is not None:
-        return (
-            f"The eager baseline was reused from {origin.baseline_reused_from} "
-            "(same model, inputs, plan and environment).",
-        )
-    if origin.baseline_refused is not None:
-        return (origin.baseline_refused,)
-    return ()
-
-
-def _speedup_of_winner(record: RunRecord) -> float | None:
-    sel = record.selection
-    if sel is None:
-        return None
-    if sel.fell_back_to_baseline:
-        return 1.0
-    found = [p.speedup for p in sel.perf_results if p.backend_description == sel.backend]
-    return found[0] if found else None
