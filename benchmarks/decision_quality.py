@@ -244,8 +244,7 @@ def _rounds(
 def _with_rounds(swept: Sequence[Profile], rounds: Mapping[str, Sequence[float]]) -> list[Profile]:
     """The swept profiles, those with round samples carrying them at batch size 1."""
     return [
-        replace(p, rounds_ms={1: rounds[p.backend]}) if rounds.get(p.backend) else p
-        for p in swept
+        replace(p, rounds_ms={1: rounds[p.backend]}) if rounds.get(p.backend) else p for p in swept
     ]
 
 

@@ -183,7 +183,7 @@ def window(
         samples,
         torch.device("cpu"),
         plan,
-        lambda done, elapsed, still: timing_verdict(plan, done, elapsed, still),
+        lambda _samples, done, elapsed, still: timing_verdict(plan, done, elapsed, still),
         ProfileSettings(max_pool=8),
     ).samples
     return {pair: tuple(timed[n]) for n, pair in pairs.items() if timed.get(n)}
