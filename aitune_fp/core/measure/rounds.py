@@ -243,10 +243,8 @@ def judge_rounds(
             needs_base = needs_base or hinges
     keep = {win_name, *still_open, *((base_name,) if needs_base and base_name else ())}
     active = tuple(name for name in timed if name in keep)
-    measured = {p.backend: _measured(strategy, p) for p in profiles}
-    others = [(n, r) for n, r in measured.items() if r is not None and n != win_name]
     stop_reason = _stop_reason(
-        strategy, (win_name, winner), others, tuple(still_open), rounds_done, elapsed_s, plan
+        strategy, (win_name, winner), profiles, tuple(still_open), rounds_done, elapsed_s, plan
     )
     return RoundsVerdict(stop_reason is not None, stop_reason or "", active, win_name)
 
@@ -254,7 +252,7 @@ def judge_rounds(
 def _stop_reason(
     strategy: Strategy,
     winner: tuple[str, BackendProfilingResult],
-    others: Sequence[tuple[str, BackendProfilingResult]],
+    profiles: Sequence[Profile],
     still_open: tuple[str, ...],
     rounds_done: int,
     elapsed_s: float,
@@ -264,6 +262,11 @@ def _stop_reason(
     spent = rounds_done >= plan.max_rounds or elapsed_s >= plan.max_seconds
     if still_open and not spent:
         return None
+    others = [
+        (p.backend, r)
+        for p in profiles
+        if p.backend != winner[0] and (r := _measured(strategy, p)) is not None
+    ]
     found = standing(strategy, winner[1], others)
     if not still_open:
         margin = strategy.confidence.min_speedup if strategy.confidence else 0.0

@@ -55,9 +55,7 @@ def settled_line(winner: str, rounds_done: int, found: Standing, margin: float) 
     >>> settled_line("a", 6, (("b", 1.0, 0.995, 1.03, "undecided"),), 0.01)
     'settled after 6 rounds: a; no contender can beat it beyond the 1 % margin: 1.000× [0.995, 1.030] over b (undecided)'
     """  # noqa: E501
-    said = ", ".join(
-        f"{described(p, lo, hi)} over {x} ({_word(v)})" for x, p, lo, hi, v in found
-    )
+    said = ", ".join(f"{described(p, lo, hi)} over {x} ({_word(v)})" for x, p, lo, hi, v in found)
     if all(v in ("win", "equivalent") for *_, v in found):
         return f"clear after {rounds_done} rounds: {winner}" + (f" {said}" if said else "")
     return (

@@ -13,8 +13,9 @@ Rules:
   different batch sizes compare on what the strategy maximises;
 - the winner's *speedup* over a challenger is the median over rounds of the per-round
   ratio ``cost_challenger / cost_winner`` (a paired estimate: drift common to a round
-  cancels), with its 95 % bootstrap interval (``ratio_interval(..., paired=True)``,
-  seed fixed: same samples, same interval);
+  cancels), with its exact, distribution-free 95 % interval (order statistics of the
+  per-round ratios: :mod:`aitune_fp.core.stats.order_interval`; a bootstrap's is far too
+  narrow on a few rounds and called false equivalences);
 - each comparison's verdict is the interval's against the margin
   (:func:`~aitune_fp.core.stats.evidence.verdict`): a *win* for the pick (whole interval
   above ``1 + margin``), a *loss* (whole interval below ``1 / (1 + margin)``: the
@@ -25,8 +26,9 @@ Rules:
   reason says so;
 - the pick *moves* to a challenger that beats it (a loss for the pick), and is then judged
   again against every other participant from the same interleaved rounds, moving again
-  while one beats it (:func:`tournament`: the strongest beater first, each participant
-  picked at most once, so the verified pick does not depend on the challengers' order);
+  while one beats it and the original pick (:func:`tournament`: the strongest beater
+  first, each participant picked at most once; the challengers are taken in name order,
+  so the verification does not depend on the order they are listed in);
   an equivalence or an undecided comparison never moves it: the earlier pick keeps it;
 - the verified pick's standing (:func:`outcome_of`) is ``clear`` when every comparison is
   a win or an equivalence, ``settled`` when no challenger can still beat it beyond the
@@ -68,8 +70,8 @@ from aitune_fp.core.measure.verification_records import (
     costs,
 )
 from aitune_fp.core.records import BackendProfilingResult, Scored, Selection
-from aitune_fp.core.stats.bootstrap import ratio_interval
 from aitune_fp.core.stats.evidence import verdict
+from aitune_fp.core.stats.order_interval import median_ratio_interval
 
 __all__ = [
     "Comparison",
@@ -87,8 +89,6 @@ __all__ = [
 MIN_ROUNDS = 6
 MARGIN = 0.01
 CONFIDENCE = 0.95
-RESAMPLES = 1000
-SEED = 16
 
 
 def scored(selection: Selection) -> tuple[Scored, ...]:
@@ -99,15 +99,7 @@ def scored(selection: Selection) -> tuple[Scored, ...]:
 
 def compare(winner: Paired, other: Paired, kind: str, margin: float = MARGIN) -> Comparison:
     """The winner's paired speedup over ``other`` with its 95 % interval, and the verdict."""
-    ci = ratio_interval(
-        costs(other, kind),
-        costs(winner, kind),
-        statistic="median",
-        confidence=CONFIDENCE,
-        resamples=RESAMPLES,
-        key=SEED,
-        paired=True,
-    )
+    ci = median_ratio_interval(costs(other, kind), costs(winner, kind), CONFIDENCE)
     said = verdict(ci.low, ci.high, margin)
     return Comparison(
         other.backend, other.batch_size, ci.point, (ci.low, ci.high), said == "loss", said
@@ -121,10 +113,12 @@ def _standing(pick: Paired, everyone: Sequence[Paired], kind: str, margin: float
 
 def tournament(everyone: Sequence[Paired], kind: str, margin: float = MARGIN) -> Paired:
     """The pick after the moves: from ``everyone[0]`` (the original pick), move to the
-    participant that beats the current pick beyond the margin with 95 % confidence (the
-    strongest, by speedup point then name), until none does; a participant is picked at
-    most once. The result does not depend on the order of ``everyone[1:]``."""
-    pick, seen = everyone[0], {everyone[0].key}
+    participant that beats the current pick beyond the margin with 95 % confidence, and
+    the original pick too (the strongest such, by speedup point then name), until none
+    does; a participant is picked at most once. The result does not depend on the order of
+    ``everyone[1:]``."""
+    first = everyone[0]
+    pick, seen = first, {first.key}
     for _ in everyone:
         beaters = [
             (c.speedup, o.key, o)
@@ -132,6 +126,7 @@ def tournament(everyone: Sequence[Paired], kind: str, margin: float = MARGIN) ->
             if o.key not in seen
             for c in (compare(pick, o, kind, margin),)
             if c.verdict == "loss"
+            and (pick is first or compare(first, o, kind, margin).verdict == "loss")
         ]
         if not beaters:
             break
@@ -180,7 +175,8 @@ def judge(
     rounds = min(len(p.samples_ms) for p in (winner, *others))
     if rounds < 1:
         raise ValueError("a verification needs at least one paired round")
-    everyone = [replace(p, samples_ms=p.samples_ms[:rounds]) for p in (winner, *others)]
+    ordered = (winner, *sorted(others, key=lambda p: (p.key, p.batch_size)))
+    everyone = [replace(p, samples_ms=p.samples_ms[:rounds]) for p in ordered]
     w = everyone[0]
     found = tuple(compare(w, o, kind, margin) for o in everyone[1:])
     enough = rounds >= min_rounds

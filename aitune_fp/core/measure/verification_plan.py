@@ -18,8 +18,9 @@ Rules:
 - the timing is interleaved rounds, warm-up included, that stop on evidence: as soon as
   the pick is clear or settled, else at the verification's seconds, extended to at most
   ``EXTEND`` (3) times them while a challenger leans beyond the margin without an
-  interval that shows it (:func:`timing_plan`, :func:`evidence_verdict`); the budget grows
-  only where more rounds can move the pick. :func:`timing_verdict` times for the seconds
+  interval that shows it, or while too few rounds were timed to judge
+  (:func:`timing_plan`, :func:`evidence_verdict`); the budget grows only where more rounds
+  can move the pick. :func:`timing_verdict` times for the seconds
   with no other stop (the benchmark's re-measurement window).
 """
 
@@ -222,8 +223,8 @@ def evidence_verdict(
     (:func:`~aitune_fp.core.measure.verification.outcome_of`). The timing stops as soon as
     the pick is ``clear`` or ``settled``; at ``seconds`` (the asked budget) unless it is
     ``leaning`` (a challenger's point beyond the margin, its interval not yet: more rounds
-    can move the pick); and in any case at ``plan.max_seconds`` (``EXTEND`` times the asked
-    budget) or ``plan.max_rounds``.
+    can move the pick) or has ``too few rounds`` to be judged at all; and in any case at
+    ``plan.max_seconds`` (``EXTEND`` times the asked budget) or ``plan.max_rounds``.
 
     >>> plan = timing_plan(3.0, EXTEND)
     >>> evidence_verdict(3.0, plan, 8, 1.0, ("a", "b"), "clear").reason
@@ -239,6 +240,6 @@ def evidence_verdict(
     if elapsed_s >= plan.max_seconds or rounds_done >= plan.max_rounds:
         bound = f"the bound: {plan.max_seconds / seconds:g}× the {seconds:g} s asked"
         return RoundsVerdict(True, f"{spent} ({bound})", active)
-    if elapsed_s >= seconds and outcome != "leaning":
+    if elapsed_s >= seconds and outcome not in ("leaning", "too few rounds"):
         return RoundsVerdict(True, spent, active)
     return RoundsVerdict(False, "", active)
