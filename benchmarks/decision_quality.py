@@ -277,7 +277,8 @@ def verify_on_machine(
     samples: dict[int, list[float]] = {i: [] for i in who}
     verdict = None
     for r in range(int(rounds * EXTEND)):
-        for i in rotation(tuple(who), r):
+        for name in rotation(tuple(NAMES[i] for i in who), r):
+            i = NAMES.index(name)
             machine.call(i, timed=False)  # settling
             burst = sorted(machine.call(i, timed=True) for _ in range(BURST_CALLS))
             samples[i].append(burst[BURST_CALLS // 2])
