@@ -120,7 +120,8 @@ def with_verification(
         others = (*(got[n] for n in names if n in got), *near)
         if winner not in got or not others:
             return None
-        return judge(got[winner], others, kind, seconds=elapsed, limit_s=plan.max_seconds)
+        budget = (seconds, plan.max_seconds)
+        return judge(got[winner], others, kind, seconds=elapsed, budget=budget)
 
     def stop(
         so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]

@@ -163,12 +163,13 @@ def judge(
     seconds: float,
     margin: float = MARGIN,
     min_rounds: int = MIN_ROUNDS,
-    limit_s: float | None = None,
+    budget: tuple[float, float] | None = None,
 ) -> Verification:
     """Judge the pick from the paired samples (see the module's rules).
 
     ``others`` must be non-empty; samples are aligned by round from the first round;
-    ``limit_s``, the most the timing could have taken, is named when the budget ran out.
+    ``budget``, the seconds asked and the most the timing could extend to, is named when
+    the budget ran out.
     """
     if not others:
         raise ValueError("a verification needs at least one challenger")
@@ -188,7 +189,7 @@ def judge(
         decisive = next(c for c in found if (c.challenger, c.batch_size) == _at(pick))
     else:
         decisive = min(found, key=_deciding)
-    said = Said(w, pick, decisive, standing, outcome, rounds, seconds, margin, min_rounds, limit_s)
+    said = Said(w, pick, decisive, standing, outcome, rounds, seconds, margin, min_rounds, budget)
     return Verification(
         holds=not moved,
         winner=w.backend,

@@ -34,7 +34,7 @@ class Said:
     seconds: float
     margin: float
     min_rounds: int
-    limit_s: float | None = None
+    budget: tuple[float, float] | None = None
 
 
 def at(c: Comparison) -> str:
@@ -79,8 +79,8 @@ def line(s: Said) -> str:
     >>> line(Said(w, w, c, (c,), "clear", 12, 1.5, 0.01, 6))
     'verification (12 paired rounds, 1.5 s): clear: eager@16 holds: 1.080× [1.050, 1.110] over aot@32 (faster beyond the 1 % margin)'
     >>> u = Comparison("aot", 32, 0.96, (0.91, 1.03), False, "undecided")
-    >>> line(Said(w, w, u, (u,), "leaning", 30, 9.0, 0.01, 6, 9.0))
-    'verification (30 paired rounds, 9.0 s): budget spent (at most 9.0 s): undecided between eager@16 and aot@32, aot@32 1.042× [0.971, 1.099] over eager@16; eager@16 stays'
+    >>> line(Said(w, w, u, (u,), "leaning", 30, 9.0, 0.01, 6, (3.0, 9.0)))
+    'verification (30 paired rounds, 9.0 s): budget spent (3.0 s asked, up to 9.0 s while a challenger leans beyond it): undecided between eager@16 and aot@32, aot@32 1.042× [0.971, 1.099] over eager@16; eager@16 stays'
     """  # noqa: E501
     head = f"verification ({s.rounds} paired rounds, {s.seconds:.1f} s)"
     pick, old = of(s.pick), of(s.winner)
@@ -103,7 +103,10 @@ def line(s: Said) -> str:
     if s.outcome == "settled":
         body = body if moved else f"{pick} stays; {body}"
         return f"{head}: settled (no challenger can beat the pick beyond the margin): {body}"
-    limit = f" (at most {s.limit_s:.1f} s)" if s.limit_s else ""
+    limit = ""
+    if s.budget is not None:
+        asked, bound = s.budget
+        limit = f" ({asked:.1f} s asked, up to {bound:.1f} s while a challenger leans beyond it)"
     still = _undecided(pick, s.standing, s.margin)
     body = f"{body}; {still}" if moved else f"{still}; {pick} stays"
     return f"{head}: budget spent{limit}: {body}"
