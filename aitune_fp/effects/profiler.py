@@ -276,7 +276,9 @@ def measure_batch_size(
             if not reason and len(state.samples) >= rule.min_samples and clock() > deadline:
                 reason = f"time limit {settings.max_seconds_per_batch:g} s reached"
             if reason:
-                return BatchReport(pool[0].size, state.samples, reason, i + 1, warm, why, stopped)
+                return BatchReport(
+                    pool[0].size, state.samples, reason, i + 1, warm, why, stopped
+                )
 
 
 def profile_runner(
@@ -312,7 +314,9 @@ def profile_runner(
         if active is None:
             return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
         calls = active.rule.probe_calls
-        return measure_batch_size(runner, pool, rule, device, settings, timer, clock, calls, judge)
+        return measure_batch_size(
+            runner, pool, rule, device, settings, timer, clock, calls, judge
+        )
 
     for bs in batch_sizes:
         try:

@@ -142,20 +142,13 @@ def _kept(setup: Setup, state: TuneState) -> set[str]:
     strategy, plan = setup.strategy, setup.strategy.plan.rounds
     kept = set(contenders(strategy, state, plan.contenders)) if plan is not None else set()
     if state.best is not None:
-        kept |= {
-            state.best.backend,
-            *runner_ups(
-                strategy, state.best, state.ranking, CHALLENGERS if setup.verify_seconds else 0
-            ),
-        }
+        kept |= {state.best.backend, *runner_ups(strategy, state.best, state.ranking,
+                                                 CHALLENGERS if setup.verify_seconds else 0)}
     return kept
 
 
 def _pulled(
-    setup: Setup,
-    first: int,
-    backends: Sequence[Backend],
-    names: Sequence[str],
+    setup: Setup, first: int, backends: Sequence[Backend], names: Sequence[str],
     state: TuneState,
 ) -> Iterator[tuple[CandidateRun | None, Candidate]]:
     """Each candidate as it is pulled: built (clear losers stopped early against the best
@@ -266,9 +259,7 @@ def winner_built(
         return None
     eager = TorchEager()
     first, folder = run.runs[0].built, workers.work_dir(setup, eager, "eager")
-    built = (
-        materialized(first)
-        if first is not None
-        else perform(eager.build(setup.module, setup.samples, setup.device, folder)).unwrap()
-    )
+    built = materialized(first) if first is not None else perform(
+        eager.build(setup.module, setup.samples, setup.device, folder)
+    ).unwrap()
     return built, eager
