@@ -18,7 +18,10 @@ per backend (``calls`` in the table: the share of it a method used, mean and max
   until it is clear, within the plan's budget (the rounds take at most ``sweep_share`` times
   the sweeps' calls, the call count standing for time) and at most twice the reference's
   timed calls (``ours-strict``: at most the reference's); the decision is taken on the
-  paired rounds.
+  paired rounds;
+- ``ours+verify``: ``ours``, then the command line's verification of its pick on the same
+  machine (:func:`verify_on_machine`: 12 rounds asked, extended to 36 while a challenger
+  leans beyond the margin; its calls come on top of ``ours``').
 
 A decision is *wrong* when the chosen backend is truly more than 5 % slower than the truly
 fastest (a material loss: a slower backend deployed, or a real speedup missed); the table
@@ -56,6 +59,13 @@ from returns.result import Success
 from aitune_fp.core.fold import fold_all, tune
 from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds, round_members
 from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
+from aitune_fp.core.measure.verification import Paired, judge
+from aitune_fp.core.measure.verification_plan import (
+    CHALLENGERS,
+    EXTEND,
+    challengers,
+    unsettled,
+)
 from aitune_fp.core.records import Profile
 from aitune_fp.core.strategies import confident, min_latency
 from aitune_fp.core.strategy import Strategy
@@ -64,6 +74,7 @@ from aitune_fp.effects.rounds import interleave
 WARMUP = 10
 TIMED = 20
 OURS_CAP = 2.0
+VERIFY_ROUNDS = 12  # the asked verification budget, in rounds (3 s: 7-20 rounds on the demos)
 INDIFFERENCE = 0.05
 NAMES = ("eager", "cand1", "cand2", "cand3", "cand4")
 
@@ -171,10 +182,13 @@ def ours(
     cap: float = OURS_CAP,
     sweep_timed: int | None = None,
     spent: list[int] | None = None,
+    verify_rounds: int = 0,
 ) -> int:
     """Short sweep, then adaptive interleaved rounds among contenders.
 
     At most ``cap`` times the reference's timed calls; ``spent`` collects the calls used.
+    With ``verify_rounds`` the pick is then verified (:func:`verify_on_machine`), its
+    calls counted on top of the cap.
     """
     n = len(trial.true_ms)
     budget = int(cap * TIMED * n)
@@ -182,7 +196,11 @@ def ours(
     timed = strategy.plan.call_rule.max_samples if sweep_timed is None else sweep_timed
     swept = [Profile(NAMES[i], {1: machine.sequential(i, timed)}) for i in range(n)]
     try:
-        return _rounds(trial, machine, strategy, plan, swept, budget)
+        final = _rounds(trial, machine, strategy, plan, swept, budget)
+        choice = _chosen(strategy, final)
+        if verify_rounds:
+            choice = verify_on_machine(machine, strategy, final, choice, verify_rounds)
+        return choice
     finally:
         if spent is not None:
             spent.append(machine.timed)
@@ -195,12 +213,13 @@ def _rounds(
     plan: RoundsPlan,
     swept: list[Profile],
     budget: int,
-) -> int:
+) -> list[Profile]:
+    """The profiles the decision is taken on: the sweeps, with round samples when run."""
     state = fold_all(strategy, [Success(p) for p in swept[1:]], Success(swept[0]))
     joined = round_members(strategy, state, plan)
     members = (*((0,) if joined.baseline else ()), *(NAMES.index(c) for c in joined.candidates))
     if len(members) < 2:
-        return _chosen(strategy, swept)
+        return swept
     swept_calls = machine.t  # the clock is the call count: the sweeps' "wall time"
     share = math.inf if plan.sweep_share is None else plan.sweep_share * swept_calls
     index = {name: NAMES.index(name) for name in NAMES[: len(swept)]}
@@ -237,15 +256,48 @@ def _rounds(
         clock=lambda: float(machine.t),
         affordable=affordable,
     )
-    final = _with_rounds(swept, timed.samples)
-    return _chosen(strategy, final)
+    return _with_rounds(swept, timed.samples)
+
+
+VERIFY_LOOKS = (6, 8, 10, 13, 16, 20, 25, 30, 36)
+BURST_CALLS = 3
+
+
+def verify_on_machine(
+    machine: Machine, strategy: Strategy, final: Sequence[Profile], choice: int, rounds: int
+) -> int:
+    """The CLI's verification on the simulated machine: the pick against its two closest
+    runner-ups (the second while the sweeps leave it within 1.25×), in rotated rounds of
+    3-call bursts (their median is the round's sample), judged as it goes; it stops when the
+    pick is clear or settled, else after ``rounds`` rounds (the asked budget), extended to
+    ``EXTEND`` times that while a challenger leans beyond the margin."""
+    selection = tune(strategy, [Success(p) for p in final[1:]], Success(final[0])).unwrap()
+    names = unsettled(strategy, selection, challengers(strategy, selection, CHALLENGERS))
+    who = [choice, *(NAMES.index(n) for n in names)]
+    samples: dict[int, list[float]] = {i: [] for i in who}
+    verdict = None
+    for r in range(int(rounds * EXTEND)):
+        for name in rotation(tuple(NAMES[i] for i in who), r):
+            i = NAMES.index(name)
+            machine.call(i, timed=False)  # settling
+            burst = sorted(machine.call(i, timed=True) for _ in range(BURST_CALLS))
+            samples[i].append(burst[BURST_CALLS // 2])
+        done = r + 1
+        if done < VERIFY_LOOKS[0] or (done not in VERIFY_LOOKS and done % 6):
+            continue
+        paired = {i: Paired(NAMES[i], 1, tuple(samples[i])) for i in who}
+        verdict = judge(paired[choice], [paired[i] for i in who[1:]], "latency", seconds=done)
+        if verdict.outcome in ("clear", "settled"):
+            break
+        if done >= rounds and verdict.outcome != "leaning":
+            break
+    return choice if verdict is None else NAMES.index(verdict.selected)
 
 
 def _with_rounds(swept: Sequence[Profile], rounds: Mapping[str, Sequence[float]]) -> list[Profile]:
     """The swept profiles, those with round samples carrying them at batch size 1."""
     return [
-        replace(p, rounds_ms={1: rounds[p.backend]}) if rounds.get(p.backend) else p
-        for p in swept
+        replace(p, rounds_ms={1: rounds[p.backend]}) if rounds.get(p.backend) else p for p in swept
     ]
 
 
@@ -289,14 +341,17 @@ def methods() -> dict[str, Method]:
         spent.append(TIMED * len(trial.true_ms))
         return _chosen(strategy, sequential_profiles(trial, rng))
 
-    def ours_capped(cap: float) -> Method:
-        return lambda trial, rng, spent: ours(trial, rng, strategy, plan, cap=cap, spent=spent)
+    def ours_capped(cap: float, verify: int = 0) -> Method:
+        return lambda trial, rng, spent: ours(
+            trial, rng, strategy, plan, cap=cap, spent=spent, verify_rounds=verify
+        )
 
     return {
         "reference": reference,
         "confident-seq": confident_seq,
         "ours": ours_capped(OURS_CAP),
         "ours-strict": ours_capped(1.0),
+        "ours+verify": ours_capped(OURS_CAP, VERIFY_ROUNDS),
     }
 
 
@@ -336,10 +391,14 @@ def print_synthetic(scores: dict[str, Score], trials: int, seconds: float) -> No
             f"{statistics.fmean(s.calls):>8.2f}, {max(s.calls):.1f}"
         )
     ref, our = scores["reference"], scores["ours"]
+    ver = scores["ours+verify"]
     print(
         f"synthetic: reference_wrong={ref.wrong(INDIFFERENCE) * 100:.1f}% "
         f"ours_wrong={our.wrong(INDIFFERENCE) * 100:.1f}% "
-        f"ours_regret_mean={statistics.fmean(our.regrets) * 100:.2f}%"
+        f"ours_regret_mean={statistics.fmean(our.regrets) * 100:.2f}% "
+        f"verified_wrong={ver.wrong(INDIFFERENCE) * 100:.1f}% "
+        f"verified_w2={ver.wrong(0.02) * 100:.1f}% "
+        f"verified_true_best={sum(r <= 0.0 for r in ver.regrets)}/{len(ver.regrets)}"
     )
 
 

@@ -183,7 +183,7 @@ def window(
         samples,
         torch.device("cpu"),
         plan,
-        lambda done, elapsed, still: timing_verdict(plan, done, elapsed, still),
+        lambda _samples, done, elapsed, still: timing_verdict(plan, done, elapsed, still),
         ProfileSettings(max_pool=8),
     ).samples
     return {pair: tuple(timed[n]) for n, pair in pairs.items() if timed.get(n)}
@@ -249,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
         samples = normalise_samples(DEMO_MODELS[model].samples())
         for name in args.strategies.split(","):
             tunes = []
-            for setting in ("before", "after"):
+            for setting in args.settings.split(","):
                 tunes.append(
                     tune_once(
                         model,
@@ -286,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
         f"decision quality on the tunes' own artifacts ({args.window_seconds:g} s windows, "
         f"{time.perf_counter() - began:.0f} s in all; shared machine, noisy):"
     )
-    for setting in ("before", "after"):
+    for setting in args.settings.split(","):
         r = regrets[setting]
         good = sum(x <= args.noise for x in r)
         same = sum(ties[setting])
@@ -296,8 +296,9 @@ def run(args: argparse.Namespace) -> int:
             f"p50 {percent(r, 0.5):.1%} p95 {percent(r, 0.95):.1%} max {max(r):.1%}  "
             f"median measuring {statistics.median(walls[setting]):.1f} s"
         )
-    ratio = statistics.median(walls["after"]) / statistics.median(walls["before"])
-    print(f"  measuring time after / before (medians): {ratio:.2f}")
+    if walls["after"] and walls["before"]:
+        ratio = statistics.median(walls["after"]) / statistics.median(walls["before"])
+        print(f"  measuring time after / before (medians): {ratio:.2f}")
     return 0
 
 
@@ -326,6 +327,12 @@ def parser() -> argparse.ArgumentParser:
         help="each participant's timed calls in a window round (ms, after its settling)",
     )
     p.add_argument("--noise", type=float, default=0.02)
+    p.add_argument(
+        "--settings",
+        default="before,after",
+        help="which settings to tune under ('after' alone: the shipped decision, e.g. to "
+        "compare two versions of the library run one after the other)",
+    )
     p.add_argument("--work", default=None, help="build and cache folder (default: a temp dir)")
     return p
 

@@ -95,8 +95,9 @@ def _tuning_options(parser: argparse.ArgumentParser) -> None:
         type=off_or_seconds_arg,
         default=DEFAULT_VERIFY_SECONDS,
         metavar="N",
-        help="re-measure the pick against its runner-ups, interleaved, for N seconds after "
-        f"selection; 0: off (default: {DEFAULT_VERIFY_SECONDS:g})",
+        help="re-measure the pick against its runner-ups, interleaved, after selection: "
+        "until the evidence decides, for about N seconds, up to 3N while a runner-up leans "
+        f"beyond the margin; 0: off (default: {DEFAULT_VERIFY_SECONDS:g})",
     )
     parser.add_argument(
         "--reuse-baseline",

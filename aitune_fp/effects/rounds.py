@@ -303,20 +303,22 @@ def time_paired(
     samples: Samples,
     device: torch.device,
     plan: RoundsPlan,
-    judge: Callable[[int, float, tuple[str, ...]], RoundsVerdict],
+    judge: Judge,
     settings: ProfileSettings = ProfileSettings(),
     *,
     clock: Callable[[], float] = time.monotonic,
     warmup_share: float = 0.25,
+    warmup_of: float | None = None,
 ) -> Timed:
     """Time ``(name, runner, batch size)`` participants in interleaved rounds (the
     verification's timing): each is primed once and warmed to steady state under the
     settings' warm-up rule (a fixed 10 calls without one), its time cap cut so that the
-    warm-ups together take at most ``warmup_share`` of ``plan.max_seconds`` (the runners
-    were warmed by their sweeps already; a busy machine's windows rarely agree, and the
-    cap is then what ends a warm-up), then :func:`interleave` times them until
-    ``judge(rounds_done, elapsed, still_timed)`` stops; warm-up counts in the elapsed
-    time. A participant that raises leaves (its samples stay a prefix).
+    warm-ups together take at most ``warmup_share`` of ``warmup_of`` seconds (default
+    ``plan.max_seconds``; the runners were warmed by their sweeps already; a busy
+    machine's windows rarely agree, and the cap is then what ends a warm-up), then
+    :func:`interleave` times them until ``judge(samples, rounds_done, elapsed,
+    still_timed)`` stops; warm-up counts in the elapsed time. A participant that raises
+    leaves (its samples stay a prefix).
     """
     timer = call_timer(device, settings)
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
@@ -324,7 +326,8 @@ def time_paired(
     calls: dict[str, list[Callable[[], Any]]] = {}
     call = burst_caller(calls, timer, plan.burst, before)
     rule = settings.warmup if settings.warmup is not None else fixed_warmup(10)
-    cap = warmup_share * plan.max_seconds / max(len(participants), 1)
+    of = plan.max_seconds if warmup_of is None else warmup_of
+    cap = warmup_share * of / max(len(participants), 1)
     rule = replace(rule, max_seconds=min(rule.max_seconds, cap), min_seconds=0.0)
 
     def warm(name: str) -> bool:
@@ -340,10 +343,5 @@ def time_paired(
             return False
         return True
 
-    def verdict(
-        _so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
-    ) -> RoundsVerdict:
-        return judge(done, elapsed, still)
-
     with torch.inference_mode():
-        return interleave(list(by_name), warm, call, verdict, plan, clock=clock)
+        return interleave(list(by_name), warm, call, judge, plan, clock=clock)

@@ -10,8 +10,12 @@ Rules:
   winner also takes part at other batch sizes of its sweep (``plateau``:
   ``backend@batch``), which count when the strategy admits them on their samples;
 - the timing is :func:`~aitune_fp.effects.rounds.time_paired` (primed, warmed to steady
-  state, interleaved rounds for ``verify_seconds``, warm-up included); the decision is the
-  core's (:func:`~aitune_fp.core.measure.verification.judge`), and the selection becomes
+  state, interleaved rounds, warm-up included), judged as it goes by the core
+  (:func:`~aitune_fp.core.measure.verification.judge`) and stopped on evidence or on its
+  budget (:func:`~aitune_fp.core.measure.verification_plan.evidence_verdict`:
+  ``verify_seconds``, extended to at most ``EXTEND`` times it while a challenger leans
+  beyond the margin); the decision is the core's judgement of all the rounds, and the
+  selection becomes
   the verified one (:func:`~aitune_fp.core.measure.verification.verified`: the same when
   it holds, else the better challenger, noted in one line);
 - a winner or challengers without a live runner, or a timing that leaves fewer than two
@@ -21,20 +25,28 @@ Rules:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from returns.result import Failure, Result, Success
 
-from aitune_fp.core.measure.verification import Paired, Verification, judge, verified
+from aitune_fp.core.measure.rounds import RoundsVerdict
+from aitune_fp.core.measure.verification import (
+    MIN_ROUNDS,
+    Paired,
+    Verification,
+    judge,
+    verified,
+)
 from aitune_fp.core.measure.verification_plan import (
     CHALLENGERS,
+    EXTEND,
     admits,
     at_batch_size,
     challengers,
+    evidence_verdict,
     plateau,
     timing_plan,
-    timing_verdict,
     unsettled,
 )
 from aitune_fp.core.records import Profile, Selection, TuneError
@@ -94,34 +106,48 @@ def with_verification(
     setup.emit("stage", stage="verification", done=len(run.runs))
     against = ", ".join([*names, *labels])
     log.info("verification: %s@%d against %s for %g s", winner, size, against, seconds)
-    plan = timing_plan(seconds)
+    plan = timing_plan(seconds, EXTEND)
+    entries = [(n, n, sizes[n]) for n in chosen] + [(k, winner, bs) for k, bs in labels.items()]
+
+    def judged(so_far: Mapping[str, Sequence[float]], elapsed: float) -> Verification | None:
+        """The core's judgement of the samples so far (``None``: fewer than two to judge)."""
+        got = {
+            key: Paired(backend, bs, tuple(so_far[key]), "" if key == backend else key)
+            for key, backend, bs in entries
+            if so_far.get(key)
+        }
+        near = [got[k] for k in labels if k in got and admits(strategy, got[k])]
+        others = (*(got[n] for n in names if n in got), *near)
+        if winner not in got or not others:
+            return None
+        budget = (seconds, plan.max_seconds)
+        return judge(got[winner], others, kind, seconds=elapsed, budget=budget)
+
+    def stop(
+        so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
+    ) -> RoundsVerdict:
+        v = judged(so_far, elapsed) if done >= MIN_ROUNDS else None
+        outcome = v.outcome if v is not None else "too few rounds"
+        return evidence_verdict(seconds, plan, done, elapsed, still, outcome)
+
     timed = time_paired(
-        [
-            *((n, runners[n], sizes[n]) for n in chosen),
-            *((label, runners[winner], bs) for label, bs in labels.items()),
-        ],
+        [(key, runners[backend], bs) for key, backend, bs in entries],
         setup.samples,
         setup.device,
         plan,
-        lambda done, elapsed, still: timing_verdict(plan, done, elapsed, still),
+        stop,
         setup.settings,
+        warmup_of=seconds,
     )
-    paired = {n: Paired(n, sizes[n], timed.samples[n]) for n in chosen if timed.samples.get(n)}
-    near = tuple(
-        Paired(winner, bs, timed.samples[label], label)
-        for label, bs in labels.items()
-        if timed.samples.get(label)
-    )
-    admitted = tuple(p for p in near if admits(strategy, p))
-    others = (*(paired[n] for n in names if n in paired), *admitted)
-    if winner not in paired or not others:
+    verification = judged(timed.samples, timed.seconds)
+    if verification is None:
         log.warning("no verification: fewer than two backends could be timed (%s)", timed.reason)
         return outcome, None
-    verification = judge(paired[winner], others, kind, seconds=timed.seconds)
+    log.info("verification timing: %s", timed.reason)
     (log.info if verification.holds else log.warning)("%s", verification.reason)
     alternatives = {
-        (winner, p.batch_size): at_batch_size(strategy, profile, p.batch_size)
-        for p in admitted
+        (winner, bs): at_batch_size(strategy, profile, bs)
+        for bs in labels.values()
         if profile is not None
     }
     return Success(verified(selection, verification, alternatives)), verification

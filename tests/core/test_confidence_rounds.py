@@ -173,15 +173,31 @@ def test_a_clear_win_stops_the_rounds() -> None:
         S, with_rounds("eager", 2.0, 6), [with_rounds("a", 1.0, 6)], 6, 0.1, PLAN
     )
     assert verdict.stop and verdict.winner == "a"
-    assert verdict.reason.startswith("decision clear after 6 rounds: a")
+    assert verdict.reason.startswith("clear after 6 rounds: a 2.000×")
+    assert "over eager (beyond the margin)" in verdict.reason
 
 
 def test_a_clear_tie_stops_the_rounds_for_the_baseline() -> None:
-    """Identical speeds are a settled tie: the rounds stop and the baseline stays winner."""
+    """Identical speeds are a settled tie: the rounds stop and the baseline stays winner;
+    an interval within ± the margin is an equivalence, so the line calls it clear."""
     verdict = judge_rounds(
         S, with_rounds("eager", 1.0, 12), [with_rounds("a", 1.0, 12)], 12, 0.1, PLAN
     )
     assert verdict.stop and verdict.winner == "eager"
+    assert verdict.reason.startswith("clear after 12 rounds: eager") and "equivalent" in (
+        verdict.reason
+    )
+
+
+def test_a_wide_interval_that_cannot_win_is_settled_not_clear() -> None:
+    """A contender whose interval cannot reach the margin but straddles it below stops the
+    rounds as settled: the line never calls a straddling interval clear."""
+    base = Profile("eager", {1: wobbly(1.0, 5)}, rounds_ms={1: [1.0] * 12})
+    ratios = [1.0, 0.99, 0.95, 1.0, 0.93, 1.0, 0.97, 1.0, 0.99, 0.96, 1.0, 0.94]
+    slower = Profile("a", {1: wobbly(1.05, 5)}, rounds_ms={1: [1 / r for r in ratios]})
+    verdict = judge_rounds(S, base, [slower], 12, 0.1, PLAN)
+    assert verdict.stop and verdict.winner == "eager"
+    assert verdict.reason.startswith("settled after 12 rounds: eager; no contender")
 
 
 def test_an_open_question_goes_on_until_the_round_budget() -> None:
@@ -191,7 +207,8 @@ def test_an_open_question_goes_on_until_the_round_budget() -> None:
     going = judge_rounds(S, base, [cand], 10, 0.1, PLAN)
     assert not going.stop and set(going.active) == {"eager", "a"}
     done = judge_rounds(S, base, [cand], 40, 0.1, PLAN)
-    assert done.stop and done.reason.startswith("round budget spent: 40 rounds")
+    assert done.stop and done.reason.startswith("budget spent (40 of 40 rounds")
+    assert "undecided between eager and a, a " in done.reason
 
 
 def test_the_time_budget_stops_the_rounds() -> None:
@@ -199,7 +216,7 @@ def test_the_time_budget_stops_the_rounds() -> None:
     base = Profile("eager", {1: wobbly(1.0, 5)}, rounds_ms={1: wobbly(1.0, 10, 0.3)})
     cand = Profile("a", {1: wobbly(1.0, 5)}, rounds_ms={1: wobbly(0.98, 10, 0.3, phase=5)})
     verdict = judge_rounds(S, base, [cand], 10, 11.0, PLAN)
-    assert verdict.stop and verdict.reason.startswith("time budget spent")
+    assert verdict.stop and verdict.reason.startswith("budget spent (11 s of 10 s, 10 rounds)")
 
 
 def test_clear_losers_leave_and_never_rejoin() -> None:

@@ -50,7 +50,7 @@ def medians(burst: Burst) -> dict[str, float]:
         SAMPLES,
         CPU,
         plan,
-        lambda done, elapsed, still: timing_verdict(plan, done, elapsed, still),
+        lambda _samples, done, elapsed, still: timing_verdict(plan, done, elapsed, still),
         SETTINGS,
     )
     return {name: statistics.median(values) for name, values in timed.samples.items()}

@@ -1,5 +1,6 @@
-"""Verification laws: the re-measured pick changes backend only on a significant, paired
-loss, and batch size only beyond the margin.
+"""Verification laws: the re-measured pick changes (backend or batch size alike) only on a
+significant, paired loss beyond the margin, says "clear" only of decided intervals, and
+does not depend on the order of its challengers.
 
 Every law here takes ``(winner, others, kind)``: the winner's and the challengers'
 paired samples (:class:`~aitune_fp.core.measure.verification.Paired`) and the metric kind
@@ -13,6 +14,7 @@ from dataclasses import replace
 
 from aitune_fp.core.laws.law import Law, implies
 from aitune_fp.core.measure.verification import MARGIN, MIN_ROUNDS, Paired, costs, judge
+from aitune_fp.core.stats.evidence import verdict
 
 Others = tuple[Paired, ...]
 
@@ -38,18 +40,33 @@ def _interval_contains_point(winner: Paired, others: Others, kind: str) -> bool:
     )
 
 
-def _overturn_is_significant(winner: Paired, others: Others, kind: str) -> bool:
+def _change_is_significant(winner: Paired, others: Others, kind: str) -> bool:
+    """The same rule for another backend and another batch size: a changed pick (either)
+    beats the original beyond the margin with 95 % confidence, after enough rounds."""
     v = judge(winner, others, kind, seconds=1.0)
-    switched = not v.holds and v.selected != winner.backend
-    return implies(switched, v.ci95[1] < 1.0 / (1.0 + MARGIN) and v.rounds >= MIN_ROUNDS)
+    return implies(not v.holds, v.ci95[1] < 1.0 / (1.0 + MARGIN) and v.rounds >= MIN_ROUNDS)
 
 
-def _move_is_beyond_margin(winner: Paired, others: Others, kind: str) -> bool:
-    """A pick that stays on its backend at another batch size moved on enough rounds and a
-    speedup point below the margin."""
+def _no_loss_holds(winner: Paired, others: Others, kind: str) -> bool:
+    """Equivalent or undecided comparisons never move the pick: the earlier one keeps it."""
     v = judge(winner, others, kind, seconds=1.0)
-    moved = not v.holds and v.selected == winner.backend
-    return implies(moved, v.speedup < 1.0 / (1.0 + MARGIN) and v.rounds >= MIN_ROUNDS)
+    return implies(all(c.verdict != "loss" for c in v.comparisons), v.holds)
+
+
+def _clear_is_decided(winner: Paired, others: Others, kind: str) -> bool:
+    """ "clear" is said only when every interval of the verified pick lies beyond the margin
+    or within it: never of an interval that straddles one."""
+    v = judge(winner, others, kind, seconds=1.0)
+    standing = v.standing or v.comparisons
+    decided = all(verdict(*c.ci95, MARGIN) in ("win", "equivalent") for c in standing)
+    return implies(v.outcome == "clear" or ": clear:" in v.reason, decided)
+
+
+def _order_invariant(winner: Paired, others: Others, kind: str) -> bool:
+    """Listing the challengers in another order changes nothing."""
+    return judge(winner, others, kind, seconds=1.0) == judge(
+        winner, tuple(reversed(others)), kind, seconds=1.0
+    )
 
 
 def _few_rounds_hold(winner: Paired, others: Others, kind: str) -> bool:
@@ -100,15 +117,25 @@ VERIFICATION_LAWS: tuple[Law[[Paired, Others, str]], ...] = (
         _interval_contains_point,
     ),
     Law(
-        "verification_overturns_only_significantly",
-        "a pick changes backend only with enough rounds and an interval wholly below the margin",
-        _overturn_is_significant,
+        "verification_changes_only_significantly",
+        "a pick changes (backend or batch size alike) only with enough rounds and an interval "
+        "wholly below the margin",
+        _change_is_significant,
     ),
     Law(
-        "verification_moves_batch_beyond_margin",
-        "the pick moves to another batch size of its backend only with enough rounds and a "
-        "speedup point below the margin",
-        _move_is_beyond_margin,
+        "verification_no_loss_holds",
+        "without a challenger beyond the margin (equivalent or undecided), the pick holds",
+        _no_loss_holds,
+    ),
+    Law(
+        "verification_clear_is_decided",
+        "the verification says clear only when every interval is beyond or within the margin",
+        _clear_is_decided,
+    ),
+    Law(
+        "verification_order_invariant",
+        "the verification does not depend on the order the challengers are listed in",
+        _order_invariant,
     ),
     Law(
         "verification_few_rounds_hold",

@@ -14,8 +14,10 @@ Rules:
   while it could still become the winner: ``W`` does not significantly beat it, the upper
   end of its speedup interval over ``W`` is above ``1 + min_speedup``, and (when ``W`` is
   not the baseline) it beats the baseline or still might; the baseline stays while an open
-  candidate's win over it is undecided; everyone else leaves the rounds, and the decision
-  is clear when no candidate is open;
+  candidate's win over it is undecided; everyone else leaves the rounds, and the rounds
+  stop when no candidate is open: ``clear`` when every comparison with the winner is
+  decided (a win beyond the margin or an equivalence within it), ``settled`` otherwise
+  (:mod:`aitune_fp.core.measure.rounds_lines`);
 - the rounds never stop before ``min_rounds``; between judging rounds
   (``plan.judge_every``) everyone still timed stays; they stop at ``max_rounds`` or once
   ``max_seconds`` are spent, saying so; the judge keeps no state and reads no clock (the
@@ -30,6 +32,7 @@ from dataclasses import dataclass, replace
 from returns.result import Success
 
 from aitune_fp.core.fold import TuneState, tune
+from aitune_fp.core.measure.rounds_lines import budget_line, settled_line, standing
 from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.records import BackendProfilingResult, Profile
 from aitune_fp.core.stats.confidence import beats, clearly_not_faster
@@ -240,30 +243,32 @@ def judge_rounds(
             needs_base = needs_base or hinges
     keep = {win_name, *still_open, *((base_name,) if needs_base and base_name else ())}
     active = tuple(name for name in timed if name in keep)
-    stop_reason = _stop_reason(win_name, tuple(still_open), rounds_done, elapsed_s, plan)
+    stop_reason = _stop_reason(
+        strategy, (win_name, winner), profiles, tuple(still_open), rounds_done, elapsed_s, plan
+    )
     return RoundsVerdict(stop_reason is not None, stop_reason or "", active, win_name)
 
 
 def _stop_reason(
-    winner: str,
+    strategy: Strategy,
+    winner: tuple[str, BackendProfilingResult],
+    profiles: Sequence[Profile],
     still_open: tuple[str, ...],
     rounds_done: int,
     elapsed_s: float,
     plan: RoundsPlan,
 ) -> str | None:
-    """Why the rounds stop now, or ``None`` to go on."""
-    pending = ", ".join(still_open)
+    """Why the rounds stop now (:mod:`aitune_fp.core.measure.rounds_lines`), or ``None``."""
+    spent = rounds_done >= plan.max_rounds or elapsed_s >= plan.max_seconds
+    if still_open and not spent:
+        return None
+    others = [
+        (p.backend, r)
+        for p in profiles
+        if p.backend != winner[0] and (r := _measured(strategy, p)) is not None
+    ]
+    found = standing(strategy, winner[1], others)
     if not still_open:
-        return _clear_reason(winner, rounds_done)
-    if rounds_done >= plan.max_rounds:
-        return f"round budget spent: {rounds_done} rounds; still open: {pending}"
-    if elapsed_s >= plan.max_seconds:
-        return (
-            f"time budget spent: {elapsed_s:.3g} s >= {plan.max_seconds:.3g} s after "
-            f"{rounds_done} rounds; still open: {pending}"
-        )
-    return None
-
-
-def _clear_reason(winner: str, rounds_done: int) -> str:
-    return f"decision clear after {rounds_done} rounds: {winner}"
+        margin = strategy.confidence.min_speedup if strategy.confidence else 0.0
+        return settled_line(winner[0], rounds_done, found, margin)
+    return budget_line(winner[0], still_open, rounds_done, elapsed_s, plan, found)

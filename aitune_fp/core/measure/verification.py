@@ -13,23 +13,32 @@ Rules:
   different batch sizes compare on what the strategy maximises;
 - the winner's *speedup* over a challenger is the median over rounds of the per-round
   ratio ``cost_challenger / cost_winner`` (a paired estimate: drift common to a round
-  cancels), with its 95 % bootstrap interval (``ratio_interval(..., paired=True)``,
-  seed fixed: same samples, same interval);
-- a challenger *overturns* the pick when the whole interval lies below
-  ``1 / (1 + margin)``: it is faster by more than the margin with 95 % confidence; a tie
-  or an overlap keeps the pick (verification never switches on noise);
+  cancels), with its exact, distribution-free 95 % interval (order statistics of the
+  per-round ratios: :mod:`aitune_fp.core.stats.order_interval`; a bootstrap's is far too
+  narrow on a few rounds and called false equivalences);
+- each comparison's verdict is the interval's against the margin
+  (:func:`~aitune_fp.core.stats.evidence.verdict`): a *win* for the pick (whole interval
+  above ``1 + margin``), a *loss* (whole interval below ``1 / (1 + margin)``: the
+  challenger is faster beyond the margin with 95 % confidence), *equivalent* (wholly within
+  ± the margin) or *undecided*. The same rule holds for another backend and for the winner
+  at another batch size: no move on a point estimate;
 - with fewer than ``min_rounds`` paired rounds nothing is judged: the pick holds and the
   reason says so;
-- the winner at another batch size (same backend, same artifact) *moves* the pick when,
-  with enough rounds and no overturn, its speedup point lies below ``1 / (1 + margin)``:
-  no runtime changes, so no significance is asked of it. The sweep's choice among batch
-  sizes was itself made on a few calls each; the paired rounds of settled bursts are the
-  better estimate, and the margin keeps exact ties;
-- the decision holds when no challenger overturns or moves it; otherwise the verified pick
-  is the overturning (else moving) challenger with the lowest speedup point;
-  the reported ``challenger`` is that one, or, when the pick holds, the closest challenger
-  (lowest point); a pick is a backend *at a batch size* (``selected`` and
-  ``selected_batch_size``), so the winner at a neighbouring batch size can overturn it;
+- the pick *moves* to a challenger that beats it (a loss for the pick), and is then judged
+  again against every other participant from the same interleaved rounds, moving again
+  while one beats it and the original pick (:func:`tournament`: the strongest beater
+  first, each participant picked at most once; the challengers are taken in name order,
+  so the verification does not depend on the order they are listed in);
+  an equivalence or an undecided comparison never moves it: the earlier pick keeps it;
+- the verified pick's standing (:func:`outcome_of`) is ``clear`` when every comparison is
+  a win or an equivalence, ``settled`` when no challenger can still beat it beyond the
+  margin (every interval's lower end at or above ``1 / (1 + margin)``), ``leaning`` when a
+  challenger's point already lies beyond the margin but its interval does not (more rounds
+  may move the pick: the timing's budget is extended for it), else ``undecided``; "clear"
+  is never said of an interval that straddles a margin;
+- the reported ``challenger`` is the one the pick moved to, or, when it holds, the one
+  still open with the lowest interval end, else the closest (lowest point); a pick is a
+  backend *at a batch size* (``selected`` and ``selected_batch_size``);
 - :func:`verified` gives the selection that results: unchanged when it holds, else the
   challenger's (its scored result, the baseline's fallback flag when it is the baseline;
   for the winner at another batch size, the strategy's result at that batch size,
@@ -39,115 +48,47 @@ Rules:
 >>> w = Paired("a", 1, (1.0, 1.02, 0.98) * 10)
 >>> c = Paired("b", 1, (1.2, 1.22, 1.18) * 10)
 >>> v = judge(w, (c,), "latency", seconds=2.0)
->>> v.holds, v.challenger, round(v.speedup, 2), v.selected
-(True, 'b', 1.2, 'a')
+>>> v.holds, v.challenger, round(v.speedup, 2), v.selected, v.outcome
+(True, 'b', 1.2, 'a', 'clear')
 >>> judge(c, (w,), "latency", seconds=2.0).selected
 'a'
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from pyrsistent import pmap
 
+from aitune_fp.core.measure.verification_lines import Said, line
+from aitune_fp.core.measure.verification_records import (
+    Comparison,
+    Found,
+    Paired,
+    Verification,
+    costs,
+)
 from aitune_fp.core.records import BackendProfilingResult, Scored, Selection
-from aitune_fp.core.stats.bootstrap import ratio_interval
+from aitune_fp.core.stats.evidence import verdict
+from aitune_fp.core.stats.order_interval import median_ratio_interval
+
+__all__ = [
+    "Comparison",
+    "Paired",
+    "Verification",
+    "compare",
+    "costs",
+    "judge",
+    "outcome_of",
+    "scored",
+    "tournament",
+    "verified",
+]
 
 MIN_ROUNDS = 6
 MARGIN = 0.01
 CONFIDENCE = 0.95
-RESAMPLES = 1000
-SEED = 16
-
-
-@dataclass(frozen=True, slots=True)
-class Paired:
-    """One participant's verification samples: ms per call, sample ``i`` timed in round ``i``.
-
-    ``label`` names it in ``samples_ms`` when the backend takes part at more than one batch
-    size (``"onnxruntime@64"``); its :attr:`key` is the label, else the backend.
-    """
-
-    backend: str
-    batch_size: int
-    samples_ms: tuple[float, ...]
-    label: str = ""
-
-    @property
-    def key(self) -> str:
-        """The participant's name in the verification's ``samples_ms``."""
-        return self.label or self.backend
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """The winner against one challenger: its speedup, the 95 % interval, and the verdict.
-
-    ``speedup`` > 1: the winner is faster; ``overturns``: the challenger is faster beyond
-    the margin with 95 % confidence.
-    """
-
-    challenger: str
-    batch_size: int
-    speedup: float
-    ci95: tuple[float, float]
-    overturns: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Verification:
-    """Whether the pick held when re-measured; the record's top-level ``verification``.
-
-    ``winner`` is the pick that was verified (the original selection), ``selected`` the
-    pick after verification (``winner`` when ``holds``); ``challenger``, ``speedup`` and
-    ``ci95`` are the deciding comparison (see the module's rules); ``selected_batch_size``
-    the batch size of the pick after verification (0 at construction: the winner's when it
-    holds, else the challenger's); ``seconds`` the wall
-    time the verification took, ``rounds`` its paired rounds; ``comparisons`` every
-    challenger's; ``reason`` the one line the run prints; ``samples_ms`` every
-    participant's paired samples as judged (ms per call, aligned by round), by backend, so
-    a reader can recompute each interval.
-    """
-
-    holds: bool
-    winner: str
-    challenger: str
-    speedup: float
-    ci95: tuple[float, float]
-    seconds: float
-    winner_batch_size: int = 1
-    challenger_batch_size: int = 1
-    rounds: int = 0
-    selected: str = ""
-    metric: str = "latency"
-    comparisons: tuple[Comparison, ...] = ()
-    reason: str = ""
-    samples_ms: Mapping[str, tuple[float, ...]] = field(default_factory=pmap)
-    selected_batch_size: int = 0
-
-    def __post_init__(self) -> None:
-        frozen = pmap({k: tuple(map(float, v)) for k, v in self.samples_ms.items()})
-        object.__setattr__(self, "samples_ms", frozen)
-        low, high = self.ci95
-        if not (0.0 < low <= high < math.inf):
-            raise ValueError(f"ci95 must be 0 < low <= high < inf, got {self.ci95!r}")
-        if not (math.isfinite(self.seconds) and self.seconds >= 0.0):
-            raise ValueError(f"seconds must be a finite number >= 0, got {self.seconds!r}")
-        if not self.selected:
-            object.__setattr__(self, "selected", self.winner)
-        if self.selected_batch_size == 0:
-            size = self.winner_batch_size if self.holds else self.challenger_batch_size
-            object.__setattr__(self, "selected_batch_size", size)
-        pick = (self.selected, self.selected_batch_size)
-        if self.holds != (pick == (self.winner, self.winner_batch_size)):
-            raise ValueError(
-                f"holds={self.holds} but selected={self.selected!r} at batch size "
-                f"{self.selected_batch_size}, winner={self.winner!r} at batch size "
-                f"{self.winner_batch_size}"
-            )
 
 
 def scored(selection: Selection) -> tuple[Scored, ...]:
@@ -156,30 +97,62 @@ def scored(selection: Selection) -> tuple[Scored, ...]:
     return (*base, *selection.ranking)
 
 
-def costs(p: Paired, kind: str) -> tuple[float, ...]:
-    """Per-round cost: ms per call (latency) or ms per sample (throughput).
-
-    >>> costs(Paired("a", 4, (2.0, 4.0)), "throughput"), costs(Paired("a", 4, (2.0,)), "latency")
-    ((0.5, 1.0), (2.0,))
-    """
-    if kind == "latency":
-        return p.samples_ms
-    return tuple(ms / p.batch_size for ms in p.samples_ms)
-
-
 def compare(winner: Paired, other: Paired, kind: str, margin: float = MARGIN) -> Comparison:
     """The winner's paired speedup over ``other`` with its 95 % interval, and the verdict."""
-    ci = ratio_interval(
-        costs(other, kind),
-        costs(winner, kind),
-        statistic="median",
-        confidence=CONFIDENCE,
-        resamples=RESAMPLES,
-        key=SEED,
-        paired=True,
+    ci = median_ratio_interval(costs(other, kind), costs(winner, kind), CONFIDENCE)
+    said = verdict(ci.low, ci.high, margin)
+    return Comparison(
+        other.backend, other.batch_size, ci.point, (ci.low, ci.high), said == "loss", said
     )
-    overturns = ci.high < 1.0 / (1.0 + margin)
-    return Comparison(other.backend, other.batch_size, ci.point, (ci.low, ci.high), overturns)
+
+
+def _standing(pick: Paired, everyone: Sequence[Paired], kind: str, margin: float) -> Found:
+    """The pick's comparisons with every other participant."""
+    return tuple(compare(pick, o, kind, margin) for o in everyone if o.key != pick.key)
+
+
+def tournament(everyone: Sequence[Paired], kind: str, margin: float = MARGIN) -> Paired:
+    """The pick after the moves: from ``everyone[0]`` (the original pick), move to the
+    participant that beats the current pick beyond the margin with 95 % confidence, and
+    the original pick too (the strongest such, by speedup point then name), until none
+    does; a participant is picked at most once. The result does not depend on the order of
+    ``everyone[1:]``."""
+    first = everyone[0]
+    pick, seen = first, {first.key}
+    for _ in everyone:
+        beaters = [
+            (c.speedup, o.key, o)
+            for o in everyone
+            if o.key not in seen
+            for c in (compare(pick, o, kind, margin),)
+            if c.verdict == "loss"
+            and (pick is first or compare(first, o, kind, margin).verdict == "loss")
+        ]
+        if not beaters:
+            break
+        pick = min(beaters, key=lambda t: (t[0], t[1]))[2]
+        seen.add(pick.key)
+    return pick
+
+
+def outcome_of(standing: Found, margin: float = MARGIN) -> str:
+    """How the pick stands (see the module's rules): ``clear``, ``settled``, ``leaning``
+    (a challenger's point is beyond the margin, its interval not yet) or ``undecided``.
+
+    >>> c = lambda p, lo, hi: Comparison("b", 1, p, (lo, hi), False, verdict(lo, hi, 0.01))
+    >>> outcome_of((c(1.08, 1.05, 1.11),)), outcome_of((c(1.04, 0.995, 1.1),))
+    ('clear', 'settled')
+    >>> outcome_of((c(0.97, 0.92, 1.01),)), outcome_of((c(1.0, 0.97, 1.03),))
+    ('leaning', 'undecided')
+    """
+    if all(c.verdict in ("win", "equivalent") for c in standing):
+        return "clear"
+    floor = 1.0 / (1.0 + margin)
+    if all(c.ci95[0] >= floor for c in standing):
+        return "settled"
+    if any(c.speedup < floor for c in standing if c.verdict != "win"):
+        return "leaning"
+    return "undecided"
 
 
 def judge(
@@ -190,72 +163,63 @@ def judge(
     seconds: float,
     margin: float = MARGIN,
     min_rounds: int = MIN_ROUNDS,
+    budget: tuple[float, float] | None = None,
 ) -> Verification:
     """Judge the pick from the paired samples (see the module's rules).
 
-    ``others`` must be non-empty; samples are aligned by round from the first round.
+    ``others`` must be non-empty; samples are aligned by round from the first round;
+    ``budget``, the seconds asked and the most the timing could extend to, is named when
+    the budget ran out.
     """
     if not others:
         raise ValueError("a verification needs at least one challenger")
     rounds = min(len(p.samples_ms) for p in (winner, *others))
     if rounds < 1:
         raise ValueError("a verification needs at least one paired round")
-    trimmed = [replace(p, samples_ms=p.samples_ms[:rounds]) for p in (winner, *others)]
-    found = tuple(compare(trimmed[0], o, kind, margin) for o in trimmed[1:])
-    closest = min(found, key=lambda c: c.speedup)
+    ordered = (winner, *sorted(others, key=lambda p: (p.key, p.batch_size)))
+    everyone = [replace(p, samples_ms=p.samples_ms[:rounds]) for p in ordered]
+    w = everyone[0]
+    found = tuple(compare(w, o, kind, margin) for o in everyone[1:])
     enough = rounds >= min_rounds
-    losing = [c for c in found if c.overturns] if enough else []
-    own = [c for c in found if c.challenger == winner.backend]
-    moving = [c for c in own if c.speedup < 1.0 / (1.0 + margin)] if enough else []
-    changed = losing or moving
-    decisive = min(changed, key=lambda c: c.speedup) if changed else closest
-    selected = decisive.challenger if changed else winner.backend
-    selected_size = decisive.batch_size if changed else winner.batch_size
-    how = "overturned" if losing else "moved" if moving else ""
-    reason = _line(winner, decisive, how, rounds, seconds, min_rounds)
+    pick = tournament(everyone, kind, margin) if enough else w
+    moved = pick.key != w.key
+    standing = _standing(pick, everyone, kind, margin) if moved else found
+    outcome = outcome_of(standing, margin) if enough else "too few rounds"
+    if moved:
+        decisive = next(c for c in found if (c.challenger, c.batch_size) == _at(pick))
+    else:
+        decisive = min(found, key=_deciding)
+    said = Said(w, pick, decisive, standing, outcome, rounds, seconds, margin, min_rounds, budget)
     return Verification(
-        holds=not changed,
-        winner=winner.backend,
+        holds=not moved,
+        winner=w.backend,
         challenger=decisive.challenger,
         speedup=decisive.speedup,
         ci95=decisive.ci95,
         seconds=seconds,
-        winner_batch_size=winner.batch_size,
+        winner_batch_size=w.batch_size,
         challenger_batch_size=decisive.batch_size,
         rounds=rounds,
-        selected=selected,
+        selected=pick.backend,
         metric=kind,
         comparisons=found,
-        reason=reason,
-        samples_ms={p.key: p.samples_ms for p in trimmed},
-        selected_batch_size=selected_size,
+        reason=line(said),
+        samples_ms={p.key: p.samples_ms for p in everyone},
+        selected_batch_size=pick.batch_size,
+        outcome=outcome,
+        standing=standing if moved else (),
     )
 
 
-def _line(
-    winner: Paired, c: Comparison, how: str, rounds: int, seconds: float, min_rounds: int
-) -> str:
-    """The one line the run prints about its verification (``how``: ``overturned``,
-    ``moved`` or ``""``)."""
-    ci = f"{c.speedup:.3f}× [{c.ci95[0]:.3f}, {c.ci95[1]:.3f}], 95 %"
-    head = f"verification ({rounds} paired rounds, {seconds:.1f} s)"
-    same = c.challenger == winner.backend
-    instead = f"batch size {c.batch_size}" if same else c.challenger
-    if how == "overturned":
-        return (
-            f"{head}: the pick does not hold: {c.challenger} at batch size {c.batch_size} is "
-            f"faster than {winner.backend} at batch size {winner.batch_size} ({winner.backend}"
-            f"'s speedup over it {ci}); selected {instead} instead"
-        )
-    if how == "moved":
-        return (
-            f"{head}: the pick moves to batch size {c.batch_size}: {c.challenger} measured "
-            f"faster there than at batch size {winner.batch_size} (speedup of the pick over "
-            f"it {ci}; a paired estimate beyond the margin, the backend stays)"
-        )
-    if rounds < min_rounds:
-        return f"{head}: too few rounds to judge (< {min_rounds}); the pick {winner.backend} stays"
-    return f"{head}: {winner.backend} holds against {c.challenger}: {ci}"
+def _at(p: Paired) -> tuple[str, int]:
+    return p.backend, p.batch_size
+
+
+def _deciding(c: Comparison) -> tuple[int, float, str, int]:
+    """The comparison a held pick is reported by: one still open (lowest interval end)
+    first, else the closest (lowest point); ties by name, never by list order."""
+    still = c.verdict not in ("win", "equivalent")
+    return (0 if still else 1, c.ci95[0] if still else c.speedup, c.challenger, c.batch_size)
 
 
 def verified(

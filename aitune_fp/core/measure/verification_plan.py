@@ -15,8 +15,13 @@ Rules:
   counts only when the strategy accepts it measured on its verification samples alone
   (:func:`admits`), and the selection takes the strategy's result at that batch size when
   it becomes the pick (:func:`at_batch_size`);
-- the timing is interleaved rounds for the verification's seconds, warm-up included, with
-  no other stop (:func:`timing_plan`, :func:`timing_verdict`).
+- the timing is interleaved rounds, warm-up included, that stop on evidence: as soon as
+  the pick is clear or settled, else at the verification's seconds, extended to at most
+  ``EXTEND`` (3) times them while a challenger leans beyond the margin without an
+  interval that shows it, or while too few rounds were timed to judge
+  (:func:`timing_plan`, :func:`evidence_verdict`); the budget grows only where more rounds
+  can move the pick. :func:`timing_verdict` times for the seconds
+  with no other stop (the benchmark's re-measurement window).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ MAX_ROUNDS = 1_000_000
 SETTLED = 1.25
 PLATEAU = 0.05
 BATCH_SIZES = 3
+EXTEND = 3.0
 
 
 def challengers(strategy: Strategy, selection: Selection, limit: int) -> tuple[str, ...]:
@@ -169,17 +175,18 @@ def admits(strategy: Strategy, paired: Paired) -> bool:
     return isinstance(strategy.measure(profile), Success)
 
 
-def timing_plan(seconds: float) -> RoundsPlan:
-    """The interleaved rounds' plan for a verification of ``seconds`` (warm-up included).
+def timing_plan(seconds: float, extend: float = 1.0) -> RoundsPlan:
+    """The interleaved rounds' plan for a verification of ``seconds`` (warm-up included),
+    its time bound ``extend`` times that (:func:`evidence_verdict`).
 
-    >>> timing_plan(3.0).max_seconds
-    3.0
+    >>> timing_plan(3.0).max_seconds, timing_plan(3.0, EXTEND).max_seconds
+    (3.0, 9.0)
     """
     return RoundsPlan(
         contenders=1,
         min_rounds=2,
         max_rounds=MAX_ROUNDS,
-        max_seconds=seconds,
+        max_seconds=seconds * extend,
         judge_every=1,
         settled_speedup=None,
         sweep_share=None,
@@ -199,4 +206,40 @@ def timing_verdict(
     if elapsed_s >= plan.max_seconds or rounds_done >= plan.max_rounds:
         reason = f"verification budget spent: {rounds_done} rounds in {elapsed_s:.3g} s"
         return RoundsVerdict(True, reason, active)
+    return RoundsVerdict(False, "", active)
+
+
+def evidence_verdict(
+    seconds: float,
+    plan: RoundsPlan,
+    rounds_done: int,
+    elapsed_s: float,
+    active: tuple[str, ...],
+    outcome: str,
+) -> RoundsVerdict:
+    """The verification's stop (pure): on evidence, or on its budget, adapted to the gap.
+
+    ``outcome`` is the judge's on the rounds so far
+    (:func:`~aitune_fp.core.measure.verification.outcome_of`). The timing stops as soon as
+    the pick is ``clear`` or ``settled``; at ``seconds`` (the asked budget) unless it is
+    ``leaning`` (a challenger's point beyond the margin, its interval not yet: more rounds
+    can move the pick) or has ``too few rounds`` to be judged at all; and in any case at
+    ``plan.max_seconds`` (``EXTEND`` times the asked budget) or ``plan.max_rounds``.
+
+    >>> plan = timing_plan(3.0, EXTEND)
+    >>> evidence_verdict(3.0, plan, 8, 1.0, ("a", "b"), "clear").reason
+    'decided after 8 rounds (clear)'
+    >>> [evidence_verdict(3.0, plan, 20, 3.2, ("a", "b"), o).stop for o in ("undecided", "leaning")]
+    [True, False]
+    >>> evidence_verdict(3.0, plan, 50, 9.0, ("a", "b"), "leaning").reason
+    'verification budget spent: 50 rounds in 9 s (the bound: 3× the 3 s asked)'
+    """
+    if outcome in ("clear", "settled"):
+        return RoundsVerdict(True, f"decided after {rounds_done} rounds ({outcome})", active)
+    spent = f"verification budget spent: {rounds_done} rounds in {elapsed_s:.3g} s"
+    if elapsed_s >= plan.max_seconds or rounds_done >= plan.max_rounds:
+        bound = f"the bound: {plan.max_seconds / seconds:g}× the {seconds:g} s asked"
+        return RoundsVerdict(True, f"{spent} ({bound})", active)
+    if elapsed_s >= seconds and outcome not in ("leaning", "too few rounds"):
+        return RoundsVerdict(True, spent, active)
     return RoundsVerdict(False, "", active)

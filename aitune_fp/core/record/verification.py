@@ -4,7 +4,8 @@ Rules: every field is written (the pinned ``holds``, ``winner``, ``challenger``,
 ``speedup``, ``ci95`` as ``[low, high]`` and ``seconds``, then the rest: the paired
 ``samples_ms`` by backend (``backend@batch`` for the winner at a neighbouring batch size)
 and ``selected_batch_size``, absent from older records, are read as none and as the
-batch size the record implies); a record
+batch size the record implies; so are a comparison's ``verdict`` and the verification's
+``outcome`` and ``standing``, read as empty); a record
 without the key, or with ``null``, has no verification; decoding checks types through the
 :class:`~aitune_fp.core.record.reader.Reader` and the record's invariants, naming the path.
 
@@ -52,19 +53,23 @@ def encode_verification(v: Verification | None) -> dict[str, Any] | None:
         "rounds": v.rounds,
         "selected": v.selected,
         "metric": v.metric,
-        "comparisons": [
-            {
-                "challenger": c.challenger,
-                "batch_size": c.batch_size,
-                "speedup": c.speedup,
-                "ci95": list(c.ci95),
-                "overturns": c.overturns,
-            }
-            for c in v.comparisons
-        ],
+        "comparisons": [_encode_comparison(c) for c in v.comparisons],
         "reason": v.reason,
         "samples_ms": {k: [encode_float(x) for x in v.samples_ms[k]] for k in sorted(v.samples_ms)},
         "selected_batch_size": v.selected_batch_size,
+        "outcome": v.outcome,
+        "standing": [_encode_comparison(c) for c in v.standing],
+    }
+
+
+def _encode_comparison(c: Comparison) -> dict[str, Any]:
+    return {
+        "challenger": c.challenger,
+        "batch_size": c.batch_size,
+        "speedup": c.speedup,
+        "ci95": list(c.ci95),
+        "overturns": c.overturns,
+        "verdict": c.verdict,
     }
 
 
@@ -76,6 +81,7 @@ def _comparison(doc: Reader) -> Comparison:
         doc.number("speedup"),
         _pair(doc.numbers("ci95"), doc.at("ci95")),
         doc.flag("overturns"),
+        doc.text("verdict", ""),
     )
 
 
@@ -101,6 +107,8 @@ def decode_verification(data: Any, path: str = "verification") -> Verification |
         reason=doc.text("reason", ""),
         samples_ms=_samples(doc),
         selected_batch_size=doc.integer("selected_batch_size", 0),
+        outcome=doc.text("outcome", ""),
+        standing=tuple(_comparison(c) for c in doc.children("standing", [])),
     )
 
 
