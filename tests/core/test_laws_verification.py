@@ -53,7 +53,7 @@ def test_planted_wrong_pick_is_overturned_and_named() -> None:
     v = judge(_steady("aot", 1.2), (_steady("ort", 1.0),), "latency", seconds=3.0)
     assert not v.holds and v.selected == "ort" and v.challenger == "ort"
     assert v.ci95[1] < 1.0 and v.outcome == "clear"
-    assert ": clear: the pick does not hold: ort@1 1.200× [1.200, 1.200] over aot@1" in v.reason
+    assert ": clear: the pick aot@1 does not hold: ort@1 is faster, 1.200× [1.200, 1.200] over aot@1" in v.reason
     assert [(c.challenger, c.verdict) for c in v.standing] == [("aot", "win")]
 
 
@@ -63,7 +63,7 @@ def test_correct_pick_is_confirmed() -> None:
         _steady("ort", 1.0), (_steady("aot", 1.2), _steady("eager", 2.0)), "latency", seconds=3.0
     )
     assert v.holds and v.selected == "ort" and v.challenger == "aot"
-    assert v.ci95[0] > 1.1 and ": clear: ort@1 holds: 1.200× [1.200, 1.200] over aot@1" in v.reason
+    assert v.ci95[0] > 1.1 and ": clear: ort@1 holds against aot@1: 1.200× [1.200, 1.200]" in v.reason
 
 
 def test_throughput_compares_per_sample_cost() -> None:
@@ -183,7 +183,7 @@ def test_a_moved_pick_is_re_verified_against_every_other_participant() -> None:
         ("aot", "win"),
         ("eager", "win"),
     ]
-    assert "selected ort@1 instead; against the others: 1.100× [1.100, 1.100] over aot@1" in (
+    assert "selected ort@1 instead; against aot@1: 1.100× [1.100, 1.100]" in (
         v.reason
     )
 

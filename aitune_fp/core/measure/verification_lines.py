@@ -7,9 +7,10 @@ Rules: the line starts with the rounds and seconds, then says which way it ended
 - ``budget spent:`` some challenger could still win: ``undecided between`` the pick and
   it, with its speedup over the pick; the pick stays;
 - a move names the old and the new pick and the new pick's speedup over the old one
-  (``the pick does not hold``), then its standing against every other participant;
-- each participant is named with its batch size (``aot_inductor@32``); each interval is
-  the pick's 95 % paired interval over the other, unless said otherwise.
+  (``the pick eager@16 does not hold: aot@32 is faster, 1.042× [...] over eager@16``), then its standing against every other participant;
+- each participant is named with its batch size (``eager@16 holds against
+  aot_inductor@32: 1.080× [1.050, 1.110]``); each interval is the pick's 95 % paired
+  interval over the other, unless said otherwise.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _word(c: Comparison, margin: float) -> str:
 
 
 def _over(c: Comparison, margin: float) -> str:
-    return f"{described(c.speedup, *c.ci95)} over {at(c)} ({_word(c, margin)})"
+    return f"against {at(c)}: {described(c.speedup, *c.ci95)} ({_word(c, margin)})"
 
 
 def _undecided(pick: str, standing: Found, margin: float) -> str:
@@ -77,7 +78,7 @@ def line(s: Said) -> str:
     >>> w, b = Paired("eager", 16, (1.0,)), Paired("aot", 32, (1.0,))
     >>> c = Comparison("aot", 32, 1.08, (1.05, 1.11), False, verdict(1.05, 1.11, 0.01))
     >>> line(Said(w, w, c, (c,), "clear", 12, 1.5, 0.01, 6))
-    'verification (12 paired rounds, 1.5 s): clear: eager@16 holds: 1.080× [1.050, 1.110] over aot@32 (faster beyond the 1 % margin)'
+    'verification (12 paired rounds, 1.5 s): clear: eager@16 holds against aot@32: 1.080× [1.050, 1.110] (faster beyond the 1 % margin)'
     >>> u = Comparison("aot", 32, 0.96, (0.91, 1.03), False, "undecided")
     >>> line(Said(w, w, u, (u,), "leaning", 30, 9.0, 0.01, 6, (3.0, 9.0)))
     'verification (30 paired rounds, 9.0 s): budget spent (3.0 s asked, up to 9.0 s while a challenger leans beyond it): undecided between eager@16 and aot@32, aot@32 1.042× [0.971, 1.099] over eager@16; eager@16 stays'
@@ -92,14 +93,14 @@ def line(s: Said) -> str:
         gain = described(1.0 / d.speedup, 1.0 / d.ci95[1], 1.0 / d.ci95[0])
         others = "; ".join(_over(c, s.margin) for c in s.standing if at(c) != old)
         body = (
-            f"the pick does not hold: {pick} {gain} over {old} (faster beyond the "
+            f"the pick {old} does not hold: {pick} is faster, {gain} over {old} (beyond the "
             f"{s.margin * 100:g} % margin); selected {pick} instead"
-            + (f"; against the others: {others}" if others else "")
+            + (f"; {others}" if others else "")
         )
     else:
         body = "; ".join(_over(c, s.margin) for c in s.standing)
     if s.outcome == "clear":
-        return f"{head}: clear: {body}" if moved else f"{head}: clear: {pick} holds: {body}"
+        return f"{head}: clear: {body}" if moved else f"{head}: clear: {pick} holds {body}"
     if s.outcome == "settled":
         body = body if moved else f"{pick} stays; {body}"
         return f"{head}: settled (no challenger can beat the pick beyond the margin): {body}"

@@ -4,9 +4,14 @@ Rules:
 - a participant is written ``backend@batch`` (``onnxruntime@16 holds against
   onnxruntime@8``), so the winner at a neighbouring batch size is never confused with
   itself;
-- the line is rendered from the :class:`~aitune_fp.core.measure.verification.Verification`
-  record alone: what held or changed, the deciding comparison (the pick's paired speedup
-  over the challenger with its 95 % interval), then the other comparisons' points;
+- a record that says how its pick stands (``outcome``: written since verification decides
+  on evidence) already carries that line, written by the verification's own line
+  functions with ``backend@batch`` participants and the evidence word (``clear``,
+  ``settled``, ``budget spent``): it is shown as it is;
+- an older record's line is rendered from the :class:`~aitune_fp.core.measure.
+  verification.Verification` record alone: what held or changed, the deciding comparison
+  (the pick's paired speedup over the challenger with its 95 % interval), then the other
+  comparisons' points;
 - it replaces the stored one-line ``reason`` among the selection's notes
   (:func:`shown_notes`), every other note is kept as it is, in order.
 
@@ -44,6 +49,8 @@ def _others(v: Verification) -> str:
 
 def verification_line(v: Verification) -> str:
     """The verification's line with ``backend@batch`` participants (see the module's rules)."""
+    if v.outcome and v.reason:
+        return v.reason
     head = f"verification ({v.rounds} paired rounds, {v.seconds:.1f} s)"
     pick = f"{v.winner}@{v.winner_batch_size}"
     other = f"{v.challenger}@{v.challenger_batch_size}"
