@@ -8,7 +8,9 @@ Rules:
   traced, at a batch size the sweep did not run (one that crashes or hangs there);
 - the batch axis of every input is one shared dynamic dimension named ``batch`` in
   ``[1, max_batch_size]`` (:data:`UNBOUNDED_BATCH` when the backend needs no real bound),
-  or static when the envelope is one row (a batch of one is the only size ever run);
+  never beyond the envelope (:func:`envelope_bound`: a model that branches on batch sizes
+  it is never run at still exports), and static when the envelope is one row (a batch of
+  one is the only size ever run);
 - every dynamic dimension of the input spec is one ``torch.export.Dim`` of its name and
   range, shared by every axis that follows it (:func:`export_dims`);
 - what is exported is the module's own call (:func:`spec_dynamic_shapes` keys the shapes
@@ -60,6 +62,19 @@ def example_rows() -> int:
     """
     largest = _ENVELOPE.get()
     return EXAMPLE_BATCH if largest is None else max(1, min(EXAMPLE_BATCH, largest))
+
+
+def envelope_bound(bound: int) -> int:
+    """``bound`` for the batch dimension, lowered to the envelope (when one is open).
+
+    >>> envelope_bound(UNBOUNDED_BATCH) == UNBOUNDED_BATCH
+    True
+    >>> with batch_envelope(16):
+    ...     envelope_bound(UNBOUNDED_BATCH), envelope_bound(8)
+    (16, 8)
+    """
+    largest = _ENVELOPE.get()
+    return bound if largest is None else min(bound, max(largest, EXAMPLE_BATCH))
 
 
 def example_batch(samples: Samples, device: torch.device) -> Batch:

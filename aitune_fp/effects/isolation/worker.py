@@ -117,13 +117,32 @@ def _beating_timer(timer: Timer, beat: Any) -> Timer:
 
 
 def _beating(runner: Callable[..., Any], beat: Any) -> Callable[..., Any]:
-    """``runner`` with a heartbeat before each call (used only where nothing is timed)."""
+    """``runner`` with a heartbeat before each call (used only where nothing is timed), each
+    allowed the build's limit (a validation call may compile)."""
 
     def run(*args: Any, **kwargs: Any) -> Any:
         beat[0] += 1.0
+        beat[2] = 1.0
         return runner(*args, **kwargs)
 
     return run
+
+
+class _BeatingEager(torch.nn.Module):
+    """The eager module with a heartbeat before each call, each under the call timeout (an
+    eager call compiles nothing): validation's eager references are guarded as the sweep's
+    calls are."""
+
+    def __init__(self, module: torch.nn.Module, beat: Any) -> None:
+        super().__init__()
+        self.inner = module
+        self.beat = beat
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Beat, then the eager module's call."""
+        self.beat[0] += 1.0
+        self.beat[2] = 0.0
+        return self.inner(*args, **kwargs)
 
 
 def _warm(module: torch.nn.Module, samples: Samples, device: torch.device) -> None:
@@ -152,7 +171,7 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
         return validate(
             job.name,
             guarded,
-            job.module,
+            _BeatingEager(job.module, beat),
             job.samples,
             device,
             batch_sizes=job.validation_sizes,
