@@ -12,7 +12,10 @@ Rules:
 - the result is the max batch size and how the sweep stopped
   (:class:`~aitune_fp.core.record.max_batch.MaxBatchSearch`), which the run record keeps
   and the console and the report show in one line ("max batch size 2: eager crashed at
-  batch size 4 (SIGSEGV)"); a fault is also a warning on the ``aitune_fp`` logger.
+  batch size 4 (SIGSEGV)"); a fault is also a warning on the ``aitune_fp`` logger;
+- when the sweep ended on a fault (a batch size that raised, crashed or hung), the user's
+  samples are cut to pieces of at most the max batch size (:func:`inside`), so nothing
+  built from one sample calls the model at a faulty size.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
 from aitune_fp.effects.max_batch import UNBATCHED, MaxBatchResult, find_max_batch_size
 from aitune_fp.effects.precheck import eager_check
+from aitune_fp.effects.sample_rows import split_samples
 
 log = logging.getLogger("aitune_fp")
 
@@ -60,3 +64,10 @@ def search_max_batch(
     line = max_batch_line(found.max_batch_size, search)
     (log.warning if found.stop in ("crashed", "hung") else log.info)("%s", line)
     return Success((found.max_batch_size, search))
+
+
+def inside(samples: Samples, largest: int, search: MaxBatchSearch) -> Samples:
+    """The samples to tune with: cut to ``largest`` rows when the sweep ended on a fault."""
+    if search.failed_at is None:
+        return samples
+    return split_samples(samples, largest)

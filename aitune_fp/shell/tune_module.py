@@ -66,7 +66,7 @@ from aitune_fp.effects.preload import libraries_of, preload, preload_in_backgrou
 from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
 from aitune_fp.shell.baseline_reuse import BaselineSource, plan_baseline, start
-from aitune_fp.shell.batch_search import search_max_batch
+from aitune_fp.shell.batch_search import inside, search_max_batch
 from aitune_fp.shell.drive import RunState, Setup, drive_fold, winner_built, with_final_rounds
 from aitune_fp.shell.journal import write_record
 from aitune_fp.shell.progress import ProgressSink, silent
@@ -152,6 +152,7 @@ def run_tuning(
     if isinstance(found, Failure):
         return IOFailure(found.failure())
     largest, search = found.unwrap()
+    normalised = inside(normalised, largest, search)  # no sample over a faulty size
     workspace = open_workspace(Path(cache_dir or default_cache_dir()))
     setup = Setup(
         module,

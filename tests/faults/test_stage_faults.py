@@ -161,3 +161,21 @@ def test_a_model_faulting_at_a_batch_size_is_tuned_below_it(
     (ort,) = record.candidates
     assert ort.profile is not None and max(ort.profile.latencies_ms) == size
     assert line in render_markdown(record)
+
+
+def test_samples_larger_than_a_faulty_size_are_cut_below_it(tmp_path: Path) -> None:
+    """A model hanging at two rows, given samples of two rows each, is tuned at batch size
+    1 within seconds: the samples are cut to one row, so neither the warm-up, the eager
+    build nor validation on each sample calls it at two rows."""
+    began = time.monotonic()
+    run = perform(
+        run_tuning(
+            FaultyModule("hang", 2), [torch.randn(2, 8) for _ in range(2)], max_throughput,
+            ["eager"], cache_dir=tmp_path / "cache", timeouts=Timeouts(60, 1.0),
+            verify_seconds=None,
+        )
+    ).unwrap()  # fmt: skip
+    assert time.monotonic() - began < 60
+    assert run.record.max_batch_size == 1 and run.record.baseline is not None
+    assert run.record.baseline.profile is not None and run.tuned is not None
+    assert run.tuned.max_batch_size == 1
