@@ -179,3 +179,19 @@ def test_samples_larger_than_a_faulty_size_are_cut_below_it(tmp_path: Path) -> N
     assert run.record.max_batch_size == 1 and run.record.baseline is not None
     assert run.record.baseline.profile is not None and run.tuned is not None
     assert run.tuned.max_batch_size == 1
+
+
+def test_the_console_shows_why_the_max_batch_size_is_what_it_is() -> None:
+    """Under the table, the console prints the max-batch line of the record."""
+    from rich.console import Console
+
+    from aitune_fp.cli.console import show_run
+
+    search = MaxBatchSearch("hung", "eager hung past the 10 s call timeout at batch size 2", 2)
+    record = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, 1, max_batch_search=search)
+    console = Console(record=True, width=200)
+    show_run(console, record)
+    assert (
+        "max batch size 1: eager hung past the 10 s call timeout at batch size 2"
+        in console.export_text()
+    )
