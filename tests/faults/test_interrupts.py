@@ -162,3 +162,42 @@ def test_the_record_is_written_before_any_backend(tmp_path: Path) -> None:
         _tune(tmp_path, progress)
     assert first[0].status == "interrupted" and first[0].outcomes == ()
     assert dataclasses.replace(first[0]).max_batch_size == 2
+
+
+HANGS_AT_TWO = '''
+import time, torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+    def forward(self, x):
+        if x.shape[0] >= 2:
+            time.sleep(3600)
+        return self.fc(x)
+def make():
+    return Model(), [torch.randn(1, 8)]
+'''
+
+
+@pytest.mark.heavy
+def test_an_interrupt_before_any_record_keeps_the_previous_run_json(tmp_path: Path) -> None:
+    """SIGINT while the max-batch sweep waits on a hung call (before this run has written
+    anything) exits 130, says the run.json there is a previous run's, and leaves it as
+    it was."""
+    (tmp_path / "out").mkdir()
+    previous = "previous run's record\n"
+    (tmp_path / "out" / "run.json").write_text(previous)
+    (tmp_path / "model.py").write_text(HANGS_AT_TWO)
+    root = str(Path(aitune_fp.__file__).parents[1])
+    cmd = [sys.executable, "-m", "aitune_fp", "tune", "model.py:make", "--out", "out",
+           "--cache-dir", "cache", "--no-plot", "--backends", "onnxruntime",
+           "--call-timeout", "120"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": root}
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    time.sleep(25)  # imports done, the sweep's worker waits on the hung call at batch size 2
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "out/run.json is a previous run's, kept" in err and "partial run record" not in err
+    assert (tmp_path / "out" / "run.json").read_text() == previous
