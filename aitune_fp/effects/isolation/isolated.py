@@ -225,7 +225,6 @@ def isolated_max_batch(
         stop, words = eager_fault(None if answer.hung else answer.exitcode, tried, timeouts.call)
         if size_before(tried) < 1:
             return TuneError(f"the eager module cannot run one row: {words}")
-        log.warning("max-batch search: %s; keeping %d", words, size_before(tried))
         return MaxBatchResult(size_before(tried), words, stop, tried)
     if answer[0] != "done":
         log.warning("max-batch search failed in its worker: %s", answer[1])
