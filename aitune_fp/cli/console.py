@@ -30,6 +30,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.columns import COLUMNS, headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
@@ -54,9 +55,11 @@ def results_table(record: RunRecord) -> Table:
 
 
 def show_run(console: Console, record: RunRecord) -> None:
-    """Print the table and the decision lines of ``record``."""
+    """Print the table, the decision lines of ``record`` and why its max batch size is
+    what it is."""
     console.print(results_table(record))
-    for line in decision_lines(record):
+    why = max_batch_line(record.max_batch_size, record.max_batch_search)
+    for line in (*decision_lines(record), *([why] if why else [])):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 

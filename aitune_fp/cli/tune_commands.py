@@ -11,9 +11,11 @@ Rules:
   its manifest digest, which ``load --expected-digest`` pins;
 - ``tune --unbatched`` passes ``batched=False`` and each ``--dynamic INPUT:AXIS=MIN..MAX``
   adds to ``dynamic_axes`` (a malformed spec is a usage error, exit 2);
-- ``run.json`` is written while the run goes (``status: interrupted`` after each finished
-  backend, ``complete`` at the end), so an interrupted run leaves a record ``report`` and
-  ``reselect`` read; the path is printed when that happens;
+- ``run.json`` is written while the run goes (``status: interrupted`` once the max batch
+  size is known and after each finished backend, ``complete`` at the end), so an
+  interrupted run leaves a record ``report`` and ``reselect`` read; the path is printed
+  when that happens, and only when this run wrote it (interrupted earlier, a file left
+  by a previous run is said to be that, kept as it was);
 - ``--no-isolation``, ``--build-timeout`` and ``--call-timeout`` go to the tuner as is;
 - ``load DIR`` checks a saved module (``--expected-digest`` pins its manifest), loads it
   and runs it once on zeros; exit 1 with the reason when it is refused.
@@ -57,6 +59,7 @@ def _tune_one(
 
     _warn_if_uncached(args.cache_dir, err)
     record_path = folder / "run.json"
+    before = record_path.stat().st_mtime_ns if record_path.is_file() else None
     try:
         with ProgressView(err, name) as view:
             effect = run_tuning(
@@ -77,8 +80,12 @@ def _tune_one(
                 **shapes,
             )
     except KeyboardInterrupt:
-        if record_path.is_file():
+        now = record_path.stat().st_mtime_ns if record_path.is_file() else None
+        if now is not None and now != before:
             err.print(f"partial run record: {record_path}", markup=False, highlight=False)
+        elif now is not None:
+            err.print(f"no run record written yet; {record_path} is a previous run's, kept",
+                      markup=False, highlight=False)  # fmt: skip
         raise
     result = perform(effect)
     if isinstance(result, Failure):

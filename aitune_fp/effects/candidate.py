@@ -15,6 +15,9 @@ so are the parts of the build the backend and the cache timed (``export``, ``com
 - ``validation_sizes`` (the batch sizes validation checks) go to the cache, whose new
   entries keep eager's outputs at them; ``build.log`` gets one line naming the reference
   a passed validation used (``reference: cached`` or ``reference: eager``);
+- the build runs inside the tune's batch envelope (the largest of ``batch_sizes`` and
+  ``validation_sizes``, :func:`~aitune_fp.effects.backends._export.batch_envelope`): an
+  exporter's example batch never has more rows than the eager sweep ran;
 - the build shares ``torch.export`` programs with the other candidates through
   :func:`~aitune_fp.effects.backends._shared_export.exports_folder` (the artifact cache's
   ``exports`` folder, or the run folder's ``.exports`` when uncached), in this process or
@@ -41,6 +44,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
+from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.cache import cached_build, evict, model_digest
@@ -125,8 +129,10 @@ def run_candidate(
     validation: dict[str, float] = {}
     holder: list[Built] = []
 
+    largest = max((*batch_sizes, *(validation_sizes or ())), default=None)
+
     def build(reuse: bool = True) -> IOResult[Built, BackendFailure]:
-        with sharing(exports_folder(work_dir, cache_dir), model_digest):
+        with sharing(exports_folder(work_dir, cache_dir), model_digest), batch_envelope(largest):
             return cached_build(
                 backend,
                 module,

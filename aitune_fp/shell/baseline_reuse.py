@@ -125,7 +125,7 @@ def start(setup: Setup, plan: BaselinePlan) -> RunState:
     setup.emit("backend_start", "eager", 0)
     built = perform(eager.build(setup.module, setup.samples, setup.device, folder)).value_or(None)
     baseline = CandidateRun(eager, "eager", built, IOSuccess(plan.reused.profile), work_dir=folder)
-    workers.log_outcome(setup, 1, baseline)
     run = RunState(runs=(baseline,))
-    workers.journal(setup, run)
+    workers.journal(setup, run)  # on disk before it is shown (see drive's rules)
+    workers.log_outcome(setup, 1, baseline)
     return run

@@ -14,7 +14,10 @@ Rules:
   only the winner's;
 - every build is one ``logging`` line on the ``aitune_fp`` logger and progress events;
 - ``Setup.isolation``: backends run in workers (:mod:`aitune_fp.shell.workers`), rounds and
-  winner are made here (``materialized``); ``Setup.journal`` hears of each finished one.
+  winner are made here (``materialized``); ``Setup.journal`` hears of each finished one;
+- a finished backend is on disk before it is shown: the journal writes the record holding
+  it, then its log line and ``backend_done`` event go out (:func:`finished`), so a row the
+  user saw is always in the partial ``run.json`` an interrupt leaves.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from returns.result import Failure, Result
 from aitune_fp.core.fold import fold_states, settled, start, step
 from aitune_fp.core.measure.rounds import contenders
 from aitune_fp.core.measure.verification_plan import CHALLENGERS, runner_ups
+from aitune_fp.core.record.max_batch import MaxBatchSearch
 from aitune_fp.core.records import (
     BackendFailure,
     Candidate,
@@ -84,6 +88,7 @@ class Setup:
     isolation: bool = False
     timeouts: Timeouts = field(default_factory=Timeouts)
     journal: Callable[[Setup, RunState], None] | None = None
+    max_batch_search: MaxBatchSearch | None = None
 
     def emit(self, kind: str, backend: str = "", done: int = 0, **fields: Any) -> None:
         """Send one progress event (``done`` backends so far)."""
@@ -109,12 +114,18 @@ def as_result(run: CandidateRun) -> Result[Profile, BackendFailure]:
 def build(
     setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
 ) -> CandidateRun:
-    """Build, validate and profile one backend (its peak memory attached); log it."""
+    """Build, validate and profile one backend (its peak memory attached); not shown yet
+    (see :func:`finished`)."""
     log.info("building %s", name)
     setup.emit("backend_start", name, done)
     make = workers.isolated if setup.isolation else workers.in_process
-    run = make(setup, done, backend, name, early)
-    workers.log_outcome(setup, done + 1, run)
+    return make(setup, done, backend, name, early)
+
+
+def finished(setup: Setup, run: RunState) -> RunState:
+    """``run``'s newest backend journaled (the record on disk), then shown as done."""
+    workers.journal(setup, run)
+    workers.log_outcome(setup, len(run.runs), run.runs[-1])
     return run
 
 
@@ -123,9 +134,7 @@ def with_baseline(setup: Setup, run: RunState) -> RunState:
     if not setup.strategy.validate_performance:
         return run
     baseline = build(setup, 0, TorchEager(), "eager")
-    run = dataclasses.replace(run, runs=(*run.runs, baseline))
-    workers.journal(setup, run)
-    return run
+    return finished(setup, dataclasses.replace(run, runs=(*run.runs, baseline)))
 
 
 def close_all_but(live: Mapping[str, Built], keep: Collection[str]) -> PMap[str, Built]:
@@ -189,7 +198,7 @@ def drive_fold(
         runs = run.runs if cand is None else (*run.runs, cand)
         run = RunState(runs, live, (*run.fed, result), state)
         if cand is not None:
-            workers.journal(setup, run)
+            run = finished(setup, run)
     if settled(strategy, run.fold):
         log.info("%s settled: later candidates are not built", strategy.name)
     gc.collect()

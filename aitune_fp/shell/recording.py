@@ -89,6 +89,7 @@ def run_record(
             }
         ),
         max_batch_size=setup.max_batch_size,
+        max_batch_search=setup.max_batch_search,
         status=status,
         verification=verification,
         provenance=provenance or Provenance(),

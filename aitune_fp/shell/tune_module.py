@@ -7,7 +7,11 @@ baseline, the fold over lazily built candidates, the final rounds, the winner.
 
 Rules:
 - samples are checked and the device resolved before anything is built; a bad sample or
-  an absent device is a ``TuneError``, not an exception;
+  an absent device is a ``TuneError``, not an exception; so is an eager module that cannot
+  run one row (raising, crashing or hanging: :mod:`aitune_fp.shell.batch_search`, which
+  also finds the max batch size and says why it is what it is);
+- with a record path, ``run.json`` is written (``interrupted``, no backend yet) as soon as
+  the max batch size is known, then after each finished backend before it is shown;
 - the eager baseline is profiled first, only when the strategy validates performance;
 - candidates are built lazily, one at a time, as the fold consumes them; a loser's
   resources are released as soon as it is no longer the leader;
@@ -47,6 +51,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import finish
+from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import Selection, TuneError
 from aitune_fp.core.report.decision import decision_lines
@@ -55,16 +60,15 @@ from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import with_max_batch_size
 from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
+from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.isolation.client import start as start_workers
-from aitune_fp.effects.max_batch import find_max_batch_size
 from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
 from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
 from aitune_fp.shell.baseline_reuse import BaselineSource, plan_baseline, start
+from aitune_fp.shell.batch_search import inside, search_max_batch
 from aitune_fp.shell.drive import RunState, Setup, drive_fold, winner_built, with_final_rounds
 from aitune_fp.shell.journal import write_record
-from aitune_fp.shell.precheck import eager_check
 from aitune_fp.shell.progress import ProgressSink, silent
 from aitune_fp.shell.recording import run_record
 from aitune_fp.shell.resolve import (
@@ -142,9 +146,13 @@ def run_tuning(
         loading = preload_in_background(admitted, dev)
     module = module.eval().to(dev)
     normalised = normalised.to(dev)
-    problem = eager_check(module, normalised)
-    if problem is not None:
-        return IOFailure(problem)
+    timeouts = timeouts or Timeouts()
+    found = search_max_batch(module, normalised, dev, strategy.plan, max_batch_size,
+                             isolation=isolation, timeouts=timeouts)  # fmt: skip
+    if isinstance(found, Failure):
+        return IOFailure(found.failure())
+    largest, search = found.unwrap()
+    normalised = inside(normalised, largest, search)  # no sample over a faulty size
     workspace = open_workspace(Path(cache_dir or default_cache_dir()))
     setup = Setup(
         module,
@@ -159,11 +167,12 @@ def run_tuning(
         outside=outside,
         verify_seconds=verify_seconds,
         workspace=workspace,
+        max_batch_size=largest,
+        batch_sizes=strategy.plan.batch_sizes(largest),
         isolation=isolation,
-        timeouts=timeouts or Timeouts(),
+        timeouts=timeouts,
+        max_batch_search=search,
     )
-    largest = _max_batch_size(setup, max_batch_size)
-    setup = replace(setup, max_batch_size=largest, batch_sizes=strategy.plan.batch_sizes(largest))
     candidates = tuple(with_max_batch_size(b, largest) for b in candidates)
     names = _unique_names(candidates)
     baseline = plan_baseline(setup, reuse_baseline)
@@ -177,7 +186,9 @@ def run_tuning(
             write_record(partial, target)
 
         setup = replace(setup, journal=journal)
+        journal(setup, RunState())  # this run's record from now on, before any backend
     setup.emit("plan", message=f"{strategy.title}: {', '.join(names) or 'no candidates'}")
+    setup.emit("plan", message=max_batch_line(largest, search) or "")
     log.info("batch sizes to profile: %s", setup.batch_sizes)
     setup.emit("stage", stage="preload")
     if not isolation:
@@ -206,19 +217,6 @@ def run_tuning(
         message=" | ".join(summary),
     )
     return IOSuccess(TuningRun(record, tuned))
-
-
-def _max_batch_size(setup: Setup, cap: int | None) -> int:
-    plan = setup.strategy.plan
-    if not plan.batching:
-        return 1
-    caps = [x for x in (cap, plan.max_batch_size) if x is not None]
-    limit = min(caps) if caps else None
-    if setup.isolation:
-        found = isolated_max_batch(setup.module, setup.samples, setup.device, limit, setup.timeouts)
-        return found.max_batch_size
-    found = find_max_batch_size(setup.module, setup.samples, setup.device, cap=limit)
-    return found.max_batch_size
 
 
 def _interrupted() -> Result[Selection, TuneError]:

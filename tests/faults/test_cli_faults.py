@@ -87,6 +87,14 @@ def test_a_backend_that_hangs_in_export_is_stopped_by_the_build_timeout(tmp_path
     assert record["options"]["build_timeout_s"] == 3.0 and record["options"]["isolation"] is True
 
 
+def _profiled(record: Path) -> bool:
+    """Whether ``record`` (written from the start of the run) holds eager's profile yet."""
+    try:
+        return json.loads(record.read_text())["baseline"] is not None
+    except (OSError, ValueError, KeyError):
+        return False
+
+
 def _alive(marker: str) -> list[int]:
     """Processes whose environment carries ``marker`` (the tune and its descendants)."""
     found = []
@@ -116,9 +124,9 @@ def test_a_signal_after_the_eager_profile_leaves_a_partial_record(
     proc = _cli(tmp_path, *cmd, "--backends", "aot_inductor", fault="hang", marker=marker)
     record = tmp_path / "out" / "run.json"
     deadline = time.monotonic() + 240
-    while not record.is_file() and time.monotonic() < deadline and proc.poll() is None:
+    while not _profiled(record) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
-    assert record.is_file(), proc.communicate()[1]
+    assert _profiled(record), proc.communicate()[1]
     time.sleep(1.0)  # the hanging export has started in its worker
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -142,7 +150,7 @@ def test_a_killed_tune_process_leaves_a_valid_partial_record(tmp_path: Path) -> 
     proc = _cli(tmp_path, *cmd, "--backends", "aot_inductor", fault="hang", marker=marker)
     record = tmp_path / "out" / "run.json"
     deadline = time.monotonic() + 240
-    while not record.is_file() and time.monotonic() < deadline and proc.poll() is None:
+    while not _profiled(record) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
     proc.kill()
     proc.communicate(timeout=60)

@@ -94,8 +94,9 @@ def test_save_refuses_an_artifact_that_changed_after_its_build(tmp_path: Path) -
 
 
 def test_the_record_is_on_disk_after_every_backend(tmp_path: Path) -> None:
-    """With record_path, each finished backend is in run.json (interrupted) before the next
-    one starts, and the final file is complete with every backend."""
+    """With record_path, run.json is this run's record (interrupted, no backend) before the
+    first backend starts, each finished backend is in it before the next one starts, and
+    the final file is complete with every backend."""
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(8, 4)).eval()
     record = tmp_path / "run.json"
@@ -113,7 +114,7 @@ def test_the_record_is_on_disk_after_every_backend(tmp_path: Path) -> None:
             progress=progress,
         ).unwrap()
     )  # fmt: skip
-    assert seen == [None, ("interrupted", 1)]
+    assert seen == [("interrupted", 0), ("interrupted", 1)]
     final = loads(record.read_text())
     assert final.status == "complete" and final.baseline is not None and final.candidates
 

@@ -1,17 +1,16 @@
 """A tuning run as data: what was tried, what each backend measured, what was selected.
 
 Rules:
-- a :class:`RunRecord` holds every backend's config, raw latency samples, failure (stage
-  and message), stage timings and validation errors, the selection (or the error), the
-  strategy configuration and an environment fingerprint; it is a frozen value;
-- free-form maps are stored canonically (:func:`freeze_json`): ``decode(encode(r)) == r``;
-- ``encode`` / ``decode`` are pure; ``decode`` checks ``schema_version`` and every field's
-  type and raises ``ValueError`` naming the path of the first bad value;
-- a stored run can be re-selected offline: ``tune(strategy, as_candidates(r),
-  baseline_candidate(r))`` (or :func:`reselect`) needs no model and no device;
+- a :class:`RunRecord` (frozen) holds every backend's config, raw latency samples, failure
+  (stage, message), stage times and validation errors, the selection (or the error), the
+  strategy's configuration and an environment fingerprint; free-form maps are stored
+  canonically (:func:`freeze_json`): ``decode(encode(r)) == r``; ``decode`` checks
+  ``schema_version`` and every field's type, a ``ValueError`` naming the first bad path;
+- :func:`reselect` (``tune`` over ``as_candidates(r)``) re-selects offline: no model, no device;
 - ``status`` ``complete``/``interrupted`` (written mid-run); ``options``: isolation, timeouts;
-  ``verification``: did the re-measured pick hold (``None``: none ran); reselect drops it;
-  ``provenance``: the baseline's keys and where a reused baseline came from (:mod:`.provenance`).
+  ``verification``: did the re-measured pick hold (``None``: none ran), reselect drops it;
+  ``provenance``: the baseline's keys, where a reused one came from (:mod:`.provenance`);
+  ``max_batch_search``: how the max batch size was found (:mod:`.max_batch`).
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from aitune_fp.core.record.codec import (
     encode_selection,
     encode_tune_error,
 )
+from aitune_fp.core.record.max_batch import MaxBatchSearch, encode_max_batch, read_max_batch
 from aitune_fp.core.record.provenance import Provenance, encode_provenance, read_provenance
 from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.stages import decode_stages, encode_stages
@@ -109,6 +109,7 @@ class RunRecord:
     options: PMap[str, Any] = field(default_factory=pmap)
     verification: verifying.Verification | None = None
     provenance: Provenance = field(default_factory=Provenance)
+    max_batch_search: MaxBatchSearch | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -229,20 +230,20 @@ def encode(record: RunRecord) -> dict[str, Any]:
         "status": record.status,
         "options": thaw_json(record.options),
         "provenance": encode_provenance(record.provenance),
+        "max_batch_search": encode_max_batch(record.max_batch_search),
     }
 
 
 def decode(data: Any) -> RunRecord:
     """A :class:`RunRecord` from ``encode``'s output; ``ValueError`` naming the bad path.
 
-    >>> decode({"schema_version": 99})
-    Traceback (most recent call last):
-    ...
-    ValueError: run record: schema_version 99 is not supported (this aitune_fp reads 1)
-    >>> decode([])
-    Traceback (most recent call last):
-    ...
-    ValueError: run record: expected an object, got an array
+    >>> for bad in ({"schema_version": 99}, []):
+    ...     try:
+    ...         decode(bad)
+    ...     except ValueError as error:
+    ...         print(error)
+    run record: schema_version 99 is not supported (this aitune_fp reads 1)
+    run record: expected an object, got an array
     """
     doc = Reader(data, "run record")
     if "schema_version" not in doc.data:
@@ -269,6 +270,7 @@ def decode(data: Any) -> RunRecord:
         status=doc.text("status", "complete"),
         options=doc.obj("options", {}),
         provenance=read_provenance(doc),
+        max_batch_search=read_max_batch(doc),
     )
 
 

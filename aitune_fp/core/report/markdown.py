@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.record.stages import STAGES
 from aitune_fp.core.record.values import thaw_json
@@ -174,9 +175,11 @@ def render_markdown(record: RunRecord) -> str:
     title = record.strategy.get("title", record.strategy.get("strategy", "unknown strategy"))
     decision = "\n".join(f"- {line}" for line in decision_lines(record))
     stopped = stopped_early_section(record)
+    largest = max_batch_line(record.max_batch_size, record.max_batch_search)
+    largest = largest or f"max batch size: {record.max_batch_size or '—'}"
     sections = [
         f"# aitune_fp run: {record.model} on {record.device}",
-        f"Strategy: **{title}**; max batch size: {record.max_batch_size or '—'}.",
+        f"Strategy: **{title}**; {largest}.",
         f"## Decision\n\n{decision}",
         f"## Backends\n\n{backends_section(record)}",
         *([f"## Stopped early\n\n{stopped}"] if stopped else []),

@@ -2,9 +2,15 @@
 
 Rules:
 - tracing uses a batch of :data:`EXAMPLE_BATCH` rows built from the user's samples, so the
-  batch dimension is never specialised to 0 or 1;
+  batch dimension is never specialised to 0 or 1 — but never more rows than the tune's
+  envelope allows (:func:`batch_envelope`, opened by the candidate's build with the
+  largest batch size the eager sweep ran): the user's model is never called, eagerly or
+  traced, at a batch size the sweep did not run (one that crashes or hangs there);
 - the batch axis of every input is one shared dynamic dimension named ``batch`` in
-  ``[1, max_batch_size]`` (:data:`UNBOUNDED_BATCH` when the backend needs no real bound);
+  ``[1, max_batch_size]`` (:data:`UNBOUNDED_BATCH` when the backend needs no real bound),
+  never beyond the envelope (:func:`envelope_bound`: a model that branches on batch sizes
+  it is never run at still exports), and static when the envelope is one row (a batch of
+  one is the only size ever run);
 - every dynamic dimension of the input spec is one ``torch.export.Dim`` of its name and
   range, shared by every axis that follows it (:func:`export_dims`);
 - what is exported is the module's own call (:func:`spec_dynamic_shapes` keys the shapes
@@ -17,8 +23,10 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,11 +37,49 @@ from aitune_fp.effects.inputs import Batch, InputSpec, Samples, make_batch
 
 EXAMPLE_BATCH = 2
 UNBOUNDED_BATCH = 2**20
+_ENVELOPE: ContextVar[int | None] = ContextVar("aitune_fp_batch_envelope", default=None)
+
+
+@contextlib.contextmanager
+def batch_envelope(largest: int | None) -> Iterator[None]:
+    """While open, builds call the model at no more than ``largest`` rows (``None``: no
+    limit known)."""
+    token = _ENVELOPE.set(largest)
+    try:
+        yield
+    finally:
+        _ENVELOPE.reset(token)
+
+
+def example_rows() -> int:
+    """Rows of the example batch: :data:`EXAMPLE_BATCH`, or fewer inside a smaller envelope.
+
+    >>> example_rows()
+    2
+    >>> with batch_envelope(1):
+    ...     example_rows()
+    1
+    """
+    largest = _ENVELOPE.get()
+    return EXAMPLE_BATCH if largest is None else max(1, min(EXAMPLE_BATCH, largest))
+
+
+def envelope_bound(bound: int) -> int:
+    """``bound`` for the batch dimension, lowered to the envelope (when one is open).
+
+    >>> envelope_bound(UNBOUNDED_BATCH) == UNBOUNDED_BATCH
+    True
+    >>> with batch_envelope(16):
+    ...     envelope_bound(UNBOUNDED_BATCH), envelope_bound(8)
+    (16, 8)
+    """
+    largest = _ENVELOPE.get()
+    return bound if largest is None else min(bound, max(largest, EXAMPLE_BATCH))
 
 
 def example_batch(samples: Samples, device: torch.device) -> Batch:
-    """A batch of :data:`EXAMPLE_BATCH` rows from all samples, on ``device``."""
-    return make_batch(samples, EXAMPLE_BATCH).to(device)
+    """A batch of :func:`example_rows` rows from all samples, on ``device``."""
+    return make_batch(samples, example_rows()).to(device)
 
 
 def batch_dim(max_batch_size: int = UNBOUNDED_BATCH) -> Any:
@@ -50,11 +96,10 @@ def export_dims(spec: InputSpec, max_batch_size: int = UNBOUNDED_BATCH) -> dict[
 
 
 def tensor_dynamic_shapes(spec: InputSpec, dims: dict[str, Any]) -> tuple[dict[int, Any], ...]:
-    """``{axis: Dim}`` of every input in spec order: its batch axis and its dynamic axes."""
-    return tuple(
-        {spec.batch_axis: dims["batch"], **{d.axis: dims[d.dim] for d in t.dynamic}}
-        for t in spec.tensors
-    )
+    """``{axis: Dim}`` of every input in spec order: its batch axis (unless the example
+    batch is one row: then static) and its dynamic axes."""
+    batch = {spec.batch_axis: dims["batch"]} if example_rows() > 1 else {}
+    return tuple({**batch, **{d.axis: dims[d.dim] for d in t.dynamic}} for t in spec.tensors)
 
 
 def spec_dynamic_shapes(

@@ -52,7 +52,11 @@ from typing import Any, Final, TypeVar
 import torch
 
 from aitune_fp.effects.atomic import publish_dir, staging_dir
-from aitune_fp.effects.backends._export import UNBOUNDED_BATCH, spec_dynamic_shapes
+from aitune_fp.effects.backends._export import (
+    UNBOUNDED_BATCH,
+    envelope_bound,
+    spec_dynamic_shapes,
+)
 from aitune_fp.effects.backends._guard import BuildLog, first_line
 from aitune_fp.effects.cache_probe import outputs_differ
 from aitune_fp.effects.inputs import Batch, InputSpec
@@ -284,7 +288,9 @@ def on_program(
 ) -> tuple[T, str]:
     """``step(program)`` on the shared (or fresh) program and how it was had (``"shared"``,
     ``"fresh"``, ``"fresh after shared failed"``); a step failing on a shared program is
-    retried once on a fresh export (see the rules)."""
+    retried once on a fresh export (see the rules). ``bound`` is lowered to the batch
+    envelope open (:func:`~._export.envelope_bound`), and keys the program so."""
+    bound = envelope_bound(bound)
     had = exported(model, batch, spec, device, work_dir, log, bound=bound)
     try:
         return step(had.program), had.source

@@ -65,11 +65,14 @@ NEVER_PRELOAD: Final = frozenset({"tensorrt", "torch_tensorrt"})  # they may tou
 
 @dataclass(frozen=True, slots=True)
 class Ended:
-    """The worker ended without an answer (or was stopped) in ``stage``: why, in words."""
+    """The worker ended without an answer (or was stopped) in ``stage``: why, in words;
+    ``exitcode`` when it died, ``hung`` when the call watchdog stopped it."""
 
     stage: str
     reason: str
     batch_size: int = 0
+    exitcode: int | None = None
+    hung: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +270,7 @@ def run_job(
                     f"a call did not return within {limit:g} s "
                     f"{where(stage, size)}{first} (worker stopped)",
                     size,
+                    hung=True,
                 )
             if not proc.is_alive() and not receiver.poll(0):
                 return _died(proc, stage, beat)
@@ -274,4 +278,5 @@ def run_job(
 
 def _died(proc: Any, stage: str, beat: Any) -> Ended:
     size = int(beat[1])
-    return Ended(stage, f"{death_reason(proc.exitcode)} {where(stage, size)}", size)
+    reason = f"{death_reason(proc.exitcode)} {where(stage, size)}"
+    return Ended(stage, reason, size, exitcode=proc.exitcode)

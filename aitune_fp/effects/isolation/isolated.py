@@ -17,8 +17,11 @@ Rules:
   again here for backends without a loadable artifact (eager, ``torch.compile``), whose
   compiler caches the worker has just warmed. A deferred runner materialises itself on
   its first call too;
-- :func:`isolated_max_batch` runs the eager max-batch search in a worker; a crash at batch
-  size ``2b`` keeps ``b``, as a raising batch size would.
+- :func:`isolated_max_batch` runs the eager check and the max-batch search in a worker
+  (every call under the call timeout): a crash (a signal, an exit) or a hang at batch
+  size ``s`` keeps the batch size tried before it, as a raising batch size would, and
+  says so (``stop`` ``crashed`` or ``hung``, "eager crashed at batch size 4 (SIGSEGV)");
+  at batch size 1 (nothing ran) it is a ``TuneError``, as is eager raising on one row.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.records import BackendFailure, Profile, TuneError
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.artifacts import load_built, loadable, output_spec
 from aitune_fp.effects.backends.base import Backend, Built
@@ -40,9 +43,15 @@ from aitune_fp.effects.candidate import CandidateRun, append_log, run_candidate
 from aitune_fp.effects.inputs import Samples, make_batch
 from aitune_fp.effects.integrity import digest
 from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_job
-from aitune_fp.effects.isolation.protocol import Timeouts, outcome_values
+from aitune_fp.effects.isolation.protocol import Timeouts, eager_fault, outcome_values
 from aitune_fp.effects.isolation.worker import CandidateJob, CandidateResult, MaxBatchJob
-from aitune_fp.effects.max_batch import MaxBatchResult, find_max_batch_size
+from aitune_fp.effects.max_batch import (
+    UNBATCHED,
+    MaxBatchResult,
+    find_max_batch_size,
+    size_before,
+)
+from aitune_fp.effects.precheck import eager_check
 from aitune_fp.effects.profiler import BatchReport, EarlyStop, ProfileSettings
 from aitune_fp.effects.validate import Tolerance, validation_check
 
@@ -196,23 +205,29 @@ def isolated_max_batch(
     device: torch.device,
     cap: int | None,
     timeouts: Timeouts = Timeouts(),
-) -> MaxBatchResult:
-    """The eager max-batch search in a worker (a crash at ``2b`` keeps ``b``)."""
-    payload = dumps(MaxBatchJob(module, samples, str(device), cap), module)
+    *,
+    sweep: bool = True,
+) -> MaxBatchResult | TuneError:
+    """The eager check and (``sweep``) the max-batch search in a worker (see the rules)."""
+    payload = dumps(MaxBatchJob(module, samples, str(device), cap, sweep), module)
     if isinstance(payload, NotIsolated):
         log.warning("max-batch search runs in the tune process: %s", payload.reason)
         from aitune_fp.effects.backends._runner import in_inference_mode, prepared
 
-        return find_max_batch_size(
-            in_inference_mode(prepared(module, device)), samples, device, cap=cap
-        )
+        problem = eager_check(module, samples)
+        if problem is not None or not sweep:
+            return problem or MaxBatchResult(1, UNBATCHED, "unbatched")
+        runner = in_inference_mode(prepared(module, device))
+        return find_max_batch_size(runner, samples, device, cap=cap)
     answer = run_job(payload, timeouts, lambda _: None, "max batch search")
     if isinstance(answer, Ended):
-        kept = max(1, answer.batch_size // 2)
-        log.warning("max-batch search: %s; keeping %d", answer.reason, kept)
-        return MaxBatchResult(kept, answer.reason)
+        tried = max(answer.batch_size, 1)
+        stop, words = eager_fault(None if answer.hung else answer.exitcode, tried, timeouts.call)
+        if size_before(tried) < 1:
+            return TuneError(f"the eager module cannot run one row: {words}")
+        return MaxBatchResult(size_before(tried), words, stop, tried)
     if answer[0] != "done":
         log.warning("max-batch search failed in its worker: %s", answer[1])
-        return MaxBatchResult(1, str(answer[1]).split("\n")[0])
-    found: MaxBatchResult = answer[1]
+        return MaxBatchResult(1, str(answer[1]).split("\n")[0], "raised")
+    found: MaxBatchResult | TuneError = answer[1]
     return found

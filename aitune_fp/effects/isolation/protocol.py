@@ -78,6 +78,34 @@ def death_reason(exitcode: int | None) -> str:
     return f"worker exited with code {exitcode}"
 
 
+def eager_fault(exitcode: int | None, batch_size: int, call_timeout: float) -> tuple[str, str]:
+    """How the eager module's worker ended at ``batch_size``, as ``(stop, words)``: a
+    signal or an exit code (``crashed``), or no exit code: stopped by the call watchdog
+    (``hung``).
+
+    >>> eager_fault(-11, 4, 60)
+    ('crashed', 'eager crashed at batch size 4 (SIGSEGV)')
+    >>> eager_fault(7, 4, 60)[1]
+    'eager exited with code 7 at batch size 4'
+    >>> eager_fault(-9, 8, 60)[1]
+    'eager was killed with SIGKILL (out of memory?) at batch size 8'
+    >>> eager_fault(None, 2, 10)
+    ('hung', 'eager hung past the 10 s call timeout at batch size 2')
+    """
+    at = f"at batch size {batch_size}"
+    if exitcode is None:
+        return "hung", f"eager hung past the {call_timeout:g} s call timeout {at}"
+    if exitcode >= 0:
+        return "crashed", f"eager exited with code {exitcode} {at}"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    if -exitcode == signal.SIGKILL:
+        return "crashed", f"eager was killed with {name} (out of memory?) {at}"
+    return "crashed", f"eager crashed {at} ({name})"
+
+
 def where(stage: str, batch_size: int) -> str:
     """``during profile at batch size 4`` (the batch size only when one is known).
 

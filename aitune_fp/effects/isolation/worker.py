@@ -18,9 +18,11 @@ Rules:
   inside the timed region changes), and its result (the profile or the failure, stage
   times, validation errors, the artifact, build facts, peak memory) comes back as plain
   values; the runner itself never leaves the worker;
-- a max-batch job runs :func:`~aitune_fp.effects.max_batch.find_max_batch_size` on the
-  eager module with a heartbeat per call, so a crash at batch size 8 still tells the
-  parent that 4 ran;
+- a max-batch job first runs the eager check (:mod:`aitune_fp.effects.precheck`, one
+  row), answering its ``TuneError`` if eager cannot run, then (``sweep``) runs
+  :func:`~aitune_fp.effects.max_batch.find_max_batch_size` on the eager module with a
+  heartbeat per call naming the batch size being tried, so a crash or hang at batch size
+  8 still tells the parent which one it was (and so that 4 ran);
 - anything the job raises is reported as ``("error", text)``; the worker then exits 0.
 """
 
@@ -77,12 +79,14 @@ class CandidateJob:
 
 @dataclass(frozen=True, slots=True)
 class MaxBatchJob:
-    """Find the largest batch size the eager module runs at (see ``find_max_batch_size``)."""
+    """Check that eager runs one row, then (``sweep``) find the largest batch size it runs
+    at (see ``find_max_batch_size``)."""
 
     module: torch.nn.Module
     samples: Samples
     device: str
     cap: int | None
+    sweep: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,13 +117,32 @@ def _beating_timer(timer: Timer, beat: Any) -> Timer:
 
 
 def _beating(runner: Callable[..., Any], beat: Any) -> Callable[..., Any]:
-    """``runner`` with a heartbeat before each call (used only where nothing is timed)."""
+    """``runner`` with a heartbeat before each call (used only where nothing is timed), each
+    allowed the build's limit (a validation call may compile)."""
 
     def run(*args: Any, **kwargs: Any) -> Any:
         beat[0] += 1.0
+        beat[2] = 1.0
         return runner(*args, **kwargs)
 
     return run
+
+
+class _BeatingEager(torch.nn.Module):
+    """The eager module with a heartbeat before each call, each under the call timeout (an
+    eager call compiles nothing): validation's eager references are guarded as the sweep's
+    calls are."""
+
+    def __init__(self, module: torch.nn.Module, beat: Any) -> None:
+        super().__init__()
+        self.inner = module
+        self.beat = beat
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Beat, then the eager module's call."""
+        self.beat[0] += 1.0
+        self.beat[2] = 0.0
+        return self.inner(*args, **kwargs)
 
 
 def _warm(module: torch.nn.Module, samples: Samples, device: torch.device) -> None:
@@ -148,7 +171,7 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
         return validate(
             job.name,
             guarded,
-            job.module,
+            _BeatingEager(job.module, beat),
             job.samples,
             device,
             batch_sizes=job.validation_sizes,
@@ -203,19 +226,20 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
 
 def _max_batch(job: MaxBatchJob, beat: Any) -> Any:
     from aitune_fp.effects.backends._runner import in_inference_mode, prepared
-    from aitune_fp.effects.max_batch import find_max_batch_size
+    from aitune_fp.effects.max_batch import UNBATCHED, MaxBatchResult, find_max_batch_size
+    from aitune_fp.effects.precheck import eager_check
 
+    def trying(batch_size: int) -> None:
+        beat[1] = float(batch_size)
+        beat[0] += 1.0
+
+    trying(1)
+    problem = eager_check(job.module, job.samples)
+    if problem is not None or not job.sweep:
+        return problem or MaxBatchResult(1, UNBATCHED, "unbatched")
     device = torch.device(job.device)
     runner = in_inference_mode(prepared(job.module, device))
-    calls = [0]
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        beat[0] += 1.0
-        beat[1] = float(2 ** (calls[0] - 1))
-        return runner(*args, **kwargs)
-
-    return find_max_batch_size(counted, job.samples, device, cap=job.cap)
+    return find_max_batch_size(runner, job.samples, device, cap=job.cap, on_try=trying)
 
 
 def _die_with_parent() -> None:

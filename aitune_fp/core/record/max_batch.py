@@ -1,0 +1,90 @@
+"""Why the max batch size is what it is: how the eager max-batch search stopped.
+
+Rules:
+- ``stop`` is one of :data:`STOPS`: ``cap`` (every batch size up to the cap ran),
+  ``raised`` (eager raised), ``crashed`` (eager's worker died: a signal or an exit code),
+  ``hung`` (a call outlived the call timeout), ``memory`` (the memory guard), ``slow``
+  (one call took too long), ``unbatched`` (the strategy profiles batch size 1 only);
+- ``failed_at`` is the batch size that raised, crashed or hung (``None`` otherwise), and
+  ``reason`` says it in words ("eager crashed at batch size 4 (SIGSEGV)");
+- it is ``run.json``'s ``max_batch_search`` object; a record written before it existed
+  reads as ``None`` (nothing known), and :func:`max_batch_line` is the one line the
+  console and the report show: ``max batch size 2: eager crashed at batch size 4
+  (SIGSEGV)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from aitune_fp.core.record.reader import Reader
+
+STOPS: Final = ("cap", "raised", "crashed", "hung", "memory", "slow", "unbatched")
+
+
+@dataclass(frozen=True, slots=True)
+class MaxBatchSearch:
+    """How the max-batch search stopped (see the rules).
+
+    >>> MaxBatchSearch("crashed", "eager crashed at batch size 4 (SIGSEGV)", 4).failed_at
+    4
+    >>> MaxBatchSearch("tired", "x")
+    Traceback (most recent call last):
+    ...
+    ValueError: stop must be one of cap, raised, crashed, hung, memory, slow, unbatched, \
+got 'tired'
+    """
+
+    stop: str
+    reason: str
+    failed_at: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.stop not in STOPS:
+            raise ValueError(f"stop must be one of {', '.join(STOPS)}, got {self.stop!r}")
+        if self.failed_at is not None and (isinstance(self.failed_at, bool) or self.failed_at < 1):
+            raise ValueError(f"failed_at must be >= 1, got {self.failed_at!r}")
+
+
+def encode_max_batch(search: MaxBatchSearch | None) -> dict[str, Any] | None:
+    """The record's ``max_batch_search`` object (``None``: not known).
+
+    >>> encode_max_batch(MaxBatchSearch("hung", "eager hung", 2))
+    {'stop': 'hung', 'reason': 'eager hung', 'failed_at': 2}
+    """
+    if search is None:
+        return None
+    return {"stop": search.stop, "reason": search.reason, "failed_at": search.failed_at}
+
+
+def decode_max_batch(doc: Reader) -> MaxBatchSearch:
+    """A :class:`MaxBatchSearch` from :func:`encode_max_batch`'s output."""
+    return doc.build(
+        MaxBatchSearch,
+        stop=doc.text("stop"),
+        reason=doc.text("reason"),
+        failed_at=doc.integer_or_none("failed_at"),
+    )
+
+
+def read_max_batch(record: Reader) -> MaxBatchSearch | None:
+    """The max-batch search of a decoded record (absent, as in older records: ``None``).
+
+    >>> read_max_batch(Reader({}, "run record")) is None
+    True
+    """
+    return record.decoded_or_none("max_batch_search", decode_max_batch)
+
+
+def max_batch_line(max_batch_size: int | None, search: MaxBatchSearch | None) -> str | None:
+    """``max batch size N: why`` (``None`` when the size or the reason is not known).
+
+    >>> max_batch_line(2, MaxBatchSearch("crashed", "eager crashed at batch size 4 (SIGSEGV)", 4))
+    'max batch size 2: eager crashed at batch size 4 (SIGSEGV)'
+    >>> max_batch_line(8, None) is None
+    True
+    """
+    if max_batch_size is None or search is None:
+        return None
+    return f"max batch size {max_batch_size}: {search.reason}"

@@ -1,0 +1,73 @@
+"""Before anything is built: eager must run one row, and the largest batch size it runs at.
+
+Rules:
+- with isolation, the eager check and the max-batch sweep run in one worker
+  (:func:`~aitune_fp.effects.isolation.isolated_max_batch`), every call under the call
+  timeout: a crash or a hang at batch size ``s`` ends the sweep at the batch size before
+  it, and at one row (nothing ran) the tune is a ``TuneError``; without isolation both
+  run in this process (a crash or a hang then ends the process, as ``--no-isolation``
+  says);
+- the sweep's cap is the smaller of the user's ``max_batch_size`` and the plan's; a plan
+  without batching profiles batch size 1 and sweeps nothing;
+- the result is the max batch size and how the sweep stopped
+  (:class:`~aitune_fp.core.record.max_batch.MaxBatchSearch`), which the run record keeps
+  and the console and the report show in one line ("max batch size 2: eager crashed at
+  batch size 4 (SIGSEGV)"); a fault is also a warning on the ``aitune_fp`` logger;
+- when the sweep ended on a fault (a batch size that raised, crashed or hung), the user's
+  samples are cut to pieces of at most the max batch size (:func:`inside`), so nothing
+  built from one sample calls the model at a faulty size.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+from returns.result import Failure, Result, Success
+
+from aitune_fp.core.record.max_batch import MaxBatchSearch, max_batch_line
+from aitune_fp.core.records import TuneError
+from aitune_fp.core.strategy import ProfilingPlan
+from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
+from aitune_fp.effects.max_batch import UNBATCHED, MaxBatchResult, find_max_batch_size
+from aitune_fp.effects.precheck import eager_check
+from aitune_fp.effects.sample_rows import split_samples
+
+log = logging.getLogger("aitune_fp")
+
+
+def search_max_batch(
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    plan: ProfilingPlan,
+    cap: int | None,
+    *,
+    isolation: bool,
+    timeouts: Timeouts,
+) -> Result[tuple[int, MaxBatchSearch], TuneError]:
+    """The max batch size and how the sweep stopped, or why eager cannot be tuned."""
+    caps = [x for x in (cap, plan.max_batch_size) if x is not None]
+    limit = min(caps) if caps else None
+    found: MaxBatchResult | TuneError
+    if isolation:
+        found = isolated_max_batch(module, samples, device, limit, timeouts, sweep=plan.batching)
+    else:
+        found = eager_check(module, samples) or (
+            find_max_batch_size(module, samples, device, cap=limit)
+            if plan.batching else MaxBatchResult(1, UNBATCHED, "unbatched")
+        )  # fmt: skip
+    if isinstance(found, TuneError):
+        return Failure(found)
+    search = MaxBatchSearch(found.stop, found.reason, found.failed_at)
+    line = max_batch_line(found.max_batch_size, search)
+    (log.warning if found.stop in ("crashed", "hung") else log.info)("%s", line)
+    return Success((found.max_batch_size, search))
+
+
+def inside(samples: Samples, largest: int, search: MaxBatchSearch) -> Samples:
+    """The samples to tune with: cut to ``largest`` rows when the sweep ended on a fault."""
+    if search.failed_at is None:
+        return samples
+    return split_samples(samples, largest)
