@@ -7,7 +7,8 @@ Rules: the line starts with the rounds and seconds, then says which way it ended
 - ``budget spent:`` some challenger could still win: ``undecided between`` the pick and
   it, with its speedup over the pick; the pick stays;
 - a move names the old and the new pick and the new pick's speedup over the old one
-  (``the pick eager@16 does not hold: aot@32 is faster, 1.042× [...] over eager@16``), then its standing against every other participant;
+  (``the pick eager@16 does not hold: aot@32 is faster, 1.042× [...] over eager@16``),
+  then its standing against every other participant;
 - each participant is named with its batch size (``eager@16 holds against
   aot_inductor@32: 1.080× [1.050, 1.110]``); each interval is the pick's 95 % paired
   interval over the other, unless said otherwise.
