@@ -6,7 +6,9 @@ Rules:
   (:func:`~aitune_fp.effects.fingerprint.behaviour_digest`: the code it runs and every
   attribute, config, global, helper function and hook that code reads). The import name
   is never part of it, so keys match across processes and import paths;
-- :func:`cache_key` adds the input spec, the backend's kind, config key and implementation
+- :func:`cache_key` adds the input spec, the batch envelope the build runs in (an
+  exporter's example rows and batch bound: a one-row envelope exports a static batch), the
+  backend's kind, config key and implementation
   source, the device (and GPU model), and the versions of Python and of every inference
   library.
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from aitune_fp.effects.backends._export import UNBOUNDED_BATCH, envelope_bound, example_rows
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.fingerprint import behaviour_digest
@@ -100,6 +103,7 @@ def cache_key(
     parts = {
         "model": model or model_digest(module),
         "inputs": repr(samples.spec),
+        "envelope": [example_rows(), envelope_bound(UNBOUNDED_BATCH)],
         "backend": [backend.name, backend.key(), implementation_digest(backend)],
         "device": _device_facts(device),
         "python": platform.python_version(),

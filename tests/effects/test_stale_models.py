@@ -236,3 +236,17 @@ def test_fixture_module_is_a_real_module(tmp_path: Path) -> None:
     """The model file really imports under one fixed name each time (the premise above)."""
     _model(tmp_path)
     assert isinstance(sys.modules[NAME], types.ModuleType)
+
+
+def test_the_key_sees_the_batch_envelope() -> None:
+    """An artifact exported inside a one-row envelope (a static batch) is keyed apart from
+    one exported for a larger envelope, so neither is served for the other."""
+    from aitune_fp.effects.backends._export import batch_envelope
+    from aitune_fp.effects.cache import cache_key
+
+    model, samples, backend = torch.nn.Linear(4, 4), _samples(), OnnxRuntime()
+    with batch_envelope(1):
+        one = cache_key(model, samples, backend, CPU)
+    with batch_envelope(64):
+        many = cache_key(model, samples, backend, CPU)
+    assert len({one, many, cache_key(model, samples, backend, CPU)}) == 3
