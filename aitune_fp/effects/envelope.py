@@ -114,6 +114,7 @@ class Envelope:
             return False
         try:
             tensors = (*args, *self.pick(kwargs)) if kwargs else args
+            key: tuple[Any, ...]
             if self.device is None:
                 key = tuple([(t.shape, t.dtype) for t in tensors])
             else:

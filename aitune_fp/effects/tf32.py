@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import torch
 
@@ -53,7 +53,7 @@ class Tf32Switches:
 
             return cls(
                 effective(torch.backends.cuda.matmul.fp32_precision, "ieee"),
-                effective(torch.backends.cudnn.conv.fp32_precision, "tf32"),
+                effective(_cudnn_conv().fp32_precision, "tf32"),
             )
         highest = torch.get_float32_matmul_precision()
         matmul = (
@@ -96,6 +96,11 @@ DEFAULT_SWITCHES: Final = Tf32Switches()
 """torch's defaults: strict matmuls, TF32 convolutions."""
 
 
+def _cudnn_conv() -> Any:
+    """``torch.backends.cudnn.conv`` (torch 2.9 and later)."""
+    return getattr(torch.backends.cudnn, "conv", None)
+
+
 def _new_api() -> bool:
     return hasattr(torch.backends.cuda.matmul, "fp32_precision") and hasattr(
         getattr(torch.backends.cudnn, "conv", None), "fp32_precision"
@@ -126,7 +131,7 @@ def candidate_precision(declared: object, device: torch.device) -> str | None:
 def strict_fp32() -> Iterator[None]:
     """While open, torch computes float32 strictly (no TF32 matmuls or convolutions)."""
     if _new_api():
-        matmul, conv = torch.backends.cuda.matmul, torch.backends.cudnn.conv
+        matmul, conv = torch.backends.cuda.matmul, _cudnn_conv()
         saved = (matmul.fp32_precision, conv.fp32_precision)
         matmul.fp32_precision, conv.fp32_precision = "ieee", "ieee"
         try:

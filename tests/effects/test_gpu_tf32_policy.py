@@ -59,7 +59,8 @@ def test_a_strict_fp32_engine_passes_the_float32_bound_on_a_conv_model() -> None
 
     def engine(x: torch.Tensor) -> torch.Tensor:
         with strict_fp32():
-            return strict(x)
+            out: torch.Tensor = strict(x)
+        return out
 
     samples = normalise_samples(torch.randn(4, 64, 8, 8))
     built = Built(engine, info={"precision": "float32"})
@@ -117,7 +118,8 @@ def test_a_real_strict_conv_validates_against_eager_at_the_float32_bound() -> No
 
     def strict(x: torch.Tensor) -> torch.Tensor:
         with strict_fp32(), torch.inference_mode():
-            return module(x)
+            out: torch.Tensor = module(x)
+        return out
 
     samples = normalise_samples(torch.randn(4, 64, 16, 16)).to(cuda)
     built = Built(strict, info={"precision": "float32"})
