@@ -2,15 +2,14 @@
 judged at the precision it really computes in.
 
 Rules:
-- torch's own float32 arithmetic on CUDA follows two switches, read and set through
-  ``torch.backends.cuda.matmul.fp32_precision`` and ``torch.backends.cudnn.conv
-  .fp32_precision`` (``"ieee"``, ``"tf32"``, ``"bf16"``; ``"none"`` inherits
-  ``torch.backends.fp32_precision``, then the default) where torch has them (2.9 and
-  later; reading the legacy ``allow_tf32`` flags there raises once a user set the new
-  ones), else through the legacy ``torch.backends.cuda.matmul.allow_tf32`` /
-  ``torch.get_float32_matmul_precision()`` and ``torch.backends.cudnn.allow_tf32``;
-  by default matmuls are strict and convolutions **TF32**; on other devices the switches
-  do nothing;
+- torch's own float32 arithmetic on CUDA follows two switches, matmuls and convolutions
+  (``"ieee"``, ``"tf32"``, ``"bf16"``), read and set through the legacy API
+  (``torch.backends.cuda.matmul.allow_tf32``, ``torch.get_float32_matmul_precision()``,
+  ``torch.backends.cudnn.allow_tf32``) unless the user set torch's new ``fp32_precision``
+  API (2.9 and later), after which torch refuses legacy reads: then through the new one
+  (torch also refuses them while its legacy and new settings disagree, so aitune_fp never
+  mixes the two); by default matmuls are strict and convolutions **TF32**; on other
+  devices the switches do nothing;
 - the eager reference every candidate is compared with is computed under
   :func:`strict_fp32` (both switches ``"ieee"``, restored afterwards), so it is
   never itself TF32: a TF32 reference would make correct strict-fp32 engines (TensorRT,
@@ -44,26 +43,28 @@ class Tf32Switches:
 
     @classmethod
     def now(cls) -> Tf32Switches:
-        """The switches as torch has them now (new API where it exists, else legacy)."""
-        if _new_api():
-            top = str(getattr(torch.backends, "fp32_precision", "none"))
-
-            def effective(value: str, default: str) -> str:
-                return value if value != "none" else top if top != "none" else default
-
-            return cls(
-                effective(torch.backends.cuda.matmul.fp32_precision, "ieee"),
-                effective(_cudnn_conv().fp32_precision, "tf32"),
+        """The switches as torch has them now (legacy flags, or the new API when a user
+        set that one: then the legacy flags raise when read)."""
+        legacy = _legacy_flags()
+        if legacy is not None:
+            allow_matmul, allow_conv, highest = legacy
+            matmul = (
+                "bf16"
+                if highest == "medium"
+                else "tf32"
+                if allow_matmul or highest == "high"
+                else "ieee"
             )
-        highest = torch.get_float32_matmul_precision()
-        matmul = (
-            "bf16"
-            if highest == "medium"
-            else "tf32"
-            if torch.backends.cuda.matmul.allow_tf32 or highest == "high"
-            else "ieee"
+            return cls(matmul, "tf32" if allow_conv else "ieee")
+        top = str(getattr(torch.backends, "fp32_precision", "none"))
+
+        def effective(value: str, default: str) -> str:
+            return value if value != "none" else top if top != "none" else default
+
+        return cls(
+            effective(torch.backends.cuda.matmul.fp32_precision, "ieee"),
+            effective(_cudnn_conv().fp32_precision, "tf32"),
         )
-        return cls(matmul, "tf32" if torch.backends.cudnn.allow_tf32 else "ieee")
 
     def precision(self, device_type: str) -> str:
         """The least precise float32 arithmetic torch's kernels may use on ``device_type``.
@@ -101,10 +102,18 @@ def _cudnn_conv() -> Any:
     return getattr(torch.backends.cudnn, "conv", None)
 
 
-def _new_api() -> bool:
-    return hasattr(torch.backends.cuda.matmul, "fp32_precision") and hasattr(
-        getattr(torch.backends.cudnn, "conv", None), "fp32_precision"
-    )
+def _legacy_flags() -> tuple[bool, bool, str] | None:
+    """``(matmul allow_tf32, cudnn allow_tf32, float32 matmul precision)``, or ``None`` when
+    torch refuses to read them (a user set the new ``fp32_precision`` API: reading the
+    legacy flags then raises "a mix of the legacy and new APIs")."""
+    try:
+        return (
+            bool(torch.backends.cuda.matmul.allow_tf32),
+            bool(torch.backends.cudnn.allow_tf32),
+            torch.get_float32_matmul_precision(),
+        )
+    except RuntimeError:
+        return None
 
 
 def torch_precision(device: torch.device) -> str:
@@ -127,25 +136,45 @@ def candidate_precision(declared: object, device: torch.device) -> str | None:
     return None if own == "float32" else own
 
 
+STRICT: Final = Tf32Switches("ieee", "ieee")
+"""No TF32 anywhere: what the eager reference is computed under."""
+
+
 @contextlib.contextmanager
 def strict_fp32() -> Iterator[None]:
     """While open, torch computes float32 strictly (no TF32 matmuls or convolutions)."""
-    if _new_api():
-        matmul, conv = torch.backends.cuda.matmul, _cudnn_conv()
-        saved = (matmul.fp32_precision, conv.fp32_precision)
-        matmul.fp32_precision, conv.fp32_precision = "ieee", "ieee"
+    with use_switches(STRICT):
+        yield
+
+
+@contextlib.contextmanager
+def use_switches(switches: Tf32Switches) -> Iterator[None]:
+    """While open, torch's float32 switches are ``switches`` (restored afterwards), set
+    through the API the user's torch is on: the legacy flags unless they cannot be read
+    (then ``fp32_precision`` of cuBLAS matmuls and of cuDNN convolutions and RNNs alike,
+    since torch refuses legacy reads once those disagree)."""
+    legacy = _legacy_flags()
+    if legacy is None:
+        nodes = (torch.backends.cuda.matmul, _cudnn_conv(), torch.backends.cudnn.rnn)
+        saved = tuple(n.fp32_precision for n in nodes)
+        wanted = (switches.matmul, switches.conv, switches.conv)
         try:
+            for node, value in zip(nodes, wanted, strict=True):
+                node.fp32_precision = value
             yield
         finally:
-            matmul.fp32_precision, conv.fp32_precision = saved
+            for node, value in zip(nodes, saved, strict=True):
+                node.fp32_precision = value
         return
-    highest = torch.get_float32_matmul_precision()
-    saved_flags = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    torch.set_float32_matmul_precision("highest")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    allow_matmul, allow_conv, highest = legacy
     try:
+        torch.set_float32_matmul_precision(
+            {"ieee": "highest", "tf32": "high", "bf16": "medium"}[switches.matmul]
+        )
+        torch.backends.cuda.matmul.allow_tf32 = switches.matmul != "ieee"
+        torch.backends.cudnn.allow_tf32 = switches.conv != "ieee"
         yield
     finally:
         torch.set_float32_matmul_precision(highest)
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved_flags
+        torch.backends.cuda.matmul.allow_tf32 = allow_matmul
+        torch.backends.cudnn.allow_tf32 = allow_conv
