@@ -214,3 +214,55 @@ def test_the_memory_probe_step_passes_on_a_gpu() -> None:
     """On a GPU, the memory step's figure is the backend's own peak, pool excluded."""
     done = _step("memory")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+FAKE_PYTHON = """#!/usr/bin/env bash
+# stands in for a CUDA machine's python: the GPU steps answer as scripted
+case "$1 $2" in
+  "scripts/gpu_check.py cuda") echo "PASS cuda: fake H200"; exit 0;;
+  "scripts/gpu_check.py providers") echo "SKIP provider cuda: the CPU build"; exit 3;;
+  "scripts/gpu_check.py backends") echo "PASS inductor cnn fp32: ok";
+     echo "SKIP tensorrt mlp fp32: tensorrt is not installed"; echo "STEP_S=$GPU_CHECK_STEP_S";
+     exit 0;;
+  "scripts/gpu_check.py memory") echo "FAIL memory: peak 230 MiB"; exit 1;;
+  "scripts/gpu_check.py gpu-tests") echo "PASS gpu-tests: 5 passed"; exit 0;;
+  "scripts/gpu_check.py overhead") echo "PASS overhead: 1.2 us"; exit 0;;
+  "-m aitune_fp.effects.backends.stack") echo "{}"; exit 0;;
+  "-m aitune_fp") echo "Selected inductor"; exit 0;;
+esac
+exec "$REAL_PYTHON" "$@"
+"""
+
+
+def test_on_a_scripted_cuda_machine_the_table_and_exit_code_follow_the_steps(
+    tmp_path: Path,
+) -> None:
+    """With every GPU step scripted (a fake python), a SKIP step stays a SKIP with its
+    reason, a failed item fails the run (exit 1), the backends step gets the time the
+    earlier steps left (more than its 180 s), and the verdict counts each status apart."""
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    done = _run(env={"OUT": str(out), "PYTHON": str(fake), "REAL_PYTHON": sys.executable})
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = {
+        line.split("\t")[1]: line.split("\t")[0]
+        for line in (out / "results.tsv").read_text().splitlines()
+    }
+    assert rows == {
+        "deps": "PASS",
+        "versions": "PASS",
+        "cuda": "PASS",
+        "providers": "SKIP",
+        "backends": "PASS",
+        "memory": "FAIL",
+        "gpu-tests": "PASS",
+        "overhead": "PASS",
+        "demo": "PASS",
+    }
+    step_s = int((out / "backends.log").read_text().split("STEP_S=")[1].split()[0])
+    assert 180 < step_s <= 530 - (20 + 55 + 20 + 120)
+    summary = (out / "summary.txt").read_text()
+    assert "the CPU build" in summary and "tensorrt is not installed" in summary
+    assert summary.splitlines()[-1].startswith("verdict: FAIL (")
