@@ -4,6 +4,7 @@ within the budget, the wheelhouse's dependency list, a clean skip, the summary's
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import torch
@@ -30,9 +32,19 @@ STEPS = [
     "overhead",
     "demo",
 ]
-sys.path.insert(0, str(SCRIPTS))
-import gpu_check  # noqa: E402
-import gpu_summary  # noqa: E402
+
+
+def _load(name: str) -> ModuleType:
+    """A script of scripts/ as a module (they are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gpu_check = _load("gpu_check")
+gpu_summary = _load("gpu_summary")
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
