@@ -11,14 +11,16 @@
 #   bash scripts/gpu-wheelhouse.sh [PYTHON_VERSION [FOLDER]]   # default 3.12 wheelhouse
 #
 # Environment: PIP (default "python3 -m pip"), PLATFORMS (manylinux tags, x86_64),
-# CONSTRAINTS (a pip constraints file; default: the versions this checkout's .venv has,
-# when there is one, so the GPU machine runs what the tests ran here). Needs network.
+# CONSTRAINTS (a pip constraints file), else PIN_FROM (a python whose installed versions
+# pin the wheels, default this checkout's .venv/bin/python when there is one, so the GPU
+# machine runs what the tests ran here). Needs network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYV="${1:-3.12}"
 DEST="${2:-wheelhouse}"
 LIMIT_MIB="${LIMIT_MIB:-64}"
 PIP="${PIP:-python3 -m pip}"
+PIN_FROM="${PIN_FROM:-.venv/bin/python}"
 PLATFORMS="${PLATFORMS:-manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux1_x86_64}"
 WANTED=(returns pyrsistent cloudpickle typing_extensions onnx onnxscript onnx_ir ml_dtypes
   numpy protobuf packaging rich pytest hypothesis)
@@ -26,10 +28,9 @@ LEFT_OUT='^(torch|onnxruntime|onnxruntime_gpu|sympy|mpmath|networkx|jinja2|marku
 
 constraints=()
 if [ -n "${CONSTRAINTS:-}" ]; then constraints=(-c "$CONSTRAINTS")
-elif [ -x .venv/bin/python ] || [ -x /work/main/.venv/bin/python ]; then
-  venv=.venv/bin/python; [ -x "$venv" ] || venv=/work/main/.venv/bin/python
+elif [ -x "$PIN_FROM" ]; then
   pins=$(mktemp); trap 'rm -f "$pins"' EXIT
-  "$venv" -m pip list --format=freeze 2>/dev/null \
+  "$PIN_FROM" -m pip list --format=freeze 2>/dev/null \
     | grep -iE "^($(IFS='|'; echo "${WANTED[*]}" | sed 's/_/[-_]/g'))==" >"$pins" || true
   [ -s "$pins" ] && constraints=(-c "$pins") && echo "pinned to this checkout's versions: $(tr '\n' ' ' <"$pins")"
 fi
