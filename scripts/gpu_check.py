@@ -189,66 +189,82 @@ def check_case(
     dedicated stream (validated there too); a dedicated-stream timing under half the
     caller-stream one means the events missed the work, a FAIL.
     """
-    from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
     from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.shell.io import perform
+
+    module, raw = _demo(model, PRECISIONS[precision])
+    module = module.to(device)
+    samples = normalise_samples(raw).to(device)
+    name = config.describe()
+    with precision_mode(precision):
+        built = perform(config.build(module, samples, device, work_dir))
+        if _is_failure(built):
+            return "FAIL", f"build: {built.failure().message}"
+        ok = built.unwrap()
+        try:
+            return _validate_and_time(ok, name, module, samples, device, precision)
+        finally:
+            ok.close()
+
+
+def _validate_and_time(
+    ok: Any,
+    name: str,
+    module: torch.nn.Module,
+    samples: Any,
+    device: torch.device,
+    precision: str,
+) -> tuple[str, str]:
+    """Validate and time a built candidate on the caller's (and the dedicated) stream."""
+    from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
     from aitune_fp.effects.profiler import ProfileSettings, profile_runner
     from aitune_fp.effects.tf32 import candidate_precision
     from aitune_fp.effects.validate import Tolerance, validate
     from aitune_fp.shell.io import perform
 
     dtype = PRECISIONS[precision]
-    module, raw = _demo(model, dtype)
-    module = module.to(device)
-    samples = normalise_samples(raw).to(device)
-    name = config.describe()
     sizes = (1, 8)
     settings = ProfileSettings(input_mode="same", cuda_events=device.type == "cuda", warmup=None)
-    with precision_mode(precision):
-        built = perform(config.build(module, samples, device, work_dir))
-        if _is_failure(built):
-            return "FAIL", f"build: {built.failure().message}"
-        ok = built.unwrap()
-        runners = {"caller stream": ok.runner}
-        if device.type == "cuda":
-            runners["dedicated stream"] = on_dedicated_stream(ok.runner, device)
-        timings: dict[str, dict[int, float]] = {}
-        report = None
-        for where, runner in runners.items():
-            checked = perform(
-                validate(name, _with(ok, runner), module, samples, device, batch_sizes=sizes)
+    runners = {"caller stream": ok.runner}
+    if device.type == "cuda":
+        runners["dedicated stream"] = on_dedicated_stream(ok.runner, device)
+    timings: dict[str, dict[int, float]] = {}
+    report = None
+    for where, runner in runners.items():
+        checked = perform(
+            validate(name, _with(ok, runner), module, samples, device, batch_sizes=sizes)
+        )
+        if _is_failure(checked):
+            return "FAIL", f"validate ({where}): {checked.failure().message}"
+        report = report or checked.unwrap()
+        timed = perform(
+            profile_runner(
+                name,
+                runner,
+                samples,
+                device,
+                sizes,
+                fixed_steps(warmup=5, steps=20),
+                never_stop(),
+                settings,
             )
-            if _is_failure(checked):
-                return "FAIL", f"validate ({where}): {checked.failure().message}"
-            report = report or checked.unwrap()
-            timed = perform(
-                profile_runner(
-                    name,
-                    runner,
-                    samples,
-                    device,
-                    sizes,
-                    fixed_steps(warmup=5, steps=20),
-                    never_stop(),
-                    settings,
-                )
-            )
-            if _is_failure(timed):
-                return "FAIL", f"profile ({where}): {timed.failure().message}"
-            timings[where] = _medians(timed.unwrap())
-        judged = candidate_precision(ok.info.get("precision"), device)
+        )
+        if _is_failure(timed):
+            return "FAIL", f"profile ({where}): {timed.failure().message}"
+        timings[where] = _medians(timed.unwrap())
+    judged = candidate_precision(ok.info.get("precision"), device)
     out_dtype = str(dtype or torch.float32).removeprefix("torch.")
     bound = Tolerance().bound(out_dtype, judged)
     assert report is not None
     detail = (
-        f"{model} {precision}: judged at {judged or out_dtype} (rtol {bound.rtol:g}, atol "
+        f"judged at {judged or out_dtype} (rtol {bound.rtol:g}, atol "
         f"{bound.atol:g}), max abs {report.max_abs_error:.3g}, max rel "
         f"{report.max_rel_error:.3g}; "
         + "; ".join(
-            f"{where} " + ", ".join(f"bs{bs} {ms:.3f} ms" for bs, ms in t.items())
+            f"{where} " + ", ".join(f"bs{bs} {ms:.3f} ms" for bs, ms in sorted(t.items()))
             for where, t in timings.items()
         )
     )
-    ok.close()
     if "dedicated stream" in timings:
         for bs, ms in timings["dedicated stream"].items():
             if ms < 0.5 * timings["caller stream"][bs]:
@@ -335,6 +351,8 @@ def memory() -> int:
 
     items = Items()
     device = torch.device("cuda", 0)
+    torch.ones(1, device=device).add_(1.0)  # CUDA's context and first kernels: not ours
+    torch.cuda.synchronize(device)
     watch = MemoryWatch(device)
     watch.on_stage("build")
     held = torch.ones(16 * MIB, device=device)  # 64 MiB the "backend" keeps
@@ -458,7 +476,16 @@ def imports() -> int:
     import importlib
     import inspect
 
-    for step in (providers, check_case, backends, memory, overhead, precision_mode, _demo):
+    for step in (
+        providers,
+        check_case,
+        _validate_and_time,
+        backends,
+        memory,
+        overhead,
+        precision_mode,
+        _demo,
+    ):
         for line in inspect.getsource(step).splitlines():
             words = line.split()
             if words[:1] == ["from"] and words[1].startswith("aitune_fp") and "import" in words:
