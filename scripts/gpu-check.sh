@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# The GPU check: versions, providers really used, every GPU backend built/validated/timed,
-# the `gpu` tests, the overhead benchmark and a CUDA demo; logs in one folder; < 9 minutes.
+# The GPU check: installs what is missing from a wheelhouse (offline), then proves on one
+# NVIDIA GPU what that machine can prove: versions, ONNX Runtime's GPU providers (or why
+# they are absent), Inductor and AOTInductor built, validated at fp32/TF32/bf16/fp16 and
+# timed with CUDA events on the caller's and the dedicated stream (a conv model and a
+# transformer), the CUDA memory probe, the `gpu` tests, TunedModule's per-call overhead on
+# CUDA and a full `demo` on cuda. Logs in one folder; a summary table at the end.
 #
 #   bash scripts/gpu-check.sh            # from the project root, on a machine with a GPU
 #   bash scripts/gpu-check.sh --dry-run  # print the plan and exit
 #
-# Environment: PYTHON (default .venv/bin/python, else python3; a preinstalled CUDA torch
+# Environment: PYTHON (default .venv/bin/python, else python3: a preinstalled CUDA torch
 # works without a venv), OUT (log folder, default runs/gpu-check/<time>), WHEELS (a folder
-# of wheels: missing small dependencies are installed from it, offline), BUDGET_S (total
-# seconds, default 530). A step whose library is missing is skipped with the reason;
-# without a CUDA device the script stops after the versions with "no CUDA device" (exit 0).
+# of wheels, default ./wheelhouse when it exists: missing small dependencies are installed
+# from it offline into SITE, default /tmp/aitune-fp-site, put on PYTHONPATH), BUDGET_S
+# (total seconds, default 530).
+# The table lists every step and item as PASS, FAIL or SKIP with its reason; a SKIP is
+# never counted as a PASS. Exit 0 only when nothing that ran failed (without a CUDA device
+# the GPU steps are SKIPs: "no CUDA device").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DRY=0
@@ -19,86 +26,113 @@ elif [ -x .venv/bin/python ]; then PY=.venv/bin/python
 else PY=python3; fi
 OUT="${OUT:-runs/gpu-check/$(date +%Y%m%d-%H%M%S)}"
 BUDGET_S="${BUDGET_S:-530}"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PY WHEELS="${WHEELS:-}"
+WHEELS="${WHEELS:-}"
+[ -z "$WHEELS" ] && [ -d wheelhouse ] && WHEELS=wheelhouse
+SITE="${SITE:-/tmp/aitune-fp-site}"
+export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}" PY WHEELS SITE PYTHONUNBUFFERED=1
 START=$(date +%s)
-STEPS=(deps versions cuda providers backends gpu-tests overhead demo)
-declare -A LIMIT=([deps]=60 [versions]=45 [cuda]=30 [providers]=60 [backends]=150
-  [gpu-tests]=120 [overhead]=60 [demo]=100)
+STEPS=(deps versions cuda providers backends memory gpu-tests overhead demo)
+declare -A LIMIT=([deps]=30 [versions]=25 [cuda]=15 [providers]=25 [backends]=180
+  [memory]=20 [gpu-tests]=55 [overhead]=20 [demo]=120)
+# backends is elastic: it also gets what the steps before it left unused, keeping the
+# later steps' limits in reserve (its extra cases run while its time lasts)
+ELASTIC=backends
+# module:distribution pairs aitune_fp, its CLI, the ONNX exporter and the gpu tests import
+DEPS="returns:returns pyrsistent:pyrsistent cloudpickle:cloudpickle
+  typing_extensions:typing_extensions numpy:numpy google.protobuf:protobuf onnx:onnx
+  ml_dtypes:ml_dtypes packaging:packaging onnx_ir:onnx_ir onnxscript:onnxscript
+  pygments:pygments mdurl:mdurl markdown_it:markdown-it-py rich:rich iniconfig:iniconfig
+  pluggy:pluggy pytest:pytest sortedcontainers:sortedcontainers hypothesis:hypothesis"
 
 if [ "$DRY" = 1 ]; then
-  echo "python: $PY; logs: $OUT; budget: ${BUDGET_S}s"
+  echo "python: $PY; logs: $OUT; wheels: ${WHEELS:-none}; budget: ${BUDGET_S}s"
   for s in "${STEPS[@]}"; do echo "step $s (limit ${LIMIT[$s]}s)"; done
+  echo "elastic: $ELASTIC (also gets what earlier steps leave unused)"
   exit 0
 fi
 mkdir -p "$OUT"
-SUMMARY="$OUT/summary.txt"
-: >"$SUMMARY"
-note() { echo "$*" | tee -a "$SUMMARY"; }
+RESULTS="$OUT/results.tsv"
+: >"$RESULTS"
+: >"$OUT/summary.txt"
+row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$RESULTS"; echo "$1 $2 ${3:+(${3}s)} $4"; }
 
-# run NAME CMD...: the command under the step's limit (never past the total budget),
-# output to $OUT/NAME.log, one summary line with the status and seconds.
+# run NAME CMD...: the command under the step's limit (never past the total budget), output
+# to $OUT/NAME.log, one result row. Exit 0 PASS, 3 SKIP (the log's last SKIP line says why),
+# anything else FAIL.
 run() {
   local name=$1; shift
   local left=$((BUDGET_S - ($(date +%s) - START)))
   local limit=${LIMIT[$name]}
+  if [ "$name" = "$ELASTIC" ]; then
+    local reserve=0 later=0 s
+    for s in "${STEPS[@]}"; do
+      [ "$later" = 1 ] && reserve=$((reserve + LIMIT[$s]))
+      [ "$s" = "$name" ] && later=1
+    done
+    [ $((left - reserve)) -gt "$limit" ] && limit=$((left - reserve))
+  fi
   [ "$left" -lt "$limit" ] && limit=$left
-  if [ "$limit" -le 5 ]; then note "SKIP $name: the ${BUDGET_S}s budget is spent"; return 0; fi
+  if [ "$limit" -le 5 ]; then row FAIL "$name" 0 "not run: the ${BUDGET_S}s budget is spent"; return 1; fi
   local t0; t0=$(date +%s)
   if declare -F "$1" >/dev/null; then  # a function of this script: run it in a child bash
-    timeout --kill-after=10 "$limit" bash -c "$(declare -f has "$1"); $*" >"$OUT/$name.log" 2>&1
+    GPU_CHECK_STEP_S=$limit timeout --kill-after=10 "$limit" \
+      bash -c "$(declare -f has install_missing); DEPS='$DEPS'; $*" >"$OUT/$name.log" 2>&1
   else
-    timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1
+    GPU_CHECK_STEP_S=$limit timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1
   fi
   local rc=$?
   local took=$(( $(date +%s) - t0 ))
+  local why; why=$(grep -E "^SKIP " "$OUT/$name.log" | tail -n 1 | cut -d' ' -f2- | cut -c1-200)
+  local said; said=$(grep -E "^(PASS |installed |nothing missing)" "$OUT/$name.log" | tail -n 1 | cut -c1-200)
   case $rc in
-    0) note "PASS $name (${took}s)";;
-    3) note "SKIP $name (${took}s)";;
-    124|137) note "FAIL $name: timed out after ${limit}s (log: $OUT/$name.log)";;
-    *) note "FAIL $name: exit $rc (${took}s; log: $OUT/$name.log)";;
+    0) row PASS "$name" "$took" "$said";;
+    3) row SKIP "$name" "$took" "${why:-nothing to run here}";;
+    124|137) row FAIL "$name" "$took" "timed out after ${limit}s (log: $OUT/$name.log)";;
+    *) row FAIL "$name" "$took" "exit $rc (log: $OUT/$name.log)";;
   esac
   return $rc
 }
 
-has() { "$PY" -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('$1') is None)"; }
+has() { "$PY" -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('$1') is None)" 2>/dev/null; }
 
 install_missing() {
   local missing=()
-  for pair in returns:returns pyrsistent:pyrsistent pytest:pytest hypothesis:hypothesis \
-      rich:rich onnx:onnx onnxscript:onnxscript; do
-    has "${pair%%:*}" || missing+=("${pair##*:}")
-  done
+  for pair in $DEPS; do has "${pair%%:*}" || missing+=("${pair##*:}"); done
   if [ ${#missing[@]} -eq 0 ]; then echo "nothing missing"; return 0; fi
-  if [ -z "${WHEELS:-}" ]; then echo "missing ${missing[*]}; no WHEELS folder given"; return 0; fi
-  echo "missing ${missing[*]}: installing from $WHEELS (offline)"
-  "$PY" -m pip install --no-index --find-links "$WHEELS" "${missing[@]}"
+  if [ -z "${WHEELS:-}" ] || [ ! -d "$WHEELS" ]; then
+    echo "missing ${missing[*]}; no wheelhouse (WHEELS) to install them from"; return 1
+  fi
+  echo "missing ${missing[*]}: installing from $WHEELS (offline) into $SITE"
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --find-links "$WHEELS" --target "$SITE" "${missing[@]}" || return 1
+  for pair in $DEPS; do has "${pair%%:*}" || { echo "still missing ${pair##*:}"; return 1; }; done
+  echo "installed ${missing[*]}"
 }
 
-note "gpu-check $(date -u +%FT%TZ) python=$PY logs=$OUT"
+echo "gpu-check $(date -u +%FT%TZ) python=$PY logs=$OUT wheels=${WHEELS:-none}"
 run deps install_missing
-grep -h "missing" "$OUT/deps.log" | sed 's/^/  /' | tee -a "$SUMMARY"
 run versions "$PY" -m aitune_fp.effects.backends.stack
 cp "$OUT/versions.log" "$OUT/stack.json" 2>/dev/null
 run cuda "$PY" scripts/gpu_check.py cuda
-if [ $? -ne 0 ]; then
-  sed 's/^/  /' "$OUT/cuda.log" | tee -a "$SUMMARY"
-  note "no CUDA device: skipped providers, backends, gpu-tests, overhead, demo"
-  exit 0
-fi
-run providers "$PY" scripts/gpu_check.py providers
-run backends "$PY" scripts/gpu_check.py backends
-for f in providers backends; do grep -E "^(PASS|FAIL|SKIP|INFO) " "$OUT/$f.log" | sed 's/^/  /' | tee -a "$SUMMARY"; done
-if has pytest; then
-  run gpu-tests "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider tests
-  tail -n 3 "$OUT/gpu-tests.log" | sed 's/^/  /' | tee -a "$SUMMARY"
+cuda_rc=$?
+if [ "$cuda_rc" -eq 0 ]; then
+  run providers "$PY" scripts/gpu_check.py providers
+  run backends "$PY" scripts/gpu_check.py backends
+  run memory "$PY" scripts/gpu_check.py memory
+  run gpu-tests "$PY" scripts/gpu_check.py gpu-tests
+  run overhead "$PY" scripts/gpu_check.py overhead
+  run demo "$PY" -m aitune_fp demo --device cuda --model cnn --out "$OUT/demo" --no-plot \
+    --cache-dir "$OUT/cache" --verify-seconds 1 --max-batch-size 64
+  grep -E "Selected|Speedup|failed" "$OUT/demo.log" | head -n 5
 else
-  note "SKIP gpu-tests: pytest is not installed (give WHEELS=folder)"
+  why="no CUDA device"; [ "$cuda_rc" -ne 3 ] && why="not run: the cuda step failed"
+  for s in providers backends memory gpu-tests overhead demo; do row SKIP "$s" "" "$why"; done
 fi
-run overhead "$PY" benchmarks/overhead.py --model mlp --blocks 5 --calls 1000
-grep -E "overhead|wrapper|timer" "$OUT/overhead.log" | sed 's/^/  /' | tee -a "$SUMMARY"
-run demo "$PY" -m aitune_fp demo --device cuda --model mlp --out "$OUT/demo" --no-plot \
-  --cache-dir "$OUT/cache"
-grep -E "Selected|Speedup|failed" "$OUT/demo.log" | head -n 5 | sed 's/^/  /' | tee -a "$SUMMARY"
-note "done in $(( $(date +%s) - START ))s; summary: $SUMMARY"
-grep -q "^FAIL" "$SUMMARY" && exit 1
-exit 0
+echo "done in $(( $(date +%s) - START ))s"
+# the table (gpu_summary.py needs no torch; any python3 will do, else the raw rows)
+"$PY" scripts/gpu_summary.py "$OUT"; rc=$?
+if ! grep -q "^verdict:" "$OUT/summary.txt"; then python3 scripts/gpu_summary.py "$OUT"; rc=$?; fi
+if ! grep -q "^verdict:" "$OUT/summary.txt"; then
+  cat "$RESULTS"; rc=0; grep -q "^FAIL" "$RESULTS" && rc=1
+fi
+exit "$rc"

@@ -1,23 +1,78 @@
-"""Steps of scripts/gpu-check.sh that need Python: providers really used, GPU backends.
+"""Steps of scripts/gpu-check.sh that need Python (the summary: scripts/gpu_summary.py).
 
     python scripts/gpu_check.py cuda        # exit 3 and "no CUDA device: ..." without one
-    python scripts/gpu_check.py providers   # the providers an ONNX Runtime session really uses
-    python scripts/gpu_check.py backends    # build, validate and time each GPU backend (MLP)
+    python scripts/gpu_check.py providers   # ONNX Runtime GPU providers really used (or SKIP)
+    python scripts/gpu_check.py backends    # Inductor/AOTInductor x {fp32,tf32,bf16,fp16}
+    python scripts/gpu_check.py memory      # the CUDA memory probe, input pool excluded
+    python scripts/gpu_check.py gpu-tests   # pytest -m gpu, a PASS only when a test ran
+    python scripts/gpu_check.py overhead    # TunedModule's per-call overhead on CUDA
 
-Every line printed is ``STATUS name: detail`` with STATUS one of PASS, FAIL, SKIP, so the
-shell script can count them; a backend whose library is missing is a SKIP with the reason.
+Every item line is ``STATUS name: detail`` with STATUS PASS, FAIL or SKIP (a SKIP says why
+and is never a PASS). A step exits 1 when an item failed, 3 (SKIP) when nothing ran, and
+0 when something passed and nothing failed. ``backends`` runs its core cases first (each
+precision at least once for each compiler, on a conv model and on a transformer), then
+the rest of the matrix while ``GPU_CHECK_STEP_S`` (the step's seconds) lasts.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
 NO_CUDA = 3
+SKIPPED = 3
+MIB = 1024 * 1024
+STATUSES = ("PASS", "FAIL", "SKIP")
+PRECISIONS = {"fp32": None, "tf32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+CORE = (
+    ("inductor", "cnn", "fp32"),
+    ("inductor", "cnn", "tf32"),
+    ("inductor", "transformer", "bf16"),
+    ("inductor", "transformer", "fp16"),
+    ("aot_inductor", "transformer", "fp32"),
+    ("aot_inductor", "cnn", "fp16"),
+)
+"""Each precision at least once per compiler, on the conv model and the transformer."""
+MATRIX = tuple(
+    (b, m, p)
+    for b in ("inductor", "aot_inductor")
+    for m in ("cnn", "transformer")
+    for p in PRECISIONS
+)
+
+
+class Items:
+    """The item lines of one step, printed as they come; the step's exit code at the end."""
+
+    def __init__(self) -> None:
+        self.statuses: list[str] = []
+
+    def say(self, status: str, name: str, detail: str) -> None:
+        """Print ``STATUS name: detail`` and remember the status."""
+        assert status in STATUSES
+        self.statuses.append(status)
+        print(f"{status} {name}: {detail}", flush=True)
+
+    def code(self) -> int:
+        """1 on a FAIL, 3 when nothing passed, else 0."""
+        return step_code(self.statuses)
+
+
+def step_code(statuses: Sequence[str]) -> int:
+    """A step's exit code from its items: 1 on a FAIL, SKIPPED when none passed, else 0."""
+    if "FAIL" in statuses:
+        return 1
+    return 0 if "PASS" in statuses else SKIPPED
 
 
 def cuda() -> int:
@@ -32,15 +87,17 @@ def cuda() -> int:
 
 
 def providers() -> int:
-    """Open a session per GPU provider on a one-node model and print what it runs on."""
+    """Open a session per GPU provider the installed ONNX Runtime offers; SKIP the others."""
+    items = Items()
     try:
         import onnx
         import onnxruntime as ort
         from onnx import TensorProto, helper
     except ImportError as error:
-        print(f"SKIP providers: {error}")
-        return 0
+        items.say("SKIP", "providers", f"ONNX Runtime or onnx is not installed ({error})")
+        return items.code()
     from aitune_fp.effects.backends._ort_session import ProviderMismatch, open_checked_session
+    from aitune_fp.effects.backends.ort import _provider_missing
     from aitune_fp.effects.environment import onnxruntime_facts
 
     print(f"INFO onnxruntime: {ort.__version__} available {ort.get_available_providers()}")
@@ -50,98 +107,368 @@ def providers() -> int:
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    failures = 0
+    asks = {
+        "cuda": ["CUDAExecutionProvider"],
+        "tensorrt": ["TensorrtExecutionProvider", "CUDAExecutionProvider"],
+    }
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "relu.onnx")
         onnx.save(model, path)
-        asks = {
-            "cuda": ["CUDAExecutionProvider"],
-            "tensorrt": ["TensorrtExecutionProvider", "CUDAExecutionProvider"],
-        }
         for name, asked in asks.items():
+            missing = _provider_missing(asked[0])
+            if missing is not None:
+                items.say("SKIP", f"provider {name}", missing)
+                continue
             try:
                 session = open_checked_session(ort, path, ort.SessionOptions(), asked)
-                print(f"PASS provider {name}: session runs on {session.get_providers()}")
+                items.say("PASS", f"provider {name}", f"session runs on {session.get_providers()}")
             except ProviderMismatch as error:
-                failures += 1
-                print(f"FAIL provider {name}: {error}")
-    return 1 if failures else 0
+                items.say("FAIL", f"provider {name}", str(error))
+    return items.code()
+
+
+def _demo(name: str, dtype: torch.dtype | None) -> tuple[torch.nn.Module, list[Any]]:
+    """A demo model and its samples, floating parameters and inputs cast to ``dtype``."""
+    import torch.utils._pytree as pytree
+
+    from aitune_fp.models import DEMO_MODELS
+
+    demo = DEMO_MODELS[name]
+    module, samples = demo.build().eval(), demo.samples()
+    if dtype is None:
+        return module, samples
+
+    def cast(t: Any) -> Any:
+        return t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+
+    return module.to(dtype), [pytree.tree_map(cast, s) for s in samples]
+
+
+@contextlib.contextmanager
+def precision_mode(precision: str) -> Iterator[None]:
+    """fp32: torch's switches strict; tf32: TF32 matmuls and convolutions; else as they are."""
+    from aitune_fp.effects.tf32 import STRICT, Tf32Switches, use_switches
+
+    if precision == "fp32":
+        with use_switches(STRICT):
+            yield
+    elif precision == "tf32":
+        with use_switches(Tf32Switches("tf32", "tf32")):
+            yield
+    else:
+        yield
+
+
+def on_dedicated_stream(runner: Callable[..., Any], device: torch.device) -> Callable[..., Any]:
+    """``runner`` enqueued on aitune_fp's dedicated stream, joined the way TensorRT and ONNX
+    Runtime runners join it (the stream waits for the caller's, the caller's for it)."""
+    from aitune_fp.effects.backends._streams import dedicated_stream, enter, leave
+
+    stream = dedicated_stream(device)
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        caller = enter(stream, device)
+        with torch.cuda.stream(stream):
+            out = runner(*args, **kwargs)
+        leave(caller, stream)
+        return out
+
+    return run
+
+
+def _medians(profile: Any) -> dict[int, float]:
+    return {bs: statistics.median(v) for bs, v in profile.latencies_ms.items()}
+
+
+def check_case(
+    config: Any, model: str, precision: str, device: torch.device, work_dir: Path
+) -> tuple[str, str]:
+    """Build, validate and time one candidate: ``(status, detail)``.
+
+    On CUDA it is timed with CUDA events twice, on the caller's stream and enqueued on the
+    dedicated stream (validated there too); a dedicated-stream timing under half the
+    caller-stream one means the events missed the work, a FAIL.
+    """
+    from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.shell.io import perform
+
+    module, raw = _demo(model, PRECISIONS[precision])
+    module = module.to(device)
+    samples = normalise_samples(raw).to(device)
+    name = config.describe()
+    with precision_mode(precision):
+        built = perform(config.build(module, samples, device, work_dir))
+        if _is_failure(built):
+            return "FAIL", f"build: {built.failure().message}"
+        ok = built.unwrap()
+        try:
+            return _validate_and_time(ok, name, module, samples, device, precision)
+        finally:
+            ok.close()
+
+
+def _validate_and_time(
+    ok: Any,
+    name: str,
+    module: torch.nn.Module,
+    samples: Any,
+    device: torch.device,
+    precision: str,
+) -> tuple[str, str]:
+    """Validate and time a built candidate on the caller's (and the dedicated) stream."""
+    from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
+    from aitune_fp.effects.profiler import ProfileSettings, profile_runner
+    from aitune_fp.effects.tf32 import candidate_precision
+    from aitune_fp.effects.validate import Tolerance, validate
+    from aitune_fp.shell.io import perform
+
+    dtype = PRECISIONS[precision]
+    sizes = (1, 8)
+    settings = ProfileSettings(input_mode="same", cuda_events=device.type == "cuda", warmup=None)
+    runners = {"caller stream": ok.runner}
+    if device.type == "cuda":
+        runners["dedicated stream"] = on_dedicated_stream(ok.runner, device)
+    timings: dict[str, dict[int, float]] = {}
+    report = None
+    for where, runner in runners.items():
+        checked = perform(
+            validate(name, _with(ok, runner), module, samples, device, batch_sizes=sizes)
+        )
+        if _is_failure(checked):
+            return "FAIL", f"validate ({where}): {checked.failure().message}"
+        report = report or checked.unwrap()
+        timed = perform(
+            profile_runner(
+                name,
+                runner,
+                samples,
+                device,
+                sizes,
+                fixed_steps(warmup=5, steps=20),
+                never_stop(),
+                settings,
+            )
+        )
+        if _is_failure(timed):
+            return "FAIL", f"profile ({where}): {timed.failure().message}"
+        timings[where] = _medians(timed.unwrap())
+    judged = candidate_precision(ok.info.get("precision"), device)
+    out_dtype = str(dtype or torch.float32).removeprefix("torch.")
+    bound = Tolerance().bound(out_dtype, judged)
+    assert report is not None
+    detail = (
+        f"judged at {judged or out_dtype} (rtol {bound.rtol:g}, atol "
+        f"{bound.atol:g}), max abs {report.max_abs_error:.3g}, max rel "
+        f"{report.max_rel_error:.3g}; "
+        + "; ".join(
+            f"{where} " + ", ".join(f"bs{bs} {ms:.3f} ms" for bs, ms in sorted(t.items()))
+            for where, t in timings.items()
+        )
+    )
+    if "dedicated stream" in timings:
+        for bs, ms in timings["dedicated stream"].items():
+            if ms < 0.5 * timings["caller stream"][bs]:
+                return "FAIL", detail + f" (bs{bs}: the dedicated-stream events missed the work)"
+    return "PASS", detail
+
+
+def _is_failure(result: Any) -> bool:
+    from returns.result import Failure
+
+    return isinstance(result, Failure)
+
+
+def _with(built: Any, runner: Callable[..., Any]) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(built, runner=runner)
 
 
 def backends(device_name: str = "cuda") -> int:
-    """Build, validate and briefly time every GPU backend on the MLP demo model.
+    """Inductor and AOTInductor over the precision matrix (core cases first, the rest while
+    the step's time lasts), then the TensorRT-based and ONNX Runtime GPU backends on the MLP
+    where their libraries are installed (SKIP with the reason otherwise).
 
-    With ``device_name="cpu"`` the same steps run ONNX Runtime's CPU provider: a rehearsal
-    of this code path on a machine without a GPU (``backends-cpu``).
+    With ``device_name="cpu"`` the same code path runs ONNX Runtime's CPU provider on the MLP
+    (``backends-cpu``: a rehearsal on a machine without a GPU).
     """
-    from returns.result import Success
-
-    from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
-    from aitune_fp.effects.backends.base import Backend
+    from aitune_fp.effects.backends.aot_inductor import AOTInductor
+    from aitune_fp.effects.backends.inductor import InductorJIT
     from aitune_fp.effects.backends.ort import OnnxRuntime
     from aitune_fp.effects.backends.torch_trt import TorchTensorRT
     from aitune_fp.effects.backends.trt import TensorRT
-    from aitune_fp.effects.inputs import normalise_samples
-    from aitune_fp.effects.profiler import ProfileSettings, profile_runner
-    from aitune_fp.effects.validate import validate
-    from aitune_fp.models import DEMO_MODELS
-    from aitune_fp.shell.io import perform
 
+    items = Items()
+    deadline = time.monotonic() + float(os.environ.get("GPU_CHECK_STEP_S", "200")) - 25.0
     device = torch.device("cuda", 0) if device_name == "cuda" else torch.device("cpu")
+    compilers = {"inductor": InductorJIT(), "aot_inductor": AOTInductor()}
+    cases: list[tuple[Any, str, str]] = []
+    if device.type == "cuda":
+        cases += [(compilers[b], m, p) for b, m, p in CORE]
+        cases += [(compilers[b], m, p) for b, m, p in MATRIX if (b, m, p) not in CORE]
+        cases += [
+            (c, "mlp", "fp16" if getattr(c, "fp16", False) else "fp32")
+            for c in (
+                OnnxRuntime(provider="cuda"),
+                OnnxRuntime(provider="tensorrt", max_batch_size=64),
+                TensorRT(max_batch_size=64),
+                TensorRT(max_batch_size=64, fp16=True),
+                TorchTensorRT(max_batch_size=64),
+                TorchTensorRT(max_batch_size=64, fp16=True),
+                TorchTensorRT(ir="torch_compile"),
+            )
+        ]
+    else:
+        cases.append((OnnxRuntime(provider="cpu"), "mlp", "fp32"))
+    core = len(CORE) if device.type == "cuda" else len(cases)
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (config, model, precision) in enumerate(cases):
+            name = f"{config.describe()} {model} {precision}"
+            reason = config.unavailable_reason(device)
+            if reason is not None:
+                items.say("SKIP", name, reason)
+                continue
+            if i >= core and time.monotonic() > deadline:
+                items.say("SKIP", name, "not run: the step's time is spent (core cases ran)")
+                continue
+            t0 = time.perf_counter()
+            try:
+                status, detail = check_case(config, model, precision, device, Path(tmp) / str(i))
+            except Exception as error:  # a crash of one case is that case's FAIL
+                status, detail = "FAIL", f"{type(error).__name__}: {error}"
+            items.say(status, name, f"{detail}; {time.perf_counter() - t0:.1f} s")
+            torch._dynamo.reset()
+    return items.code()
+
+
+def memory() -> int:
+    """The CUDA memory probe: 64 MiB held, 32 MiB of workspace per call, a 128 MiB pool of
+    inputs; the figure must be the backend's ~96 MiB, never the pool's 128+."""
+    from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
+    from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.effects.memory import MemoryWatch
+    from aitune_fp.effects.profiler import ProfileSettings, profile_runner
+
+    items = Items()
+    device = torch.device("cuda", 0)
+    torch.ones(1, device=device).add_(1.0)  # CUDA's context and first kernels: not ours
+    torch.cuda.synchronize(device)
+    watch = MemoryWatch(device)
+    watch.on_stage("build")
+    held = torch.ones(16 * MIB, device=device)  # 64 MiB the "backend" keeps
+
+    def runner(x: torch.Tensor) -> torch.Tensor:
+        work = torch.empty(8 * MIB, device=device)  # 32 MiB of workspace per call
+        return x[0, :1] + work[:1] + held[:1]
+
+    watch.on_stage("profile")
+    samples = normalise_samples(torch.randn(4, 4 * MIB))  # a 64 MiB batch; the pool holds 2
+    profile_runner(
+        "probe",
+        runner,
+        samples,
+        device,
+        (4,),
+        fixed_steps(warmup=2, steps=5),
+        never_stop(),
+        ProfileSettings(input_mode="rotating", pool_factor=0.0, warmup=None, cuda_events=True),
+    )
+    peak = watch.peak_mb()
+    detail = f"peak {peak} MiB (expected about 96: 64 held + 32 workspace, the 128 MiB pool out)"
+    items.say("PASS" if peak is not None and 88.0 <= peak <= 130.0 else "FAIL", "memory", detail)
+    return items.code()
+
+
+def pytest_verdict(returncode: int, output: str) -> tuple[str, str]:
+    """The gpu-tests step's status from pytest's exit code and output: PASS only when at
+    least one test passed and none failed; all skipped (or none collected) is a SKIP.
+
+    >>> pytest_verdict(0, "3 passed, 2 skipped in 4.1s")
+    ('PASS', '3 passed, 2 skipped in 4.1s')
+    >>> pytest_verdict(0, "12 skipped in 1.0s")[0], pytest_verdict(1, "1 failed, 2 passed")[0]
+    ('SKIP', 'FAIL')
+    """
+    lines = [ln.strip("= ") for ln in output.strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else "no output"
+    if returncode not in (0, 5):
+        return "FAIL", last
+    return ("PASS" if " passed" in f" {last}" else "SKIP"), last
+
+
+def gpu_tests() -> int:
+    """``pytest -m gpu``: every skip reason is an item; PASS only when a test really ran."""
+    items = Items()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-m",
+            "gpu",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "tests",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    print(done.stdout[-6000:], done.stderr[-2000:], sep="\n")
+    for line in done.stdout.splitlines():
+        if line.startswith("SKIPPED"):
+            items.say("SKIP", "gpu test", line.removeprefix("SKIPPED").strip())
+    status, detail = pytest_verdict(done.returncode, done.stdout)
+    items.say(status, "gpu-tests", detail)
+    return items.code()
+
+
+def overhead(blocks: int = 15, calls: int = 2000) -> int:
+    """TunedModule's per-call overhead on CUDA: the tuned module around an eager CUDA runner
+    (envelope with the device check) against the runner itself, interleaved blocks."""
+    from aitune_fp.core.records import BackendProfilingResult, Selection
+    from aitune_fp.effects.backends._runner import in_inference_mode
+    from aitune_fp.effects.backends.base import Built
+    from aitune_fp.effects.backends.inductor import InductorJIT
+    from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.models import DEMO_MODELS
+    from aitune_fp.shell.tuned_module import TunedModule
+
+    items = Items()
+    device = torch.device("cuda", 0)
     demo = DEMO_MODELS["mlp"]
     module = demo.build().eval().to(device)
     samples = normalise_samples(demo.samples()).to(device)
-    gpu_configs: list[Backend] = [
-        OnnxRuntime(provider="cuda"),
-        OnnxRuntime(provider="tensorrt", max_batch_size=64),
-        TensorRT(max_batch_size=64),
-        TensorRT(max_batch_size=64, fp16=True),
-        TorchTensorRT(max_batch_size=64),
-        TorchTensorRT(max_batch_size=64, fp16=True),
-        TorchTensorRT(ir="torch_compile"),
-    ]
-    configs = gpu_configs if device.type == "cuda" else [OnnxRuntime(provider="cpu")]
-    failures = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, config in enumerate(configs):
-            name = config.describe()
-            reason = config.unavailable_reason(device)
-            if reason is not None:
-                print(f"SKIP {name}: {reason}")
-                continue
-            t0 = time.perf_counter()
-            built = perform(config.build(module, samples, device, Path(tmp) / str(i)))
-            if not isinstance(built, Success):
-                failures += 1
-                print(f"FAIL {name}: {built.failure().message}")
-                continue
-            ok = built.unwrap()
-            checked = perform(validate(name, ok, module, samples, device, batch_sizes=(1, 64)))
-            if not isinstance(checked, Success):
-                failures += 1
-                print(f"FAIL {name}: {checked.failure().message}")
-                continue
-            profile = perform(
-                profile_runner(
-                    name,
-                    ok.runner,
-                    samples,
-                    device,
-                    (1, 64),
-                    fixed_steps(warmup=5, steps=20),
-                    never_stop(),
-                    ProfileSettings(input_mode="same", cuda_events=True),
-                )
-            )
-            timing = "not timed"
-            if isinstance(profile, Success):
-                lat = profile.unwrap().latencies_ms
-                timing = ", ".join(
-                    f"bs{bs} median {sorted(v)[len(v) // 2]:.3f} ms" for bs, v in lat.items()
-                )
-            print(f"PASS {name}: {ok.info}; {timing}; built in {time.perf_counter() - t0:.1f} s")
-            ok.close()
-    return 1 if failures else 0
+    runner = in_inference_mode(module)
+    built = Built(runner, info={"device": str(device)})
+    selection = Selection("inductor", BackendProfilingResult(1.0, 1, 1.0, 1.0), False)
+    tuned = TunedModule(built, InductorJIT(), selection, samples, max_batch_size=64)
+    x = samples.items[0].args[0]
+    direct: list[float] = []
+    wrapped: list[float] = []
+
+    def per_call_us(fn: Callable[[], Any]) -> float:
+        torch.cuda.synchronize(device)
+        t0 = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        spent = (time.perf_counter_ns() - t0) / calls / 1000.0
+        torch.cuda.synchronize(device)
+        return spent
+
+    with torch.inference_mode():
+        for block in range(blocks):
+            pair = [(direct, lambda: runner(x)), (wrapped, lambda: tuned(x))]
+            for sink, fn in pair if block % 2 == 0 else reversed(pair):
+                sink.append(per_call_us(fn))
+    diffs = [w - d for w, d in zip(wrapped, direct, strict=True)]
+    cost = statistics.median(diffs)
+    detail = (
+        f"median {cost:.2f} µs/call over the runner's {statistics.median(direct):.2f} µs "
+        f"(min {min(diffs):.2f}, max {max(diffs):.2f}; target < 5 µs, FAIL over 20 µs)"
+    )
+    items.say("PASS" if cost < 20.0 else "FAIL", "overhead", detail)
+    return items.code()
 
 
 def imports() -> int:
@@ -149,7 +476,16 @@ def imports() -> int:
     import importlib
     import inspect
 
-    for step in (providers, backends):
+    for step in (
+        providers,
+        check_case,
+        _validate_and_time,
+        backends,
+        memory,
+        overhead,
+        precision_mode,
+        _demo,
+    ):
         for line in inspect.getsource(step).splitlines():
             words = line.split()
             if words[:1] == ["from"] and words[1].startswith("aitune_fp") and "import" in words:
@@ -162,11 +498,14 @@ def imports() -> int:
 
 def main(argv: list[str]) -> int:
     """Run the step named by ``argv[0]``."""
-    steps = {
+    steps: dict[str, Callable[[], int]] = {
         "cuda": cuda,
         "providers": providers,
         "backends": backends,
         "backends-cpu": lambda: backends("cpu"),
+        "memory": memory,
+        "gpu-tests": gpu_tests,
+        "overhead": overhead,
         "imports": imports,
     }
     if not argv or argv[0] not in steps:

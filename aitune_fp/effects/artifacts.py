@@ -106,18 +106,14 @@ def _aot_inductor(config: Any, request: _Request, log: BuildLog) -> Built:
 
 
 def _onnxruntime(config: Any, request: _Request, log: BuildLog) -> Built:
+    from aitune_fp.effects.backends._ort_info import ort_info
     from aitune_fp.effects.backends._ort_runners import session_runner
 
     spec, device = request.spec, request.device
     graph = _onnx_graph(request.artifact, spec, request.outputs)
     session = config.open_session(graph, spec, device, request.work_dir)
     runner = session_runner(session, graph, spec, device)
-    info = {
-        "provider": config.resolved_provider(device),
-        "providers": list(session.get_providers()),
-        "device": str(device),
-    }
-    return Built(runner, artifact=request.artifact, info=info)
+    return Built(runner, artifact=request.artifact, info=ort_info(config, session, device))
 
 
 def _tensorrt(config: Any, request: _Request, log: BuildLog) -> Built:

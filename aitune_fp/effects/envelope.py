@@ -6,10 +6,16 @@ Rules:
   ``[1, max_batch_size]`` (unbounded when ``None``), every dynamic axis is in its range and
   every other axis has the tuned size, and the inputs agree on the batch size and on every
   shared dynamic dimension;
+- with a ``device`` (the device the backend was built for: TensorRT and ONNX Runtime's CUDA
+  runners bind ``data_ptr()`` as a device address, so a tensor elsewhere would hand them a
+  host pointer or another GPU's memory), every input must be on that device (a CUDA
+  device without an index means the device current when the envelope is made);
+  :meth:`Envelope.device_reason` names an input that is not, and such a call is refused,
+  never run;
 - :meth:`Envelope.admits` is the per-call check: its verdict is a function of the inputs'
-  shapes and dtypes, memoised by them (a bounded memo, the one mutable part, which changes
-  no verdict), so a repeated shape costs a lookup; :meth:`Envelope.reason` says in words
-  why a call is outside (only computed then).
+  shapes and dtypes (and devices, with a ``device``), memoised by them (a bounded memo, the
+  one mutable part, which changes no verdict), so a repeated shape costs a lookup;
+  :meth:`Envelope.reason` says in words why a call is outside (only computed then).
 """
 
 from __future__ import annotations
@@ -60,10 +66,17 @@ class Envelope:
     shared: tuple[tuple[tuple[int, int], ...], ...]
     pick: Callable[[Mapping[str, Any]], tuple[Any, ...]] = field(compare=False, repr=False)
     memo: dict[Any, bool] = field(default_factory=dict, compare=False, repr=False)
+    device: torch.device | None = None
 
     @classmethod
-    def of(cls, spec: InputSpec, max_batch_size: int | None = None) -> Envelope:
-        """The envelope of ``spec`` with batches up to ``max_batch_size``."""
+    def of(
+        cls,
+        spec: InputSpec,
+        max_batch_size: int | None = None,
+        device: torch.device | str | None = None,
+    ) -> Envelope:
+        """The envelope of ``spec`` with batches up to ``max_batch_size`` (inputs on
+        ``device`` when given)."""
         hi_batch = max_batch_size if max_batch_size is not None else 2**62
         bounds = []
         by_dim: dict[str, list[tuple[int, int]]] = {}
@@ -84,6 +97,7 @@ class Envelope:
             tuple(bounds),
             shared,
             _picker(spec.keywords),
+            device=None if device is None else _resolved(torch.device(device)),
         )
 
     def _tensors(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -100,7 +114,11 @@ class Envelope:
             return False
         try:
             tensors = (*args, *self.pick(kwargs)) if kwargs else args
-            key = tuple([(t.shape, t.dtype) for t in tensors])
+            key: tuple[Any, ...]
+            if self.device is None:
+                key = tuple([(t.shape, t.dtype) for t in tensors])
+            else:
+                key = tuple([(t.shape, t.dtype, t.device) for t in tensors])
         except (AttributeError, KeyError):
             return False
         verdict = self.memo.get(key)
@@ -116,8 +134,11 @@ class Envelope:
         if kwargs.keys() != self.keyset:
             return False
         tensors = self._tensors(args, kwargs)
+        device = self.device
         for t, (dtype, axes) in zip(tensors, self.bounds, strict=True):
             if not isinstance(t, torch.Tensor) or t.dtype != dtype:
+                return False
+            if device is not None and t.device != device:
                 return False
             shape = t.shape
             if len(shape) != len(axes):
@@ -146,6 +167,8 @@ class Envelope:
                 return f"{name} is a {type(t).__name__}, not a tensor"
             if t.dtype != dtype:
                 return f"{name} is {t.dtype}, tuned for {dtype}"
+            if self.device is not None and t.device != self.device:
+                return f"{name} is on {t.device}, tuned for {self.device}"
             if t.dim() != len(axes):
                 return f"{name} has shape {tuple(t.shape)}, tuned for {len(axes)} dimensions"
             for axis, (size, (lo, hi)) in enumerate(zip(t.shape, axes, strict=True)):
@@ -158,3 +181,28 @@ class Envelope:
             if len(set(sizes.values())) > 1:
                 return f"inputs disagree on a shared dimension: {sizes}"
         return "inside"
+
+    def device_reason(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str | None:
+        """Why the call's tensors are not on the envelope's device, or ``None`` (also when
+        the envelope has no device or the call's structure is wrong)."""
+        if self.device is None:
+            return None
+        tensors = (*args, *(kwargs[k] for k in self.keywords if k in kwargs))
+        for name, t in zip(self.names, tensors, strict=False):
+            if isinstance(t, torch.Tensor) and t.device != self.device:
+                return (
+                    f"{name} is on {t.device}, the backend runs on {self.device} "
+                    f"(move the inputs there: .to({str(self.device)!r}))"
+                )
+        return None
+
+
+def _resolved(device: torch.device) -> torch.device:
+    """A CUDA device without an index as the device current now (when CUDA is usable).
+
+    >>> _resolved(torch.device("cpu")), _resolved(torch.device("cuda", 1))
+    (device(type='cpu'), device(type='cuda', index=1))
+    """
+    if device.type == "cuda" and device.index is None and torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    return device

@@ -1,11 +1,18 @@
 """Peak memory of a backend while it runs, in MiB: what ``Profile.peak_memory_mb`` holds.
 
 The figure is ``peak - before``, clamped at 0: ``before`` is the memory in use just before
-the backend is built, ``peak`` the highest use during its profiled calls. So it counts
-what the backend holds (its own weights, engine, compiled code, runtime arenas) plus its
-activations and workspace while running. A :class:`MemoryWatch` takes the two readings
+the backend is built, ``peak`` the highest use during its profiled calls, **less the
+profiler's input pool**. So it counts what the backend holds (its own weights, engine,
+compiled code, runtime arenas) plus its activations and workspace while running, never
+the inputs the profiler pre-built for it. A :class:`MemoryWatch` takes the readings
 around one candidate: ``on_stage("build")`` reads ``before``, ``on_stage("profile")``
 resets the peak counter, ``peak_mb()`` reads the peak after the profiled calls.
+
+The input pool: the profiler builds each batch size's pool through :func:`apart_from_peak`.
+While a watch on that device is armed (in this thread of control: a context variable),
+that closes the current peak segment (its peak less the previous pool counts), measures
+what building the pool adds to the held memory, and starts a new segment; the figure is
+the largest segment peak, each less its own pool.
 
 CPU rules (the whole process's resident memory, from ``/proc/self/status``):
 
@@ -45,11 +52,15 @@ available):
   ``total - free`` from ``torch.cuda.mem_get_info(device)``, after a synchronize,
   a garbage collection and ``torch.cuda.empty_cache()``;
 - ``torch.cuda.reset_peak_memory_stats(device)`` runs right before the profiled calls;
-- afterwards the torch delta is ``max_memory_allocated - before.allocated`` and the device
-  delta is ``used now - before.used`` (runtimes such as ONNX Runtime and TensorRT allocate
-  outside torch's allocator, so only the device-level reading sees them); the figure is
-  the larger of the two. The device-level reading is sampled, not a peak, and counts
-  other processes on the same GPU, so it is approximate too.
+- afterwards the torch delta is ``max_memory_allocated - pool - before.allocated``
+  (allocated memory, not reserved: torch's cache of freed blocks is not the backend's)
+  and the device delta is ``used now - before.used``, read after a synchronize, a garbage
+  collection and ``torch.cuda.empty_cache()`` so that the freed input pool and torch's
+  cached blocks are handed back first (runtimes such as ONNX Runtime and TensorRT
+  allocate outside torch's allocator, so only the device-level reading sees what they
+  keep); the figure is the larger of the two. The device-level reading is what the
+  backend still holds after its calls, not a peak, and counts other processes on the
+  same GPU, so it is approximate too.
 
 Other device types are not measured (``None``, reason logged).
 """
@@ -59,14 +70,17 @@ from __future__ import annotations
 import ctypes
 import gc
 import logging
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 import torch
 
 log = logging.getLogger("aitune_fp")
 
+T = TypeVar("T")
 MIB: Final = 1024 * 1024
 PROC_STATUS = Path("/proc/self/status")
 PROC_CLEAR_REFS = Path("/proc/self/clear_refs")
@@ -179,10 +193,14 @@ def reset_peak(device: torch.device) -> bool:
 
 
 def peak_level(device: torch.device) -> MemoryLevel | None:
-    """The peak since :func:`reset_peak` on ``device`` (CUDA: device use sampled now)."""
+    """The peak since :func:`reset_peak` on ``device`` (CUDA: the allocated peak, and the
+    device use now, after freed and cached blocks are handed back)."""
     if _is_cuda(device):
         torch.cuda.synchronize(device)
-        return MemoryLevel(torch.cuda.max_memory_allocated(device) / MIB, _cuda_used_mb(device))
+        held = torch.cuda.max_memory_allocated(device) / MIB
+        gc.collect()
+        torch.cuda.empty_cache()
+        return MemoryLevel(held, _cuda_used_mb(device))
     if device.type != "cpu":
         return None
     hwm = read_status_mb("VmHWM")
@@ -205,6 +223,10 @@ class MemoryWatch:
         self.device = device
         self.before: MemoryLevel | None = None
         self.armed = False
+        self.pool_mb = 0.0
+        """What the current segment's input pool added to the held memory."""
+        self.segments_mb = 0.0
+        """The largest held peak of the closed segments, each less its pool."""
 
     def on_stage(self, stage: str) -> None:
         """Take the reading that ``stage`` (about to start) calls for, if any."""
@@ -221,10 +243,58 @@ class MemoryWatch:
     def start_peak(self) -> None:
         """Reset the peak counter: the measured region starts now."""
         self.armed = self.before is not None and reset_peak(self.device)
+        self.pool_mb = self.segments_mb = 0.0
+        _ACTIVE.set(self if self.armed else None)
+
+    def apart(self, make: Callable[[], T]) -> T:
+        """``make()``, its allocations kept out of the peak (see the module rules)."""
+        peak = _held_peak(self.device)
+        if peak is not None:
+            self.segments_mb = max(self.segments_mb, peak - self.pool_mb)
+        held = _held_now(self.device)
+        made = make()
+        after = _held_now(self.device)
+        self.pool_mb = max(0.0, after - held) if held is not None and after is not None else 0.0
+        self.armed = reset_peak(self.device)
+        return made
 
     def peak_mb(self) -> float | None:
-        """The peak since :meth:`start_peak` minus the level before the build, in MiB."""
+        """The peak since :meth:`start_peak`, less the input pools, minus the level before
+        the build, in MiB."""
+        if _ACTIVE.get() is self:
+            _ACTIVE.set(None)
         if not self.armed or self.before is None:
             return None
         peak = peak_level(self.device)
-        return None if peak is None else peak_delta_mb(self.before, peak)
+        if peak is None:
+            return None
+        held = max(self.segments_mb, peak.held_mb - self.pool_mb)
+        return peak_delta_mb(self.before, MemoryLevel(held, peak.device_used_mb))
+
+
+_ACTIVE: ContextVar[MemoryWatch | None] = ContextVar("aitune_fp_memory_watch", default=None)
+
+
+def _held_now(device: torch.device) -> float | None:
+    """The held memory now (CUDA: allocated; CPU: resident), no freeing first."""
+    if _is_cuda(device):
+        torch.cuda.synchronize(device)
+        return torch.cuda.memory_allocated(device) / MIB
+    return read_status_mb("VmRSS") if device.type == "cpu" else None
+
+
+def _held_peak(device: torch.device) -> float | None:
+    """The held peak since the last reset (CUDA: allocated; CPU: ``VmHWM``)."""
+    if _is_cuda(device):
+        torch.cuda.synchronize(device)
+        return torch.cuda.max_memory_allocated(device) / MIB
+    return read_status_mb("VmHWM") if device.type == "cpu" else None
+
+
+def apart_from_peak(device: torch.device, make: Callable[[], T]) -> T:
+    """``make()`` (the profiler's input pool), kept out of the peak of the armed watch on
+    ``device``, if any; just ``make()`` otherwise."""
+    watch = _ACTIVE.get()
+    if watch is None or not watch.armed or watch.device != device:
+        return make()
+    return watch.apart(make)

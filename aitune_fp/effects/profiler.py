@@ -65,6 +65,7 @@ from aitune_fp.core.measure.warmup import WarmupCall, WarmupRule, fixed_warmup
 from aitune_fp.core.records import BackendFailure, MeasuredBatch, Profile
 from aitune_fp.effects.inputs import Batch, Samples, make_batch
 from aitune_fp.effects.machine import free_memory_bytes, last_level_cache_bytes, synchronize
+from aitune_fp.effects.memory import apart_from_peak
 
 INPUT_MODES = frozenset({"rotating", "same", "parallel_op"})
 Timer = Callable[[Callable[[], Any]], float]
@@ -310,7 +311,7 @@ def profile_runner(
         return decision
 
     def measure(bs: int) -> BatchReport:
-        pool = input_pool(samples, bs, device, settings)
+        pool = apart_from_peak(device, partial(input_pool, samples, bs, device, settings))
         if active is None:
             return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
         calls = active.rule.probe_calls

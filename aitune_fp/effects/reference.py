@@ -30,6 +30,7 @@ import torch.utils._pytree as pytree
 
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Batch, Samples, batch_at, make_batch
+from aitune_fp.effects.tf32 import strict_fp32
 
 log = logging.getLogger("aitune_fp")
 REFERENCE_FILE: Final = "eager_reference.pt"
@@ -87,8 +88,9 @@ def _to_cpu(outputs: Any) -> Any:
 def eager_references(
     module: torch.nn.Module, samples: Samples, batch_sizes: Sequence[int], device: torch.device
 ) -> dict[str, Any]:
-    """The eager outputs of every validation batch, on the CPU, by batch name."""
-    with torch.inference_mode():
+    """The eager outputs of every validation batch, on the CPU, by batch name (computed in
+    strict float32, as validation computes them: :mod:`.tf32`)."""
+    with torch.inference_mode(), strict_fp32():
         return {
             where: _to_cpu(batch.to(device).call(module))
             for where, batch in validation_batches(samples, batch_sizes)

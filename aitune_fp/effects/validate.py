@@ -11,7 +11,9 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
   eager's on the same batch;
 - every floating output is close to eager's: ``|got − eager| ≤ atol + rtol·|eager|`` with
   ``rtol``/``atol`` chosen by dtype (the looser of the output dtype and the precision the
-  backend computes in, ``Built.info["precision"]``); integer and bool outputs must be equal;
+  backend computes in, ``Built.info["precision"]``, else torch's own: :mod:`.tf32`);
+  integer and bool outputs must be equal; eager's outputs are computed in strict float32
+  (:func:`~aitune_fp.effects.tf32.strict_fp32`), never TF32;
 - a failure names the output, the batch, the worst element (index, both values) and the
   max abs/rel error; a success reports the max errors over everything checked (the rel
   error of an element is ``|got − eager| / max(|eager|, atol)``, so zeros do not blow it up);
@@ -35,6 +37,12 @@ from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Batch, Samples
 from aitune_fp.effects.reference import cached_references, validation_batches
+from aitune_fp.effects.tf32 import (
+    DEFAULT_SWITCHES,
+    Tf32Switches,
+    candidate_precision,
+    strict_fp32,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +109,17 @@ class ValidationReport:
     max_rel_error: float
     worst: str
     reference: str = "eager"
+    switches: Tf32Switches = DEFAULT_SWITCHES
 
     def as_dict(self) -> dict[str, float]:
         """The numbers, for logs and stage records (``cached_reference``: 1 when eager's
-        outputs came from the cache entry)."""
+        outputs came from the cache entry; the TF32 switches, :mod:`.tf32`)."""
         return {
             "max_abs_error": self.max_abs_error,
             "max_rel_error": self.max_rel_error,
             "batches_checked": float(len(self.batches)),
             "cached_reference": 1.0 if self.reference == "cached" else 0.0,
+            **self.switches.as_record(),
         }
 
 
@@ -226,6 +236,7 @@ def _check_batch(
     where: str,
     tolerance: Tolerance,
     stored: Any = None,
+    device: torch.device = torch.device("cpu"),
 ) -> _Errors:
     """Errors of one batch against eager's outputs (``stored`` ones when given)."""
     with torch.inference_mode():
@@ -233,8 +244,9 @@ def _check_batch(
             got = _clone(batch.call(built.runner))
         except Exception as error:
             raise _Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
-        ref = stored if stored is not None else batch.call(eager_module)
-    precision = built.info.get("precision")
+        with strict_fp32():
+            ref = stored if stored is not None else batch.call(eager_module)
+    precision = candidate_precision(built.info.get("precision"), device)
     worst = _Errors()
     for label, g, r in _check_structure(got, ref, where):
         if not isinstance(r, torch.Tensor):
@@ -275,7 +287,7 @@ def validate(
         for where, batch in validation_batches(samples, sizes):
             ref = stored[where] if stored is not None else None
             worst = worst.merge(
-                _check_batch(built, eager_module, batch.to(device), where, tolerance, ref)
+                _check_batch(built, eager_module, batch.to(device), where, tolerance, ref, device)
             )
             checked.append(where)
     except _Mismatch as mismatch:
@@ -287,6 +299,7 @@ def validate(
         worst.rel_error,
         worst.worst,
         "cached" if stored is not None else "eager",
+        Tf32Switches.now(),
     )
     return IOSuccess(report)
 

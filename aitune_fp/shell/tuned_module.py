@@ -10,6 +10,9 @@ Rules:
   (:class:`OutsideEnvelopeWarning`); with ``outside="raise"`` it raises
   :class:`OutsideEnvelopeError`, as it does when there is no eager module to run (a module
   loaded from an artifact without ``module=``);
+- a call whose tensors are not on the device the backend was built for
+  (``Built.info["device"]``) raises :class:`OutsideEnvelopeError` naming the input and both
+  devices, whatever ``outside`` says (the eager module lives on that device too);
 - when eager itself was selected there is no envelope to keep;
 - ``.selection`` is the core ``Selection``, ``.backend`` the winner's description,
   ``.record`` the whole run as data. ``close()`` frees the backend's resources.
@@ -84,8 +87,11 @@ class TunedModule(torch.nn.Module):
         if max_batch_size is not None:  # every user sample was validated too
             max_batch_size = max(max_batch_size, *(b.size for b in samples.items))
         self.max_batch_size = max_batch_size
+        device = built.info.get("device")  # set by the runners that bind device addresses
         self.envelope: Envelope | None = (
-            None if backend_config.name == "eager" else Envelope.of(samples.spec, max_batch_size)
+            None
+            if backend_config.name == "eager"
+            else Envelope.of(samples.spec, max_batch_size, device if device else None)
         )
         self._admits = self.envelope.admits if self.envelope is not None else None
         self._warned = False
@@ -117,6 +123,9 @@ class TunedModule(torch.nn.Module):
         assert self.envelope is not None
         reason = self.envelope.reason(args, kwargs)
         source = self._source[0]
+        elsewhere = self.envelope.device_reason(args, kwargs)
+        if elsewhere is not None:  # eager lives on the backend's device too: no fallback
+            raise OutsideEnvelopeError(f"call on the wrong device for {self.backend}: {elsewhere}")
         if self.outside == "raise" or source is None:
             hint = "" if source is not None else " (no eager module: load(path, module=...))"
             raise OutsideEnvelopeError(

@@ -12,14 +12,8 @@ import pytest
 import torch
 from torch import nn
 
-from aitune_fp.effects.backends.torch_trt import (
-    TorchTensorRT,
-    cast_io,
-    check_precision,
-    compilation_settings,
-    engine_dtypes,
-    trt_engine_modules,
-)
+from aitune_fp.effects.backends._torch_trt_io import called_engines, cast_io, check_precision
+from aitune_fp.effects.backends.torch_trt import TorchTensorRT, compilation_settings
 
 SETTINGS_2_13 = {"min_block_size", "disable_tf32", "use_explicit_typing", "workspace_size"}
 SETTINGS_2_12 = SETTINGS_2_13 | {"enabled_precisions"}
@@ -62,27 +56,27 @@ def test_an_option_the_installed_version_lacks_is_refused() -> None:
         compilation_settings(SETTINGS_2_13, tf32=False, options=(("enabled_precisions", {1}),))
 
 
-def test_engine_dtypes_are_read_back_from_the_engine_submodules() -> None:
+def test_engine_dtypes_are_read_back_from_the_engines_that_ran() -> None:
     """A half-fed engine submodule reports float16; the runner still returns float32."""
     compiled = Compiled()
-    engines = trt_engine_modules(compiled)
-    assert engines == [compiled._run_on_acc_0]
+    engines: list[nn.Module] = []
     seen: list[torch.dtype] = []
-    runner = cast_io(compiled, torch.float16, (torch.float32,), lambda _: None)
-    with engine_dtypes(engines, seen.extend):
+    runner = cast_io(compiled, torch.float16, (torch.float32,))
+    with called_engines(engines, seen.extend):
         out = runner(torch.ones(2, 4))
+    assert engines == [compiled._run_on_acc_0]
     assert out.dtype == torch.float32
     assert check_precision("float16", seen, engines) == "float16"
     runner(torch.ones(2, 4))
-    assert len(seen) == 2, "the hooks are removed after the read-back"
+    assert len(seen) == 2, "the hook is removed after the read-back"
 
 
 def test_an_fp16_request_whose_engines_ran_float32_fails() -> None:
     """Feeding the engine float32 (the request silently ignored) is a build failure."""
     compiled = Compiled()
-    engines = trt_engine_modules(compiled)
+    engines: list[nn.Module] = []
     seen: list[torch.dtype] = []
-    with engine_dtypes(engines, seen.extend):
+    with called_engines(engines, seen.extend):
         compiled(torch.ones(2, 4))
     with pytest.raises(RuntimeError, match="asked for float16 but the TensorRT engines"):
         check_precision("float16", seen, engines)
@@ -90,9 +84,12 @@ def test_an_fp16_request_whose_engines_ran_float32_fails() -> None:
 
 def test_a_compiled_module_without_engines_fails() -> None:
     """Everything partitioned back to PyTorch is not a Torch-TensorRT build."""
-    assert trt_engine_modules(nn.Sequential(nn.ReLU())) == []
+    engines: list[nn.Module] = []
+    with called_engines(engines, lambda _: None):
+        nn.Sequential(nn.ReLU())(torch.ones(2))
+    assert engines == []
     with pytest.raises(RuntimeError, match="built no TensorRT engine"):
-        check_precision("float32", [], [])
+        check_precision("float32", [], engines)
 
 
 def test_supported_range_is_enforced_from_metadata(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,6 +33,7 @@ from aitune_fp.effects.backends._export import (
 )
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._shared_export import on_program
+from aitune_fp.effects.backends._treespec import keyword_names
 from aitune_fp.effects.inputs import InputSpec, Samples
 
 
@@ -50,8 +51,7 @@ class OnnxGraph:
 def program_input_names(program: Any, spec: InputSpec) -> tuple[str, ...]:
     """The spec names of ``program``'s inputs in the order it takes them: positional, then
     keywords in its signature's order (``torch.export`` orders keywords that way)."""
-    kwargs = program.module_call_graph[0].signature.in_spec.children_specs[1]
-    keywords = tuple(kwargs.context) if kwargs.context else ()
+    keywords = keyword_names(program.module_call_graph[0].signature.in_spec)
     if sorted(keywords) != sorted(spec.keywords):
         raise RuntimeError(f"the program takes keywords {keywords}, the spec {spec.keywords}")
     return (*spec.positional, *keywords)

@@ -10,14 +10,23 @@ Rules:
   wait for the dedicated one; so whoever times or reads the outputs on the current stream
   (CUDA events, ``torch.cuda.synchronize``) sees the work finished, and memory freed on
   the current stream afterwards cannot be reused before the work ends;
-- no host synchronisation is added: ordering is by stream waits only.
+- no host synchronisation is added: ordering is by stream waits only;
+- a runtime that uses the *current* CUDA device (TensorRT deserialising and enqueuing an
+  engine, Torch-TensorRT's runtime modules) is entered under ``torch.cuda.device(index)``
+  of the tuned device (:func:`on_device`), so ``cuda:N`` works when another device is
+  current.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import torch
+
+R = TypeVar("R")
 
 
 def device_index(device: torch.device) -> int:
@@ -46,3 +55,24 @@ def enter(stream: torch.cuda.Stream, device: torch.device) -> torch.cuda.Stream:
 def leave(caller: torch.cuda.Stream, stream: torch.cuda.Stream) -> None:
     """Make the caller's stream wait for the work just enqueued on ``stream``."""
     caller.wait_stream(stream)
+
+
+def on_device(fn: Callable[..., R], device: torch.device) -> Callable[..., R]:
+    """``fn`` called with CUDA ``device`` current (restored afterwards); ``fn`` itself for
+    any other device type."""
+    if device.type != "cuda":
+        return fn
+    index = device_index(device)
+
+    def run(*args: Any, **kwargs: Any) -> R:
+        with torch.cuda.device(index):
+            return fn(*args, **kwargs)
+
+    return run
+
+
+def device_context(device: torch.device) -> contextlib.AbstractContextManager[Any]:
+    """``torch.cuda.device(index)`` of a CUDA ``device``; a no-op context for any other."""
+    if device.type != "cuda":
+        return contextlib.nullcontext()
+    return torch.cuda.device(device_index(device))

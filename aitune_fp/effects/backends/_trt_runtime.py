@@ -8,6 +8,8 @@ Rules:
   legacy default stream; outputs come back in the eager module's structure;
 - :meth:`EngineRunner.precision` reads the engine's effective precision back
   (:func:`._precision.engine_precision`);
+- the engine is deserialised, and every call enqueued, with the tuned CUDA device current
+  (``torch.cuda.device``), whichever device the caller had current;
 - an input shape beyond the engine's optimisation profile is an error naming the input;
 - TensorRT's warnings and errors go to the build log;
 - ``tensorrt`` is imported only inside this module's functions.
@@ -23,7 +25,13 @@ from aitune_fp.effects.backends._export import flat_inputs
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
 from aitune_fp.effects.backends._precision import engine_precision
-from aitune_fp.effects.backends._streams import dedicated_stream, enter, leave
+from aitune_fp.effects.backends._streams import (
+    dedicated_stream,
+    device_context,
+    enter,
+    leave,
+    on_device,
+)
 from aitune_fp.effects.inputs import InputSpec
 
 
@@ -80,12 +88,14 @@ class EngineRunner:
     ) -> None:
         import tensorrt as trt
 
+        self._device = device
         self._logger = engine_logger(log)  # TensorRT keeps a pointer to it: keep it alive
-        self._runtime = trt.Runtime(self._logger)
-        self._engine = self._runtime.deserialize_cuda_engine(engine_bytes)
-        if self._engine is None:
-            raise RuntimeError("TensorRT could not deserialise the engine it just built")
-        self._context = self._engine.create_execution_context()
+        with device_context(device):  # the engine lives on that device
+            self._runtime = trt.Runtime(self._logger)
+            self._engine = self._runtime.deserialize_cuda_engine(engine_bytes)
+            if self._engine is None:
+                raise RuntimeError("TensorRT could not deserialise the engine")
+            self._context = self._engine.create_execution_context()
         names = [self._engine.get_tensor_name(i) for i in range(self._engine.num_io_tensors)]
         is_input = {n: self._engine.get_tensor_mode(n) == trt.TensorIOMode.INPUT for n in names}
         self._inputs = tuple(
@@ -97,8 +107,8 @@ class EngineRunner:
         self._outputs = tuple((n, _torch_dtype(self._engine.get_tensor_dtype(n))) for n in outputs)
         self._flatten = flat_inputs(spec)
         self._rebuild = graph.layout.rebuild
-        self._device = device
         self._stream = dedicated_stream(device)
+        self._run = on_device(self._enqueue, device)
 
     def precision(self, *, tf32: bool) -> tuple[str | None, str]:
         """``(effective precision, where it was read)`` from the engine itself."""
@@ -107,7 +117,11 @@ class EngineRunner:
         return engine_precision(trt, self._engine, tf32=tf32)
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
-        """Run the engine on the call's tensors; outputs in the eager structure."""
+        """Run the engine on the call's tensors, with its device current; outputs in the
+        eager structure."""
+        return self._run(*args, **kwargs)
+
+    def _enqueue(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         context = self._context
         flat = self._flatten(*args, **kwargs)
         held = [flat[p].to(dtype).contiguous() for _, p, dtype in self._inputs]

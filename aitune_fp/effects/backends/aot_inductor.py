@@ -29,6 +29,7 @@ from aitune_fp.effects.backends._export import example_batch
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._shared_export import on_program
+from aitune_fp.effects.backends._treespec import keyword_names
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Samples
 
@@ -38,8 +39,7 @@ def _package_runner(compiled: Any) -> Callable[..., Any]:
     in_spec_text, out_spec_text = compiled.loader.get_call_spec()
     in_spec = pytree.treespec_loads(in_spec_text)
     out_spec = pytree.treespec_loads(out_spec_text)
-    kw_spec = in_spec.children_specs[1]
-    keywords = tuple(kw_spec.context) if kw_spec.context else ()
+    keywords = keyword_names(in_spec)
     boxed_run = compiled.loader.boxed_run
     single = out_spec.is_leaf()
 

@@ -36,6 +36,7 @@ from aitune_fp.effects.backends._availability import (
 )
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
+from aitune_fp.effects.backends._ort_info import ort_info
 from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
 from aitune_fp.effects.backends._ort_runners import session_runner
 from aitune_fp.effects.backends._ort_session import open_checked_session
@@ -140,26 +141,13 @@ class OnnxRuntime(ConfigIdentity):
             graph = export_onnx(model, samples, device, work_dir / "model.onnx", log)
             with log.timed("compile"):
                 session = self.open_session(graph, samples.spec, device, work_dir, log.write)
-            active = list(session.get_providers())
-            log.write(f"session providers: {active}")
+            info = ort_info(self, session, device)
+            log.write(f"session providers: {info['providers']}")
             runner = session_runner(session, graph, samples.spec, device)
             samples.items[0].to(device).call(runner)
-            info = {
-                "provider": self.resolved_provider(device),
-                "providers": active,
-                "precision": self._precision(device),
-                "device": str(device),
-                "export": graph.export,
-            }
-            return Built(runner, artifact=graph.path, info=info)
+            return Built(runner, artifact=graph.path, info={**info, "export": graph.export})
 
         return available_build(self, device, work_dir, build)
-
-    def _precision(self, device: torch.device) -> str:
-        provider = self.resolved_provider(device)
-        if provider == "tensorrt":
-            return "float16" if self.fp16 else "tf32"
-        return "tf32" if provider == "cuda" and self.tf32 else "float32"
 
     def open_session(
         self,
@@ -202,9 +190,7 @@ class OnnxRuntime(ConfigIdentity):
             "trt_fp16_enable": self.fp16,
             "trt_engine_cache_enable": True,
             "trt_engine_cache_path": str(work_dir / "trt_cache"),
-            "trt_profile_min_shapes": _shape_list(spec, 1),
-            "trt_profile_opt_shapes": _shape_list(spec, self.max_batch_size),
-            "trt_profile_max_shapes": _shape_list(spec, self.max_batch_size),
+            **trt_profile_options(spec, self.max_batch_size),
         }
         return [("TensorrtExecutionProvider", trt_options), cuda]
 
@@ -221,14 +207,22 @@ def _provider_missing(provider: str) -> str | None:
     return f"onnxruntime's {provider} is not installed (needs onnxruntime-gpu)"
 
 
-def _shape_list(spec: InputSpec, batch_size: int) -> str:
-    """``name:AxB,…`` for every input at ``batch_size`` (TensorRT provider profile syntax).
+def trt_profile_options(spec: InputSpec, max_batch_size: int) -> dict[str, str]:
+    """The TensorRT provider's optimisation profile: the same rows as the ``tensorrt``
+    backend's (:meth:`~aitune_fp.effects.input_spec.TensorSpec.profile`): batch 1 / max /
+    max, every dynamic axis at its declared min / opt / max (never pinned to the samples).
 
     >>> from aitune_fp.effects.inputs import normalise_samples
-    >>> _shape_list(normalise_samples({"ids": torch.zeros(1, 8)}).spec, 4)
-    'ids:4x8'
+    >>> spec = normalise_samples([torch.zeros(1, 8), torch.zeros(1, 12)]).spec
+    >>> trt_profile_options(spec, 4)["trt_profile_max_shapes"]
+    'input_0:4x12'
     """
-    return ",".join(
-        f"{t.name}:" + "x".join(str(d) for d in t.shape(batch_size, spec.batch_axis))
-        for t in spec.tensors
-    )
+    rows = [t.profile((1, max_batch_size, max_batch_size), spec.batch_axis) for t in spec.tensors]
+    keys = ("trt_profile_min_shapes", "trt_profile_opt_shapes", "trt_profile_max_shapes")
+    return {
+        key: ",".join(
+            f"{t.name}:" + "x".join(str(d) for d in row[which])
+            for t, row in zip(spec.tensors, rows, strict=True)
+        )
+        for which, key in enumerate(keys)
+    }

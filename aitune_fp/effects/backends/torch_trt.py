@@ -13,15 +13,20 @@ Rules:
 - ``torch_compile`` (JIT): ``torch.compile(backend="torch_tensorrt")``; engines are built
   on the first call of each new shape, which the build triggers once and the profiler's
   warm-up absorbs;
+- both get the tuned ``device`` as a compilation setting and ``pass_through_build_failures``
+  on (Torch-TensorRT's default, off, quietly leaves a block that fails to build to PyTorch);
+  compilation, the build's calls and every runner call happen with that CUDA device
+  current (:func:`._streams.on_device`);
 - Torch-TensorRT 2.12–2.14 is supported (:mod:`._versions`); ``fp16`` is honoured the way
   all of them do: explicit typing of a module cast to float16 (a copy; floating inputs are
   cast on the way in, outputs back to the eager dtypes on the way out).
   ``enabled_precisions`` is never passed (2.13/2.14 dropped it, the JIT path ignores
   unknown keys, 2.12.1 asserts on it under explicit typing);
-- what ran is read back, not trusted: AOT records the dtypes the TensorRT engine
-  submodules received and produced on the first call, and a compiled module with no
-  TensorRT engine, or an fp16 request whose engines saw no float16, is a build failure; JIT
-  checks the dtypes of the compiled function's floating outputs before they are cast back;
+- what ran is read back, not trusted (:mod:`._torch_trt_io`): after the first call (which
+  compiles, for JIT) a second one records every TensorRT engine module that runs and the
+  dtypes it received and produced; no engine (the whole module left in PyTorch: with
+  ``MIN_BLOCK_SIZE`` 5 a small graph can end up so even without a failure), or an fp16
+  request whose engines saw no float16, is a build failure, for AOT and JIT alike;
 - TF32 is off unless ``tf32`` (``disable_tf32``, where the installed version has it);
   ``options`` are extra ``(name, value)`` compilation settings; one the installed
   version's ``CompilationSettings`` does not have is a build failure, never dropped;
@@ -30,16 +35,13 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
-import torch.utils._pytree as pytree
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
@@ -48,11 +50,18 @@ from aitune_fp.effects.backends._engine_settings import EngineSettings
 from aitune_fp.effects.backends._export import example_batch, spec_dynamic_shapes
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._precision import output_dtypes
-from aitune_fp.effects.backends._runner import in_inference_mode, prepared
+from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._shared_export import on_program
+from aitune_fp.effects.backends._streams import device_context, on_device
+from aitune_fp.effects.backends._torch_trt_io import (
+    called_engines,
+    cast_batch,
+    cast_io,
+    check_precision,
+)
 from aitune_fp.effects.backends._versions import installed_version, unsupported
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
-from aitune_fp.effects.inputs import Batch, Samples, TensorSpec
+from aitune_fp.effects.inputs import Samples, TensorSpec
 
 IRS = ("dynamo", "torch_compile")
 
@@ -116,18 +125,17 @@ class TorchTensorRT(ConfigIdentity):
                 dtypes = output_dtypes(first.call(eager))
             model = copy.deepcopy(eager).to(self.dtype) if self.fp16 else eager
             seen: list[torch.dtype] = []
-            if self.ir == "torch_compile":
-                compiled, artifact, export = self._jit(model), None, None
-                runner = cast_io(compiled, self.dtype, dtypes, seen.extend)
-                samples.items[0].to(device).call(runner)
-                where, engines = "compiled outputs", None
-            else:
-                compiled, artifact, export = self._aot(model, samples, device, work_dir, log)
-                runner = cast_io(compiled, self.dtype, dtypes, lambda _: None)
-                engines = trt_engine_modules(compiled)
-                with engine_dtypes(engines, seen.extend):
-                    samples.items[0].to(device).call(runner)
-                where = f"{len(engines)} TensorRT engine(s)"
+            engines: list[torch.nn.Module] = []
+            with device_context(device):
+                if self.ir == "torch_compile":
+                    compiled, artifact, export = self._jit(model, device), None, None
+                else:
+                    compiled, artifact, export = self._aot(model, samples, device, work_dir, log)
+                runner = on_device(cast_io(compiled, self.dtype, dtypes), device)
+                first.call(runner)  # JIT: compiles (no hook in the way of dynamo's tracing)
+                with called_engines(engines, seen.extend):
+                    first.call(runner)
+            where = f"{len(engines)} TensorRT engine(s)"
             effective = check_precision(self.precision, seen, engines)
             log.write(f"effective precision {effective} (read from {where})")
             info = {
@@ -150,16 +158,16 @@ class TorchTensorRT(ConfigIdentity):
         """The dtype the engines compute in."""
         return torch.float16 if self.fp16 else torch.float32
 
-    def _settings(self) -> dict[str, Any]:
+    def _settings(self, device: torch.device) -> dict[str, Any]:
         import torch_tensorrt
 
         known = {f.name for f in dataclasses.fields(torch_tensorrt.dynamo.CompilationSettings)}
-        return compilation_settings(known, tf32=self.tf32, options=self.options)
+        return compilation_settings(known, tf32=self.tf32, options=self.options, device=device)
 
-    def _jit(self, model: torch.nn.Module) -> Any:
+    def _jit(self, model: torch.nn.Module, device: torch.device) -> Any:
         import torch_tensorrt  # noqa: F401  (registers the "torch_tensorrt" backend)
 
-        return torch.compile(model, backend="torch_tensorrt", options=self._settings())
+        return torch.compile(model, backend="torch_tensorrt", options=self._settings(device))
 
     def _input(self, row: TensorSpec, axis: int) -> Any:
         import torch_tensorrt
@@ -197,7 +205,7 @@ class TorchTensorRT(ConfigIdentity):
                     kwarg_inputs={
                         r.name: self._input(r, spec.batch_axis) for r in rows[n_positional:]
                     },
-                    **self._settings(),
+                    **self._settings(device),
                 )
 
         compiled, source = on_program(
@@ -222,120 +230,37 @@ class TorchTensorRT(ConfigIdentity):
 
 
 def compilation_settings(
-    known: set[str], *, tf32: bool, options: tuple[tuple[str, Any], ...]
+    known: set[str],
+    *,
+    tf32: bool,
+    options: tuple[tuple[str, Any], ...],
+    device: torch.device | None = None,
 ) -> dict[str, Any]:
-    """The settings passed to Torch-TensorRT: TF32 policy where supported, plus ``options``;
-    an option the installed version does not know is refused (it would be dropped quietly).
+    """The settings passed to Torch-TensorRT: the tuned ``device``, a block that fails to
+    build raised instead of quietly left to PyTorch (``pass_through_build_failures``), TF32
+    policy where supported, plus ``options`` (which win); an option the installed version
+    does not know is refused (it would be dropped quietly).
 
     >>> compilation_settings({"disable_tf32", "min_block_size"}, tf32=False,
     ...                      options=(("min_block_size", 1),))
     {'disable_tf32': True, 'min_block_size': 1}
+    >>> compilation_settings({"device", "pass_through_build_failures"}, tf32=False, options=(),
+    ...                      device=torch.device("cuda", 1))
+    {'device': device(type='cuda', index=1), 'pass_through_build_failures': True}
     >>> compilation_settings({"min_block_size"}, tf32=False, options=(("enabled_precisions", 1),))
     Traceback (most recent call last):
     ...
     ValueError: this Torch-TensorRT has no compilation setting 'enabled_precisions'
     """
-    settings: dict[str, Any] = {"disable_tf32": not tf32} if "disable_tf32" in known else {}
+    settings: dict[str, Any] = {}
+    if device is not None and "device" in known:
+        settings["device"] = device
+    if "pass_through_build_failures" in known:
+        settings["pass_through_build_failures"] = True
+    if "disable_tf32" in known:
+        settings["disable_tf32"] = not tf32
     for name, value in options:
         if name not in known:
             raise ValueError(f"this Torch-TensorRT has no compilation setting {name!r}")
         settings[name] = value
     return settings
-
-
-def cast_batch(batch: Batch, dtype: torch.dtype) -> Batch:
-    """``batch`` with its floating tensors in ``dtype`` (integers untouched)."""
-
-    def cast(t: torch.Tensor) -> torch.Tensor:
-        return t.to(dtype) if t.is_floating_point() else t
-
-    return Batch(
-        tuple(cast(a) for a in batch.args),
-        {k: cast(v) for k, v in batch.kwargs.items()},
-        batch.size,
-    )
-
-
-def cast_io(
-    compiled: Callable[..., Any],
-    dtype: torch.dtype,
-    eager_dtypes: tuple[torch.dtype, ...],
-    saw: Callable[[list[torch.dtype]], None],
-) -> Callable[..., Any]:
-    """A runner feeding ``compiled`` floating inputs in ``dtype`` and returning its outputs
-    in the eager dtypes; ``saw`` gets the dtypes of the floating outputs before the cast.
-
-    >>> run = cast_io(lambda x: x * 2, torch.float16, (torch.float32,), print)
-    >>> run(torch.ones(2)).dtype
-    [torch.float16]
-    torch.float32
-    """
-
-    def cast_in(t: Any) -> Any:
-        return t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        out = compiled(*pytree.tree_map(cast_in, args), **pytree.tree_map(cast_in, kwargs))
-        leaves, spec = pytree.tree_flatten(out)
-        saw([t.dtype for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point()])
-        wanted = iter(eager_dtypes)
-        back = [t.to(next(wanted)) if isinstance(t, torch.Tensor) else t for t in leaves]
-        return pytree.tree_unflatten(back, spec)
-
-    return in_inference_mode(run)
-
-
-def trt_engine_modules(compiled: Any) -> list[torch.nn.Module]:
-    """The TensorRT engine submodules of a compiled module (Torch-TensorRT's C++ or Python
-    runtime module classes, ``TorchTensorRTModule`` / ``PythonTorchTensorRTModule``)."""
-    if not isinstance(compiled, torch.nn.Module):
-        return []
-    return [m for m in compiled.modules() if type(m).__name__.endswith("TorchTensorRTModule")]
-
-
-@contextlib.contextmanager
-def engine_dtypes(
-    engines: list[torch.nn.Module], saw: Callable[[list[torch.dtype]], None]
-) -> Iterator[None]:
-    """While open, every call of an engine module reports its floating tensors' dtypes."""
-
-    def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
-        leaves = [*pytree.tree_leaves(args), *pytree.tree_leaves(output)]
-        saw([t.dtype for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point()])
-
-    handles = [m.register_forward_hook(hook) for m in engines]
-    try:
-        yield
-    finally:
-        for h in handles:
-            h.remove()
-
-
-def check_precision(
-    requested: str, seen: list[torch.dtype], engines: list[torch.nn.Module] | None
-) -> str:
-    """The effective precision from the dtypes seen; refuse a build that did not honour it.
-
-    ``engines`` is None for JIT (no engine modules to inspect), else the AOT engine modules.
-
-    >>> check_precision("float16", [torch.float16, torch.float16], [torch.nn.Identity()])
-    'float16'
-    >>> check_precision("float32", [], [])
-    Traceback (most recent call last):
-    ...
-    RuntimeError: Torch-TensorRT built no TensorRT engine: the whole module runs in PyTorch
-    >>> check_precision("float16", [torch.float32], None)
-    Traceback (most recent call last):
-    ...
-    RuntimeError: asked for float16 but the compiled outputs are float32
-    """
-    if engines is not None and not engines:
-        raise RuntimeError(
-            "Torch-TensorRT built no TensorRT engine: the whole module runs in PyTorch"
-        )
-    kinds = sorted({str(d).removeprefix("torch.") for d in seen})
-    effective = "float16" if "float16" in kinds else "bfloat16" if "bfloat16" in kinds else None
-    if requested == "float16" and effective != "float16":
-        where = "compiled outputs" if engines is None else "TensorRT engines' tensors"
-        raise RuntimeError(f"asked for float16 but the {where} are {', '.join(kinds) or 'none'}")
-    return effective or requested

@@ -1,0 +1,126 @@
+"""Torch-TensorRT's inputs, outputs and engines as the build sees them (no SDK import).
+
+Rules:
+- a compiled module computing in ``dtype`` is fed floating inputs cast to it and gives its
+  outputs back in the eager dtypes (:func:`cast_io`, :func:`cast_batch`);
+- the engines are found by running, not by looking: while :func:`called_engines` is open,
+  every Torch-TensorRT engine module that runs (``TorchTensorRTModule`` or
+  ``PythonTorchTensorRTModule``, the runtime module classes of 2.12–2.14) is recorded with
+  the dtypes of its floating inputs and outputs, wherever it sits (an AOT-compiled module,
+  or the graph ``torch.compile`` built, which on a conversion failure is the original
+  PyTorch graph with no engine at all);
+- :func:`check_precision` refuses a build in which no engine ran and an fp16 request whose
+  engines saw no float16 tensor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from aitune_fp.effects.backends._runner import in_inference_mode
+from aitune_fp.effects.inputs import Batch
+
+
+def cast_batch(batch: Batch, dtype: torch.dtype) -> Batch:
+    """``batch`` with its floating tensors in ``dtype`` (integers untouched)."""
+
+    def cast(t: torch.Tensor) -> torch.Tensor:
+        return t.to(dtype) if t.is_floating_point() else t
+
+    return Batch(
+        tuple(cast(a) for a in batch.args),
+        {k: cast(v) for k, v in batch.kwargs.items()},
+        batch.size,
+    )
+
+
+def cast_io(
+    compiled: Callable[..., Any], dtype: torch.dtype, eager_dtypes: tuple[torch.dtype, ...]
+) -> Callable[..., Any]:
+    """A runner feeding ``compiled`` floating inputs in ``dtype`` and returning its outputs
+    in the eager dtypes (what the engines computed in is read by :func:`called_engines`,
+    never from these outputs: the cast module produces ``dtype`` whatever ran).
+
+    >>> run = cast_io(lambda x: x * 2, torch.float16, (torch.float32,))
+    >>> run(torch.ones(2)).dtype
+    torch.float32
+    """
+
+    def cast_in(t: Any) -> Any:
+        return t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        out = compiled(*pytree.tree_map(cast_in, args), **pytree.tree_map(cast_in, kwargs))
+        leaves, spec = pytree.tree_flatten(out)
+        wanted = iter(eager_dtypes)
+        back = [t.to(next(wanted)) if isinstance(t, torch.Tensor) else t for t in leaves]
+        return pytree.tree_unflatten(back, spec)
+
+    return in_inference_mode(run)
+
+
+def is_engine_module(module: torch.nn.Module) -> bool:
+    """Whether ``module`` is a Torch-TensorRT engine (its C++ or Python runtime module class,
+    ``TorchTensorRTModule`` / ``PythonTorchTensorRTModule``)."""
+    return type(module).__name__.endswith("TorchTensorRTModule")
+
+
+@contextlib.contextmanager
+def called_engines(
+    engines: list[torch.nn.Module], saw: Callable[[list[torch.dtype]], None]
+) -> Iterator[None]:
+    """While open, every engine module that runs is appended to ``engines`` (once) and
+    reports its floating tensors' dtypes to ``saw``.
+
+    A global forward hook sees the engines wherever they are: inside an AOT-compiled
+    module, or inside the graph ``torch.compile`` built on the first call (JIT), which
+    Torch-TensorRT returns unchanged, with no engine, when conversion fails and
+    ``pass_through_build_failures`` is off.
+    """
+
+    def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
+        if not is_engine_module(module):
+            return
+        if all(module is not m for m in engines):
+            engines.append(module)
+        leaves = [*pytree.tree_leaves(args), *pytree.tree_leaves(output)]
+        saw([t.dtype for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point()])
+
+    handle = torch.nn.modules.module.register_module_forward_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def check_precision(requested: str, seen: list[torch.dtype], engines: list[torch.nn.Module]) -> str:
+    """The effective precision from the dtypes the engines ran with; refuse a build with no
+    engine that ran, or one that did not honour the request.
+
+    >>> check_precision("float16", [torch.float16, torch.float16], [torch.nn.Identity()])
+    'float16'
+    >>> check_precision("float32", [], [])
+    Traceback (most recent call last):
+    ...
+    RuntimeError: Torch-TensorRT built no TensorRT engine: the whole module runs in PyTorch
+    >>> check_precision("float16", [torch.float32], [torch.nn.Identity()])
+    Traceback (most recent call last):
+    ...
+    RuntimeError: asked for float16 but the TensorRT engines' tensors are float32
+    """
+    if not engines:
+        raise RuntimeError(
+            "Torch-TensorRT built no TensorRT engine: the whole module runs in PyTorch"
+        )
+    kinds = sorted({str(d).removeprefix("torch.") for d in seen})
+    effective = "float16" if "float16" in kinds else "bfloat16" if "bfloat16" in kinds else None
+    if requested == "float16" and effective != "float16":
+        raise RuntimeError(
+            f"asked for float16 but the TensorRT engines' tensors are {', '.join(kinds) or 'none'}"
+        )
+    return effective or requested
