@@ -122,7 +122,10 @@ def _tensorrt(config: Any, request: _Request, log: BuildLog) -> Built:
     graph = _onnx_graph(request.artifact, request.spec, request.outputs)
     engine = request.artifact.read_bytes()
     runner = EngineRunner(engine, graph, request.spec, request.device, log)
-    precision, source = runner.precision(tf32=bool(getattr(config, "tf32", False)))
+    effective, source = runner.precision(tf32=bool(getattr(config, "tf32", False)))
+    requested = getattr(config, "precision", None)  # as the build does, when no types show
+    precision = effective or requested
+    source = source if effective else "unverified (engine gave no types)"
     info = {"device": str(request.device), "precision": precision, "precision_source": source}
     return Built(runner, runner.close, artifact=request.artifact, info=info)
 
