@@ -12,7 +12,8 @@ Rules (the pure decisions live in :mod:`aitune_fp.core.measure.rounds`):
   rounds themselves; the time budgets (``plan.max_seconds``) count the measuring, the
   warm-up and round calls, not the judging;
 - a participant whose call raises leaves the rounds (its samples stay a prefix); nothing
-  here raises for a backend's failure;
+  here raises for a backend's failure; every call runs under the open call deadline
+  (:mod:`aitune_fp.effects.call_guard`), so a hang ends as such a failure;
 - on a device a participant's turn in a round is a burst (:func:`timed_burst`, the plan's
   ``burst``): a rest, settling calls, then timed calls whose median is the round's
   sample, so each backend is timed at the steady state it has when it runs alone, not
@@ -42,6 +43,7 @@ from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.measure.warmup import fixed_warmup
 from aitune_fp.core.records import Profile
 from aitune_fp.core.strategy import Strategy
+from aitune_fp.effects.call_guard import guarded
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.machine import synchronize
 from aitune_fp.effects.profiler import (
@@ -84,7 +86,7 @@ def _calls(
 ) -> list[Callable[[], Any]]:
     small = replace(settings, max_pool=min(settings.max_pool, ROUNDS_POOL))
     pool = input_pool(samples, p.batch_size, device, small)
-    return [partial(call_with, p.runner, b.args, dict(b.kwargs)) for b in pool]
+    return [guarded(partial(call_with, p.runner, b.args, dict(b.kwargs))) for b in pool]
 
 
 def _warmed(

@@ -59,6 +59,7 @@ from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import with_max_batch_size
+from aitune_fp.effects.call_guard import call_deadline
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.isolation.client import start as start_workers
@@ -196,8 +197,9 @@ def run_tuning(
     run = drive_fold(setup, start(setup, baseline), candidates, names)
     if isolation:
         loading.join()  # before anything runs here: final rounds, verification, the winner
-    run = with_final_rounds(setup, run)
-    outcome, verified = with_verification(setup, run, finish(strategy, run.fold))
+    with call_deadline(setup.timeouts.call):  # these calls run here: same call timeout
+        run = with_final_rounds(setup, run)
+        outcome, verified = with_verification(setup, run, finish(strategy, run.fold))
     record = run_record(setup, run, outcome, names, model_name, verification=verified,
                         provenance=origin)  # fmt: skip
     try:
