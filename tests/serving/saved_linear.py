@@ -14,9 +14,8 @@ from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.shell.tuned_module import TunedModule
+from tests.shell.test_persist import BIAS, WEIGHT, _write_onnx
 
-WEIGHT = [[1.0, -2.0], [0.5, 0.25], [3.0, 1.0], [-1.0, 0.0]]
-BIAS = [0.1, -0.2]
 BATCH_SIZE = 8
 LATENCY_MS = 2.0
 ENVELOPE_MAX = 16
@@ -25,26 +24,6 @@ ENVELOPE_MAX = 16
 def linear(x: torch.Tensor) -> torch.Tensor:
     """What the saved graph computes."""
     return x @ torch.tensor(WEIGHT) + torch.tensor(BIAS)
-
-
-def _write_onnx(path: Path) -> None:
-    from onnx import TensorProto, helper
-
-    w = helper.make_tensor("W", TensorProto.FLOAT, [4, 2], [v for row in WEIGHT for v in row])
-    b = helper.make_tensor("B", TensorProto.FLOAT, [2], BIAS)
-    graph = helper.make_graph(
-        [
-            helper.make_node("MatMul", ["input_0", "W"], ["mm"]),
-            helper.make_node("Add", ["mm", "B"], ["output_0"]),
-        ],
-        "linear",
-        [helper.make_tensor_value_info("input_0", TensorProto.FLOAT, ["batch", 4])],
-        [helper.make_tensor_value_info("output_0", TensorProto.FLOAT, ["batch", 2])],
-        initializer=[w, b],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    path.write_bytes(model.SerializeToString())
 
 
 def selection() -> Selection:

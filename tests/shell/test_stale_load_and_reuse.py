@@ -12,19 +12,14 @@ import torch
 
 import aitune_fp
 from aitune_fp.core.records import BackendProfilingResult, Selection
-from aitune_fp.core.strategies import min_latency
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.profiler import ProfileSettings
-from aitune_fp.shell.io import perform
 from aitune_fp.shell.persist import LoadError
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from aitune_fp.shell.tuned_module import TunedModule
 from tests.effects.test_stale_models import CHANGES, _model
+from tests.shell.test_baseline_reuse import _tune
 from tests.shell.test_persist import _write_onnx
-
-SETTINGS = ProfileSettings(max_pool=2, max_seconds_per_batch=0.2)
 
 
 def _saved(tmp_path: Path) -> Path:
@@ -73,16 +68,6 @@ def test_the_probe_refuses_a_deep_patch(saved_unpatched: Path, tmp_path: Path) -
             aitune_fp.load(saved_unpatched, module=_model(tmp_path))
     finally:
         torch.layer_norm = original
-
-
-def _tune(tmp_path: Path, module: torch.nn.Module, **options: object) -> TuningRun:
-    torch.manual_seed(1)
-    effect = run_tuning(
-        module, torch.randn(2, 4), min_latency, ["eager"], cache_dir=tmp_path / "cache",
-        isolation=False, max_batch_size=2, settings=SETTINGS, **options,  # type: ignore[arg-type]
-    )  # fmt: skip
-    run: TuningRun = perform(effect).unwrap()
-    return run
 
 
 @pytest.mark.parametrize("kind", sorted(CHANGES))
