@@ -116,6 +116,7 @@ def _onnxruntime(config: Any, request: _Request, log: BuildLog) -> Built:
         "provider": config.resolved_provider(device),
         "providers": list(session.get_providers()),
         "device": str(device),
+        "precision": config._precision(device),
     }
     return Built(runner, artifact=request.artifact, info=info)
 

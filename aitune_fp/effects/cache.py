@@ -163,6 +163,8 @@ def cache_key(
         "machine": platform.machine(),
         "libraries": library_versions(),
     }
+    if getattr(backend, "calibrated", False):  # a calibration depends on the samples' values
+        parts["calibration"] = samples_digest(samples)
     blob = json.dumps(parts, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:32]
 

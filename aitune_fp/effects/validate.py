@@ -23,7 +23,7 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,9 @@ import torch
 import torch.utils._pytree as pytree
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from aitune_fp.core.accuracy.policy import DEFAULT_POLICY, REDUCED, AccuracyPolicy
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.accuracy import Seen, assess, summary
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Batch, Samples
 from aitune_fp.effects.reference import cached_references, validation_batches
@@ -71,6 +73,8 @@ class Tolerance:
     tf32: Bound = field(default=Bound(5e-3, 5e-3))
     float16: Bound = field(default=Bound(1e-2, 1e-2))
     bfloat16: Bound = field(default=Bound(5e-2, 5e-2))
+    policy: AccuracyPolicy = field(default=DEFAULT_POLICY)
+    """Judges reduced precision in place of the bounds (:mod:`aitune_fp.effects.accuracy`)."""
 
     @classmethod
     def uniform(cls, *, rtol: float, atol: float) -> Tolerance:
@@ -101,11 +105,13 @@ class ValidationReport:
     max_rel_error: float
     worst: str
     reference: str = "eager"
+    figures: Mapping[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, float]:
         """The numbers, for logs and stage records (``cached_reference``: 1 when eager's
-        outputs came from the cache entry)."""
+        outputs came from the cache entry), with the accuracy figures."""
         return {
+            **self.figures,
             "max_abs_error": self.max_abs_error,
             "max_rel_error": self.max_rel_error,
             "batches_checked": float(len(self.batches)),
@@ -226,6 +232,7 @@ def _check_batch(
     where: str,
     tolerance: Tolerance,
     stored: Any = None,
+    seen: list[Seen] | None = None,
 ) -> _Errors:
     """Errors of one batch against eager's outputs (``stored`` ones when given)."""
     with torch.inference_mode():
@@ -235,6 +242,8 @@ def _check_batch(
             raise _Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
         ref = stored if stored is not None else batch.call(eager_module)
     precision = built.info.get("precision")
+    if seen is not None:
+        seen.append((batch, got, ref))
     worst = _Errors()
     for label, g, r in _check_structure(got, ref, where):
         if not isinstance(r, torch.Tensor):
@@ -245,6 +254,8 @@ def _check_batch(
         floating = r.is_floating_point() or r.is_complex()
         dtype = str(r.dtype).removeprefix("torch.")
         bound = tolerance.bound(dtype, precision) if floating else None
+        if floating and precision in REDUCED:
+            continue  # judged by the accuracy policy on the figures of every batch
         worst = worst.merge(_compare(label, g, r, bound, where))
     return worst
 
@@ -271,15 +282,25 @@ def validate(
     checked: list[str] = []
     worst = _Errors()
     stored = cached_references(built, samples, sizes, device)
+    seen: list[Seen] = []
     try:
         for where, batch in validation_batches(samples, sizes):
             ref = stored[where] if stored is not None else None
             worst = worst.merge(
-                _check_batch(built, eager_module, batch.to(device), where, tolerance, ref)
+                _check_batch(built, eager_module, batch.to(device), where, tolerance, ref, seen)
             )
             checked.append(where)
     except _Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
+    precision = built.info.get("precision")
+    figures, refused = assess(built.runner, precision, eager_module, seen, tolerance.policy, device)
+    if refused is not None:
+        why = f"refused by the accuracy policy ({precision}): {refused}; {summary(figures)}"
+        return IOFailure(BackendFailure(backend_name, "validate", why))
+    if precision in REDUCED:  # its elementwise errors were not taken: the figures' are
+        worst = _Errors(
+            figures.get("max_abs_error", 0.0), figures.get("max_rel_error", 0.0), summary(figures)
+        )
     report = ValidationReport(
         backend_name,
         tuple(checked),
@@ -287,6 +308,7 @@ def validate(
         worst.rel_error,
         worst.worst,
         "cached" if stored is not None else "eager",
+        figures,
     )
     return IOSuccess(report)
 

@@ -43,6 +43,7 @@ from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._streams import dedicated_stream, device_index
 from aitune_fp.effects.backends._versions import unsupported
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.ort_quant import QUANTIZED, quantized
 from aitune_fp.effects.inputs import InputSpec, Samples
 
 PROVIDERS = {
@@ -86,6 +87,8 @@ class OnnxRuntime(ConfigIdentity):
     tf32: bool = False
     max_batch_size: int = 1024
     session_config: tuple[tuple[str, str], ...] = ()
+    precision: str = "float32"
+    """``float32``, or ``int8-dynamic``/``int8-static`` (:mod:`.ort_quant`, CPU provider)."""
     name: str = field(default="onnxruntime", init=False)
 
     def __post_init__(self) -> None:
@@ -103,6 +106,13 @@ class OnnxRuntime(ConfigIdentity):
             raise ValueError("intra_op_threads must be >= 0 and max_batch_size >= 1")
         if self.fp16 and self.provider != "tensorrt":
             raise ValueError("fp16 applies to the TensorRT provider only")
+        if self.precision not in ("float32", *QUANTIZED):
+            raise ValueError(f"precision must be float32 or one of {QUANTIZED}")
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the artifact depends on the samples' values (static quantization)."""
+        return self.precision == "int8-static"
 
     def resolved_provider(self, device: torch.device) -> str:
         """The provider this config uses on ``device`` (``auto`` resolved).
@@ -117,6 +127,8 @@ class OnnxRuntime(ConfigIdentity):
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Why this provider cannot run on ``device`` here, or None."""
         provider = self.resolved_provider(device)
+        if self.precision != "float32" and provider != "cpu":
+            return f"{self.precision} quantization is searched on the CPU provider only"
         if provider == "cpu":
             return first_reason(
                 lambda: None if device.type == "cpu" else "the CPU provider needs a CPU device",
@@ -138,6 +150,8 @@ class OnnxRuntime(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             graph = export_onnx(model, samples, device, work_dir / "model.onnx", log)
+            if self.precision in QUANTIZED:
+                graph = quantized(graph, samples, self.precision, work_dir, log)
             with log.timed("compile"):
                 session = self.open_session(graph, samples.spec, device, work_dir, log.write)
             active = list(session.get_providers())
@@ -156,6 +170,8 @@ class OnnxRuntime(ConfigIdentity):
         return available_build(self, device, work_dir, build)
 
     def _precision(self, device: torch.device) -> str:
+        if self.precision in QUANTIZED:
+            return "int8"
         provider = self.resolved_provider(device)
         if provider == "tensorrt":
             return "float16" if self.fp16 else "tf32"
