@@ -7,7 +7,9 @@ Rules:
   current backend's stage and batch size); elsewhere (pipes, CI logs) it is one plain line
   per event worth keeping (plan, each backend's result, the selection);
 - the final table has one row per backend: backend, status, metric, batch size, speedup,
-  peak memory in MiB (``—`` when unknown) and why it failed, then the decision lines.
+  peak memory in MiB (``—`` when unknown), accuracy (precision and error figures against
+  eager, :mod:`aitune_fp.core.report.accuracy`) and why it failed, then the decision
+  lines and the winner's precision line.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from rich.progress import (
 from rich.table import Table
 
 from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.report.accuracy import accuracy_cell, precision_line
 from aitune_fp.core.report.tables import (
     backend_rows,
     decision_lines,
@@ -50,9 +53,11 @@ def results_table(record: RunRecord) -> Table:
         ("batch size", "right"),
         ("speedup", "right"),
         ("peak MiB", "right"),
+        ("accuracy", "left"),
         ("why it failed", "left"),
     ]:
         table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    outcomes = {o.backend: o for o in record.outcomes}
     for row in backend_rows(record):
         style = "red" if row.status.startswith("failed") else STATUS_STYLES.get(row.status, "")
         table.add_row(
@@ -62,6 +67,7 @@ def results_table(record: RunRecord) -> Table:
             "—" if row.batch_size is None else str(row.batch_size),
             "—" if row.speedup is None else f"{row.speedup:.2f}×",
             format_peak_mb(row.peak_memory_mb),
+            accuracy_cell(outcomes.get(row.backend)),
             row.reason,
         )
     return table
@@ -70,7 +76,8 @@ def results_table(record: RunRecord) -> Table:
 def show_run(console: Console, record: RunRecord) -> None:
     """Print the table and the decision lines of ``record``."""
     console.print(results_table(record))
-    for line in decision_lines(record):
+    precision = precision_line(record)
+    for line in (*decision_lines(record), *([precision] if precision else [])):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 

@@ -241,25 +241,6 @@ def assess(
     return figures, judge(policy, precision if isinstance(precision, str) else None, figures)
 
 
-def summary(figures: Mapping[str, float]) -> str:
-    """The headline figures in one phrase (for refusals and the decision line).
-
-    >>> summary({"rms_rel_error": 0.0123, "top1_agreement": 0.995, "cosine": 0.99991})
-    'rel RMS 0.0123, cosine 0.99991, top-1 99.5%'
-    """
-    parts = []
-    if "rms_rel_error" in figures:
-        parts.append(f"rel RMS {figures['rms_rel_error']:.3g}")
-    if "cosine" in figures:
-        parts.append(f"cosine {figures['cosine']:.5g}")
-    if "top1_agreement" in figures:
-        parts.append(f"top-1 {figures['top1_agreement']:.1%}")
-    if "metric_candidate" in figures:
-        got, eager = figures["metric_candidate"], figures.get("metric_eager", math.nan)
-        parts.append(f"metric {got:.4g} (eager {eager:.4g})")
-    return ", ".join(parts) or "no floating outputs"
-
-
 _NOT_FIGURES = frozenset({"batches_checked", "cached_reference"})
 
 

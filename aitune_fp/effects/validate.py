@@ -33,7 +33,8 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.accuracy.policy import DEFAULT_POLICY, REDUCED, AccuracyPolicy
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.accuracy import Seen, assess, summary
+from aitune_fp.core.report.accuracy import figures_text as summary
+from aitune_fp.effects.accuracy import Seen, assess
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Batch, Samples
 from aitune_fp.effects.reference import cached_references, validation_batches
