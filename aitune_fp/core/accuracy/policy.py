@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pyrsistent import PMap, pmap
+from pyrsistent import pmap
 
 FULL: Final = frozenset({"float64", "float32", "tf32"})
 REDUCED: Final = frozenset({"bfloat16", "float16", "int8"})
@@ -67,7 +67,7 @@ class EagerRelative:
     + floor[precision]`` in RMS relative error."""
 
     k: float = 2.0
-    floors: PMap[str, float] = field(default=DEFAULT_FLOORS)
+    floors: Mapping[str, float] = field(default=DEFAULT_FLOORS)
 
     def __post_init__(self) -> None:
         _unit(self.k, "k")
@@ -103,7 +103,7 @@ class AccuracyPolicy:
     (2.0, 0.99)
     """
 
-    bounds: PMap[str, ErrorBound] = field(default_factory=pmap)
+    bounds: Mapping[str, ErrorBound] = field(default_factory=pmap)
     eager_relative: EagerRelative | None = field(default_factory=EagerRelative)
     min_top1: float = 0.99
     user_metric: UserMetric | None = None
