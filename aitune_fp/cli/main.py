@@ -39,7 +39,7 @@ from aitune_fp.cli.options import (
     shape_arg,
     strategy_arg,
 )
-from aitune_fp.cli.precision_options import add_max_drop, add_precision_options
+from aitune_fp.cli.precision_options import add_max_drop, add_precision_options, check_reselect
 from aitune_fp.core.strategies.registry import STRATEGY_SPECS, parse_strategy
 
 DEFAULT_BUILD_TIMEOUT = 600.0  # aitune_fp.effects.isolation.protocol (not imported: no torch)
@@ -307,6 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _check_backends(parser, args)
         _check_locations(parser, args)
+        check_reselect(parser, args)
         return _command(args.command)(args, out, err)
     except CliError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)

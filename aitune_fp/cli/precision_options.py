@@ -68,3 +68,9 @@ def bounded(strategy: Strategy, args: argparse.Namespace) -> Strategy:
     """``strategy`` within ``--max-drop`` when given."""
     drop = getattr(args, "max_drop", None)
     return strategy if drop is None else within_accuracy(drop, strategy)
+
+
+def check_reselect(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``reselect`` needs ``--strategy``, ``--max-drop`` or both (a usage error, exit 2)."""
+    if args.command == "reselect" and args.strategy is None and args.max_drop is None:
+        parser.error("reselect needs --strategy, --max-drop or both")

@@ -59,8 +59,6 @@ def _noise_lines(record: RunRecord) -> tuple[str, ...]:
 def reselect(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Re-select a stored run with ``--strategy`` and show (and optionally store) it."""
     stored = read_record(args.run)
-    if args.strategy is None and args.max_drop is None:
-        raise CliError("reselect needs --strategy, --max-drop or both")
     try:
         strategy = args.strategy or strategy_from_config(stored.strategy)
     except ValueError as error:

@@ -44,11 +44,8 @@ def encode_profile(profile: Profile) -> dict[str, Any]:
         "peak_memory_mb": _optional_float(profile.peak_memory_mb),
         "batches": {str(bs): encode_batch(profile.batches[bs]) for bs in sorted(profile.batches)},
         "stopped_early": profile.stopped_early,
-    } | ({"accuracy": _figures(profile.accuracy)} if profile.accuracy else {})
-
-
-def _figures(figures: Any) -> dict[str, Any]:
-    return {k: encode_float(v) for k, v in sorted(figures.items())}
+        "accuracy": {k: encode_float(v) for k, v in sorted(profile.accuracy.items())},
+    }
 
 
 def encode_batch(batch: MeasuredBatch) -> dict[str, Any]:
