@@ -28,7 +28,7 @@ import torch
 
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.accuracy import figures_text as summary
-from aitune_fp.core.strategies.registry import parse_strategy
+from aitune_fp.core.strategies.registry import parse_strategy, strategy_from_config
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
@@ -84,17 +84,15 @@ def _tune(name: str, search: str, strategy: str) -> tuple[TuningRun, float]:
 
 
 def _throughputs(record: RunRecord) -> dict[str, tuple[float, int]]:
-    """Each profiled candidate's best throughput (samples/s) and its batch size."""
+    """Each profiled candidate's throughput (samples/s) and batch size, as the run's own
+    strategy measures it (the figure its decision compared)."""
+    measure = strategy_from_config(record.strategy).measure
     best: dict[str, tuple[float, int]] = {}
     for outcome in record.outcomes:
-        if outcome.profile is None:
-            continue
-        p = outcome.profile
-        for bs in p.batch_sizes:
-            samples = sorted(p.samples(bs))
-            rate = bs * 1000.0 / samples[len(samples) // 2]
-            if rate > best.get(outcome.backend, (0.0, 0))[0]:
-                best[outcome.backend] = (rate, bs)
+        if outcome.profile is not None:
+            result = measure(outcome.profile).value_or(None)
+            if result is not None:
+                best[outcome.backend] = (result.throughput, result.selected_batch_size)
     return best
 
 
