@@ -30,7 +30,7 @@ from rich.progress import (
 from rich.table import Table
 
 from aitune_fp.core.record.run_record import RunRecord
-from aitune_fp.core.report.accuracy import accuracy_cell, precision_line
+from aitune_fp.core.report.accuracy import ACCURACY_HEADER, accuracy_cell, precision_line
 from aitune_fp.core.report.tables import (
     backend_rows,
     decision_lines,
@@ -53,7 +53,7 @@ def results_table(record: RunRecord) -> Table:
         ("batch size", "right"),
         ("speedup", "right"),
         ("peak MiB", "right"),
-        ("accuracy", "left"),
+        (ACCURACY_HEADER, "left"),
         ("why it failed", "left"),
     ]:
         table.add_column(header, justify=justify)  # type: ignore[arg-type]

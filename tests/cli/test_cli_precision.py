@@ -67,7 +67,7 @@ def test_the_table_has_an_accuracy_column(
     """report shows each backend's precision and headline figures in its own column."""
     assert main(["report", str(run_json)]) == 0
     out = capsys.readouterr().out
-    assert "accuracy" in out and "int8 rel RMS" in out and "fp32 rel RMS" in out
+    assert "precision, rel RMS, top-1" in out and "int8 0.02 99%" in out and "fp32 0.02 100%" in out
 
 
 @pytest.mark.parametrize(
