@@ -3,7 +3,8 @@
 Rules:
 - ``--search default|wide|none`` picks the candidate space (default: ``default``);
   ``--precision fp32,bf16,int8`` narrows it to those precisions; both go to
-  ``run_tuning(search=...)`` (:mod:`aitune_fp.shell.variants`);
+  ``run_tuning(search=...)`` (:mod:`aitune_fp.shell.variants`); ``--min-top1 97%`` sets
+  the default policy's top-1 agreement bound (``run_tuning(accuracy=...)``);
 - ``--max-drop 0.5%`` (``tune``, ``demo`` and ``reselect``) wraps the strategy in
   :func:`~aitune_fp.core.strategies.within_accuracy.within_accuracy`: candidates whose
   recorded accuracy drop is larger are refused; ``reselect`` does it offline, from the
@@ -52,16 +53,28 @@ def add_precision_options(parser: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="keep only candidates computing in these precisions: fp32,bf16,fp16,int8",
     )
+    parser.add_argument(
+        "--min-top1",
+        type=max_drop_arg,
+        default=None,
+        metavar="AGREEMENT",
+        help="the top-1 agreement with eager a reduced-precision candidate with classifier-"
+        "like outputs must keep (99%% or 0.99; default 99%%)",
+    )
     add_max_drop(parser)
 
 
 def search_of(args: argparse.Namespace) -> dict[str, Any]:
-    """``run_tuning``'s ``search`` from the parsed options (empty when absent)."""
+    """``run_tuning``'s ``search`` (and ``accuracy`` with ``--min-top1``) from the parsed
+    options (empty when absent)."""
     if not hasattr(args, "search"):
         return {}
-    from aitune_fp.core.accuracy.search import Search
+    from aitune_fp.core.accuracy import AccuracyPolicy, Search
 
-    return {"search": Search(args.search, getattr(args, "precision", None))}
+    chosen: dict[str, Any] = {"search": Search(args.search, getattr(args, "precision", None))}
+    if getattr(args, "min_top1", None) is not None:
+        chosen["accuracy"] = AccuracyPolicy(min_top1=args.min_top1)
+    return chosen
 
 
 def bounded(strategy: Strategy, args: argparse.Namespace) -> Strategy:

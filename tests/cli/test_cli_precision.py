@@ -97,3 +97,6 @@ def test_the_options_reach_the_search_value() -> None:
     search = search_of(args)["search"]
     assert search.level == "wide" and search.precisions == frozenset({"bfloat16", "int8"})
     assert search_of(build_parser().parse_args(["demo"]))["search"].level == "default"
+    loose = search_of(build_parser().parse_args(["demo", "--min-top1", "97%"]))
+    assert loose["accuracy"].min_top1 == pytest.approx(0.97)
+    assert "accuracy" not in search_of(build_parser().parse_args(["demo"]))
