@@ -100,3 +100,14 @@ def test_the_options_reach_the_search_value() -> None:
     loose = search_of(build_parser().parse_args(["demo", "--min-top1", "97%"]))
     assert loose["accuracy"].min_top1 == pytest.approx(0.97)
     assert "accuracy" not in search_of(build_parser().parse_args(["demo"]))
+
+
+def test_the_markdown_report_has_an_accuracy_section(
+    run_json: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report --markdown lists each backend's precision and figures and the winner's line."""
+    assert main(["report", str(run_json), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "## Accuracy against eager" in out
+    assert "| onnxruntime(precision='int8-dynamic') | int8 | 0.02 | 0.999 | 99.0% | — |" in out
+    assert "Precision: int8; against eager" in out

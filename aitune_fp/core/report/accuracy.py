@@ -84,3 +84,39 @@ def precision_line(record: RunRecord) -> str | None:
         return None
     precision = precision_of_config(outcome.config)
     return f"Precision: {precision}; against eager: {figures_text(outcome.profile.accuracy)}"
+
+
+def _cell(figures: Mapping[str, float], name: str, fmt: str) -> str:
+    return format(figures[name], fmt) if name in figures else "—"
+
+
+def accuracy_section(record: RunRecord) -> str | None:
+    """A Markdown table: each profiled backend's precision and headline figures, then the
+    winner's precision line; ``None`` when no backend has figures.
+
+    >>> from aitune_fp.core.records import Profile
+    >>> o = BackendOutcome("ort", "onnxruntime", "k", {"precision": "int8-dynamic"},
+    ...     profile=Profile("ort", {1: [1.0]}, accuracy={"rms_rel_error": 0.02}))
+    >>> r = RunRecord("m", "cpu", {}, None, (o,), None, None, {}, {}, None)
+    >>> accuracy_section(r).splitlines()[2]
+    '| ort | int8 | 0.02 | — | — | — |'
+    """
+    rows = [
+        o for o in (record.baseline, *record.candidates)
+        if o is not None and o.profile is not None and o.profile.accuracy
+    ]  # fmt: skip
+    if not rows:
+        return None
+    lines = [
+        "| backend | precision | rel RMS | cosine | top-1 | rel RMS vs fp64 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for o in rows:
+        f = o.profile.accuracy if o.profile is not None else {}
+        lines.append(
+            f"| {o.backend} | {precision_of_config(o.config)} | {_cell(f, 'rms_rel_error', '.3g')} "
+            f"| {_cell(f, 'cosine', '.6g')} | {_cell(f, 'top1_agreement', '.1%')} "
+            f"| {_cell(f, 'fp64_rms_rel_error', '.3g')} |"
+        )
+    line = precision_line(record)
+    return "\n".join(lines) + (f"\n\n{line}" if line else "")

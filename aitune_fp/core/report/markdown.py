@@ -18,6 +18,7 @@ from typing import Any
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.record.stages import STAGES
 from aitune_fp.core.record.values import thaw_json
+from aitune_fp.core.report.accuracy import accuracy_section
 from aitune_fp.core.report.stages import total_seconds
 from aitune_fp.core.report.tables import (
     backend_rows,
@@ -190,12 +191,14 @@ def render_markdown(record: RunRecord) -> str:
     title = record.strategy.get("title", record.strategy.get("strategy", "unknown strategy"))
     decision = "\n".join(f"- {line}" for line in decision_lines(record))
     stopped = stopped_early_section(record)
+    accuracy = accuracy_section(record)
     sections = [
         f"# aitune_fp run: {record.model} on {record.device}",
         f"Strategy: **{title}**; max batch size: {record.max_batch_size or '—'}.",
         f"## Decision\n\n{decision}",
         f"## Backends\n\n{backends_section(record)}",
         *([f"## Stopped early\n\n{stopped}"] if stopped else []),
+        *([f"## Accuracy against eager\n\n{accuracy}"] if accuracy else []),
         f"## Latency per batch size\n\n{latency_section(record)}",
         "## Validation (max error against eager)\n\n"
         + _number_table(record, "validation", "validation errors", ".3g"),
