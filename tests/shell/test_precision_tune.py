@@ -51,3 +51,25 @@ def test_an_int8_winner_is_recorded_with_its_figures_and_loads_back_as_tuned(
     loaded = load(folder)
     x = torch.randn(1, 64)  # min_latency tunes batch size 1
     assert torch.equal(loaded(x), tuned(x))
+
+
+def test_the_search_generates_candidates_only_when_none_are_pinned() -> None:
+    """No backends: the search's space; a pinned list: narrowed, never widened; a policy
+    given replaces the tolerance's default one."""
+    from aitune_fp.core.accuracy import AccuracyPolicy
+    from aitune_fp.effects.validate import Tolerance
+    from aitune_fp.shell.variants import resolve_candidates, with_policy
+
+    cpu = torch.device("cpu")
+    default = [b.describe() for b in resolve_candidates(None, None, cpu)]
+    assert "onnxruntime(precision='int8-dynamic')" in default
+    assert [b.describe() for b in resolve_candidates(None, "none", cpu)] == [
+        "inductor", "aot_inductor", "onnxruntime",
+    ]  # fmt: skip
+    assert [b.describe() for b in resolve_candidates(["onnxruntime"], "wide", cpu)] == [
+        "onnxruntime"
+    ]
+    assert resolve_candidates(["onnxruntime"], Search(precisions=frozenset({"int8"})), cpu) == ()
+    policy = AccuracyPolicy(min_top1=0.9)
+    assert with_policy(None, policy).policy is policy
+    assert with_policy(Tolerance(), None) == Tolerance()
