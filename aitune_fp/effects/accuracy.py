@@ -4,9 +4,9 @@ Rules:
 - figures are computed per floating output (``output[0]``, ``output['logits']``, …) over
   every validation batch: ``max_abs_error``, ``max_rel_error`` (``|got − eager| /
   max(|eager|, 1e-6)``), ``rms_rel_error`` (‖got − eager‖ / ‖eager‖), ``cosine`` (cosine
-  similarity of the flattened outputs) and, for classifier-like outputs (two or more
-  dimensions, the last of size ≥ 2), ``top1_agreement`` (rows whose argmax over the last
-  dimension equals eager's) and ``topk_agreement`` (rows whose eager top-1 is in the
+  similarity of the flattened outputs) and, for classifier-like outputs (``(batch,
+  classes)``: two dimensions, at least two classes), ``top1_agreement`` (rows whose
+  argmax equals eager's) and ``topk_agreement`` (rows whose eager top-1 is in the
   candidate's top ``k = min(5, classes)``); the plain names hold the worst output's value,
   ``<output>/<figure>`` each output's when there are several;
 - a reduced-precision candidate (``bfloat16``, ``float16``, ``int8``) also gets the
@@ -65,7 +65,7 @@ class _Sums:
         self.dot += float((g * r).sum())
         self.max_abs = max(self.max_abs, float(d.abs().max()))
         self.max_rel = max(self.max_rel, float((d.abs() / r.abs().clamp_min(1e-6)).max()))
-        if r.dim() >= 2 and r.shape[-1] >= 2 and not got.is_complex():
+        if r.dim() == 2 and r.shape[-1] >= 2 and not got.is_complex():
             self.classifier = True
             k = min(5, r.shape[-1])
             want = r.argmax(-1)

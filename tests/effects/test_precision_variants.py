@@ -175,3 +175,19 @@ def test_the_search_space_grows_with_its_level_and_narrows_to_precisions() -> No
         OnnxRuntime(precision="int4")
     with pytest.raises(ValueError, match="autocast"):
         TorchEager(autocast=True)
+
+
+def test_figures_are_per_output_and_top1_only_for_batch_by_class_outputs() -> None:
+    """Two outputs give per-output keys and the worst under the plain name; a 3-D output
+    gets no top-1 figure; a flipped argmax row lowers the agreement."""
+    from aitune_fp.effects.accuracy import error_figures
+
+    logits = torch.tensor([[2.0, 1.0], [0.0, 3.0]])
+    flipped = torch.tensor([[1.0, 2.0], [0.0, 3.0]])
+    hidden = torch.ones(2, 3, 4)
+    f = error_figures([("output[0]", flipped, logits), ("output[1]", hidden * 1.1, hidden)])
+    assert f["top1_agreement"] == 0.5 and f["output[0]/top1_agreement"] == 0.5
+    assert "output[1]/top1_agreement" not in f
+    assert f["rms_rel_error"] == max(f["output[0]/rms_rel_error"], f["output[1]/rms_rel_error"])
+    assert f["output[1]/rms_rel_error"] == pytest.approx(0.1)
+    assert f["cosine"] == min(f["output[0]/cosine"], f["output[1]/cosine"])
