@@ -30,6 +30,8 @@ from aitune_fp.core import (
     with_min_speedup,
     within_memory,
 )
+from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound, Search, metric
+from aitune_fp.core.strategies.within_accuracy import within_accuracy
 
 __version__ = "0.1.0"
 
@@ -52,11 +54,14 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AccuracyPolicy",
     "BackendFailure",
     "BackendPerfResult",
     "BackendProfilingResult",
+    "ErrorBound",
     "Profile",
     "ProfilingPlan",
+    "Search",
     "Selection",
     "Strategy",
     "TuneError",
@@ -67,6 +72,7 @@ __all__ = [
     "latency_budget",
     "load",
     "max_throughput",
+    "metric",
     "min_latency",
     "min_latency_at",
     "one_backend",
@@ -76,5 +82,6 @@ __all__ = [
     "tune",
     "tune_module",
     "with_min_speedup",
+    "within_accuracy",
     "within_memory",
 ]

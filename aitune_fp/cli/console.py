@@ -8,8 +8,9 @@ Rules:
   per event worth keeping (plan, each backend's result, the selection);
 - the final table has one row per backend, with the columns of
   :data:`~aitune_fp.core.report.columns.COLUMNS` (backend, status, metric, batch size,
-  speedup, where the figures were measured, peak memory in MiB, why it failed), then the
-  decision lines; every figure shown for the selection comes from the decision account.
+  speedup, where the figures were measured, peak memory in MiB, accuracy: precision and
+  error figures against eager, why it failed), then the decision lines and the winner's
+  precision line; every figure shown for the selection comes from the decision account.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from rich.table import Table
 
 from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.report.accuracy import precision_line
 from aitune_fp.core.report.columns import COLUMNS, headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.shell.progress import ProgressEvent
@@ -59,7 +61,9 @@ def show_run(console: Console, record: RunRecord) -> None:
     what it is."""
     console.print(results_table(record))
     why = max_batch_line(record.max_batch_size, record.max_batch_search)
-    for line in (*decision_lines(record), *([why] if why else [])):
+    precision = precision_line(record)
+    extra = [line for line in (why, precision) if line]
+    for line in (*decision_lines(record), *extra):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 

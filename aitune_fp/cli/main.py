@@ -40,6 +40,7 @@ from aitune_fp.cli.options import (
     shape_arg,
     strategy_arg,
 )
+from aitune_fp.cli.precision_options import add_max_drop, add_precision_options, check_reselect
 from aitune_fp.core.strategies.registry import STRATEGY_SPECS, parse_strategy
 
 DEFAULT_BUILD_TIMEOUT = 600.0  # aitune_fp.effects.isolation.protocol (not imported: no torch)
@@ -130,6 +131,7 @@ def _tuning_options(parser: argparse.ArgumentParser) -> None:
         help="build and profile every backend in this process (for debugging: a crash or "
         "hang then ends the whole run)",
     )
+    add_precision_options(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -206,7 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     reselect = sub.add_parser("reselect", help="re-select a stored run with another strategy")
     reselect.add_argument("run", metavar="RUN.json")
-    reselect.add_argument("--strategy", type=strategy_arg, required=True, metavar="SPEC")
+    reselect.add_argument(
+        "--strategy", type=strategy_arg, default=None, metavar="SPEC",
+        help="the strategy to re-select with (default with --max-drop: the stored one)",
+    )  # fmt: skip
+    add_max_drop(reselect)
     reselect.add_argument("--out", default=None, metavar="NEW.json", help="store the new run")
     from aitune_fp.cli.fleet_commands import add_fleet_parser
 
@@ -308,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _check_backends(parser, args)
         _check_locations(parser, args)
+        check_reselect(parser, args)
         return _command(args.command)(args, out, err)
     except CliError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from aitune_fp.cli.console import show_run
 from aitune_fp.cli.outputs import CliError, read_record, write_plot, write_record
+from aitune_fp.cli.precision_options import bounded
 from aitune_fp.core.record.run_record import RunRecord, with_strategy
 from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.core.report.stats import noise_report
@@ -57,7 +58,12 @@ def _noise_lines(record: RunRecord) -> tuple[str, ...]:
 
 def reselect(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Re-select a stored run with ``--strategy`` and show (and optionally store) it."""
-    record = with_strategy(read_record(args.run), args.strategy)
+    stored = read_record(args.run)
+    try:
+        strategy = args.strategy or strategy_from_config(stored.strategy)
+    except ValueError as error:
+        raise CliError(f"the stored strategy cannot be rebuilt ({error})") from None
+    record = with_strategy(stored, bounded(strategy, args))
     show_run(out, record)
     if args.out is not None:
         err.print(f"re-selected run written to {write_record(record, args.out)}", markup=False)

@@ -33,6 +33,7 @@ from rich.console import Console
 from aitune_fp.cli.console import ProgressView, show_run
 from aitune_fp.cli.factory import FactoryError, call_factory, synthetic_samples
 from aitune_fp.cli.outputs import CliError, write_run
+from aitune_fp.cli.precision_options import bounded, search_of
 from aitune_fp.core.record.run_record import RunRecord
 
 
@@ -65,7 +66,7 @@ def _tune_one(
             effect = run_tuning(
                 module,
                 samples,
-                args.strategy,
+                bounded(args.strategy, args),
                 list(args.backends) if args.backends else None,
                 args.device,
                 args.cache_dir,
@@ -78,6 +79,7 @@ def _tune_one(
                 verify_seconds=getattr(args, "verify_seconds", None) or None,
                 reuse_baseline=getattr(args, "reuse_baseline", None),
                 **shapes,
+                **search_of(args),
             )
     except KeyboardInterrupt:
         now = record_path.stat().st_mtime_ns if record_path.is_file() else None

@@ -118,9 +118,8 @@ class Profile:
     per measured batch size, how it was measured (:class:`MeasuredBatch`: its warm-up and
     first-pass figure; empty for a profile not made by the profiler). ``stopped_early`` is
     the early-stop rule's one line naming the batch sizes that stopped after their probe,
-    clear losers there (:mod:`aitune_fp.core.measure.early_stop`; ``None``: none did);
-    informative, never used by selection (the run record also pins it on the backend's
-    outcome).
+    clear losers there (:mod:`aitune_fp.core.measure.early_stop`; ``None``: none did).
+    ``accuracy`` holds the candidate's error figures against eager (:mod:`aitune_fp.core.accuracy`).
 
     >>> p = Profile("eager", {1: [2.0, 2.0], 2: [3.0]})
     >>> p.batch_sizes
@@ -139,8 +138,11 @@ class Profile:
     peak_memory_mb: float | None = None
     batches: Mapping[int, MeasuredBatch] = field(default_factory=pmap)
     stopped_early: str | None = None
+    accuracy: Mapping[str, float] = field(default_factory=pmap)
 
     def __post_init__(self) -> None:
+        figures = {str(k): float(v) for k, v in self.accuracy.items()}
+        object.__setattr__(self, "accuracy", pmap(figures))
         if not isinstance(self.backend, str) or not self.backend:
             raise ValueError(f"a Profile needs a non-empty backend name, got {self.backend!r}")
         object.__setattr__(self, "latencies_ms", _freeze_latencies(self.latencies_ms))

@@ -8,7 +8,8 @@ Rules:
   is never part of it, so keys match across processes and import paths;
 - :func:`cache_key` adds the input spec, the batch envelope the build runs in (an
   exporter's example rows and batch bound: a one-row envelope exports a static batch), the
-  backend's kind, config key and implementation
+  backend's kind, config key and implementation (a calibrated variant, static int8, also
+  the samples' values it was calibrated on)
   source, the device (and GPU model), and the versions of Python and of every inference
   library.
 """
@@ -28,6 +29,7 @@ from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.fingerprint import behaviour_digest
 from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.reference import samples_digest
 
 
 def weights_digest(module: torch.nn.Module) -> str:
@@ -110,5 +112,7 @@ def cache_key(
         "machine": platform.machine(),
         "libraries": library_versions(),
     }
+    if getattr(backend, "calibrated", False):  # a calibration depends on the samples' values
+        parts["calibration"] = samples_digest(samples)
     blob = json.dumps(parts, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:32]

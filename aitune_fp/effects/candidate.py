@@ -44,6 +44,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
+from aitune_fp.effects.accuracy import with_figures
 from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.base import Backend, Built
@@ -195,7 +196,7 @@ def run_candidate(
                 on_batch,
                 timer=timer,
                 early=early_stop,
-            ),
+            ).map(partial(with_figures, report)),
         )
 
     built_io: IOResult[Built, BackendFailure] = stage("build", build)

@@ -25,7 +25,7 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,10 @@ import torch
 import torch.utils._pytree as pytree
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from aitune_fp.core.accuracy.policy import DEFAULT_POLICY, REDUCED, AccuracyPolicy
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.core.report.accuracy import figures_text as summary
+from aitune_fp.effects.accuracy import Seen, assess
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Batch, Samples
 from aitune_fp.effects.reference import cached_references, validation_batches
@@ -79,6 +82,8 @@ class Tolerance:
     tf32: Bound = field(default=Bound(5e-3, 5e-3))
     float16: Bound = field(default=Bound(1e-2, 1e-2))
     bfloat16: Bound = field(default=Bound(5e-2, 5e-2))
+    policy: AccuracyPolicy = field(default=DEFAULT_POLICY)
+    """Judges reduced precision in place of the bounds (:mod:`aitune_fp.effects.accuracy`)."""
 
     @classmethod
     def uniform(cls, *, rtol: float, atol: float) -> Tolerance:
@@ -110,11 +115,14 @@ class ValidationReport:
     worst: str
     reference: str = "eager"
     switches: Tf32Switches = DEFAULT_SWITCHES
+    figures: Mapping[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, float]:
         """The numbers, for logs and stage records (``cached_reference``: 1 when eager's
-        outputs came from the cache entry; the TF32 switches, :mod:`.tf32`)."""
+        outputs came from the cache entry; the TF32 switches, :mod:`.tf32`), with the
+        accuracy figures."""
         return {
+            **self.figures,
             "max_abs_error": self.max_abs_error,
             "max_rel_error": self.max_rel_error,
             "batches_checked": float(len(self.batches)),
@@ -237,6 +245,7 @@ def _check_batch(
     tolerance: Tolerance,
     stored: Any = None,
     device: torch.device = torch.device("cpu"),
+    seen: list[Seen] | None = None,
 ) -> _Errors:
     """Errors of one batch against eager's outputs (``stored`` ones when given)."""
     with torch.inference_mode():
@@ -247,6 +256,8 @@ def _check_batch(
         with strict_fp32():
             ref = stored if stored is not None else batch.call(eager_module)
     precision = candidate_precision(built.info.get("precision"), device)
+    if seen is not None:
+        seen.append((batch, got, ref))
     worst = _Errors()
     for label, g, r in _check_structure(got, ref, where):
         if not isinstance(r, torch.Tensor):
@@ -257,6 +268,8 @@ def _check_batch(
         floating = r.is_floating_point() or r.is_complex()
         dtype = str(r.dtype).removeprefix("torch.")
         bound = tolerance.bound(dtype, precision) if floating else None
+        if floating and precision in REDUCED:
+            continue  # judged by the accuracy policy on the figures of every batch
         worst = worst.merge(_compare(label, g, r, bound, where))
     return worst
 
@@ -283,15 +296,27 @@ def validate(
     checked: list[str] = []
     worst = _Errors()
     stored = cached_references(built, samples, sizes, device)
+    seen: list[Seen] = []
     try:
         for where, batch in validation_batches(samples, sizes):
             ref = stored[where] if stored is not None else None
             worst = worst.merge(
-                _check_batch(built, eager_module, batch.to(device), where, tolerance, ref, device)
+                _check_batch(
+                    built, eager_module, batch.to(device), where, tolerance, ref, device, seen
+                )
             )
             checked.append(where)
     except _Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
+    precision = candidate_precision(built.info.get("precision"), device)
+    figures, refused = assess(built.runner, precision, eager_module, seen, tolerance.policy, device)
+    if refused is not None:
+        why = f"refused by the accuracy policy ({precision}): {refused}; {summary(figures)}"
+        return IOFailure(BackendFailure(backend_name, "validate", why))
+    if precision in REDUCED:  # its elementwise errors were not taken: the figures' are
+        worst = _Errors(
+            figures.get("max_abs_error", 0.0), figures.get("max_rel_error", 0.0), summary(figures)
+        )
     report = ValidationReport(
         backend_name,
         tuple(checked),
@@ -300,6 +325,7 @@ def validate(
         worst.worst,
         "cached" if stored is not None else "eager",
         Tf32Switches.now(),
+        figures,
     )
     return IOSuccess(report)
 

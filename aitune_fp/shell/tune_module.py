@@ -50,6 +50,7 @@ import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure, Result, Success
 
+from aitune_fp.core.accuracy import AccuracyPolicy, Search
 from aitune_fp.core.fold import finish
 from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import RunRecord
@@ -72,13 +73,9 @@ from aitune_fp.shell.drive import RunState, Setup, drive_fold, winner_built, wit
 from aitune_fp.shell.journal import write_record
 from aitune_fp.shell.progress import ProgressSink, silent
 from aitune_fp.shell.recording import run_record
-from aitune_fp.shell.resolve import (
-    _unique_names,
-    default_cache_dir,
-    resolve_backends,
-    resolve_device,
-)
+from aitune_fp.shell.resolve import _unique_names, default_cache_dir, resolve_device
 from aitune_fp.shell.tuned_module import TunedModule
+from aitune_fp.shell.variants import resolve_candidates, with_policy
 from aitune_fp.shell.verify import with_verification
 from aitune_fp.shell.workspace import open_workspace
 
@@ -115,6 +112,8 @@ def run_tuning(
     timeouts: Timeouts | None = None,
     record_path: str | Path | None = None,
     reuse_baseline: BaselineSource | None = None,
+    search: Search | str | None = None,
+    accuracy: AccuracyPolicy | None = None,
 ) -> IOResult[TuningRun, TuneError]:
     """Tune ``module`` and return the whole run; see :func:`tune_module` for the rules.
 
@@ -125,6 +124,7 @@ def run_tuning(
     ``reuse_baseline`` (a ``run.json`` path or a record): take the eager baseline's profile
     from that run when its model, inputs, plan and environment all match (else a warning
     naming what differs, and eager is profiled: :mod:`aitune_fp.shell.baseline_reuse`).
+    ``search``, ``accuracy``: candidates and accuracy policy (:mod:`aitune_fp.shell.variants`).
     """
     dev_result = resolve_device(device)
     if isinstance(dev_result, Failure):
@@ -134,7 +134,7 @@ def run_tuning(
         normalised = normalise_samples(
             samples, batch_axis=batch_axis, batched=batched, dynamic_axes=dynamic_axes
         )
-        candidates = resolve_backends(backends, dev)
+        candidates = resolve_candidates(backends, search, dev)
     except (ValueError, KeyError) as error:
         return IOFailure(TuneError(str(error)))
     admits = strategy.admits
@@ -152,8 +152,8 @@ def run_tuning(
                              isolation=isolation, timeouts=timeouts)  # fmt: skip
     if isinstance(found, Failure):
         return IOFailure(found.failure())
-    largest, search = found.unwrap()
-    normalised = inside(normalised, largest, search)  # no sample over a faulty size
+    largest, batch_search = found.unwrap()
+    normalised = inside(normalised, largest, batch_search)  # no sample over a faulty size
     workspace = open_workspace(Path(cache_dir or default_cache_dir()))
     setup = Setup(
         module,
@@ -163,7 +163,7 @@ def run_tuning(
         Path(cache_dir or default_cache_dir()),
         progress or silent,
         settings or ProfileSettings(),
-        tolerance or Tolerance(),
+        with_policy(tolerance, accuracy),
         total=len(candidates) + (1 if strategy.validate_performance else 0),
         outside=outside,
         verify_seconds=verify_seconds,
@@ -172,7 +172,7 @@ def run_tuning(
         batch_sizes=strategy.plan.batch_sizes(largest),
         isolation=isolation,
         timeouts=timeouts,
-        max_batch_search=search,
+        max_batch_search=batch_search,
     )
     candidates = tuple(with_max_batch_size(b, largest) for b in candidates)
     names = _unique_names(candidates)
@@ -189,7 +189,7 @@ def run_tuning(
         setup = replace(setup, journal=journal)
         journal(setup, RunState())  # this run's record from now on, before any backend
     setup.emit("plan", message=f"{strategy.title}: {', '.join(names) or 'no candidates'}")
-    setup.emit("plan", message=max_batch_line(largest, search) or "")
+    setup.emit("plan", message=max_batch_line(largest, batch_search) or "")
     log.info("batch sizes to profile: %s", setup.batch_sizes)
     setup.emit("stage", stage="preload")
     if not isolation:
@@ -275,7 +275,7 @@ def tune_module(
     does with a call outside the shapes it was tuned for. ``backends``: configs or names
     (default: every backend that can run on ``device``). ``options`` go to
     :func:`run_tuning` (``max_batch_size``, ``batch_axis``, ``batched``, ``dynamic_axes``,
-    ``outside``, ``tolerance``, ``settings``, ``progress``, …).
+    ``outside``, ``tolerance``, ``settings``, ``progress``, ``search``, ``accuracy``, …).
 
     >>> import tempfile, torch
     >>> from aitune_fp import min_latency

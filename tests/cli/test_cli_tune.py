@@ -144,7 +144,8 @@ def test_a_run_without_selection_exits_1_but_keeps_its_files(
 
 @pytest.mark.heavy
 def test_demo_runs_end_to_end_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's demo on the MLP builds every CPU backend and writes the three files."""
+    """The README's demo on the MLP tries every CPU candidate of the default search (fp32
+    backends, then the bf16 and int8 variants) and writes the three files."""
     code = main(
         [
             "demo",
@@ -163,5 +164,11 @@ def test_demo_runs_end_to_end_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixtu
     for name in ["run.json", "report.md", "plot.png"]:
         assert (tmp_path / "demo" / "mlp" / name).is_file()
     record = loads((tmp_path / "demo" / "mlp" / "run.json").read_text())
-    assert [c.backend for c in record.candidates] == ["inductor", "aot_inductor", "onnxruntime"]
+    assert [c.backend for c in record.candidates] == [
+        "inductor",
+        "aot_inductor",
+        "onnxruntime",
+        "eager(precision='bfloat16')",
+        "onnxruntime(precision='int8-dynamic')",
+    ]
     assert "Selected" in out

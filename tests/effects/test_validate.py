@@ -17,6 +17,7 @@ from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 from torch import nn
 
+from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Samples, normalise_samples
@@ -173,11 +174,18 @@ def test_structured_outputs_pass(structured_module: nn.Module, structured_sample
     assert r.worst.startswith("output[")
 
 
-def test_half_precision_backends_get_half_tolerances(mlp: nn.Module, mlp_samples: Samples) -> None:
-    """An error of 3e-3 fails an fp32 backend but passes one that declares fp16 compute."""
+def test_half_precision_backends_are_judged_by_the_accuracy_policy(
+    mlp: nn.Module, mlp_samples: Samples
+) -> None:
+    """A 3e-3 shift fails fp32 elementwise; for fp16 compute the policy decides: beyond the
+    eager-relative rule's floor it is refused, and an explicit fp16 bound admits it."""
     shifted = lambda x: mlp(x) + 3e-3  # noqa: E731
     assert "not close" in message(run(mlp, mlp_samples, shifted))
-    report(run(mlp, mlp_samples, shifted, info={"precision": "float16"}))
+    half = {"precision": "float16"}
+    assert "accuracy policy (float16)" in message(run(mlp, mlp_samples, shifted, info=half))
+    bound = Tolerance(policy=AccuracyPolicy(bounds={"float16": ErrorBound(0.05)}))
+    r = report(run(mlp, mlp_samples, shifted, info=half, tolerance=bound))
+    assert r.figures["rms_rel_error"] > 1e-3 and r.figures["top1_agreement"] == 1.0
 
 
 def test_tolerance_is_configurable(mlp: nn.Module, mlp_samples: Samples) -> None:

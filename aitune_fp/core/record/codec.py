@@ -44,6 +44,7 @@ def encode_profile(profile: Profile) -> dict[str, Any]:
         "peak_memory_mb": _optional_float(profile.peak_memory_mb),
         "batches": {str(bs): encode_batch(profile.batches[bs]) for bs in sorted(profile.batches)},
         "stopped_early": profile.stopped_early,
+        "accuracy": {k: encode_float(v) for k, v in sorted(profile.accuracy.items())},
     }
 
 
@@ -110,6 +111,7 @@ def decode_profile(doc: Reader) -> Profile:
         peak_memory_mb=doc.number_or_none("peak_memory_mb"),
         batches={} if batches is None else _batches(batches),
         stopped_early=doc.text_or_none("stopped_early"),
+        accuracy=doc.number_map("accuracy", {}),
     )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.report.accuracy import ACCURACY_HEADER, accuracy_cell
 from aitune_fp.core.report.formats import format_metric, format_peak_mb, format_speedup
 from aitune_fp.core.report.tables import BackendRow, backend_rows
 
@@ -48,6 +49,12 @@ def _measured_in(record: RunRecord, row: BackendRow) -> str:
     return f"{row.source}, {ref.at}: {format_metric(record, ref.value)}"
 
 
+def _accuracy(record: RunRecord, row: BackendRow) -> str:
+    """The row's precision and headline error figures (:mod:`.accuracy`)."""
+    outcomes = {o.backend: o for o in record.outcomes}
+    return accuracy_cell(outcomes.get(row.backend))
+
+
 COLUMNS: Final = (
     Column("backend", "left", _backend),
     Column("status", "left", lambda _, row: row.status),
@@ -56,6 +63,7 @@ COLUMNS: Final = (
     Column("speedup", "right", lambda _, row: format_speedup(row.speedup)),
     Column("measured in", "left", _measured_in),
     Column("peak MiB", "right", lambda _, row: format_peak_mb(row.peak_memory_mb)),
+    Column(ACCURACY_HEADER, "left", _accuracy),
     Column("why it failed", "left", lambda _, row: row.reason),
 )
 

@@ -20,6 +20,7 @@ from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.record.stages import STAGES
 from aitune_fp.core.record.values import thaw_json
+from aitune_fp.core.report.accuracy import accuracy_section
 from aitune_fp.core.report.columns import headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.core.report.stages import total_seconds
@@ -177,12 +178,14 @@ def render_markdown(record: RunRecord) -> str:
     stopped = stopped_early_section(record)
     largest = max_batch_line(record.max_batch_size, record.max_batch_search)
     largest = largest or f"max batch size: {record.max_batch_size or '—'}"
+    accuracy = accuracy_section(record)
     sections = [
         f"# aitune_fp run: {record.model} on {record.device}",
         f"Strategy: **{title}**; {largest}.",
         f"## Decision\n\n{decision}",
         f"## Backends\n\n{backends_section(record)}",
         *([f"## Stopped early\n\n{stopped}"] if stopped else []),
+        *([f"## Accuracy against eager\n\n{accuracy}"] if accuracy else []),
         f"## Latency per batch size\n\n{latency_section(record)}",
         "## Validation (max error against eager)\n\n"
         + _number_table(record, "validation", "validation errors", ".3g"),

@@ -9,6 +9,7 @@ from aitune_fp.core.strategies.memory import within_memory
 from aitune_fp.core.strategies.min_latency import min_latency
 from aitune_fp.core.strategies.one_backend import one_backend
 from aitune_fp.core.strategies.with_min_speedup import with_min_speedup
+from aitune_fp.core.strategies.within_accuracy import within_accuracy
 
 __all__ = [
     "confident",
@@ -19,5 +20,6 @@ __all__ = [
     "min_latency_at",
     "one_backend",
     "with_min_speedup",
+    "within_accuracy",
     "within_memory",
 ]

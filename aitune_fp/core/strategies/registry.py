@@ -26,6 +26,7 @@ from aitune_fp.core.strategies.latency_budget import latency_budget
 from aitune_fp.core.strategies.max_throughput import max_throughput
 from aitune_fp.core.strategies.memory import within_memory
 from aitune_fp.core.strategies.min_latency import min_latency
+from aitune_fp.core.strategies.within_accuracy import parse_max_drop, within_accuracy
 from aitune_fp.core.strategy import ProfilingPlan, Strategy
 
 STRATEGY_SPECS: Final = (
@@ -33,6 +34,7 @@ STRATEGY_SPECS: Final = (
     "min-latency",
     "latency-budget=5ms",
     "within-memory=512MiB:<spec>",
+    "within-accuracy=0.5%:<spec>",
     "confident:<spec>",
 )
 
@@ -71,6 +73,8 @@ def parse_strategy(spec: str) -> Strategy:
     prefix, _, size = head.partition("=")
     if colon and prefix.strip().lower().replace("_", "-") == "within-memory":
         return _within_memory_spec(size, rest)
+    if colon and prefix.strip().lower().replace("_", "-") == "within-accuracy":
+        return within_accuracy(parse_max_drop(size), parse_strategy(rest))
     name, _, arg = spec.strip().partition("=")
     key = name.strip().lower().replace("_", "-")
     if key == "latency-budget":
@@ -99,6 +103,12 @@ def strategy_from_config(config: Mapping[str, Any]) -> Strategy:
         return _confident_from_config(config, name[len("confident(") : -1], params)
     if isinstance(name, str) and name.startswith("within_memory(") and name.endswith(")"):
         return _memory_from_config(config, name[len("within_memory(") : -1], params)
+    if isinstance(name, str) and name.startswith("within_accuracy(") and name.endswith(")"):
+        base = _inner_strategy(config, name[16:-1], params, ("max_drop", "strict_accuracy"))
+        drop = params.get("max_drop")
+        if isinstance(drop, bool) or not isinstance(drop, int | float):
+            raise ValueError(f"within_accuracy config needs a numeric max_drop, got {drop!r}")
+        return within_accuracy(float(drop), base, strict=bool(params.get("strict_accuracy")))
     if name == "latency_budget":
         budget = params.get("budget_ms")
         if isinstance(budget, bool) or not isinstance(budget, int | float):

@@ -5,7 +5,8 @@ Rules:
   really runs on, the device and the precision the providers compute in: the TensorRT
   provider ``float16`` with ``fp16`` else ``tf32`` (TensorRT allows TF32 unless told
   otherwise and ONNX Runtime's provider has no option to forbid it), the CUDA provider
-  ``tf32`` with ``tf32`` else ``float32``, the CPU provider ``float32``;
+  ``tf32`` with ``tf32`` else ``float32``, the CPU provider ``float32``; a quantized
+  model ``int8``;
 - a runner loaded back from a cached ONNX file gets the very same keys as the build that
   stored it, so validation of a cache hit uses the bound of the precision it really runs
   in (an fp16 or TF32 hit validated at the float32 bound would fail, be evicted and be
@@ -39,6 +40,6 @@ def ort_info(config: Any, session: Any, device: torch.device) -> dict[str, Any]:
     return {
         "provider": provider,
         "providers": list(session.get_providers()),
-        "precision": ort_precision(provider, fp16=config.fp16, tf32=config.tf32),
+        "precision": config._precision(device),  # ort_precision, or int8 when quantized
         "device": str(device),
     }

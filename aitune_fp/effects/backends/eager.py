@@ -2,7 +2,10 @@
 
 Rule: eager is the baseline every other backend is compared with; it is also a candidate
 when a user lists it. Its build runs the first user sample once so that a module that
-cannot run on the device fails at build, not while being timed.
+cannot run on the device fails at build, not while being timed. ``precision`` ``bfloat16``
+or ``float16`` makes it a reduced-precision candidate (:mod:`._lowp`: a cast copy, or
+``autocast=True``), whose floating inputs and outputs keep eager's dtypes; the build info
+says so (``io_cast``), and ``load`` rebuilds it the same way from the saved config.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._guard import BuildLog, available_build
+from aitune_fp.effects.backends._lowp import DTYPES, low_precision, lowp_unavailable
+from aitune_fp.effects.backends._precision import output_dtypes
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs import Samples
@@ -26,13 +31,23 @@ class TorchEager(ConfigIdentity):
 
     >>> TorchEager().describe(), TorchEager().unavailable_reason(torch.device("cpu"))
     ('eager', None)
+    >>> TorchEager(precision="bfloat16").describe()
+    "eager(precision='bfloat16')"
     """
 
+    precision: str = "float32"
+    autocast: bool = False
     name: str = field(default="eager", init=False)
 
+    def __post_init__(self) -> None:
+        if self.precision not in ("float32", *DTYPES):
+            raise ValueError(f"eager precision must be float32 or one of {tuple(DTYPES)}")
+        if self.autocast and self.precision == "float32":
+            raise ValueError("autocast needs a reduced precision")
+
     def unavailable_reason(self, device: torch.device) -> str | None:
-        """Eager runs on every device torch supports."""
-        return None
+        """Eager runs on every device torch supports; reduced precision where it is native."""
+        return lowp_unavailable(self.precision, device)
 
     def build(
         self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
@@ -42,8 +57,19 @@ class TorchEager(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             runner = in_inference_mode(model)
-            samples.items[0].to(device).call(runner)
-            log.write(f"eager module {type(model).__name__} on {device}")
-            return Built(runner, info={"device": str(device)})
+            first = samples.items[0].to(device)
+            outputs = first.call(runner)
+            info: dict[str, object] = {"device": str(device)}
+            if self.precision != "float32":
+                how = "autocast" if self.autocast else "cast"
+                lowp = low_precision(model, self.precision, self.autocast, output_dtypes(outputs))
+                runner = in_inference_mode(lowp)
+                first.call(runner)
+                info |= {
+                    "precision": self.precision,
+                    "io_cast": f"{how}: floating inputs to {self.precision}, outputs back",
+                }
+            log.write(f"eager module {type(model).__name__} on {device} ({self.precision})")
+            return Built(runner, info=info)
 
         return available_build(self, device, work_dir, build)

@@ -36,7 +36,7 @@ from aitune_fp.effects.backends._availability import (
 )
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
-from aitune_fp.effects.backends._ort_info import ort_info
+from aitune_fp.effects.backends._ort_info import ort_info, ort_precision
 from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
 from aitune_fp.effects.backends._ort_runners import session_runner
 from aitune_fp.effects.backends._ort_session import open_checked_session
@@ -44,6 +44,7 @@ from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._streams import dedicated_stream, device_index
 from aitune_fp.effects.backends._versions import unsupported
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.ort_quant import QUANTIZED, quantized
 from aitune_fp.effects.inputs import InputSpec, Samples
 
 PROVIDERS = {
@@ -87,6 +88,8 @@ class OnnxRuntime(ConfigIdentity):
     tf32: bool = False
     max_batch_size: int = 1024
     session_config: tuple[tuple[str, str], ...] = ()
+    precision: str = "float32"
+    """``float32``, or ``int8-dynamic``/``int8-static`` (:mod:`.ort_quant`, CPU provider)."""
     name: str = field(default="onnxruntime", init=False)
 
     def __post_init__(self) -> None:
@@ -104,6 +107,13 @@ class OnnxRuntime(ConfigIdentity):
             raise ValueError("intra_op_threads must be >= 0 and max_batch_size >= 1")
         if self.fp16 and self.provider != "tensorrt":
             raise ValueError("fp16 applies to the TensorRT provider only")
+        if self.precision not in ("float32", *QUANTIZED):
+            raise ValueError(f"precision must be float32 or one of {QUANTIZED}")
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the artifact depends on the samples' values (static quantization)."""
+        return self.precision == "int8-static"
 
     def resolved_provider(self, device: torch.device) -> str:
         """The provider this config uses on ``device`` (``auto`` resolved).
@@ -118,6 +128,8 @@ class OnnxRuntime(ConfigIdentity):
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Why this provider cannot run on ``device`` here, or None."""
         provider = self.resolved_provider(device)
+        if self.precision != "float32" and provider != "cpu":
+            return f"{self.precision} quantization is searched on the CPU provider only"
         if provider == "cpu":
             return first_reason(
                 lambda: None if device.type == "cpu" else "the CPU provider needs a CPU device",
@@ -139,6 +151,8 @@ class OnnxRuntime(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             graph = export_onnx(model, samples, device, work_dir / "model.onnx", log)
+            if self.precision in QUANTIZED:
+                graph = quantized(graph, samples, self.precision, work_dir, log)
             with log.timed("compile"):
                 session = self.open_session(graph, samples.spec, device, work_dir, log.write)
             info = ort_info(self, session, device)
@@ -148,6 +162,12 @@ class OnnxRuntime(ConfigIdentity):
             return Built(runner, artifact=graph.path, info={**info, "export": graph.export})
 
         return available_build(self, device, work_dir, build)
+
+    def _precision(self, device: torch.device) -> str:
+        """The precision this config computes in on ``device`` (``int8`` when quantized)."""
+        if self.precision in QUANTIZED:
+            return "int8"
+        return ort_precision(self.resolved_provider(device), fp16=self.fp16, tf32=self.tf32)
 
     def open_session(
         self,

@@ -1,0 +1,192 @@
+"""The accuracy policy: a frozen value that says whether a candidate is correct *enough*.
+
+Rules (the verdict, :func:`judge`, reads only the figures the effect layer recorded, so it
+can be re-applied offline to a stored run):
+- full precision (``float64``, ``float32``, ``tf32`` or unknown) keeps today's rule: it was
+  already checked element by element against eager with the dtype's tolerance
+  (``effects/validate.py``); the policy adds nothing unless it holds a user metric;
+- reduced precision (``bfloat16``, ``float16``, ``int8``) is admitted only through an
+  explicit :class:`ErrorBound` for that precision, or through the eager-relative rule
+  (:class:`EagerRelative`): its RMS relative error against an fp64 reference is at most
+  ``k ×`` eager fp32's own error against that reference plus the precision's floor. Either
+  way, a classifier-like output must keep top-1 agreement with eager of at least
+  ``min_top1``;
+- a user metric (:class:`UserMetric`, built by :func:`metric`) refuses any candidate whose
+  score falls more than ``max_drop`` below eager's (absolute, or relative to eager's
+  score with ``relative=True``); higher scores are better;
+- a figure the rule needs but the record lacks refuses the candidate, naming the figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pyrsistent import pmap
+
+FULL: Final = frozenset({"float64", "float32", "tf32"})
+REDUCED: Final = frozenset({"bfloat16", "float16", "int8"})
+
+DEFAULT_FLOORS: Final = pmap({"bfloat16": 3e-2, "float16": 4e-3, "int8": 5e-2})
+"""Floors of the eager-relative rule, in RMS relative error: eight units of round-off of
+the 8-bit (bf16) and 11-bit (fp16) significands, and 5 % for int8 (about six steps of
+1/127 on a tensor's scale)."""
+
+
+def _unit(value: float, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorBound:
+    """An explicit bound for one precision: ``rms_rel_error ≤ max_rms_rel`` and, when
+    given, ``cosine ≥ min_cosine``.
+
+    >>> ErrorBound(0.01).max_rms_rel
+    0.01
+    """
+
+    max_rms_rel: float
+    min_cosine: float | None = None
+
+    def __post_init__(self) -> None:
+        _unit(self.max_rms_rel, "max_rms_rel")
+        if self.min_cosine is not None:
+            _unit(self.min_cosine, "min_cosine")
+
+
+@dataclass(frozen=True, slots=True)
+class EagerRelative:
+    """No further from the truth than eager: ``err(candidate, fp64) ≤ k·err(eager, fp64)
+    + floor[precision]`` in RMS relative error."""
+
+    k: float = 2.0
+    floors: Mapping[str, float] = field(default=DEFAULT_FLOORS)
+
+    def __post_init__(self) -> None:
+        _unit(self.k, "k")
+        object.__setattr__(self, "floors", pmap({p: _unit(v, p) for p, v in self.floors.items()}))
+
+
+@dataclass(frozen=True, slots=True)
+class UserMetric:
+    """``fn(outputs, targets) → float`` (higher is better) on labelled ``data`` (a sequence
+    of ``(inputs, targets)``); refused beyond ``max_drop`` below eager's score."""
+
+    fn: Callable[[Any, Any], float] = field(compare=False)
+    data: Any = field(compare=False)
+    max_drop: float
+    relative: bool = False
+
+    def __post_init__(self) -> None:
+        _unit(self.max_drop, "max_drop")
+
+
+def metric(
+    fn: Callable[[Any, Any], float], data: Any, *, max_drop: float, relative: bool = False
+) -> UserMetric:
+    """A user metric for :class:`AccuracyPolicy` (see :class:`UserMetric`)."""
+    return UserMetric(fn, data, max_drop, relative)
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyPolicy:
+    """Which candidates are correct enough (see the module rules).
+
+    >>> AccuracyPolicy().eager_relative.k, AccuracyPolicy().min_top1
+    (2.0, 0.99)
+    """
+
+    bounds: Mapping[str, ErrorBound] = field(default_factory=pmap)
+    eager_relative: EagerRelative | None = field(default_factory=EagerRelative)
+    min_top1: float = 0.99
+    user_metric: UserMetric | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bounds", pmap(self.bounds))
+        unknown = sorted(set(self.bounds) - REDUCED)
+        if unknown:
+            raise ValueError(f"bounds are for {sorted(REDUCED)}, got {unknown}")
+        if not 0.0 <= _unit(self.min_top1, "min_top1") <= 1.0:
+            raise ValueError(f"min_top1 must be within [0, 1], got {self.min_top1!r}")
+
+
+DEFAULT_POLICY: Final = AccuracyPolicy()
+
+
+def metric_drop(user: UserMetric, figures: Mapping[str, float]) -> float | None:
+    """How far the candidate's score fell below eager's (``None`` without both scores)."""
+    eager, got = figures.get("metric_eager"), figures.get("metric_candidate")
+    if eager is None or got is None:
+        return None
+    drop = eager - got
+    return drop / abs(eager) if user.relative and eager != 0 else drop
+
+
+def _eager_relative(rule: EagerRelative, precision: str, f: Mapping[str, float]) -> str | None:
+    got, own = f.get("fp64_rms_rel_error"), f.get("eager_fp64_rms_rel_error")
+    if got is None or own is None:
+        return "no fp64 reference figures for the eager-relative rule"
+    limit = rule.k * own + rule.floors.get(precision, 0.0)
+    if got <= limit:
+        return None
+    return (
+        f"RMS relative error vs fp64 {got:.3g} > {rule.k:g} × eager's {own:.3g} "
+        f"+ floor {rule.floors.get(precision, 0.0):g}"
+    )
+
+
+def _bound(bound: ErrorBound, f: Mapping[str, float]) -> str | None:
+    rms = f.get("rms_rel_error")
+    if rms is None:
+        return "no rms_rel_error figure"
+    if rms > bound.max_rms_rel:
+        return f"RMS relative error {rms:.3g} > bound {bound.max_rms_rel:g}"
+    cosine = f.get("cosine")
+    if bound.min_cosine is not None and (cosine is None or cosine < bound.min_cosine):
+        return f"cosine similarity {cosine} < bound {bound.min_cosine:g}"
+    return None
+
+
+def judge(
+    policy: AccuracyPolicy, precision: str | None, figures: Mapping[str, float]
+) -> str | None:
+    """``None`` when the policy admits a candidate of ``precision`` with ``figures``, else
+    the one-line reason it is refused.
+
+    >>> f = {"rms_rel_error": 0.02, "fp64_rms_rel_error": 0.02,
+    ...      "eager_fp64_rms_rel_error": 1e-7, "top1_agreement": 1.0}
+    >>> judge(DEFAULT_POLICY, "int8", f) is None, judge(DEFAULT_POLICY, "float32", f) is None
+    (True, True)
+    >>> judge(AccuracyPolicy(eager_relative=None), "int8", f)
+    'int8 needs an explicit bound or the eager-relative rule; there is none'
+    """
+    user = policy.user_metric
+    if user is not None:
+        drop = metric_drop(user, figures)
+        if drop is None:
+            return "the user metric was not computed"
+        if drop > user.max_drop:
+            return f"user metric dropped {drop:.4g} > max_drop {user.max_drop:g}"
+    if precision not in REDUCED:
+        return None
+    top1 = figures.get("top1_agreement")
+    if top1 is not None and top1 < policy.min_top1:
+        return f"top-1 agreement {top1:.2%} < {policy.min_top1:.2%}"
+    reasons = []
+    bound = policy.bounds.get(precision)
+    if bound is not None:
+        reasons.append(_bound(bound, figures))
+    if policy.eager_relative is not None:
+        reasons.append(_eager_relative(policy.eager_relative, precision, figures))
+    if not reasons:
+        return f"{precision} needs an explicit bound or the eager-relative rule; there is none"
+    if any(r is None for r in reasons):
+        return None
+    return "; ".join(r for r in reasons if r is not None)

@@ -1,0 +1,252 @@
+"""Accuracy figures of a candidate against eager (and an fp64 reference), and the verdict.
+
+Rules:
+- figures are computed per floating output (``output[0]``, ``output['logits']``, …) over
+  every validation batch: ``max_abs_error``, ``max_rel_error`` (``|got − eager| /
+  max(|eager|, 1e-6)``), ``rms_rel_error`` (‖got − eager‖ / ‖eager‖), ``cosine`` (cosine
+  similarity of the flattened outputs) and, for classifier-like outputs (``(batch,
+  classes)``: two dimensions, at least two classes), ``top1_agreement`` (rows whose
+  argmax equals eager's) and ``topk_agreement`` (rows whose eager top-1 is in the
+  candidate's top ``k = min(5, classes)``); the plain names hold the worst output's value,
+  ``<output>/<figure>`` each output's when there are several;
+- a reduced-precision candidate (``bfloat16``, ``float16``, ``int8``) also gets the
+  eager-relative figures: the module is run in float64 on the same batches and
+  ``fp64_rms_rel_error`` (candidate vs fp64) and ``eager_fp64_rms_rel_error`` (eager fp32
+  vs fp64) recorded; when the module cannot run in float64, eager is the reference
+  (``fp64_reference`` 0, eager's own error 0);
+- with a user metric, ``metric_eager`` and ``metric_candidate`` are the mean of
+  ``fn(outputs, targets)`` over the labelled data (``metric_relative`` 1 when the drop is
+  relative);
+- the verdict is :func:`~aitune_fp.core.accuracy.judge` on these figures and nothing else.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from aitune_fp.core.accuracy.policy import REDUCED, AccuracyPolicy, UserMetric
+
+Pair = tuple[str, torch.Tensor, torch.Tensor]
+"""(output label, candidate's tensor, eager's tensor) of one validation batch."""
+
+
+@dataclass(slots=True)
+class _Sums:
+    """Running sums for one output over the validation batches."""
+
+    diff2: float = 0.0
+    ref2: float = 0.0
+    got2: float = 0.0
+    dot: float = 0.0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    rows: int = 0
+    top1: int = 0
+    topk: int = 0
+    classifier: bool = field(default=False)
+
+    def add(self, got: torch.Tensor, ref: torch.Tensor) -> None:
+        g, r = got.detach().double().cpu(), ref.detach().double().cpu()
+        if g.is_complex():
+            g, r = torch.view_as_real(g), torch.view_as_real(r)
+        if r.numel() == 0:
+            return
+        d = g - r
+        self.diff2 += float((d * d).sum())
+        self.ref2 += float((r * r).sum())
+        self.got2 += float((g * g).sum())
+        self.dot += float((g * r).sum())
+        self.max_abs = max(self.max_abs, float(d.abs().max()))
+        self.max_rel = max(self.max_rel, float((d.abs() / r.abs().clamp_min(1e-6)).max()))
+        if r.dim() == 2 and r.shape[-1] >= 2 and not got.is_complex():
+            self.classifier = True
+            k = min(5, r.shape[-1])
+            want = r.argmax(-1)
+            self.rows += want.numel()
+            self.top1 += int((g.argmax(-1) == want).sum())
+            self.topk += int((g.topk(k, -1).indices == want.unsqueeze(-1)).any(-1).sum())
+
+    def figures(self) -> dict[str, float]:
+        rms = math.sqrt(self.diff2 / self.ref2) if self.ref2 > 0 else math.sqrt(self.diff2)
+        norm = math.sqrt(self.got2 * self.ref2)
+        out = {
+            "max_abs_error": self.max_abs,
+            "max_rel_error": self.max_rel,
+            "rms_rel_error": rms,
+            "cosine": self.dot / norm if norm > 0 else (1.0 if self.diff2 == 0 else 0.0),
+        }
+        if self.classifier and self.rows:
+            out["top1_agreement"] = self.top1 / self.rows
+            out["topk_agreement"] = self.topk / self.rows
+        return out
+
+
+_WORST = {"cosine": min, "top1_agreement": min, "topk_agreement": min}
+
+
+def error_figures(pairs: Iterable[Pair]) -> dict[str, float]:
+    """The figures of the module rule over ``pairs`` (empty without floating outputs).
+
+    >>> ref = torch.tensor([[1.0, 2.0], [3.0, 0.5]])
+    >>> f = error_figures([("output", ref + 0.01, ref)])
+    >>> f["top1_agreement"], round(f["cosine"], 4), round(f["max_abs_error"], 3)
+    (1.0, 1.0, 0.01)
+    """
+    sums: dict[str, _Sums] = {}
+    for label, got, ref in pairs:
+        if got.is_floating_point() or got.is_complex():
+            sums.setdefault(label, _Sums()).add(got, ref)
+    per = {label: s.figures() for label, s in sums.items()}
+    worst: dict[str, float] = {}
+    for figures in per.values():
+        for name, value in figures.items():
+            pick = _WORST.get(name, max)
+            worst[name] = pick(worst[name], value) if name in worst else value
+    if len(per) > 1:
+        for label, figures in per.items():
+            worst.update({f"{label}/{name}": v for name, v in figures.items()})
+    return worst
+
+
+def _to(dtype: torch.dtype) -> Callable[[Any], Any]:
+    def cast(t: Any) -> Any:
+        return t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+
+    return cast
+
+
+def _leaves(outputs: Any) -> list[torch.Tensor]:
+    return [t for t in pytree.tree_leaves(outputs) if isinstance(t, torch.Tensor)]
+
+
+def _rms(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> float:
+    diff2 = sum(float(((a.double() - b.double()) ** 2).sum()) for a, b in pairs)
+    ref2 = sum(float((b.double() ** 2).sum()) for _, b in pairs)
+    return math.sqrt(diff2 / ref2) if ref2 > 0 else math.sqrt(diff2)
+
+
+def fp64_figures(
+    module: torch.nn.Module, calls: Sequence[tuple[Callable[[Any], Any], Any, Any]]
+) -> dict[str, float]:
+    """The eager-relative figures; ``calls`` holds, per batch, a function calling a module
+    on that batch (inputs cast by the function's argument) and the candidate's and eager's
+    outputs there."""
+    got_pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
+    eager_pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
+    try:
+        wide = copy.deepcopy(module).to(torch.float64)
+        with torch.inference_mode():
+            for call, got, eager in calls:
+                truth = _leaves(call(wide))
+                for g, e, t in zip(_leaves(got), _leaves(eager), truth, strict=True):
+                    if t.is_floating_point():
+                        got_pairs.append((g.cpu(), t.cpu()))
+                        eager_pairs.append((e.cpu(), t.cpu()))
+    except Exception:  # the module cannot run in float64: eager is the reference
+        pairs = [
+            (g, e) for _, a, b in calls for g, e in zip(_leaves(a), _leaves(b), strict=False)
+        ]
+        floating = [(g.cpu(), e.cpu()) for g, e in pairs if e.is_floating_point()]
+        return {
+            "fp64_rms_rel_error": _rms(floating),
+            "eager_fp64_rms_rel_error": 0.0,
+            "fp64_reference": 0.0,
+        }
+    return {
+        "fp64_rms_rel_error": _rms(got_pairs),
+        "eager_fp64_rms_rel_error": _rms(eager_pairs),
+        "fp64_reference": 1.0,
+    }
+
+
+def _call(fn: Callable[..., Any], inputs: Any, device: torch.device) -> Any:
+    moved = pytree.tree_map(lambda t: t.to(device) if isinstance(t, torch.Tensor) else t, inputs)
+    if isinstance(moved, Mapping):
+        return fn(**moved)
+    if isinstance(moved, tuple | list):
+        return fn(*moved)
+    return fn(moved)
+
+
+def metric_figures(
+    user: UserMetric, runner: Callable[..., Any], eager: torch.nn.Module, device: torch.device
+) -> dict[str, float]:
+    """``metric_eager`` and ``metric_candidate``: the mean user score over the data."""
+    eager_scores, scores = [], []
+    with torch.inference_mode():
+        for inputs, targets in user.data:
+            eager_scores.append(float(user.fn(_call(eager, inputs, device), targets)))
+            scores.append(float(user.fn(_call(runner, inputs, device), targets)))
+    if not scores:
+        raise ValueError("the user metric's data is empty")
+    return {
+        "metric_eager": sum(eager_scores) / len(eager_scores),
+        "metric_candidate": sum(scores) / len(scores),
+        "metric_relative": 1.0 if user.relative else 0.0,
+    }
+
+
+def wants_fp64(precision: Any) -> bool:
+    """Whether a candidate computing in ``precision`` gets the eager-relative figures."""
+    return precision in REDUCED
+
+
+
+
+Seen = tuple[Any, Any, Any]
+"""(batch, candidate's outputs, eager's outputs) of one validation batch."""
+
+
+def _pairs(got: Any, ref: Any) -> list[Pair]:
+    got_leaves = pytree.tree_flatten_with_path(got)[0]
+    ref_leaves = pytree.tree_leaves(ref)
+    return [
+        ("output" + pytree.keystr(path), g, r)
+        for (path, g), r in zip(got_leaves, ref_leaves, strict=True)
+        if isinstance(g, torch.Tensor) and isinstance(r, torch.Tensor)
+    ]
+
+
+def assess(
+    runner: Callable[..., Any],
+    precision: Any,
+    eager: torch.nn.Module,
+    seen: Sequence[Seen],
+    policy: AccuracyPolicy,
+    device: torch.device,
+) -> tuple[dict[str, float], str | None]:
+    """A candidate's figures (see the module rules) and the policy's verdict on them
+    (``None``: admitted)."""
+    from aitune_fp.core.accuracy.policy import judge
+
+    figures = error_figures(p for _, got, ref in seen for p in _pairs(got, ref))
+    if wants_fp64(precision):
+        to64 = _to(torch.float64)
+
+        def caller(batch: Any) -> Callable[[Any], Any]:
+            return lambda m: batch.call(
+                lambda *a, **k: m(*pytree.tree_map(to64, a), **pytree.tree_map(to64, k))
+            )
+
+        figures |= fp64_figures(eager, [(caller(b), got, ref) for b, got, ref in seen])
+    if policy.user_metric is not None:
+        figures |= metric_figures(policy.user_metric, runner, eager, device)
+    return figures, judge(policy, precision if isinstance(precision, str) else None, figures)
+
+
+_NOT_FIGURES = frozenset({"batches_checked", "cached_reference"})
+
+
+def with_figures(report: Mapping[str, float], profile: Any) -> Any:
+    """``profile`` carrying the accuracy figures of its validation ``report``."""
+    import dataclasses
+
+    figures = {k: v for k, v in report.items() if k not in _NOT_FIGURES}
+    return dataclasses.replace(profile, accuracy=figures)

@@ -1,0 +1,51 @@
+"""The candidate set and the accuracy policy of a tune, from what the caller asked.
+
+Rules:
+- ``search`` (a :class:`~aitune_fp.core.accuracy.Search`, or ``"none"``, ``"default"``,
+  ``"wide"``; ``None`` is ``"default"``) generates the candidates when ``backends`` is not
+  given (:func:`~aitune_fp.effects.backends.search_space.search_candidates`); a user's own
+  list is pinned: it is only narrowed to the search's precisions, never widened;
+- ``accuracy`` (an :class:`~aitune_fp.core.accuracy.AccuracyPolicy`) replaces the
+  tolerance's default policy, which keeps today's fp32 rule and admits reduced precision
+  only through the eager-relative rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import torch
+
+from aitune_fp.core.accuracy import AccuracyPolicy, Search
+from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.backends.search_space import narrowed, search_candidates
+from aitune_fp.effects.validate import Tolerance
+from aitune_fp.shell.resolve import resolve_backends
+
+
+def as_search(search: Search | str | None) -> Search:
+    """The search a caller named.
+
+    >>> as_search(None), as_search("wide").level
+    (Search(level='default', precisions=None), 'wide')
+    """
+    if search is None:
+        return Search()
+    return search if isinstance(search, Search) else Search(search)
+
+
+def resolve_candidates(
+    backends: Sequence[Backend | str] | None, search: Search | str | None, device: torch.device
+) -> tuple[Backend, ...]:
+    """The candidate configs of a tune (see the module rules)."""
+    space = as_search(search)
+    if backends is None:
+        return search_candidates(space, device)
+    return narrowed(space, resolve_backends(backends, device))
+
+
+def with_policy(tolerance: Tolerance | None, accuracy: AccuracyPolicy | None) -> Tolerance:
+    """``tolerance`` (default: :class:`Tolerance`) judging with ``accuracy`` when given."""
+    base = tolerance or Tolerance()
+    return base if accuracy is None else replace(base, policy=accuracy)
