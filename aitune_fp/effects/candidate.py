@@ -15,8 +15,8 @@ so are the parts of the build the backend and the cache timed (``export``, ``com
 - ``validation_sizes`` (the batch sizes validation checks) go to the cache, whose new
   entries keep eager's outputs at them; ``build.log`` gets one line naming the reference
   a passed validation used (``reference: cached`` or ``reference: eager``);
-- the build runs inside the tune's batch envelope (the largest of ``batch_sizes`` and
-  ``validation_sizes``, :func:`~aitune_fp.effects.backends._export.batch_envelope`): an
+- the build runs inside the tune's batch envelope (the largest of ``batch_sizes``,
+  ``validation_sizes`` and the samples' own rows, which the eager check ran, :func:`~aitune_fp.effects.backends._export.batch_envelope`): an
   exporter's example batch never has more rows than the eager sweep ran;
 - the build shares ``torch.export`` programs with the other candidates through
   :func:`~aitune_fp.effects.backends._shared_export.exports_folder` (the artifact cache's
@@ -130,7 +130,8 @@ def run_candidate(
     validation: dict[str, float] = {}
     holder: list[Built] = []
 
-    largest = max((*batch_sizes, *(validation_sizes or ())), default=None)
+    rows = (item.size for item in samples.items)  # the eager check ran every sample
+    largest = max((*batch_sizes, *(validation_sizes or ()), *rows), default=None)
 
     def build(reuse: bool = True) -> IOResult[Built, BackendFailure]:
         with sharing(exports_folder(work_dir, cache_dir), model_digest), batch_envelope(largest):

@@ -9,8 +9,9 @@ sees them.
 Rules:
 - every submodule (by its path in the tree) contributes its class and its attributes:
   everything in its ``__dict__`` except the registered parameters, buffers and submodules
-  (the weights digest and the walk itself cover those), so plain attributes, configs,
-  hooks and the ``training`` flag count;
+  (the weights digest and the walk itself cover those) and the ``training`` flag (a tune
+  always runs the module in eval mode, and puts the user's module there), so plain
+  attributes, configs and hooks count;
 - a class contributes its qualified name and, for every class in its MRO, the code of
   each function and the value of each plain attribute it defines (a method patched onto
   a library class is seen: its code is hashed as any other);
@@ -55,7 +56,7 @@ from typing import Any, Final
 import torch
 
 MAX_NODES: Final = 200_000
-_SKIPPED_ATTRIBUTES: Final = frozenset({"_parameters", "_buffers", "_modules"})
+_SKIPPED_ATTRIBUTES: Final = frozenset({"_parameters", "_buffers", "_modules", "training"})
 _SKIPPED_CLASS_ATTRIBUTES: Final = frozenset(
     {"__dict__", "__weakref__", "__doc__", "__module__", "__qualname__", "__annotations__",
      "__slots__", "__firstlineno__", "__static_attributes__", "_abc_impl"}

@@ -40,7 +40,7 @@ import json, sys, importlib.util, torch, aitune_fp
 spec = importlib.util.spec_from_file_location("edited_model", sys.argv[2])
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
 model = mod.build()
-tuned = aitune_fp.load(sys.argv[1])
+tuned = aitune_fp.load(sys.argv[1], module=model)
 x = torch.randn(1, 4)
 print(json.dumps(float((tuned(x) - model(x)).abs().max())))
 """
