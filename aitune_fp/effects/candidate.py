@@ -16,8 +16,9 @@ so are the parts of the build the backend and the cache timed (``export``, ``com
   entries keep eager's outputs at them; ``build.log`` gets one line naming the reference
   a passed validation used (``reference: cached`` or ``reference: eager``);
 - the build runs inside the tune's batch envelope (the largest of ``batch_sizes``,
-  ``validation_sizes`` and the samples' own rows, which the eager check ran, :func:`~aitune_fp.effects.backends._export.batch_envelope`): an
-  exporter's example batch never has more rows than the eager sweep ran;
+  ``validation_sizes`` and the samples' own rows, which the eager check ran;
+  :func:`~aitune_fp.effects.backends._export.batch_envelope`): an exporter's example
+  batch never has more rows than the eager check and sweep ran;
 - the build shares ``torch.export`` programs with the other candidates through
   :func:`~aitune_fp.effects.backends._shared_export.exports_folder` (the artifact cache's
   ``exports`` folder, or the run folder's ``.exports`` when uncached), in this process or
