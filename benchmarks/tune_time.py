@@ -105,6 +105,12 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     import inspect
 
     extra = {}
+    try:  # the record's wall account then covers this process's start and imports
+        from aitune_fp.shell.wall_clock import count_from_process_start
+
+        count_from_process_start()
+    except ImportError:  # a --before revision without a wall account
+        pass
     if args.verify_seconds and "verify_seconds" in inspect.signature(run_tuning).parameters:
         extra["verify_seconds"] = args.verify_seconds
     start = time.perf_counter()

@@ -34,6 +34,7 @@ from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.columns import COLUMNS, headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
+from aitune_fp.core.report.stages import wall_summary
 from aitune_fp.shell.progress import ProgressEvent
 
 STATUS_STYLES = {"selected": "bold green", "baseline": "cyan", "profiled": "", "not run": "dim"}
@@ -59,7 +60,8 @@ def show_run(console: Console, record: RunRecord) -> None:
     what it is."""
     console.print(results_table(record))
     why = max_batch_line(record.max_batch_size, record.max_batch_search)
-    for line in (*decision_lines(record), *([why] if why else [])):
+    wall = wall_summary(record)
+    for line in (*decision_lines(record), *(x for x in (why, wall) if x)):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
