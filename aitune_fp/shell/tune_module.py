@@ -61,7 +61,7 @@ from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import with_max_batch_size
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.isolation import Timeouts
-from aitune_fp.effects.isolation.client import start as start_workers
+from aitune_fp.effects.isolation.server import start as start_workers
 from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
 from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.validate import Tolerance

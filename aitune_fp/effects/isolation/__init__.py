@@ -7,6 +7,7 @@ inside a backend ends only its worker; the tune process turns it into a
 
 - :mod:`~aitune_fp.effects.isolation.protocol`: the timeouts, the messages, the words;
 - :mod:`~aitune_fp.effects.isolation.worker`: what runs in the worker;
+- :mod:`~aitune_fp.effects.isolation.server`: the fork server, paid once per process;
 - :mod:`~aitune_fp.effects.isolation.client`: starting, watching and ending a worker;
 - :mod:`~aitune_fp.effects.isolation.isolated`: the isolated candidate and max-batch search.
 """
