@@ -12,9 +12,9 @@ Rules:
   reused is only the server and its imports: every job still gets a fresh worker forked
   from the server, which never runs a job or sees a user's model itself, so nothing of
   one model reaches the next;
-- :func:`shutdown` stops the server (and is registered with ``atexit`` when it is first
-  started); the next :func:`start` or worker starts a fresh one; it is only called
-  between tunes, never while a worker runs;
+- :func:`shutdown` stops the server (killed: it may still be importing; it runs no job)
+  and is registered with ``atexit`` when it is first started; the next :func:`start` or
+  worker starts a fresh one; it is only called between tunes, never while a worker runs;
 - the fork server imports from the tune process's own ``sys.path``, in its order
   (:func:`server_environment`), never from its working directory first;
 - the user's ``__main__`` is hidden from multiprocessing while a process starts
@@ -29,6 +29,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Iterable, Iterator
 from multiprocessing import forkserver
@@ -113,7 +114,9 @@ def start(libraries: Iterable[str] = ()) -> None:
 
 def shutdown() -> None:
     """Stop this process's fork server (nothing when none runs)."""
-    if running():
+    if running():  # it may still be importing: killed, not waited for (no worker runs now)
+        with contextlib.suppress(OSError):
+            os.kill(_server()._forkserver_pid, signal.SIGKILL)
         with contextlib.suppress(OSError, ChildProcessError):
             _server()._stop()
     _STATE.pop("preloaded", None)
