@@ -171,8 +171,10 @@ def _in_fresh_process(
             _probe_machine(machine)
         shutil.copytree(machine, inductor)
     env["TORCHINDUCTOR_CACHE_DIR"] = str(inductor)
-    if source is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
+    # this checkout unless told otherwise: an installed aitune_fp (an editable install of
+    # another checkout) must not stand in for it
+    source = source or Path(__file__).resolve().parent.parent
+    env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
     # cwd outside any checkout: an older revision's workers' server imports from its
     # working directory first, which would be this checkout
     done = subprocess.run(
