@@ -87,6 +87,7 @@ def _arguments() -> argparse.Namespace:
 # the wall; per backend: its kind and its stage seconds; the record's whole-run stages
 Timings = tuple[float, dict[str, dict[str, Any]], dict[str, float]]
 CACHEABLE = frozenset({"aot_inductor", "onnxruntime", "tensorrt"})
+_FIRST_DONE: list[bool] = []  # a tune already ran in this process (--same-process)
 
 
 def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
@@ -111,12 +112,14 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     import inspect
 
     extra = {}
-    try:  # the record's wall account then covers this process's start and imports
+    try:  # the first tune's wall account covers this process's start and imports
         from aitune_fp.shell.wall_clock import count_from_process_start
 
-        count_from_process_start()
+        if not _FIRST_DONE:
+            count_from_process_start()
     except ImportError:  # a --before revision without a wall account
         pass
+    _FIRST_DONE.append(True)
     if args.verify_seconds and "verify_seconds" in inspect.signature(run_tuning).parameters:
         extra["verify_seconds"] = args.verify_seconds
     start = time.perf_counter()
