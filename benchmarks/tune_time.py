@@ -15,6 +15,11 @@ cache, and the table shows what it gains). That includes Inductor's CPU vector-I
 ``--inductor-cache machine`` starts each model's Inductor cache with only that probe done,
 as for a new model on a machine that has compiled before.
 
+Then the records' whole-run stage breakdown (their wall accounts, from each tune process's
+start to its record: startup, setup, max-batch search, plan, candidates, final rounds,
+verification, the winner, and the unaccounted rest), cold and cached, side by side with
+``--before``'s where that revision records one (older ones show ``—``).
+
 Each model's block ends with each stage's share of the summed per-backend tune time
 (export, compile, cache, the rest of the build, validate, profile, final rounds), cold and
 cached. ``--before REV`` also runs the same tunes with the package as it was at git
@@ -79,13 +84,15 @@ def _arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
-# per backend: its kind and its stage seconds
-Timings = tuple[float, dict[str, dict[str, Any]]]
+# the wall; per backend: its kind and its stage seconds; the record's whole-run stages
+Timings = tuple[float, dict[str, dict[str, Any]], dict[str, float]]
 CACHEABLE = frozenset({"aot_inductor", "onnxruntime", "tensorrt"})
+_FIRST_DONE: list[bool] = []  # a tune already ran in this process (--same-process)
 
 
 def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
-    """Tune demo model ``name`` once; wall seconds and per-backend stage seconds."""
+    """Tune demo model ``name`` once; wall seconds, per-backend stage seconds and the
+    record's whole-run stages (its wall account; empty for a revision without one)."""
     from aitune_fp.core.parse import parse_names
 
     try:
@@ -105,6 +112,14 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     import inspect
 
     extra = {}
+    try:  # the first tune's wall account covers this process's start and imports
+        from aitune_fp.shell.wall_clock import count_from_process_start
+
+        if not _FIRST_DONE:
+            count_from_process_start()
+    except ImportError:  # a --before revision without a wall account
+        pass
+    _FIRST_DONE.append(True)
     if args.verify_seconds and "verify_seconds" in inspect.signature(run_tuning).parameters:
         extra["verify_seconds"] = args.verify_seconds
     start = time.perf_counter()
@@ -130,7 +145,15 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
         }
         for o in run.record.outcomes
     }
-    return wall, stages
+    return wall, stages, _account(run.record)
+
+
+def _account(record: Any) -> dict[str, float]:
+    """The record's wall account as ``stage → seconds`` plus ``unaccounted`` and ``wall``."""
+    account = getattr(record, "wall", None)
+    if account is None:
+        return {}
+    return {**dict(account.stages), "unaccounted": account.unaccounted, "wall": account.wall}
 
 
 def _in_fresh_process(
@@ -151,8 +174,10 @@ def _in_fresh_process(
             _probe_machine(machine)
         shutil.copytree(machine, inductor)
     env["TORCHINDUCTOR_CACHE_DIR"] = str(inductor)
-    if source is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
+    # this checkout unless told otherwise: an installed aitune_fp (an editable install of
+    # another checkout) must not stand in for it
+    source = source or Path(__file__).resolve().parent.parent
+    env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
     # cwd outside any checkout: an older revision's workers' server imports from its
     # working directory first, which would be this checkout
     done = subprocess.run(
@@ -161,7 +186,7 @@ def _in_fresh_process(
     if done.returncode != 0:
         raise SystemExit(f"tuning {name} failed:\n{done.stderr[-2000:]}")
     runs = json.loads(done.stdout.strip().splitlines()[-1])
-    return [(float(wall), stages) for wall, stages in runs]
+    return [(float(r[0]), r[1], r[2] if len(r) > 2 else {}) for r in runs]
 
 
 def _probe_machine(folder: Path) -> None:
@@ -188,6 +213,21 @@ def _print_model(name: str, cold: Timings, warm: Timings) -> float:
     _shares_line("stage shares, cold", cold)
     _shares_line("stage shares, cached", warm)
     return speedup
+
+
+def _print_accounts(name: str, columns: list[tuple[str, Timings]]) -> None:
+    """Print the whole-run stage breakdown (the records' wall accounts) side by side."""
+    if not any(run[2] for _, run in columns):
+        return
+    stages: list[str] = []
+    for _, run in columns:
+        stages += [k for k in run[2] if k not in stages and k not in ("unaccounted", "wall")]
+    print(f"\n{name}: whole-run stages (s, from the process start)")
+    print(f"  {'stage':<20}" + "".join(f"{label:>16}" for label, _ in columns))
+    for stage in [*stages, "unaccounted", "wall"]:
+        cells = [run[2].get(stage) for _, run in columns]
+        row = "".join(f"{'—' if c is None else f'{c:.2f}':>16}" for c in cells)
+        print(f"  {stage:<20}{row}")
 
 
 def _shares_line(label: str, run: Timings) -> None:
@@ -253,6 +293,10 @@ def _compare(args: argparse.Namespace, scratch: Path, before: Path | None) -> in
             walls.append((name, old_cold[0], old_warm[0], cold[0], warm[0]))
         speedups[name] = _print_model(name, cold, warm)
         print(f"  warm / cold wall: {warm[0] / cold[0]:.2f}")
+        columns = [("cold", cold), ("warm", warm)]
+        if before is not None:
+            columns = [("before cold", old_cold), ("before warm", old_warm), *columns]
+        _print_accounts(name, columns)
     summary = ", ".join(f"{k} {v:.1f}×" for k, v in speedups.items())
     print(f"\ncached second run, build time speedup (all backends): {summary}")
     for name, before_cold, before_warm, new_cold, new_warm in walls:

@@ -36,6 +36,7 @@ from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.accuracy import precision_line
 from aitune_fp.core.report.columns import COLUMNS, headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
+from aitune_fp.core.report.stages import wall_summary
 from aitune_fp.shell.progress import ProgressEvent
 
 STATUS_STYLES = {"selected": "bold green", "baseline": "cyan", "profiled": "", "not run": "dim"}
@@ -62,8 +63,8 @@ def show_run(console: Console, record: RunRecord) -> None:
     console.print(results_table(record))
     why = max_batch_line(record.max_batch_size, record.max_batch_search)
     precision = precision_line(record)
-    extra = [line for line in (why, precision) if line]
-    for line in (*decision_lines(record), *extra):
+    wall = wall_summary(record)
+    for line in (*decision_lines(record), *(x for x in (why, precision, wall) if x)):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 

@@ -304,10 +304,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         print(f"{PROG}: error: the CLI needs rich: pip install 'aitune_fp[cli]'", file=sys.stderr)
         return 1
+    from aitune_fp.cli.head_start import head_start
     from aitune_fp.cli.outputs import CliError
+    from aitune_fp.shell.wall_clock import count_from_process_start
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if argv is None:  # a process started for this command: its wall counts from its start
+        count_from_process_start()
+        head_start(args)  # the workers' server imports while this process does
     _logging(debug=args.debug)
     out, err = _consoles(Console)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)

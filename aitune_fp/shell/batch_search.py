@@ -13,6 +13,8 @@ Rules:
   (:class:`~aitune_fp.core.record.max_batch.MaxBatchSearch`), which the run record keeps
   and the console and the report show in one line ("max batch size 2: eager crashed at
   batch size 4 (SIGSEGV)"); a fault is also a warning on the ``aitune_fp`` logger;
+- with a cache folder, a result found earlier under the same keys is reused instead of
+  sweeping, and a new one is stored (:mod:`aitune_fp.shell.batch_cache`);
 - when the sweep ended on a fault (a batch size that raised, crashed or hung), the user's
   samples are cut to pieces of at most the max batch size (:func:`inside`), so nothing
   built from one sample calls the model at a faulty size.
@@ -21,6 +23,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import torch
 from returns.result import Failure, Result, Success
@@ -33,6 +36,7 @@ from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
 from aitune_fp.effects.max_batch import UNBATCHED, MaxBatchResult, find_max_batch_size
 from aitune_fp.effects.precheck import eager_check
 from aitune_fp.effects.sample_rows import split_samples
+from aitune_fp.shell.batch_cache import load, store, sweep_keys
 
 log = logging.getLogger("aitune_fp")
 
@@ -46,10 +50,20 @@ def search_max_batch(
     *,
     isolation: bool,
     timeouts: Timeouts,
+    cache: Path | None = None,
 ) -> Result[tuple[int, MaxBatchSearch], TuneError]:
-    """The max batch size and how the sweep stopped, or why eager cannot be tuned."""
+    """The max batch size and how the sweep stopped (or the earlier sweep's, from
+    ``cache``), or why eager cannot be tuned."""
     caps = [x for x in (cap, plan.max_batch_size) if x is not None]
     limit = min(caps) if caps else None
+    keys = None
+    if cache is not None:
+        keys = sweep_keys(module, samples, device, plan, limit, isolation=isolation,
+                          timeouts=timeouts)  # fmt: skip
+        hit = load(cache, keys)
+        if hit is not None:
+            log.info("%s", max_batch_line(*hit))
+            return Success(hit)
     found: MaxBatchResult | TuneError
     if isolation:
         found = isolated_max_batch(module, samples, device, limit, timeouts, sweep=plan.batching)
@@ -61,6 +75,8 @@ def search_max_batch(
     if isinstance(found, TuneError):
         return Failure(found)
     search = MaxBatchSearch(found.stop, found.reason, found.failed_at)
+    if cache is not None and keys is not None:
+        store(cache, keys, found.max_batch_size, search)
     line = max_batch_line(found.max_batch_size, search)
     (log.warning if found.stop in ("crashed", "hung") else log.info)("%s", line)
     return Success((found.max_batch_size, search))

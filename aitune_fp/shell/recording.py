@@ -20,6 +20,7 @@ from returns.result import Failure, Result
 from aitune_fp.core.measure.verification import Verification
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.record.wall import WallAccount
 from aitune_fp.core.records import Selection, TuneError
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.effects.backends.base import Backend
@@ -63,9 +64,11 @@ def run_record(
     status: str = "complete",
     verification: Verification | None = None,
     provenance: Provenance | None = None,
+    wall: WallAccount | None = None,
 ) -> RunRecord:
     """The whole run as a record (``status="interrupted"`` while the run is going);
-    ``provenance``: the baseline's keys and where a reused one came from."""
+    ``provenance``: the baseline's keys and where a reused one came from; ``wall``: where
+    the run's wall time went so far."""
     outcomes = [outcome_of(r) for r in run.runs]
     has_baseline = setup.strategy.validate_performance
     spec = setup.samples.spec
@@ -90,6 +93,7 @@ def run_record(
         ),
         max_batch_size=setup.max_batch_size,
         max_batch_search=setup.max_batch_search,
+        wall=wall,
         status=status,
         verification=verification,
         provenance=provenance or Provenance(),

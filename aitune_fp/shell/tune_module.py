@@ -48,14 +48,14 @@ from typing import Any
 
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.result import Failure, Result, Success
+from returns.result import Failure
 
 from aitune_fp.core.accuracy import AccuracyPolicy, Search
 from aitune_fp.core.fold import finish
 from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import RunRecord
-from aitune_fp.core.records import Selection, TuneError
-from aitune_fp.core.report.decision import decision_lines
+from aitune_fp.core.records import TuneError
+from aitune_fp.core.report.stages import wall_summary
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
@@ -63,20 +63,22 @@ from aitune_fp.effects.backends.registry import with_max_batch_size
 from aitune_fp.effects.call_guard import call_deadline
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.isolation import Timeouts
-from aitune_fp.effects.isolation.client import start as start_workers
+from aitune_fp.effects.isolation.server import start as start_workers
 from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
 from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
 from aitune_fp.shell.baseline_reuse import BaselineSource, plan_baseline, start
 from aitune_fp.shell.batch_search import inside, search_max_batch
-from aitune_fp.shell.drive import RunState, Setup, drive_fold, winner_built, with_final_rounds
+from aitune_fp.shell.drive import RunState, Setup, drive_fold, with_final_rounds
 from aitune_fp.shell.journal import write_record
 from aitune_fp.shell.progress import ProgressSink, silent
 from aitune_fp.shell.recording import run_record
 from aitune_fp.shell.resolve import _unique_names, default_cache_dir, resolve_device
+from aitune_fp.shell.run_end import interrupted, make_winner, summary, tuned_of
 from aitune_fp.shell.tuned_module import TunedModule
 from aitune_fp.shell.variants import resolve_candidates, with_policy
 from aitune_fp.shell.verify import with_verification
+from aitune_fp.shell.wall_clock import Stopwatch
 from aitune_fp.shell.workspace import open_workspace
 
 log = logging.getLogger("aitune_fp")
@@ -126,6 +128,7 @@ def run_tuning(
     naming what differs, and eager is profiled: :mod:`aitune_fp.shell.baseline_reuse`).
     ``search``, ``accuracy``: candidates and accuracy policy (:mod:`aitune_fp.shell.variants`).
     """
+    clock = Stopwatch()  # the record's wall account (aitune_fp.shell.wall_clock)
     dev_result = resolve_device(device)
     if isinstance(dev_result, Failure):
         return IOFailure(dev_result.failure())
@@ -148,13 +151,16 @@ def run_tuning(
     module = module.eval().to(dev)
     normalised = normalised.to(dev)
     timeouts = timeouts or Timeouts()
+    workspace = open_workspace(Path(cache_dir or default_cache_dir()))
+    clock.lap("setup")
     found = search_max_batch(module, normalised, dev, strategy.plan, max_batch_size,
-                             isolation=isolation, timeouts=timeouts)  # fmt: skip
+                             isolation=isolation, timeouts=timeouts,
+                             cache=workspace.cache_dir)  # fmt: skip
     if isinstance(found, Failure):
         return IOFailure(found.failure())
     largest, batch_search = found.unwrap()
+    clock.lap("max_batch_search")
     normalised = inside(normalised, largest, batch_search)  # no sample over a faulty size
-    workspace = open_workspace(Path(cache_dir or default_cache_dir()))
     setup = Setup(
         module,
         normalised,
@@ -182,8 +188,8 @@ def run_tuning(
         target = Path(record_path)
 
         def journal(now: Setup, run: RunState) -> None:
-            partial = run_record(now, run, _interrupted(), names, model_name, "interrupted",
-                                 provenance=origin)  # fmt: skip
+            partial = run_record(now, run, interrupted(), names, model_name, "interrupted",
+                                 provenance=origin, wall=clock.account())  # fmt: skip
             write_record(partial, target)
 
         setup = replace(setup, journal=journal)
@@ -194,65 +200,36 @@ def run_tuning(
     setup.emit("stage", stage="preload")
     if not isolation:
         preload(admitted, dev)
+    clock.lap("plan")
     run = drive_fold(setup, start(setup, baseline), candidates, names)
+    clock.lap("candidates")
     if isolation:
         loading.join()  # before anything runs here: final rounds, verification, the winner
+        clock.lap("preload_join")
     with call_deadline(setup.timeouts.call):  # these calls run here: same call timeout
         run = with_final_rounds(setup, run)
-        outcome, verified = with_verification(setup, run, finish(strategy, run.fold))
-    record = run_record(setup, run, outcome, names, model_name, verification=verified,
-                        provenance=origin)  # fmt: skip
-    try:
-        tuned = _tuned(setup, run, outcome, record)
-    except RuntimeError as error:  # the winner ran in its worker but cannot be made here
-        outcome = Failure(TuneError(str(error)))
-        tuned, record = None, run_record(setup, run, outcome, names, model_name, provenance=origin)
+        clock.lap("final_rounds")
+        selected, verified = with_verification(setup, run, finish(strategy, run.fold))
+        clock.lap("verification")
+    winner, outcome = make_winner(setup, run, selected)
+    clock.lap("winner")
+    record = run_record(setup, run, outcome, names, model_name, provenance=origin,
+                        verification=verified if outcome is selected else None,
+                        wall=clock.account())  # fmt: skip
+    tuned = tuned_of(setup, winner, outcome, record)
     if record_path is not None:
         write_record(record, Path(record_path))
-    summary = _summary(record, outcome)
-    for line in summary:
+    lines = summary(record, outcome)
+    log.info("%s", wall_summary(record) or "")
+    for line in lines:
         log.info("%s", line)
     setup.emit(
         "selected",
         outcome.map(lambda s: s.backend).value_or(""),
         done=len(run.runs),
-        message=" | ".join(summary),
+        message=" | ".join(lines),
     )
     return IOSuccess(TuningRun(record, tuned))
-
-
-def _interrupted() -> Result[Selection, TuneError]:
-    return Failure(TuneError("the run was interrupted before it finished (partial record)"))
-
-
-def _summary(record: RunRecord, outcome: Result[Selection, TuneError]) -> tuple[str, ...]:
-    match outcome:  # the decision account's lines, as every report shows them
-        case Success(_):
-            return decision_lines(record)
-        case Failure(error):
-            return (f"tuning failed: {error.message}",)
-    return ()  # pragma: no cover
-
-
-def _tuned(
-    setup: Setup, run: RunState, outcome: Result[Selection, TuneError], record: RunRecord
-) -> TunedModule | None:
-    """The module running the winner (the record given at construction), or ``None``."""
-    winner = winner_built(setup, run, outcome)
-    if winner is None:
-        return None
-    built, config = winner
-    selection = outcome.unwrap()
-    return TunedModule(
-        built,
-        config,
-        selection,
-        setup.samples,
-        record,
-        source=setup.module,
-        max_batch_size=setup.max_batch_size,
-        outside=setup.outside,
-    )
 
 
 def tune_module(

@@ -7,10 +7,12 @@ Rules:
   (one call took too long), ``unbatched`` (the strategy profiles batch size 1 only);
 - ``failed_at`` is the batch size that raised, crashed or hung (``None`` otherwise), and
   ``reason`` says it in words ("eager crashed at batch size 4 (SIGSEGV)");
+- ``reused_from`` is the cache file an earlier sweep's result was taken from (``None``:
+  swept in this run; see :mod:`aitune_fp.shell.batch_cache`);
 - it is ``run.json``'s ``max_batch_search`` object; a record written before it existed
   reads as ``None`` (nothing known), and :func:`max_batch_line` is the one line the
   console and the report show: ``max batch size 2: eager crashed at batch size 4
-  (SIGSEGV)``.
+  (SIGSEGV)`` (with ``, reused from an earlier sweep`` when it was).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ got 'tired'
     stop: str
     reason: str
     failed_at: int | None = None
+    reused_from: str | None = None
 
     def __post_init__(self) -> None:
         if self.stop not in STOPS:
@@ -51,11 +54,12 @@ def encode_max_batch(search: MaxBatchSearch | None) -> dict[str, Any] | None:
     """The record's ``max_batch_search`` object (``None``: not known).
 
     >>> encode_max_batch(MaxBatchSearch("hung", "eager hung", 2))
-    {'stop': 'hung', 'reason': 'eager hung', 'failed_at': 2}
+    {'stop': 'hung', 'reason': 'eager hung', 'failed_at': 2, 'reused_from': None}
     """
     if search is None:
         return None
-    return {"stop": search.stop, "reason": search.reason, "failed_at": search.failed_at}
+    return {"stop": search.stop, "reason": search.reason, "failed_at": search.failed_at,
+            "reused_from": search.reused_from}  # fmt: skip
 
 
 def decode_max_batch(doc: Reader) -> MaxBatchSearch:
@@ -65,6 +69,7 @@ def decode_max_batch(doc: Reader) -> MaxBatchSearch:
         stop=doc.text("stop"),
         reason=doc.text("reason"),
         failed_at=doc.integer_or_none("failed_at"),
+        reused_from=doc.text_or_none("reused_from"),
     )
 
 
@@ -82,9 +87,12 @@ def max_batch_line(max_batch_size: int | None, search: MaxBatchSearch | None) ->
 
     >>> max_batch_line(2, MaxBatchSearch("crashed", "eager crashed at batch size 4 (SIGSEGV)", 4))
     'max batch size 2: eager crashed at batch size 4 (SIGSEGV)'
+    >>> max_batch_line(8, MaxBatchSearch("cap", "reached the cap 8", reused_from="x.json"))
+    'max batch size 8: reached the cap 8, reused from an earlier sweep'
     >>> max_batch_line(8, None) is None
     True
     """
     if max_batch_size is None or search is None:
         return None
-    return f"max batch size {max_batch_size}: {search.reason}"
+    reused = ", reused from an earlier sweep" if search.reused_from else ""
+    return f"max batch size {max_batch_size}: {search.reason}{reused}"

@@ -10,7 +10,8 @@ Rules:
 - ``status`` ``complete``/``interrupted`` (written mid-run); ``options``: isolation, timeouts;
   ``verification``: did the re-measured pick hold (``None``: none ran), reselect drops it;
   ``provenance``: the baseline's keys, where a reused one came from (:mod:`.provenance`);
-  ``max_batch_search``: how the max batch size was found (:mod:`.max_batch`).
+  ``max_batch_search``: how the max batch size was found (:mod:`.max_batch`); ``wall``:
+  where the run's wall time went (:mod:`.wall`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from aitune_fp.core.record.provenance import Provenance, encode_provenance, read
 from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.stages import decode_stages, encode_stages
 from aitune_fp.core.record.values import encode_float, freeze_json, freeze_numbers, thaw_json
+from aitune_fp.core.record.wall import WallAccount, encode_wall, read_wall
 from aitune_fp.core.records import BackendFailure, Candidate, Profile, Selection, TuneError
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
@@ -88,8 +90,7 @@ class BackendOutcome:
 class RunRecord:
     """One tuning run, complete enough to report on and to re-select offline.
 
-    >>> r = RunRecord("mlp", "cpu", {"strategy": "max_throughput"}, None, (), None, None,
-    ...               {}, {}, None)
+    >>> r = RunRecord("mlp", "cpu", {"strategy": "max"}, None, (), None, None, {}, {}, None)
     >>> decode(encode(r)) == r
     True
     """
@@ -110,6 +111,7 @@ class RunRecord:
     verification: verifying.Verification | None = None
     provenance: Provenance = field(default_factory=Provenance)
     max_batch_search: MaxBatchSearch | None = None
+    wall: WallAccount | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -121,9 +123,8 @@ class RunRecord:
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"candidate backend names must be unique, repeated: {dup}")
-        if self.max_batch_size is not None and (
-            isinstance(self.max_batch_size, bool) or self.max_batch_size < 1
-        ):
+        largest = self.max_batch_size
+        if largest is not None and (isinstance(largest, bool) or largest < 1):
             raise ValueError(f"max_batch_size must be >= 1 or None, got {self.max_batch_size!r}")
         if self.schema_version != SCHEMA_VERSION:
             raise ValueError(f"schema_version must be {SCHEMA_VERSION}, got {self.schema_version}")
@@ -231,19 +232,17 @@ def encode(record: RunRecord) -> dict[str, Any]:
         "options": thaw_json(record.options),
         "provenance": encode_provenance(record.provenance),
         "max_batch_search": encode_max_batch(record.max_batch_search),
+        "wall": encode_wall(record.wall),
     }
 
 
 def decode(data: Any) -> RunRecord:
     """A :class:`RunRecord` from ``encode``'s output; ``ValueError`` naming the bad path.
 
-    >>> for bad in ({"schema_version": 99}, []):
-    ...     try:
-    ...         decode(bad)
-    ...     except ValueError as error:
-    ...         print(error)
-    run record: schema_version 99 is not supported (this aitune_fp reads 1)
-    run record: expected an object, got an array
+    >>> decode({"schema_version": 99})
+    Traceback (most recent call last):
+    ...
+    ValueError: run record: schema_version 99 is not supported (this aitune_fp reads 1)
     """
     doc = Reader(data, "run record")
     if "schema_version" not in doc.data:
@@ -271,6 +270,7 @@ def decode(data: Any) -> RunRecord:
         options=doc.obj("options", {}),
         provenance=read_provenance(doc),
         max_batch_search=read_max_batch(doc),
+        wall=read_wall(doc),
     )
 
 
@@ -294,7 +294,6 @@ def loads(text: str) -> RunRecord:
     ValueError: run record: not valid JSON (Expecting value: line 1 column 4 (char 3))
     """
     try:
-        data = json.loads(text)
+        return decode(json.loads(text))
     except json.JSONDecodeError as exc:
         raise ValueError(f"run record: not valid JSON ({exc})") from None
-    return decode(data)

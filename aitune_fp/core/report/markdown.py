@@ -23,7 +23,7 @@ from aitune_fp.core.record.values import thaw_json
 from aitune_fp.core.report.accuracy import accuracy_section
 from aitune_fp.core.report.columns import headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
-from aitune_fp.core.report.stages import total_seconds
+from aitune_fp.core.report.stages import total_seconds, wall_summary
 from aitune_fp.core.stats.summary import summarize
 
 
@@ -190,6 +190,7 @@ def render_markdown(record: RunRecord) -> str:
         "## Validation (max error against eager)\n\n"
         + _number_table(record, "validation", "validation errors", ".3g"),
         f"## Stage times (s)\n\n{stage_section(record)}",
+        *([f"## Wall time\n\n{wall}"] if (wall := wall_summary(record)) else []),
         f"## Strategy configuration\n\n{map_section(record.strategy)}",
         f"## Input spec\n\n{map_section(record.input_spec)}",
         f"## Environment\n\n{map_section(record.environment)}",

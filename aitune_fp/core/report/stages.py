@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.record.wall import wall_line
+
 SEGMENTS: Final = (
     "worker_start",
     "export",
@@ -47,3 +50,21 @@ def total_seconds(stages: Mapping[str, float]) -> float:
     3.5
     """
     return sum(seconds for _, seconds in stage_segments(stages))
+
+
+def wall_summary(record: RunRecord) -> str | None:
+    """The run's wall account in one line (:func:`~aitune_fp.core.record.wall.wall_line`),
+    ``candidates`` split by each backend's own recorded stages (without its final rounds,
+    which are their own top-level stage); ``None`` when the record has no wall account.
+
+    >>> from aitune_fp.core.record.wall import WallAccount
+    >>> r = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None,
+    ...               wall=WallAccount(2.0, (("candidates", 2.0),)))
+    >>> wall_summary(r)
+    'wall 2.0 s: candidates 2.0 s (backends 0.0 s, between 2.0 s), unaccounted 0.0 s (0.0 %)'
+    """
+    own = (
+        total_seconds({k: v for k, v in o.stage_seconds.items() if k != "rounds"})
+        for o in record.outcomes
+    )
+    return wall_line(record.wall, own)

@@ -7,15 +7,31 @@ inside a backend ends only its worker; the tune process turns it into a
 
 - :mod:`~aitune_fp.effects.isolation.protocol`: the timeouts, the messages, the words;
 - :mod:`~aitune_fp.effects.isolation.worker`: what runs in the worker;
+- :mod:`~aitune_fp.effects.isolation.server`: the fork server, paid once per process;
 - :mod:`~aitune_fp.effects.isolation.client`: starting, watching and ending a worker;
 - :mod:`~aitune_fp.effects.isolation.isolated`: the isolated candidate and max-batch search.
 """
 
-from aitune_fp.effects.isolation.isolated import (
-    isolated_candidate,
-    isolated_max_batch,
-    materialized,
-)
+from typing import TYPE_CHECKING, Any
+
 from aitune_fp.effects.isolation.protocol import Timeouts
 
+if TYPE_CHECKING:
+    from aitune_fp.effects.isolation.isolated import (
+        isolated_candidate,
+        isolated_max_batch,
+        materialized,
+    )
+
 __all__ = ["Timeouts", "isolated_candidate", "isolated_max_batch", "materialized"]
+_LAZY = frozenset({"isolated_candidate", "isolated_max_batch", "materialized"})
+
+
+def __getattr__(name: str) -> Any:
+    """The isolated candidate and max-batch search, imported on first use: importing the
+    package (the fork server's head start, :mod:`.server`) never imports torch."""
+    if name in _LAZY:
+        from aitune_fp.effects.isolation import isolated
+
+        return getattr(isolated, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,10 +1,8 @@
 """The tune process's side: start a worker for one job, watch it, and turn its end into a value.
 
 Rules:
-- workers come from a ``forkserver`` that imported torch and the backends' libraries once
-  (:func:`start`); a worker is a fork of that clean server, never of the tune process,
-  which may hold CUDA state, OpenMP thread pools or compiler pools that do not survive a
-  fork (a plain ``fork`` after a parallel matmul hangs the child on this torch);
+- workers come from the fork server (:mod:`aitune_fp.effects.isolation.server`: started
+  once per process, reused by later tunes, stopped at exit), a fresh worker per job;
 - the job is serialised with cloudpickle; modules the tune process loaded from a file that
   a fresh process cannot import by name (``aitune-fp tune``'s factory files) travel by
   value; a job that cannot be serialised at all is reported as :class:`NotIsolated`, and
@@ -19,12 +17,9 @@ Rules:
   that ends without answering (signal, ``os._exit``, abort, out-of-memory kill) is
   described from its exit status and
   the stage and batch size it was in (:func:`~aitune_fp.effects.isolation.protocol.where`);
-- the fork server imports from the tune process's own ``sys.path``, in its order
-  (:func:`server_environment`), never from its working directory first;
 - the user's ``__main__`` is hidden from multiprocessing while a worker starts
-  (:func:`_main_hidden`): a worker never re-runs the user's script (which need not have
-  an ``if __name__ == "__main__"`` guard); what it needs of ``__main__`` (a model class
-  defined there) travels by value in the cloudpickled job;
+  (:func:`~aitune_fp.effects.isolation.server._main_hidden`); what a worker needs of
+  ``__main__`` (a model class defined there) travels by value in the cloudpickled job;
 - whatever happens, the worker's whole process group is killed and reaped before this
   returns, also when the tune process is itself interrupted (``KeyboardInterrupt``,
   ``SystemExit``), so no worker or compiler process is left behind.
@@ -35,12 +30,11 @@ from __future__ import annotations
 import contextlib
 import importlib.machinery
 import logging
-import multiprocessing
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -48,19 +42,12 @@ import torch
 
 from aitune_fp.effects.isolation import worker
 from aitune_fp.effects.isolation.protocol import Timeouts, death_reason, where
+from aitune_fp.effects.isolation.server import _main_hidden, context, start
+
+__all__ = ["Ended", "NotIsolated", "context", "dumps", "run_job", "start"]
 
 log = logging.getLogger("aitune_fp")
 POLL_SECONDS: Final = 0.1
-ALWAYS_PRELOAD: Final = (
-    "torch",
-    "aitune_fp.effects.isolation.worker",
-    "aitune_fp.effects.candidate",
-    "aitune_fp.effects.validate",
-    "aitune_fp.effects.memory",
-    "aitune_fp.effects.max_batch",
-    "aitune_fp.effects.backends.registry",
-)
-NEVER_PRELOAD: Final = frozenset({"tensorrt", "torch_tensorrt"})  # they may touch CUDA on import
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,83 +67,6 @@ class NotIsolated:
     """The job could not be sent to a worker (``reason``); nothing was started."""
 
     reason: str
-
-
-_STATE: dict[str, Any] = {}
-
-
-def context(libraries: Iterable[str] = ()) -> Any:
-    """The forkserver context, its server preloaded with torch and ``libraries`` (first
-    call wins; later calls reuse the running server)."""
-    if "ctx" not in _STATE:
-        ctx = multiprocessing.get_context("forkserver")
-        wanted = [*ALWAYS_PRELOAD, *(n for n in libraries if n not in NEVER_PRELOAD)]
-        if any(n.startswith("torch._inductor") for n in wanted):
-            wanted.append("aitune_fp.effects.isolation.warmup")
-        ctx.set_forkserver_preload(list(dict.fromkeys(wanted)))
-        _STATE["ctx"] = ctx
-    return _STATE["ctx"]
-
-
-def server_environment() -> dict[str, str]:
-    """The environment variables the fork server starts with so that it imports from this
-    process's ``sys.path``, in this order: ``PYTHONPATH`` is that path (``""`` as the
-    working directory), and ``PYTHONSAFEPATH`` keeps the server's own ``python -c`` from
-    putting its working directory first (multiprocessing's fork server ignores the path it
-    is given, so a worker could import another checkout of a package than this process).
-
-    >>> env = server_environment()
-    >>> first = env["PYTHONPATH"].split(os.pathsep)[0]
-    >>> env["PYTHONSAFEPATH"], first == (sys.path[0] or os.getcwd())
-    ('1', True)
-    """
-    entries = [entry or os.getcwd() for entry in sys.path]
-    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(entries)), "PYTHONSAFEPATH": "1"}
-
-
-@contextlib.contextmanager
-def _main_hidden() -> Iterator[None]:
-    """Make ``__main__`` look like an interactive session while a process starts, so that
-    multiprocessing does not ask the new process to import or re-run it; the fork server,
-    when this starts it, gets :func:`server_environment`."""
-    saved_env = {k: os.environ.get(k) for k in ("PYTHONPATH", "PYTHONSAFEPATH")}
-    os.environ.update(server_environment())
-    try:
-        with _main_hidden_only():
-            yield
-    finally:
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-@contextlib.contextmanager
-def _main_hidden_only() -> Iterator[None]:
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved: dict[str, Any] = {
-        k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__
-    }
-    main.__dict__.pop("__file__", None)
-    main.__dict__["__spec__"] = None
-    try:
-        yield
-    finally:
-        main.__dict__.pop("__spec__", None)
-        main.__dict__.update(saved)
-
-
-def start(libraries: Iterable[str] = ()) -> None:
-    """Start the forkserver now (it imports in the background while the caller works)."""
-    context(libraries)
-    from multiprocessing import forkserver
-
-    with _main_hidden():
-        forkserver.ensure_running()
 
 
 def _by_value(module: torch.nn.Module) -> list[Any]:

@@ -1,0 +1,120 @@
+"""Where a whole run's wall time went: a stage breakdown that adds up to the wall.
+
+Rules:
+- a :class:`WallAccount` holds the run's ``wall`` seconds (from the process start when the
+  tune process was started for the run, the CLI; else from ``run_tuning``'s entry, to the
+  moment the final record is made) and its top-level stages, in the order they ran, as
+  disjoint ``(name, seconds)`` parts measured in the tune process: ``startup`` (interpreter
+  and imports, CLI only), ``setup`` (device, samples, candidates, the workers' server
+  asked to start), ``max_batch_search``, ``plan`` (the work folder, the baseline keys,
+  the first journal record), ``candidates`` (the baseline and every candidate, their
+  workers included), ``preload_join``, ``final_rounds``, ``verification``, ``record``;
+- ``unaccounted`` is the wall less the stages (never hidden: the console line and the
+  report print it, with its share of the wall);
+- :func:`wall_line` also splits ``candidates`` into what the backends' own recorded stages
+  (``stage_seconds``, without the final rounds) sum to and the rest (``between``: the
+  fold's own work, journal writes, sending jobs to workers);
+- it is ``run.json``'s ``wall`` object; a record written before it existed reads as
+  ``None`` (not measured).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.values import encode_float
+
+
+@dataclass(frozen=True, slots=True)
+class WallAccount:
+    """The run's wall seconds and its top-level stages (see the rules).
+
+    >>> a = WallAccount(10.0, (("startup", 2.0), ("candidates", 7.5)))
+    >>> a.unaccounted, a.seconds("candidates"), a.seconds("verification")
+    (0.5, 7.5, 0.0)
+    >>> WallAccount(-1.0, ())
+    Traceback (most recent call last):
+    ...
+    ValueError: wall must be >= 0, got -1.0
+    """
+
+    wall: float
+    stages: tuple[tuple[str, float], ...] = ()
+    from_process_start: bool = False
+
+    def __post_init__(self) -> None:
+        if self.wall < 0:
+            raise ValueError(f"wall must be >= 0, got {self.wall}")
+        object.__setattr__(self, "stages", tuple((str(k), float(v)) for k, v in self.stages))
+
+    @property
+    def unaccounted(self) -> float:
+        """The wall less the stages."""
+        return self.wall - sum(seconds for _, seconds in self.stages)
+
+    def seconds(self, name: str) -> float:
+        """The seconds of stage ``name`` (0 when it did not run)."""
+        return sum((seconds for stage, seconds in self.stages if stage == name), 0.0)
+
+
+def encode_wall(account: WallAccount | None) -> dict[str, Any] | None:
+    """The record's ``wall`` object (``None``: not measured).
+
+    >>> encode_wall(WallAccount(3.0, (("setup", 1.0),)))["unaccounted_s"]
+    2.0
+    """
+    if account is None:
+        return None
+    return {
+        "wall_s": encode_float(account.wall),
+        "from_process_start": account.from_process_start,
+        "stages": [{"stage": k, "seconds": encode_float(v)} for k, v in account.stages],
+        "unaccounted_s": encode_float(account.unaccounted),
+    }
+
+
+def decode_wall(doc: Reader) -> WallAccount:
+    """A :class:`WallAccount` from :func:`encode_wall`'s output (``unaccounted_s`` is
+    derived, so it is not read back)."""
+    stages = tuple((c.text("stage"), c.number("seconds")) for c in doc.children("stages", []))
+    return doc.build(
+        WallAccount,
+        doc.number("wall_s"),
+        stages,
+        doc.flag("from_process_start", False),
+    )
+
+
+def read_wall(record: Reader) -> WallAccount | None:
+    """The wall account of a decoded record (absent, as in older records: ``None``).
+
+    >>> read_wall(Reader({}, "run record")) is None
+    True
+    """
+    return record.decoded_or_none("wall", decode_wall)
+
+
+def wall_line(account: WallAccount | None, backend_seconds: Iterable[float] = ()) -> str | None:
+    """``wall 12.0 s: startup 2.0 s, ..., unaccounted 0.1 s (0.8 %)`` (``None``: not
+    measured); ``backend_seconds``: each backend's own recorded stage total, which splits
+    ``candidates``.
+
+    >>> wall_line(WallAccount(10.0, (("setup", 1.0), ("candidates", 8.0))), [5.0, 2.5])
+    'wall 10.0 s: setup 1.0 s, candidates 8.0 s (backends 7.5 s, between 0.5 s), \
+unaccounted 1.0 s (10.0 %)'
+    >>> wall_line(None) is None
+    True
+    """
+    if account is None:
+        return None
+    own = sum(backend_seconds)
+    parts = []
+    for name, seconds in account.stages:
+        split = f" (backends {own:.1f} s, between {seconds - own:.1f} s)"
+        parts.append(f"{name} {seconds:.1f} s" + (split if name == "candidates" else ""))
+    share = 100 * account.unaccounted / account.wall if account.wall > 0 else 0.0
+    parts.append(f"unaccounted {account.unaccounted:.1f} s ({share:.1f} %)")
+    return f"wall {account.wall:.1f} s: " + ", ".join(parts)

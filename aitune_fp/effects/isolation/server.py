@@ -1,0 +1,174 @@
+"""The workers' fork server: started once per process, reused by every tune, stopped at exit.
+
+Rules:
+- workers come from a ``forkserver`` that imported torch and the backends' libraries once
+  (:func:`start`); a worker is a fork of that clean server, never of the tune process,
+  which may hold CUDA state, OpenMP thread pools or compiler pools that do not survive a
+  fork (a plain ``fork`` after a parallel matmul hangs the child on this torch);
+- the server is paid for once per process: a later tune (a fleet's next model, a
+  benchmark loop, a second ``tune_module`` call) whose libraries the running server has
+  already imported reuses it as it is; one that needs a library the server lacks restarts
+  it once with both sets (so a worker never imports a compiler on its own clock); what is
+  reused is only the server and its imports: every job still gets a fresh worker forked
+  from the server, which never runs a job or sees a user's model itself, so nothing of
+  one model reaches the next;
+- :func:`shutdown` stops the server (killed: it may still be importing; it runs no job)
+  and is registered with ``atexit`` when it is first started; the next :func:`start` or
+  worker starts a fresh one; it is only called between tunes, never while a worker runs;
+- the fork server imports from the tune process's own ``sys.path``, in its order
+  (:func:`server_environment`), never from its working directory first;
+- the user's ``__main__`` is hidden from multiprocessing while a process starts
+  (:func:`_main_hidden`): a worker never re-runs the user's script (which need not have
+  an ``if __name__ == "__main__"`` guard).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Iterable, Iterator
+from multiprocessing import forkserver
+from typing import Any, Final
+
+log = logging.getLogger("aitune_fp")
+ALWAYS_PRELOAD: Final = (
+    "torch",
+    "aitune_fp.effects.isolation.worker",
+    "aitune_fp.effects.candidate",
+    "aitune_fp.effects.validate",
+    "aitune_fp.effects.memory",
+    "aitune_fp.effects.max_batch",
+    "aitune_fp.effects.backends.registry",
+)
+NEVER_PRELOAD: Final = frozenset({"tensorrt", "torch_tensorrt"})  # they may touch CUDA on import
+
+WARMUP: Final = "aitune_fp.effects.isolation.warmup"
+_STATE: dict[str, Any] = {}
+
+
+def wanted(libraries: Iterable[str] = ()) -> tuple[str, ...]:
+    """What a server for ``libraries`` preloads: torch and the worker's own modules, the
+    libraries (but never those that may touch CUDA on import), Inductor's warm-up with it.
+
+    >>> "onnxruntime" in wanted(["onnxruntime", "tensorrt"]), "tensorrt" in wanted(["tensorrt"])
+    (True, False)
+    """
+    names = [*ALWAYS_PRELOAD, *(n for n in libraries if n not in NEVER_PRELOAD)]
+    if any(n.startswith("torch._inductor") for n in names):
+        names.append(WARMUP)
+    return tuple(dict.fromkeys(names))
+
+
+def _server() -> Any:
+    """multiprocessing's fork server of this process (its pid and ``_stop`` are private)."""
+    return forkserver._forkserver
+
+
+def running() -> bool:
+    """Whether this process's fork server is running."""
+    return getattr(_server(), "_forkserver_pid", None) is not None
+
+
+def preloaded() -> tuple[str, ...]:
+    """What the running server imported (empty when none runs)."""
+    return tuple(_STATE.get("preloaded", ())) if running() else ()
+
+
+def context(libraries: Iterable[str] = ()) -> Any:
+    """The forkserver context; a server that is not running yet will preload
+    :func:`wanted` of ``libraries`` (a running one is used as it is)."""
+    ctx = multiprocessing.get_context("forkserver")
+    if not running():
+        names = wanted(libraries)
+        ctx.set_forkserver_preload(list(names))
+        _STATE["preloaded"] = names
+    return ctx
+
+
+def start(libraries: Iterable[str] = ()) -> None:
+    """Make sure a server that has imported ``libraries`` runs: reuse the running one when
+    it has, else (re)start one (it imports in the background while the caller works)."""
+    names = wanted(libraries)
+    have = preloaded()
+    if running() and set(names) <= set(have):
+        log.debug("workers' server reused (pid %s)", _server()._forkserver_pid)
+        return
+    if running():  # it lacks a library: one restart with everything both tunes need
+        log.info("restarting the workers' server for %s", ", ".join(sorted(set(names) - set(have))))
+        names = tuple(dict.fromkeys([*have, *names]))
+        shutdown()
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(names))
+    _STATE["preloaded"] = names
+    with _main_hidden():
+        forkserver.ensure_running()
+    if not _STATE.get("atexit"):
+        atexit.register(shutdown)
+        _STATE["atexit"] = True
+
+
+def shutdown() -> None:
+    """Stop this process's fork server (nothing when none runs)."""
+    if running():  # it may still be importing: killed, not waited for (no worker runs now)
+        with contextlib.suppress(OSError):
+            os.kill(_server()._forkserver_pid, signal.SIGKILL)
+        with contextlib.suppress(OSError, ChildProcessError):
+            _server()._stop()
+    _STATE.pop("preloaded", None)
+
+
+def server_environment() -> dict[str, str]:
+    """The environment variables the fork server starts with so that it imports from this
+    process's ``sys.path``, in this order: ``PYTHONPATH`` is that path (``""`` as the
+    working directory), and ``PYTHONSAFEPATH`` keeps the server's own ``python -c`` from
+    putting its working directory first (multiprocessing's fork server ignores the path it
+    is given, so a worker could import another checkout of a package than this process).
+
+    >>> env = server_environment()
+    >>> first = env["PYTHONPATH"].split(os.pathsep)[0]
+    >>> env["PYTHONSAFEPATH"], first == (sys.path[0] or os.getcwd())
+    ('1', True)
+    """
+    entries = [entry or os.getcwd() for entry in sys.path]
+    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(entries)), "PYTHONSAFEPATH": "1"}
+
+
+@contextlib.contextmanager
+def _main_hidden() -> Iterator[None]:
+    """Make ``__main__`` look like an interactive session while a process starts, so that
+    multiprocessing does not ask the new process to import or re-run it; the fork server,
+    when this starts it, gets :func:`server_environment`."""
+    saved_env = {k: os.environ.get(k) for k in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    os.environ.update(server_environment())
+    try:
+        with _main_hidden_only():
+            yield
+    finally:
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextlib.contextmanager
+def _main_hidden_only() -> Iterator[None]:
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved: dict[str, Any] = {
+        k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__
+    }
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)

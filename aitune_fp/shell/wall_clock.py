@@ -1,0 +1,76 @@
+"""The run's stopwatch: the top-level stages of a tune, for the record's wall account.
+
+Rules:
+- a :class:`Stopwatch` starts at ``run_tuning``'s entry; when the process was started for
+  this run (the CLI, the ``tune_time`` benchmark: :func:`count_from_process_start`, which
+  the next stopwatch consumes, so a later tune in the same process counts from its own
+  entry) it starts at the process's start instead and the time before the entry is its
+  ``startup`` stage (interpreter, imports, the model's construction);
+- :meth:`Stopwatch.lap` closes the stage that ran since the last lap, so the stages are
+  disjoint and in order; :meth:`Stopwatch.account` is the
+  :class:`~aitune_fp.core.record.wall.WallAccount` so far (what follows the last lap is
+  its ``unaccounted`` part);
+- the process's age is read from ``/proc/self/stat`` (Linux, 10 ms ticks); where it cannot
+  be read the stopwatch starts at the entry and says so (``from_process_start`` false).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from aitune_fp.core.record.wall import WallAccount
+
+_ARMED: dict[str, bool] = {"process": False}
+
+
+def count_from_process_start() -> None:
+    """Make the next :class:`Stopwatch` count from this process's start."""
+    _ARMED["process"] = True
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (``None`` where it cannot be read).
+
+    >>> age = process_age()
+    >>> age is None or 0.0 <= age < 10 * 24 * 3600
+    True
+    """
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time, ticks
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+class Stopwatch:
+    """Laps of one run (see the rules).
+
+    >>> clock = Stopwatch()
+    >>> clock.lap("setup")
+    >>> account = clock.account()
+    >>> [name for name, _ in account.stages], account.wall >= account.seconds("setup")
+    (['setup'], True)
+    """
+
+    def __init__(self) -> None:
+        now = time.perf_counter()
+        age = process_age() if _ARMED["process"] else None
+        _ARMED["process"] = False
+        self._origin = now - (age or 0.0)
+        self._mark = now
+        self._stages: list[tuple[str, float]] = [] if age is None else [("startup", age)]
+        self._from_process_start = age is not None
+
+    def lap(self, name: str) -> None:
+        """Close stage ``name``: the time since the last lap (or the start)."""
+        now = time.perf_counter()
+        self._stages.append((name, now - self._mark))
+        self._mark = now
+
+    def account(self) -> WallAccount:
+        """The wall so far and the stages lapped."""
+        wall = time.perf_counter() - self._origin
+        return WallAccount(wall, tuple(self._stages), self._from_process_start)

@@ -1,0 +1,68 @@
+"""The workers' fork server: paid once per process, restarted only for a missing library,
+stopped on request, and a fresh worker (never the server) for every job."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+
+from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.isolation import Timeouts, isolated_max_batch, server
+from aitune_fp.effects.max_batch import MaxBatchResult
+
+CPU = torch.device("cpu")
+
+
+class PidWriter(torch.nn.Module):
+    """A linear layer whose forward appends the calling process's pid to a file."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+        self.path = path
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``fc(x)``, after writing the pid."""
+        with open(self.path, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return self.fc(x)  # type: ignore[no-any-return]
+
+
+def _server_pid() -> int:
+    pid = server._server()._forkserver_pid
+    assert isinstance(pid, int)
+    return pid
+
+
+def test_the_server_is_reused_restarted_for_a_new_library_and_stopped() -> None:
+    """A second start for the same libraries keeps the running server; one that needs a
+    library it lacks restarts it once with both sets; shutdown stops it."""
+    server.shutdown()
+    server.start(["json"])
+    first = _server_pid()
+    server.start([])  # a subset: reused as it is
+    assert _server_pid() == first and "json" in server.preloaded()
+    server.start(["json", "decimal"])  # a library it lacks: one restart with both
+    second = _server_pid()
+    assert second != first and {"json", "decimal"} <= set(server.preloaded())
+    server.shutdown()
+    assert not server.running() and server.preloaded() == ()
+
+
+def test_every_job_gets_a_fresh_worker_from_one_server(tmp_path: Path) -> None:
+    """Two jobs in one process run in two different workers, neither the server nor this
+    process, while the server stays the same (nothing of one job's process reaches the next)."""
+    server.start([])
+    before = _server_pid()
+    samples = normalise_samples(torch.randn(1, 4))
+    pids = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.txt"
+        found = isolated_max_batch(PidWriter(str(path)), samples, CPU, 2, Timeouts())
+        assert isinstance(found, MaxBatchResult), found
+        pids.append({int(line) for line in path.read_text().split()})
+    assert all(len(p) == 1 for p in pids) and pids[0] != pids[1]
+    assert not ({before, os.getpid()} & (pids[0] | pids[1]))
+    assert _server_pid() == before
