@@ -91,7 +91,7 @@ def backend_by_name(name: str, **options: Any) -> Backend:
     >>> backend_by_name("eager", fast=True)
     Traceback (most recent call last):
     ...
-    ValueError: eager takes no option 'fast'; it takes: (none)
+    ValueError: eager takes no option 'fast'; it takes: precision, autocast
     """
     if name not in BACKEND_TYPES:
         raise ValueError(f"unknown backend {name!r}; known: {', '.join(sorted(BACKEND_TYPES))}")
