@@ -3,7 +3,7 @@ changed (``--reuse-baseline RUN_JSON``, ``run_tuning(reuse_baseline=...)``).
 
 Rules:
 - every run records its :func:`baseline_keys`: the model's code and weights digest
-  (:func:`~aitune_fp.effects.cache.model_digest`), the input spec, the batch sizes to
+  (:func:`~aitune_fp.effects.cache_key.model_digest`), the input spec, the batch sizes to
   profile, the profiling plan (call and sweep rules, without the final rounds), the
   profiler settings, a digest of the environment fingerprint, the device and isolation;
 - a baseline is reused only when asked, only from a record whose baseline was profiled
@@ -18,8 +18,6 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +27,10 @@ from returns.io import IOSuccess
 
 from aitune_fp.core.record.provenance import Provenance, differing
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, loads
-from aitune_fp.core.strategies.registry import plan_config
 from aitune_fp.effects.backends.eager import TorchEager
-from aitune_fp.effects.cache import model_digest
 from aitune_fp.effects.candidate import CandidateRun
-from aitune_fp.effects.environment import environment_fingerprint
 from aitune_fp.shell import workers
+from aitune_fp.shell.batch_cache import model_keys
 from aitune_fp.shell.drive import RunState, Setup, with_baseline
 from aitune_fp.shell.io import perform
 
@@ -50,24 +46,15 @@ class BaselinePlan:
     reused: BackendOutcome | None = None
 
 
-def _digest(value: object) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
 def baseline_keys(setup: Setup) -> dict[str, str]:
-    """What this run's baseline profile depends on, each as text."""
-    profiling = {k: v for k, v in plan_config(setup.strategy.plan).items() if k != "rounds"}
-    return {
-        "model": model_digest(setup.module),
-        "inputs": repr(setup.samples.spec),
-        "batch_sizes": ",".join(str(b) for b in setup.batch_sizes),
-        "profiling": _digest(profiling),
-        "settings": repr(setup.settings),
-        "environment": _digest(environment_fingerprint(setup.device)),
-        "device": str(setup.device),
-        "isolation": str(setup.isolation),
-    }
+    """What this run's baseline profile depends on, each as text: the keys the sweep
+    depends on too (:func:`~aitune_fp.shell.batch_cache.model_keys`), the batch sizes to
+    profile and the profiler settings."""
+    keys = model_keys(
+        setup.module, setup.samples.spec, setup.device, setup.strategy.plan, setup.isolation
+    )
+    batch_sizes = ",".join(str(b) for b in setup.batch_sizes)
+    return {**keys, "batch_sizes": batch_sizes, "settings": repr(setup.settings)}
 
 
 def _read(source: BaselineSource) -> tuple[RunRecord | None, str, str | None]:

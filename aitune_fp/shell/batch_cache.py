@@ -44,6 +44,7 @@ from aitune_fp.effects.cache_key import model_digest
 from aitune_fp.effects.environment import environment_fingerprint
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.isolation import Timeouts
+from aitune_fp.effects.reference import samples_digest
 
 log = logging.getLogger("aitune_fp")
 FOLDER: Final = "max_batch"
@@ -55,16 +56,25 @@ def _digest(value: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def samples_digest(samples: Samples) -> str:
-    """sha256 of every sample tensor's dtype, shape and bytes, in order."""
-    h = hashlib.sha256()
-    for batch in samples.items:
-        for t in batch.flat():
-            flat = t.detach().to("cpu").contiguous().reshape(-1)
-            h.update(f"{t.dtype}|{tuple(t.shape)}|".encode())
-            if flat.numel():
-                h.update(flat.view(torch.uint8).numpy().tobytes())
-    return h.hexdigest()
+def model_keys(
+    module: torch.nn.Module,
+    spec: object,
+    device: torch.device,
+    plan: ProfilingPlan,
+    isolation: bool,
+) -> dict[str, str]:
+    """The keys the sweep and the baseline both depend on: the model
+    (:func:`~aitune_fp.effects.cache_key.model_digest`), the input spec, the profiling plan
+    without its final rounds, the environment, the device and isolation."""
+    profiling = {k: v for k, v in plan_config(plan).items() if k != "rounds"}
+    return {
+        "model": model_digest(module),
+        "inputs": repr(spec),
+        "profiling": _digest(profiling)[:32],
+        "environment": _digest(environment_fingerprint(device))[:32],
+        "device": str(device),
+        "isolation": str(isolation),
+    }
 
 
 def sweep_keys(
@@ -78,15 +88,9 @@ def sweep_keys(
     timeouts: Timeouts,
 ) -> dict[str, str]:
     """What the max-batch search's result depends on, each as text (see the rules)."""
-    profiling = {k: v for k, v in plan_config(plan).items() if k != "rounds"}
     return {
-        "model": model_digest(module),
-        "inputs": repr(samples.spec),
+        **model_keys(module, samples.spec, device, plan, isolation),
         "samples": samples_digest(samples),
-        "profiling": _digest(profiling),
-        "environment": _digest(environment_fingerprint(device)),
-        "device": str(device),
-        "isolation": str(isolation),
         "cap": str(cap),
         "call_timeout": repr(timeouts.call),
     }
