@@ -29,7 +29,7 @@ from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.fingerprint import behaviour_digest
 from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.reference import samples_digest
+from aitune_fp.effects.reference import hash_tensor, samples_digest
 
 
 def weights_digest(module: torch.nn.Module) -> str:
@@ -44,11 +44,7 @@ def weights_digest(module: torch.nn.Module) -> str:
     tensors: dict[str, torch.Tensor] = dict(module.named_parameters(remove_duplicate=False))
     tensors.update(module.named_buffers(remove_duplicate=False))
     for name in sorted(tensors):
-        t = tensors[name].detach()
-        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
-        flat = t.to("cpu").contiguous().reshape(-1)
-        if flat.numel():
-            h.update(flat.view(torch.uint8).numpy().tobytes())
+        hash_tensor(h, name, tensors[name])
     return h.hexdigest()
 
 

@@ -50,7 +50,8 @@ def validation_batches(samples: Samples, batch_sizes: Sequence[int]) -> list[tup
     return named
 
 
-def _hash_tensor(h: Any, name: str, t: torch.Tensor) -> None:
+def hash_tensor(h: Any, name: str, t: torch.Tensor) -> None:
+    """Feed ``h`` one named tensor: ``name|dtype|shape|`` then its bytes (on the CPU)."""
     t = t.detach()
     h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
     flat = t.to("cpu").contiguous().reshape(-1)
@@ -73,9 +74,9 @@ def samples_digest(samples: Samples) -> str:
     for i, item in enumerate(samples.items):
         h.update(f"sample {i} size {item.size}|".encode())
         for j, arg in enumerate(item.args):
-            _hash_tensor(h, str(j), arg)
+            hash_tensor(h, str(j), arg)
         for key in item.kwargs:
-            _hash_tensor(h, key, item.kwargs[key])
+            hash_tensor(h, key, item.kwargs[key])
     return h.hexdigest()
 
 
