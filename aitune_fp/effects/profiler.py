@@ -52,7 +52,7 @@ from typing import Any
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from aitune_fp.core.measure.early_stop import EarlyStopRule, EarlyStopState, Probe
+from aitune_fp.core.measure.early_stop import EarlyStop, EarlyStopRule, EarlyStopState, Probe
 from aitune_fp.core.measure.first_point import differs_beyond_noise
 from aitune_fp.core.measure.stop_rules import (
     CallRule,
@@ -102,15 +102,6 @@ class ProfileSettings:
     def __post_init__(self) -> None:
         if self.input_mode not in INPUT_MODES:
             raise ValueError(f"input_mode must be one of {sorted(INPUT_MODES)}")
-
-
-@dataclass(frozen=True, slots=True)
-class EarlyStop:
-    """The early-stop rule and the state a backend's sweep starts it from (the current best
-    it is judged against; see :mod:`aitune_fp.core.measure.early_stop`)."""
-
-    rule: EarlyStopRule
-    state: EarlyStopState
 
 
 @dataclass(frozen=True, slots=True)

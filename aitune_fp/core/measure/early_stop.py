@@ -176,3 +176,12 @@ def early_stop_for(
         return None
     rule = strategy.confidence or ConfidenceRule(statistic=default_statistic(strategy))
     return EarlyStopRule(strategy, rule, kind, margin=margin, probe_calls=probe_calls)
+
+
+@dataclass(frozen=True, slots=True)
+class EarlyStop:
+    """The early-stop rule and the state a backend's sweep starts it from (the current best
+    it is judged against): a plain value the session hands to a build."""
+
+    rule: EarlyStopRule
+    state: EarlyStopState

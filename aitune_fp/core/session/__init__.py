@@ -1,0 +1,49 @@
+"""The tune as a pure session: the core decides every step, an interpreter carries it out.
+
+``start(plan) -> (session, commands)`` and ``step(session, event) -> (session,
+commands)``: every decision of a tune (which candidate to build next and with which
+early stop, whose runner to release, whether and whom to time in final rounds, what to
+verify, the selection) is made here, as data. The shell's interpreter
+(:mod:`aitune_fp.shell.drive`) carries out the commands with the effect layer and feeds
+back their results; :func:`run` drives a session with any answering function (a fake
+device, recorded profiles); :func:`~aitune_fp.core.session.replay.replay` re-derives a
+recorded run from its event log.
+"""
+
+from aitune_fp.core.session.commands import (
+    Amend,
+    Build,
+    Close,
+    Command,
+    Done,
+    Journal,
+    Judge,
+    Say,
+    TimeRounds,
+    Verify,
+)
+from aitune_fp.core.session.events import Event, Profiled, Timed
+from aitune_fp.core.session.run import run
+from aitune_fp.core.session.session import start, step
+from aitune_fp.core.session.state import Session, SessionPlan
+
+__all__ = [
+    "Amend",
+    "Build",
+    "Close",
+    "Command",
+    "Done",
+    "Event",
+    "Journal",
+    "Judge",
+    "Profiled",
+    "Say",
+    "Session",
+    "SessionPlan",
+    "TimeRounds",
+    "Timed",
+    "Verify",
+    "run",
+    "start",
+    "step",
+]

@@ -1,0 +1,112 @@
+"""What the session asks of its interpreter: commands, as frozen records.
+
+Rules:
+- a command names an effect and carries every value it needs; the interpreter decides
+  nothing, it carries each one out in order and answers the ones that measure
+  (:class:`Build`, :class:`TimeRounds`, :class:`Verify`) with exactly one event
+  (:mod:`aitune_fp.core.session.events`); the others are answered by nothing;
+- :class:`Done` is the last command of every session: the selection (or the error) and
+  the verification that shaped it;
+- the judges two commands carry are pure functions of the samples so far (the core's
+  stop rules); they take no part in equality, so a replayed session's commands compare
+  equal to the recorded ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from returns.result import Result
+
+from aitune_fp.core.measure.early_stop import EarlyStop
+from aitune_fp.core.measure.rounds import RoundsVerdict
+from aitune_fp.core.measure.rounds_plan import RoundsPlan
+from aitune_fp.core.measure.verification import Verification
+from aitune_fp.core.records import Profile, Selection, TuneError
+
+Judge = Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]
+"""``judge(samples so far, rounds done, seconds elapsed, still timed) -> verdict``."""
+
+
+def _never(
+    _samples: Mapping[str, Sequence[float]], _done: int, _elapsed: float, active: tuple[str, ...]
+) -> RoundsVerdict:
+    return RoundsVerdict(True, "no judge", active)
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    """Build, validate and profile ``name`` (the baseline when ``baseline``), its sweep
+    stopped early by ``early_stop`` when given; with ``reuse``, only build its runner and
+    answer with that profile (a reused baseline)."""
+
+    name: str
+    baseline: bool = False
+    early_stop: EarlyStop | None = None
+    reuse: Profile | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Release the runners of ``names`` (they can no longer win or challenge)."""
+
+    names: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Say:
+    """One line for the log (``level``: ``info`` or ``warning``)."""
+
+    line: str
+    level: str = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    """Write the partial record now, then show ``finished`` as done (a row the user saw
+    is always on disk)."""
+
+    finished: str
+
+
+@dataclass(frozen=True, slots=True)
+class Amend:
+    """The record's profiles of these backends are now ``profiles`` (with their round
+    samples); each gets ``seconds_each`` as its ``rounds`` stage."""
+
+    profiles: tuple[Profile, ...]
+    seconds_each: float
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRounds:
+    """Time ``participants`` (name, batch size) in interleaved final rounds under ``plan``
+    until ``judge`` stops; ``warmup_calls`` untimed calls each after one priming call."""
+
+    participants: tuple[tuple[str, int], ...]
+    plan: RoundsPlan
+    judge: Judge = field(default=_never, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Verify:
+    """Time ``entries`` (key, backend, batch size) in interleaved rounds, each warmed to
+    steady state within a share of ``seconds``, until ``judge`` stops (at most
+    ``plan.max_seconds``)."""
+
+    entries: tuple[tuple[str, str, int], ...]
+    seconds: float
+    plan: RoundsPlan
+    judge: Judge = field(default=_never, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The session's end: the selection or the error, and the verification (if one ran)."""
+
+    selection: Result[Selection, TuneError]
+    verification: Verification | None = None
+
+
+Command = Build | Close | Say | Journal | Amend | TimeRounds | Verify | Done

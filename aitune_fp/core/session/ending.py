@@ -1,0 +1,95 @@
+"""The end of a session: the selection, its verification, the runners released, ``Done``.
+
+Rules: the selection is :func:`~aitune_fp.core.fold.finish` of the fold (after the
+rounds, when they ran); with verification seconds and a selection, the pick is
+re-measured against its closest runner-ups (:mod:`aitune_fp.core.session.verify_plan`)
+and the selection becomes the verified one (unchanged when it holds, else the better
+challenger, with the verification's line in its notes); a timing that leaves fewer than
+two participants with samples gives no verification, said in a warning. Last, every
+runner but the winner's (and the baseline's) is closed and ``Done`` carries the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from returns.result import Failure, Result, Success
+
+from aitune_fp.core.fold import finish
+from aitune_fp.core.measure.verification import Verification, verified
+from aitune_fp.core.records import Profile, Selection, TuneError
+from aitune_fp.core.session.commands import Close, Command, Done, Say, Verify
+from aitune_fp.core.session.events import Timed
+from aitune_fp.core.session.state import Session
+from aitune_fp.core.session.verify_plan import (
+    alternatives,
+    judged,
+    plan_verification,
+    stop_rule,
+)
+
+Step = tuple[Session, tuple[Command, ...]]
+
+
+def _profile(session: Session, backend: str) -> Profile | None:
+    """The backend's sweep profile (a candidate's as it was folded, else the record's)."""
+    fed = [c.unwrap() for c in session.fed if isinstance(c, Success)]
+    found = next((p for p in fed if p.backend == backend), None)
+    return found if found is not None else session.profiles.get(backend)
+
+
+def begin_verification(session: Session) -> Step:
+    """Select, then verify the pick when asked (a ``Verify``), else finish."""
+    selection = finish(session.strategy, session.fold)
+    session = replace(session, selection=selection)
+    seconds = session.plan.verify_seconds
+    if not seconds or seconds <= 0.0 or isinstance(selection, Failure):
+        return done(session, selection, None, ())
+    picked = selection.unwrap()
+    vp = plan_verification(
+        session.strategy, picked, seconds, session.live, _profile(session, picked.backend)
+    )
+    if vp is None:
+        line = Say("no verification: the winner or its runner-ups have no live runner")
+        return done(session, selection, None, (line,))
+    command = Verify(vp.entries, seconds, vp.plan, stop_rule(vp))
+    return replace(session, phase="verify", verifying=vp), (Say(vp.describe()), command)
+
+
+def on_verified(session: Session, event: Timed) -> Step:
+    """The verification's samples judged: the verified selection, then ``Done``."""
+    vp, selection = session.verifying, session.selection
+    if vp is None or selection is None:
+        raise ValueError("a Timed answer came while no verification was asked for")
+    verification = judged(vp, event.samples, event.seconds)
+    if verification is None:
+        line = f"no verification: fewer than two backends could be timed ({event.reason})"
+        return done(session, selection, None, (Say(line, "warning"),))
+    said = (
+        Say(f"verification timing: {event.reason}"),
+        Say(verification.reason, "info" if verification.holds else "warning"),
+    )
+    outcome = Success(verified(vp.selection, verification, alternatives(vp)))
+    return done(session, outcome, verification, said)
+
+
+def done(
+    session: Session,
+    outcome: Result[Selection, TuneError],
+    verification: Verification | None,
+    said: tuple[Command, ...],
+) -> Step:
+    """Close every runner but the winner's and the baseline's, then ``Done``."""
+    keep = {session.plan.baseline} if session.strategy.validate_performance else set()
+    if isinstance(outcome, Success):
+        keep.add(outcome.unwrap().backend)
+    closing = session.live - keep
+    ending: tuple[Command, ...] = (Close(frozenset(closing)),) if closing else ()
+    finished = replace(
+        session,
+        phase="done",
+        selection=outcome,
+        verification=verification,
+        live=session.live - closing,
+    )
+    return finished, (*said, *ending, Done(outcome, verification))

@@ -1,0 +1,41 @@
+"""What the interpreter answers: the results of measuring commands, as values.
+
+Rules: a :class:`Profiled` answers a :class:`~aitune_fp.core.session.commands.Build`
+(its profile or its ``BackendFailure``, whether a runner is alive, the seconds its sweep
+took); a :class:`Timed` answers a ``TimeRounds`` or a ``Verify`` (each participant's
+samples by key, in round order; how many rounds; why they stopped; seconds). A
+participant that could not be timed simply has no samples: faults are data here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyrsistent import PMap, pmap
+
+from aitune_fp.core.records import Candidate
+
+
+@dataclass(frozen=True, slots=True)
+class Profiled:
+    """``name`` was built, validated and profiled (or failed at some stage)."""
+
+    name: str
+    result: Candidate
+    live: bool = False
+    profile_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """Interleaved rounds were timed: samples (ms) by participant key; ``purpose`` echoes
+    the command answered (``rounds`` or ``verify``)."""
+
+    purpose: str = "rounds"
+    samples: PMap[str, tuple[float, ...]] = field(default_factory=pmap)
+    rounds: int = 0
+    reason: str = ""
+    seconds: float = 0.0
+
+
+Event = Profiled | Timed

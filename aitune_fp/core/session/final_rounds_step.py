@@ -1,0 +1,121 @@
+"""The final rounds after the sweep: who is timed, their judge, and the fold after.
+
+Rules (:mod:`aitune_fp.core.measure.final_rounds` states them): rounds run only with a
+rounds plan, a ``confidence`` rule and a leader, among the contenders still alive, each
+at its selected batch size, the baseline only while some contender is unsettled against
+it, and only when at least two would be timed; their budget is the plan's, cut to its
+share of the sweeps' seconds. The judge is the core's
+(:func:`~aitune_fp.core.measure.rounds.judge_rounds`). After the rounds the same fold is
+re-run over the same baseline and candidates with the participants' round samples, the
+record's profiles are amended with them, and a note says how the rounds ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from aitune_fp.core.measure.final_rounds import (
+    RoundsSetup,
+    refold,
+    rounds_note,
+    setup_rounds,
+    skipped,
+)
+from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds
+from aitune_fp.core.records import Profile
+from aitune_fp.core.session.commands import Amend, Command, Judge, Say, TimeRounds
+from aitune_fp.core.session.events import Timed
+from aitune_fp.core.session.state import Session
+
+Step = tuple[Session, tuple[Command, ...]]
+
+
+def _candidates(session: Session) -> dict[str, Profile]:
+    return {p.backend: p for p in (r.value_or(None) for r in session.fed) if p is not None}
+
+
+def _everyone(session: Session, setup: RoundsSetup) -> tuple[tuple[Profile, int], ...]:
+    """The participants judged (the baseline first when it is), with their batch sizes."""
+    found = _candidates(session)
+    base = session.baseline_profile
+    first = ((base, setup.baseline[1]),) if setup.baseline is not None and base else ()
+    return (*first, *((found[n], bs) for n, bs in setup.candidates))
+
+
+def with_rounds(profile: Profile, batch_size: int, samples: Sequence[float]) -> Profile:
+    """``profile`` carrying ``samples`` as its round samples at ``batch_size`` (unchanged
+    without samples).
+
+    >>> dict(with_rounds(Profile("a", {1: [1.0]}), 1, [0.9]).rounds_ms)
+    {1: (0.9,)}
+    """
+    return replace(profile, rounds_ms={batch_size: tuple(samples)}) if samples else profile
+
+
+def rounds_judge(session: Session, setup: RoundsSetup) -> Judge:
+    """The rounds' judge over the samples so far (pure)."""
+    everyone = _everyone(session, setup)
+    has_base = setup.baseline is not None and session.baseline_profile is not None
+    strategy = session.strategy
+
+    def judge(
+        so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
+    ) -> RoundsVerdict:
+        now = [with_rounds(p, bs, so_far.get(p.backend, ())) for p, bs in everyone]
+        base, cands = (now[0], now[1:]) if has_base else (None, now)
+        return judge_rounds(strategy, base, cands, done, elapsed, setup.plan, still_timed=still)
+
+    return judge
+
+
+def begin_rounds(session: Session) -> tuple[Session, tuple[Command, ...], bool]:
+    """The rounds' commands, and whether they wait for an answer (``False``: no rounds)."""
+    strategy = session.strategy
+    if strategy.plan.rounds is None or strategy.confidence is None:
+        return session, (), False
+    base = session.baseline_profile if strategy.validate_performance else None
+    setup = setup_rounds(
+        strategy,
+        session.fold,
+        _candidates(session),
+        session.live,
+        base.backend if base is not None else None,
+        session.sweep_seconds,
+    )
+    if setup is None:
+        return session, (), False
+    if not setup.runs:
+        why = (Say(f"no final rounds: {setup.reason}"),) if setup.reason else ()
+        return replace(session, fold=skipped(session.fold, setup)), why, False
+    said: tuple[Command, ...] = (Say(f"final rounds: {', '.join(setup.timed)}"),)
+    said += (Say(setup.reason),) if setup.reason else ()
+    base_name = setup.baseline[0] if setup.baseline is not None else None
+    timed = tuple((p.backend, bs) for p, bs in _everyone(session, setup)
+                  if setup.time_baseline or p.backend != base_name)  # fmt: skip
+    command = TimeRounds(timed, setup.plan, rounds_judge(session, setup))
+    return replace(session, phase="rounds", rounds=setup), (*said, command), True
+
+
+def on_rounds(session: Session, event: Timed) -> Step:
+    """The rounds' samples: the fold re-run with them, the record amended."""
+    setup = session.rounds
+    if setup is None:
+        raise ValueError("a Timed answer came while no rounds were asked for")
+    everyone = [with_rounds(p, bs, event.samples.get(p.backend, ()))
+                for p, bs in _everyone(session, setup)]  # fmt: skip
+    timed = {p.backend: p for p in everyone}
+    note = rounds_note(event.rounds, event.seconds, event.reason, setup)
+    state = refold(session.strategy, session.baseline_profile, session.fed, timed, note)
+    said = (
+        Say(f"final rounds: {event.reason} ({event.seconds:.1f} s)"),
+        Amend(tuple(everyone), event.seconds / len(everyone) if everyone else 0.0),
+    )
+    profiles = session.profiles.update(timed)
+    base = session.baseline_profile
+    return replace(
+        session,
+        fold=state,
+        profiles=profiles,
+        baseline_profile=timed.get(base.backend, base) if base is not None else None,
+    ), said

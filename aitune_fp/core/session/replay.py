@@ -1,0 +1,165 @@
+"""Replay a recorded run from its event log, with its own strategy or another one.
+
+Rules:
+- the log answers the session's commands: a ``Build`` by the logged ``Profiled`` of the
+  same backend (one never built in the recorded run answers as a ``measure`` failure
+  saying so), a ``TimeRounds`` or ``Verify`` by the logged ``Timed`` of that purpose,
+  restricted to the participants asked for (none logged: no samples);
+- replaying with the recorded plan reproduces the recorded commands and selection bit
+  for bit (a law); with another plan the replay says where its commands first diverge
+  from the recorded plan's, and what it selects from the same measurements.
+
+>>> from returns.result import Success
+>>> from aitune_fp.core.records import Profile
+>>> from aitune_fp.core.strategies import max_throughput, min_latency
+>>> log = [Profiled(n, Success(Profile(n, {1: [ms], 8: [8 * ms2]})), True)
+...        for n, ms, ms2 in [("eager", 2.0, 2.0), ("a", 1.0, 1.5), ("b", 1.5, 0.5)]]
+>>> plan = SessionPlan(max_throughput, ("a", "b"))
+>>> same = replay(plan, log)
+>>> same.done.selection.unwrap().backend, same.diverged
+('b', None)
+>>> other = replay(plan, log, SessionPlan(min_latency, ("a", "b")))
+>>> other.done.selection.unwrap().backend, other.diverged
+('a', Divergence(index=3, recorded='close a', replayed='close b'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pyrsistent import pmap
+from returns.result import Failure
+
+from aitune_fp.core.records import BackendFailure
+from aitune_fp.core.session.commands import (
+    Amend,
+    Build,
+    Close,
+    Command,
+    Done,
+    Journal,
+    Say,
+    TimeRounds,
+    Verify,
+)
+from aitune_fp.core.session.events import Event, Profiled, Timed
+from aitune_fp.core.session.run import run
+from aitune_fp.core.session.state import Session, SessionPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """The first decision (by position among builds, closes, timings and the end) where
+    a replay differs from the recorded plan's: what the recorded run did, what it asks."""
+
+    index: int
+    recorded: str
+    replayed: str
+
+
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """A replay's session, its commands and ``Done``, and where it diverged (``None``)."""
+
+    session: Session
+    commands: tuple[Command, ...]
+    done: Done
+    diverged: Divergence | None
+
+
+def answers(log: Sequence[Event]) -> Callable[[Command], Event | None]:
+    """An interpreter that answers from ``log`` (see the module's rules)."""
+    built = {e.name: e for e in log if isinstance(e, Profiled)}
+    timed = {e.purpose: e for e in log if isinstance(e, Timed)}
+
+    def answer(command: Command) -> Event | None:
+        if isinstance(command, Build):
+            missing = BackendFailure(command.name, "measure", "not built in the recorded run")
+            return built.get(command.name, Profiled(command.name, Failure(missing)))
+        if isinstance(command, TimeRounds | Verify):
+            purpose = "rounds" if isinstance(command, TimeRounds) else "verify"
+            keys = _keys(command)
+            found = timed.get(purpose, Timed(purpose))
+            samples = {k: v for k, v in found.samples.items() if k in keys}
+            return Timed(purpose, pmap(samples), found.rounds, found.reason, found.seconds)
+        return None
+
+    return answer
+
+
+def _keys(command: TimeRounds | Verify) -> frozenset[str]:
+    if isinstance(command, TimeRounds):
+        return frozenset(name for name, _ in command.participants)
+    return frozenset(key for key, _, _ in command.entries)
+
+
+def commands_of(
+    plan: SessionPlan, log: Sequence[Event]
+) -> tuple[Session, tuple[Command, ...], Done]:
+    """Every command ``plan``'s session gives when answered from ``log``."""
+    answer = answers(log)
+    given: list[Command] = []
+
+    def recording(command: Command) -> Event | None:
+        given.append(command)
+        return answer(command)
+
+    session, done = run(plan, recording)
+    return session, (*given, done), done
+
+
+def replay(
+    recorded: SessionPlan, log: Sequence[Event], plan: SessionPlan | None = None
+) -> Replayed:
+    """Replay ``log`` under ``plan`` (default: the recorded one) and find where it diverges."""
+    _, theirs, _ = commands_of(recorded, log)
+    if plan is None:
+        session, mine, done = commands_of(recorded, log)
+        return Replayed(session, mine, done, _first_difference(theirs, mine))
+    session, mine, done = commands_of(plan, log)
+    return Replayed(session, mine, done, _first_difference(theirs, mine))
+
+
+DECISIONS = (Build, Close, TimeRounds, Verify, Done)
+
+
+def _first_difference(theirs: Sequence[Command], mine: Sequence[Command]) -> Divergence | None:
+    """The first decision (log lines and journal writes left out) that differs."""
+    theirs = [c for c in theirs if isinstance(c, DECISIONS)]
+    mine = [c for c in mine if isinstance(c, DECISIONS)]
+    for i in range(max(len(theirs), len(mine))):
+        a = describe(theirs[i]) if i < len(theirs) else "(nothing)"
+        b = describe(mine[i]) if i < len(mine) else "(nothing)"
+        if a != b:
+            return Divergence(i, a, b)
+    return None
+
+
+def describe(command: Command) -> str:
+    """One line naming a command and what it carries (as a replay reports it).
+
+    >>> describe(Build("a")), describe(Close(frozenset({"b", "a"})))
+    ('build a', 'close a, b')
+    """
+    match command:
+        case Build(name, baseline, early, reuse):
+            extra = " (baseline)" if baseline else ""
+            extra += f", early stop against {early.state.best_name}" if early else ""
+            return f"build {name}{extra}{', reused' if reuse else ''}"
+        case Close(names):
+            return f"close {', '.join(sorted(names))}"
+        case TimeRounds(participants, plan):
+            who = ", ".join(f"{n}@{bs}" for n, bs in participants)
+            return f"final rounds: {who} (at most {plan.max_seconds:g} s)"
+        case Verify(entries, seconds):
+            return f"verify: {', '.join(k for k, _, _ in entries)} for {seconds:g} s"
+        case Done(selection):
+            return "done: " + selection.map(lambda s: f"selects {s.backend}").value_or("fails")
+        case Say(line):
+            return f"say: {line}"
+        case Journal(name):
+            return f"journal {name}"
+        case Amend(profiles):
+            return f"amend {', '.join(p.backend for p in profiles)}"
+    raise TypeError(f"not a command: {command!r}")  # pragma: no cover

@@ -1,0 +1,80 @@
+"""The whole tune as a pure session: ``start(plan)`` and ``step(session, event)``.
+
+Both return the new session and the commands to carry out, in order
+(:mod:`aitune_fp.core.session.commands`); the interpreter answers each measuring command
+with one event (:mod:`aitune_fp.core.session.events`) and decides nothing. The phases:
+the baseline and the sweep (:mod:`~aitune_fp.core.session.sweep`), the final rounds
+(:mod:`~aitune_fp.core.session.final_rounds_step`), the selection and its verification
+(:mod:`~aitune_fp.core.session.ending`). Every session ends with ``Done``; an event that
+answers no pending command is a ``ValueError`` (an interpreter's bug, not a fault).
+
+>>> from returns.result import Success
+>>> from aitune_fp.core.records import Profile
+>>> from aitune_fp.core.strategies import min_latency
+>>> s, cmds = start(SessionPlan(min_latency, ("a",)))
+>>> [type(c).__name__ for c in cmds], cmds[0].name
+(['Build'], 'eager')
+>>> s, cmds = step(s, Profiled("eager", Success(Profile("eager", {1: [2.0]})), live=True))
+>>> [type(c).__name__ for c in cmds], cmds[-1].name
+(['Journal', 'Build'], 'a')
+>>> s, cmds = step(s, Profiled("a", Success(Profile("a", {1: [1.0]})), live=True))
+>>> [type(c).__name__ for c in cmds], cmds[-1].selection.unwrap().backend
+(['Say', 'Journal', 'Done'], 'a')
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from aitune_fp.core.fold import settled
+from aitune_fp.core.session.commands import Command, Say
+from aitune_fp.core.session.ending import begin_verification, on_verified
+from aitune_fp.core.session.events import Event, Profiled, Timed
+from aitune_fp.core.session.final_rounds_step import begin_rounds, on_rounds
+from aitune_fp.core.session.state import Session, SessionPlan
+from aitune_fp.core.session.sweep import begin, on_baseline, on_candidate
+
+Step = tuple[Session, tuple[Command, ...]]
+
+__all__ = ["Session", "SessionPlan", "start", "step"]
+
+
+def start(plan: SessionPlan) -> Step:
+    """A new session and its first commands."""
+    return _onwards(*begin(Session(plan)))
+
+
+def step(session: Session, event: Event) -> Step:
+    """The session after ``event`` (the answer to its pending command) and what to do next."""
+    logged = replace(session, events=(*session.events, event))
+    match event:
+        case Profiled() if session.phase in ("baseline", "sweep"):
+            expected = session.waiting_for
+            if event.name != expected:
+                raise ValueError(f"a Profiled for {event.name!r} came while {expected!r} was built")
+            handle = on_baseline if session.phase == "baseline" else on_candidate
+            return _onwards(*handle(logged, event))
+        case Timed() if session.phase == "rounds":
+            after, said = on_rounds(logged, event)
+            return _closing(after, said)
+        case Timed() if session.phase == "verify":
+            return on_verified(logged, event)
+    raise ValueError(f"{type(event).__name__} answers no pending command (phase {session.phase})")
+
+
+def _onwards(session: Session, said: tuple[Command, ...]) -> Step:
+    """After a sweep step: wait for the next build, or close the sweep."""
+    if session.phase != "swept":
+        return session, said
+    if settled(session.strategy, session.fold):
+        said = (*said, Say(f"{session.strategy.name} settled: later candidates are not built"))
+    after, more, waits = begin_rounds(session)
+    if waits:
+        return after, (*said, *more)
+    return _closing(after, (*said, *more))
+
+
+def _closing(session: Session, said: tuple[Command, ...]) -> Step:
+    """After the rounds (or none): select, and verify when asked."""
+    after, more = begin_verification(session)
+    return after, (*said, *more)

@@ -1,0 +1,73 @@
+"""The session's value: the plan it was started with and everything it has learnt.
+
+Rules: a :class:`Session` is never changed, only replaced by ``step``; ``events`` is the
+log of every answer it was given, in order (a run keeps it, and replaying it reproduces
+the session: :mod:`aitune_fp.core.session.replay`); ``phase`` says which answer it
+waits for: ``baseline`` or ``sweep`` (a ``Profiled``), ``rounds`` or ``verify`` (a
+``Timed``), ``done`` (none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyrsistent import PMap, pmap
+from returns.result import Result
+
+from aitune_fp.core.measure.final_rounds import RoundsSetup
+from aitune_fp.core.measure.verification import Verification
+from aitune_fp.core.records import Candidate, Profile, Selection, TuneError, TuneState
+from aitune_fp.core.session.events import Event
+from aitune_fp.core.session.verify_plan import VerifyPlan
+from aitune_fp.core.strategy import Strategy
+
+PHASES = ("baseline", "sweep", "rounds", "verify", "done")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPlan:
+    """What a session decides about: the strategy, the candidates' unique names in the
+    user's order, the baseline's name, whether clear losers may stop early, the
+    verification's seconds (``None`` or ``0``: none), and a baseline profile to reuse
+    instead of profiling one."""
+
+    strategy: Strategy
+    candidates: tuple[str, ...]
+    baseline: str = "eager"
+    early_stop: bool = True
+    verify_seconds: float | None = None
+    reused_baseline: Profile | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A tune in progress: the fold's state and the facts the next decisions need."""
+
+    plan: SessionPlan
+    phase: str = "baseline"
+    fold: TuneState = field(default_factory=TuneState)
+    pending: int = 0
+    fed: tuple[Candidate, ...] = ()
+    live: frozenset[str] = frozenset()
+    baseline_profile: Profile | None = None
+    profiles: PMap[str, Profile] = field(default_factory=pmap)
+    sweep_seconds: float = 0.0
+    rounds: RoundsSetup | None = None
+    verifying: VerifyPlan | None = None
+    selection: Result[Selection, TuneError] | None = None
+    verification: Verification | None = None
+    events: tuple[Event, ...] = ()
+
+    @property
+    def strategy(self) -> Strategy:
+        """The plan's strategy."""
+        return self.plan.strategy
+
+    @property
+    def waiting_for(self) -> str | None:
+        """The name a ``Profiled`` must carry now (``None``: no build is pending)."""
+        if self.phase == "baseline":
+            return self.plan.baseline
+        if self.phase == "sweep":
+            return self.plan.candidates[self.pending]
+        return None

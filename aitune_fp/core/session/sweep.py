@@ -1,0 +1,141 @@
+"""The sweep: the baseline, then each candidate built as the fold asks for it.
+
+Rules:
+- with ``validate_performance`` the baseline is built first, with no early stop (or
+  only its runner, when a baseline profile is reused); without it there is none;
+- candidates are asked for one at a time, in the user's order; one the strategy does not
+  admit is never built (a ``measure`` failure in the fold, and a log line); each other is
+  built with the early stop against the best so far (the fold's leader, else the
+  baseline; none when the plan turns early stops off, for a metric with no interval, or
+  before anything was measured);
+- after each answer the fold steps; the runners still alive are those that can still
+  win or challenge (the leader; with rounds planned every contender; with a
+  verification planned the leader's closest runner-ups; always the baseline), the
+  others are closed; the record is journaled before the backend is shown;
+- the sweep ends when the candidates are exhausted or the strategy has settled after a
+  step (later candidates are never built).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from returns.result import Failure
+
+from aitune_fp.core.fold import settled, start, step
+from aitune_fp.core.measure.early_stop import EarlyStop, early_stop_for
+from aitune_fp.core.measure.rounds import contenders
+from aitune_fp.core.measure.verification_plan import CHALLENGERS, runner_ups
+from aitune_fp.core.records import BackendFailure, Candidate, TuneState
+from aitune_fp.core.session.commands import Build, Close, Command, Journal, Say
+from aitune_fp.core.session.events import Profiled
+from aitune_fp.core.session.state import Session
+
+Step = tuple[Session, tuple[Command, ...]]
+
+
+def early_stop(session: Session) -> EarlyStop | None:
+    """The early stop for the next candidate (``None``: it runs in full).
+
+    >>> from aitune_fp.core.records import Profile, Scored
+    >>> from aitune_fp.core.strategies import min_latency
+    >>> from aitune_fp.core.session.state import SessionPlan
+    >>> best = Scored("ort", min_latency.measure(Profile("ort", {1: [1.0, 1.1]})).unwrap())
+    >>> s = Session(SessionPlan(min_latency, ("a",)), fold=TuneState(best=best))
+    >>> early_stop(s).state.best_name
+    'ort'
+    >>> early_stop(replace(s, fold=TuneState())) is None
+    True
+    """
+    if not session.plan.early_stop:
+        return None
+    rule = early_stop_for(session.strategy)
+    best = session.fold.best if session.fold.best is not None else session.fold.baseline
+    if rule is None or best is None:
+        return None
+    return EarlyStop(rule, rule.start(best.backend, best.result, baseline=False))
+
+
+def kept(session: Session, state: TuneState) -> frozenset[str]:
+    """Whose runners stay alive after a step (see the module's rules)."""
+    strategy, plan = session.strategy, session.strategy.plan.rounds
+    keep = set(contenders(strategy, state, plan.contenders)) if plan is not None else set()
+    if state.best is not None:
+        ups = CHALLENGERS if session.plan.verify_seconds else 0
+        keep |= {state.best.backend, *runner_ups(strategy, state.best, state.ranking, ups)}
+    if session.strategy.validate_performance:
+        keep.add(session.plan.baseline)
+    return frozenset(keep)
+
+
+def begin(session: Session) -> Step:
+    """The first commands: build the baseline, or go straight to the candidates."""
+    plan = session.plan
+    if session.strategy.validate_performance:
+        build = Build(plan.baseline, baseline=True, reuse=plan.reused_baseline)
+        return replace(session, phase="baseline"), (build,)
+    return ask_next(replace(session, phase="sweep", fold=start(session.strategy, None)), 0, ())
+
+
+def on_baseline(session: Session, event: Profiled) -> Step:
+    """The baseline's answer: the fold starts from it, then the first candidate."""
+    profile = event.result.value_or(None)
+    session = replace(
+        session,
+        fold=start(session.strategy, event.result),
+        live=session.live | {event.name} if event.live else session.live,
+        baseline_profile=profile,
+        profiles=session.profiles.set(event.name, profile) if profile else session.profiles,
+        sweep_seconds=session.sweep_seconds + event.profile_seconds,
+    )
+    return ask_next(replace(session, phase="sweep"), 0, (Journal(event.name),))
+
+
+def on_candidate(session: Session, event: Profiled) -> Step:
+    """A candidate's answer: fold it, close who can no longer win, journal, go on."""
+    strategy, previous = session.strategy, session.fold.best
+    state = step(strategy, session.fold, event.result)
+    profile = event.result.value_or(None)
+    said: list[Command] = []
+    live = session.live
+    if event.live:
+        if state.best is not None and state.best.backend == event.name != getattr(
+            previous, "backend", None
+        ):
+            said.append(Say(f"new best: {event.name} ({strategy.fmt(state.best.result.metric)})"))
+        live = live | {event.name}
+        closing = live - kept(session, state)
+        if closing:
+            said.append(Close(frozenset(closing)))
+            live = live - closing
+    session = replace(
+        session,
+        fold=state,
+        fed=(*session.fed, event.result),
+        live=live,
+        profiles=session.profiles.set(event.name, profile) if profile else session.profiles,
+        sweep_seconds=session.sweep_seconds + event.profile_seconds,
+    )
+    said.append(Journal(event.name))
+    if settled(strategy, state):
+        return replace(session, phase="swept"), tuple(said)
+    return ask_next(session, session.pending + 1, tuple(said))
+
+
+def ask_next(session: Session, index: int, said: tuple[Command, ...]) -> Step:
+    """Build the next admitted candidate from ``index`` on (the refused ones folded in as
+    ``measure`` failures); past the last, or once settled, the sweep is over."""
+    strategy, names = session.strategy, session.plan.candidates
+    while index < len(names):
+        name = names[index]
+        if strategy.admits is None or strategy.admits(name):
+            build = Build(name, early_stop=early_stop(session))
+            return replace(session, phase="sweep", pending=index), (*said, build)
+        refused: Candidate = Failure(BackendFailure(name, "measure", "not admitted"))
+        said = (*said, Say(f"skipping {name}: not admitted by {strategy.name}"))
+        state = step(strategy, session.fold, refused)
+        session = replace(session, fold=state, fed=(*session.fed, refused), pending=index)
+        if settled(strategy, state):
+            break
+        index += 1
+    return replace(session, phase="swept"), said

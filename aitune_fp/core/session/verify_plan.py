@@ -1,0 +1,137 @@
+"""Who a verification times and how its samples are judged (pure).
+
+Rules (the decisions :mod:`aitune_fp.core.measure.verification_plan` states, gathered
+for one selection): the challengers are the selection's closest runner-ups that still
+have a runner, the second only while the sweeps leave it unsettled; under a throughput
+metric the winner also takes part at other batch sizes of its sweep (``backend@batch``),
+which count only when the strategy admits them on their samples; no verification when
+the winner has no runner or nobody is left to challenge it. The judge is the core's
+(:func:`~aitune_fp.core.measure.verification.judge`) on the samples so far, and the
+timing stops on evidence or on its budget
+(:func:`~aitune_fp.core.measure.verification_plan.evidence_verdict`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyrsistent import PMap, pmap
+
+from aitune_fp.core.measure.rounds import RoundsVerdict
+from aitune_fp.core.measure.rounds_plan import RoundsPlan
+from aitune_fp.core.measure.verification import MIN_ROUNDS, Paired, Verification, judge
+from aitune_fp.core.measure.verification_plan import (
+    CHALLENGERS,
+    EXTEND,
+    admits,
+    at_batch_size,
+    challengers,
+    evidence_verdict,
+    plateau,
+    timing_plan,
+    unsettled,
+)
+from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
+from aitune_fp.core.strategy import Strategy
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyPlan:
+    """One verification: the winner at its batch size, the challengers by name, the
+    winner's other batch sizes by label, the entries timed (key, backend, batch size)."""
+
+    strategy: Strategy
+    selection: Selection
+    seconds: float
+    names: tuple[str, ...]
+    labels: PMap[str, int]
+    entries: tuple[tuple[str, str, int], ...]
+    profile: Profile | None
+    plan: RoundsPlan
+
+    @property
+    def winner(self) -> str:
+        """The backend the selection picked."""
+        return self.selection.backend
+
+    @property
+    def kind(self) -> str:
+        """The strategy's metric kind (``latency`` when it names none)."""
+        return self.strategy.metric.kind or "latency"
+
+    def describe(self) -> str:
+        """The log line that opens the verification."""
+        against = ", ".join([*self.names, *self.labels])
+        size = self.selection.result.selected_batch_size
+        return f"verification: {self.winner}@{size} against {against} for {self.seconds:g} s"
+
+
+def plan_verification(
+    strategy: Strategy,
+    selection: Selection,
+    seconds: float,
+    live: Collection[str],
+    profile: Profile | None,
+) -> VerifyPlan | None:
+    """The verification of ``selection`` among the ``live`` runners, or ``None`` when the
+    winner or everyone it could be checked against has no runner; ``profile`` is the
+    winner's (its sweep's other batch sizes may challenge it under a throughput metric)."""
+    ups = [n for n in challengers(strategy, selection, CHALLENGERS) if n in live]
+    names = tuple(unsettled(strategy, selection, ups))
+    winner, size = selection.backend, selection.result.selected_batch_size
+    kind = strategy.metric.kind or "latency"
+    mine = profile if kind != "latency" else None
+    neighbours = plateau(strategy, mine, size) if mine is not None else ()
+    if winner not in live or not (names or neighbours):
+        return None
+    sizes = {s.backend: s.result.selected_batch_size for s in selection.ranking}
+    if selection.baseline is not None:
+        sizes[selection.baseline.backend] = selection.baseline.result.selected_batch_size
+    sizes[winner] = size
+    labels = {f"{winner}@{bs}": bs for bs in neighbours}
+    entries = tuple((n, n, sizes[n]) for n in (winner, *names)) + tuple(
+        (k, winner, bs) for k, bs in labels.items()
+    )
+    plan = timing_plan(seconds, EXTEND)
+    return VerifyPlan(strategy, selection, seconds, names, pmap(labels), entries, mine, plan)
+
+
+def judged(
+    vp: VerifyPlan, so_far: Mapping[str, Sequence[float]], elapsed: float
+) -> Verification | None:
+    """The core's judgement of the samples so far (``None``: fewer than two to judge)."""
+    got = {
+        key: Paired(backend, bs, tuple(so_far[key]), "" if key == backend else key)
+        for key, backend, bs in vp.entries
+        if so_far.get(key)
+    }
+    near = [got[k] for k in vp.labels if k in got and admits(vp.strategy, got[k])]
+    others = (*(got[n] for n in vp.names if n in got), *near)
+    if vp.winner not in got or not others:
+        return None
+    budget = (vp.seconds, vp.plan.max_seconds)
+    return judge(got[vp.winner], others, vp.kind, seconds=elapsed, budget=budget)
+
+
+def stop_rule(
+    vp: VerifyPlan,
+) -> Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]:
+    """The timing's stop: on evidence (judged every round from ``MIN_ROUNDS`` on) or budget."""
+
+    def stop(
+        so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
+    ) -> RoundsVerdict:
+        v = judged(vp, so_far, elapsed) if done >= MIN_ROUNDS else None
+        outcome = v.outcome if v is not None else "too few rounds"
+        return evidence_verdict(vp.seconds, vp.plan, done, elapsed, still, outcome)
+
+    return stop
+
+
+def alternatives(vp: VerifyPlan) -> dict[tuple[str, int], BackendProfilingResult | None]:
+    """The strategy's results for the winner at each other batch size that took part."""
+    if vp.profile is None:
+        return {}
+    profile = vp.profile
+    return {(vp.winner, bs): at_batch_size(vp.strategy, profile, bs) for bs in vp.labels.values()}
