@@ -77,21 +77,25 @@ def keeping(sink: dict[str, Any]) -> Iterator[None]:
     from pyrsistent import pmap
 
     import aitune_fp.shell.drive as drive
+    from aitune_fp.shell import workers
 
-    build, close = drive.build, drive.close_all_but
+    makers, close = (workers.in_process, workers.isolated), drive.close_all_but
 
-    def kept_build(setup: Any, done: int, backend: Any, name: str, early: Any = None) -> Any:
-        run = build(setup, done, backend, name, early)
-        if run.built is not None:
-            sink[name] = run.built
-        return run
+    def keeping_runner(make: Any) -> Any:
+        def kept(setup: Any, done: int, backend: Any, name: str, early: Any = None) -> Any:
+            run = make(setup, done, backend, name, early)
+            if run.built is not None:
+                sink[name] = run.built
+            return run
 
-    drive.build = kept_build
+        return kept
+
+    workers.in_process, workers.isolated = (keeping_runner(m) for m in makers)
     drive.close_all_but = lambda live, keep: pmap({n: b for n, b in live.items() if n in keep})
     try:
         yield
     finally:
-        drive.build, drive.close_all_but = build, close
+        (workers.in_process, workers.isolated), drive.close_all_but = makers, close
 
 
 def strategy_of(name: str, budget_ms: float, setting: str = "after") -> Any:

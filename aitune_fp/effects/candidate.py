@@ -43,6 +43,7 @@ from typing import Any
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.accuracy import with_figures
@@ -54,7 +55,6 @@ from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.integrity import digest
 from aitune_fp.effects.profiler import (
     BatchReport,
-    EarlyStop,
     ProfileSettings,
     Timer,
     profile_runner,

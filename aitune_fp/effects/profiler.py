@@ -52,7 +52,7 @@ from typing import Any
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from aitune_fp.core.measure.early_stop import EarlyStop, EarlyStopRule, EarlyStopState, Probe
+from aitune_fp.core.measure.early_stop import EarlyStop, Probe
 from aitune_fp.core.measure.first_point import differs_beyond_noise
 from aitune_fp.core.measure.stop_rules import (
     CallRule,

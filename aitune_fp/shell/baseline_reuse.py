@@ -23,16 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyrsistent import pmap
-from returns.io import IOSuccess
 
 from aitune_fp.core.record.provenance import Provenance, differing
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, loads
-from aitune_fp.effects.backends.eager import TorchEager
-from aitune_fp.effects.candidate import CandidateRun
-from aitune_fp.shell import workers
+from aitune_fp.core.records import Profile
 from aitune_fp.shell.batch_cache import model_keys
-from aitune_fp.shell.drive import RunState, Setup, with_baseline
-from aitune_fp.shell.io import perform
+from aitune_fp.shell.setup import Setup
 
 log = logging.getLogger("aitune_fp")
 BaselineSource = str | Path | RunRecord
@@ -44,6 +40,11 @@ class BaselinePlan:
 
     provenance: Provenance
     reused: BackendOutcome | None = None
+
+    @property
+    def profile(self) -> Profile | None:
+        """The reused baseline's profile (``None``: the baseline is profiled)."""
+        return self.reused.profile if self.reused is not None else None
 
 
 def baseline_keys(setup: Setup) -> dict[str, str]:
@@ -101,18 +102,3 @@ def plan_baseline(setup: Setup, source: BaselineSource | None) -> BaselinePlan:
 def _refused(keys: dict[str, str], line: str) -> BaselinePlan:
     log.warning("%s", line)
     return BaselinePlan(Provenance(pmap(keys), baseline_refused=line))
-
-
-def start(setup: Setup, plan: BaselinePlan) -> RunState:
-    """The run with its baseline: profiled now, or the reused one with a fresh eager runner."""
-    if plan.reused is None or plan.reused.profile is None:
-        return with_baseline(setup, RunState())
-    eager = TorchEager()
-    folder = workers.work_dir(setup, eager, "eager")
-    setup.emit("backend_start", "eager", 0)
-    built = perform(eager.build(setup.module, setup.samples, setup.device, folder)).value_or(None)
-    baseline = CandidateRun(eager, "eager", built, IOSuccess(plan.reused.profile), work_dir=folder)
-    run = RunState(runs=(baseline,))
-    workers.journal(setup, run)  # on disk before it is shown (see drive's rules)
-    workers.log_outcome(setup, 1, baseline)
-    return run

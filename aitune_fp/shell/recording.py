@@ -27,7 +27,7 @@ from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.dynamic import dynamic_to_json
 from aitune_fp.effects.environment import environment_fingerprint
-from aitune_fp.shell.drive import RunState, Setup, as_result
+from aitune_fp.shell.setup import RunState, Setup, as_result
 
 
 def outcome_of(run: CandidateRun) -> BackendOutcome:
@@ -97,6 +97,7 @@ def run_record(
         status=status,
         verification=verification,
         provenance=provenance or Provenance(),
+        events=run.session.events if run.session is not None else (),
         options=freeze(
             {
                 "isolation": setup.isolation,

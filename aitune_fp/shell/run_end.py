@@ -1,21 +1,27 @@
 """The end of a run: the winner made in this process, the summary lines, the partial outcome.
 
-Rules: the winner's runner is made here from what its worker built
-(:func:`~aitune_fp.shell.drive.winner_built`); a winner that ran in its worker but cannot
-be made here is a ``TuneError`` outcome, not an exception; the summary is the decision
+Rules: the session has already released every runner but the winner's and the
+baseline's; the winner's runner is made here from what its worker built (or, for a
+fallback to a baseline without a runner, eager is built); a winner that cannot be made
+here is a ``TuneError`` outcome, not an exception; the summary is the decision
 account's lines (or the one failure line); a record written mid-run has the
 "interrupted" outcome.
 """
 
 from __future__ import annotations
 
+from returns.io import IOFailure, IOResult
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import Selection, TuneError
 from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.shell.drive import RunState, Setup, winner_built
+from aitune_fp.effects.backends.eager import TorchEager
+from aitune_fp.effects.isolation import materialize
+from aitune_fp.shell import workers
+from aitune_fp.shell.io import perform
+from aitune_fp.shell.setup import RunState, Setup
 from aitune_fp.shell.tuned_module import TunedModule
 
 Winner = tuple[Built, Backend] | None
@@ -36,15 +42,35 @@ def summary(record: RunRecord, outcome: Result[Selection, TuneError]) -> tuple[s
     return ()  # pragma: no cover
 
 
+def winner_built(setup: Setup, run: RunState, selection: Selection) -> IOResult[Built, str]:
+    """The selected backend's runner made here (a fallback without a runner: eager built)."""
+    name = selection.backend
+    if name in run.live:
+        return materialize(run.live[name])
+    if not selection.fell_back_to_baseline:
+        return IOFailure(f"{name} has no runner left to run the tuned module")
+    eager = TorchEager()
+    folder = workers.work_dir(setup, eager, "eager")
+    return eager.build(setup.module, setup.samples, setup.device, folder).alt(
+        lambda failure: failure.describe()
+    )
+
+
 def make_winner(
     setup: Setup, run: RunState, outcome: Result[Selection, TuneError]
 ) -> tuple[Winner, Result[Selection, TuneError]]:
     """The winner's runner and config (``None``: none), and the outcome (a failure when the
     winner cannot be made in this process)."""
-    try:
-        return winner_built(setup, run, outcome), outcome
-    except RuntimeError as error:  # the winner ran in its worker but cannot be made here
-        return None, Failure(TuneError(str(error)))
+    if isinstance(outcome, Failure):
+        return None, outcome
+    selection = outcome.unwrap()
+    made = perform(winner_built(setup, run, selection))
+    if isinstance(made, Failure):
+        return None, Failure(TuneError(made.failure()))
+    config = next((r.backend for r in run.runs if r.name == selection.backend), TorchEager())
+    if selection.fell_back_to_baseline:
+        config = TorchEager()
+    return (made.unwrap(), config), outcome
 
 
 def tuned_of(
@@ -64,3 +90,4 @@ def tuned_of(
         max_batch_size=setup.max_batch_size,
         outside=setup.outside,
     )
+

@@ -40,9 +40,7 @@ torch.Size([1, 4])
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,45 +49,31 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure
 
 from aitune_fp.core.accuracy import AccuracyPolicy, Search
-from aitune_fp.core.fold import finish
-from aitune_fp.core.record.max_batch import max_batch_line
-from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import TuneError
-from aitune_fp.core.report.stages import wall_summary
+from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.backends.registry import with_max_batch_size
-from aitune_fp.effects.call_guard import call_deadline
-from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.isolation import Timeouts
-from aitune_fp.effects.isolation.server import start as start_workers
-from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
 from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
-from aitune_fp.shell.baseline_reuse import BaselineSource, plan_baseline, start
-from aitune_fp.shell.batch_search import inside, search_max_batch
-from aitune_fp.shell.drive import RunState, Setup, drive_fold, with_final_rounds
-from aitune_fp.shell.journal import write_record
-from aitune_fp.shell.progress import ProgressSink, silent
-from aitune_fp.shell.recording import run_record
-from aitune_fp.shell.resolve import _unique_names, default_cache_dir, resolve_device
-from aitune_fp.shell.run_end import interrupted, make_winner, summary, tuned_of
+from aitune_fp.shell.baseline_reuse import BaselineSource, plan_baseline
+from aitune_fp.shell.drive import drive
+from aitune_fp.shell.progress import ProgressSink
+from aitune_fp.shell.resolve import _unique_names
+from aitune_fp.shell.tune_run import (
+    Asked,
+    TuningRun,
+    announce,
+    finish_run,
+    phase_clock,
+    prepare,
+    with_journal,
+)
 from aitune_fp.shell.tuned_module import TunedModule
-from aitune_fp.shell.variants import resolve_candidates, with_policy
-from aitune_fp.shell.verify import with_verification
 from aitune_fp.shell.wall_clock import Stopwatch
-from aitune_fp.shell.workspace import open_workspace
 
-log = logging.getLogger("aitune_fp")
-
-
-@dataclass(frozen=True, slots=True)
-class TuningRun:
-    """A finished run: the record (always) and the tuned module (when one was selected)."""
-
-    record: RunRecord
-    tuned: TunedModule | None
+__all__ = ["TuningRun", "run_tuning", "tune_module"]
 
 
 def run_tuning(
@@ -129,107 +113,26 @@ def run_tuning(
     ``search``, ``accuracy``: candidates and accuracy policy (:mod:`aitune_fp.shell.variants`).
     """
     clock = Stopwatch()  # the record's wall account (aitune_fp.shell.wall_clock)
-    dev_result = resolve_device(device)
-    if isinstance(dev_result, Failure):
-        return IOFailure(dev_result.failure())
-    dev: torch.device = dev_result.unwrap()
-    try:
-        normalised = normalise_samples(
-            samples, batch_axis=batch_axis, batched=batched, dynamic_axes=dynamic_axes
-        )
-        candidates = resolve_candidates(backends, search, dev)
-    except (ValueError, KeyError) as error:
-        return IOFailure(TuneError(str(error)))
-    admits = strategy.admits
-    admitted = [
-        c for c, n in zip(candidates, _unique_names(candidates), strict=True)
-        if not admits or admits(n)
-    ]  # fmt: skip
-    if isolation:  # the workers' server imports them; this process, while it waits
-        start_workers(n for c in admitted for n in libraries_of(c))
-        loading = preload_in_background(admitted, dev)
-    module = module.eval().to(dev)
-    normalised = normalised.to(dev)
-    timeouts = timeouts or Timeouts()
-    workspace = open_workspace(Path(cache_dir or default_cache_dir()))
-    clock.lap("setup")
-    found = search_max_batch(module, normalised, dev, strategy.plan, max_batch_size,
-                             isolation=isolation, timeouts=timeouts,
-                             cache=workspace.cache_dir)  # fmt: skip
-    if isinstance(found, Failure):
-        return IOFailure(found.failure())
-    largest, batch_search = found.unwrap()
-    clock.lap("max_batch_search")
-    normalised = inside(normalised, largest, batch_search)  # no sample over a faulty size
-    setup = Setup(
-        module,
-        normalised,
-        strategy,
-        dev,
-        Path(cache_dir or default_cache_dir()),
-        progress or silent,
-        settings or ProfileSettings(),
-        with_policy(tolerance, accuracy),
-        total=len(candidates) + (1 if strategy.validate_performance else 0),
-        outside=outside,
-        verify_seconds=verify_seconds,
-        workspace=workspace,
-        max_batch_size=largest,
-        batch_sizes=strategy.plan.batch_sizes(largest),
-        isolation=isolation,
-        timeouts=timeouts,
-        max_batch_search=batch_search,
-    )
-    candidates = tuple(with_max_batch_size(b, largest) for b in candidates)
+    asked = Asked(strategy, device, cache_dir, max_batch_size, outside, tolerance,
+                  settings, progress, verify_seconds, isolation, timeouts or Timeouts(),
+                  accuracy)  # fmt: skip
+    prepared = prepare(module, samples, backends, asked, search,
+                       (batch_axis, batched, dynamic_axes), clock)  # fmt: skip
+    if isinstance(prepared, Failure):
+        return IOFailure(prepared.failure())
+    setup, candidates = prepared.unwrap().setup, prepared.unwrap().candidates
     names = _unique_names(candidates)
     baseline = plan_baseline(setup, reuse_baseline)
-    origin = baseline.provenance
-    if record_path is not None:
-        target = Path(record_path)
-
-        def journal(now: Setup, run: RunState) -> None:
-            partial = run_record(now, run, interrupted(), names, model_name, "interrupted",
-                                 provenance=origin, wall=clock.account())  # fmt: skip
-            write_record(partial, target)
-
-        setup = replace(setup, journal=journal)
-        journal(setup, RunState())  # this run's record from now on, before any backend
-    setup.emit("plan", message=f"{strategy.title}: {', '.join(names) or 'no candidates'}")
-    setup.emit("plan", message=max_batch_line(largest, batch_search) or "")
-    log.info("batch sizes to profile: %s", setup.batch_sizes)
-    setup.emit("stage", stage="preload")
-    if not isolation:
-        preload(admitted, dev)
-    clock.lap("plan")
-    run = drive_fold(setup, start(setup, baseline), candidates, names)
-    clock.lap("candidates")
-    if isolation:
-        loading.join()  # before anything runs here: final rounds, verification, the winner
-        clock.lap("preload_join")
-    with call_deadline(setup.timeouts.call):  # these calls run here: same call timeout
-        run = with_final_rounds(setup, run)
-        clock.lap("final_rounds")
-        selected, verified = with_verification(setup, run, finish(strategy, run.fold))
-        clock.lap("verification")
-    winner, outcome = make_winner(setup, run, selected)
-    clock.lap("winner")
-    record = run_record(setup, run, outcome, names, model_name, provenance=origin,
-                        verification=verified if outcome is selected else None,
-                        wall=clock.account())  # fmt: skip
-    tuned = tuned_of(setup, winner, outcome, record)
-    if record_path is not None:
-        write_record(record, Path(record_path))
-    lines = summary(record, outcome)
-    log.info("%s", wall_summary(record) or "")
-    for line in lines:
-        log.info("%s", line)
-    setup.emit(
-        "selected",
-        outcome.map(lambda s: s.backend).value_or(""),
-        done=len(run.runs),
-        message=" | ".join(lines),
-    )
-    return IOSuccess(TuningRun(record, tuned))
+    target = Path(record_path) if record_path is not None else None
+    if target is not None:
+        setup = with_journal(setup, target, names, model_name, baseline.provenance, clock)
+    plan = SessionPlan(strategy, names, "eager", setup.settings.early_stop, verify_seconds,
+                       baseline.profile)  # fmt: skip
+    announce(setup, plan, prepared.unwrap(), clock)
+    run = drive(setup, plan, dict(zip(names, candidates, strict=True)),
+                phase=phase_clock(clock, prepared.unwrap().loading))  # fmt: skip
+    return IOSuccess(finish_run(setup, run, names, model_name, baseline.provenance, clock,
+                                target))  # fmt: skip
 
 
 def tune_module(

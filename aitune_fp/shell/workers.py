@@ -1,33 +1,31 @@
 """Where and how one backend of a run is built: its folder in the run's workspace, in a
-worker (isolated) or in this process (both with the early stop they are given, see
-:mod:`aitune_fp.shell.early_stop`), and the journal told after each finished backend
+worker (isolated) or in this process (both with the early stop the session gives
+them), and the journal told after each finished backend
 (see :mod:`aitune_fp.shell.drive` for the rules)."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from returns.io import IOSuccess
 from returns.result import Failure
 
+from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.stats.statistics import mean
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.isolation import isolated_candidate
 from aitune_fp.effects.memory import MemoryWatch
-from aitune_fp.effects.profiler import BatchReport, EarlyStop
+from aitune_fp.effects.profiler import BatchReport
 from aitune_fp.effects.validate import validation_check
 from aitune_fp.shell.io import perform
+from aitune_fp.shell.setup import RunState, Setup
 
 log = logging.getLogger("aitune_fp")
 
-# ``setup`` is a :class:`aitune_fp.shell.drive.Setup` and ``run`` a ``RunState``; they are
-# typed ``Any`` here because drive imports this module (no import cycle, even for types).
-Setup = Any
-RunState = Any
 
 
 def work_dir(setup: Setup, backend: Backend, name: str) -> Path:
@@ -44,7 +42,7 @@ def cache_dir(setup: Setup) -> Path | None:
     return found
 
 
-def _batch_events(setup: Setup, done: int, name: str) -> Any:
+def _batch_events(setup: Setup, done: int, name: str) -> Callable[[BatchReport], None]:
     """One ``batch_size`` progress event per measured batch size."""
 
     def on_batch(report: BatchReport) -> None:

@@ -11,7 +11,8 @@ Rules:
   ``verification``: did the re-measured pick hold (``None``: none ran), reselect drops it;
   ``provenance``: the baseline's keys, where a reused one came from (:mod:`.provenance`);
   ``max_batch_search``: how the max batch size was found (:mod:`.max_batch`); ``wall``:
-  where the run's wall time went (:mod:`.wall`).
+  where the run's wall time went (:mod:`.wall`); ``events``: the session's event log,
+  which replays the run (:mod:`.event_log`, :mod:`aitune_fp.core.session.replay`).
 """
 
 from __future__ import annotations
@@ -24,17 +25,9 @@ from pyrsistent import PMap, pmap
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import tune
+from aitune_fp.core.record import codec
 from aitune_fp.core.record import verification as verifying
-from aitune_fp.core.record.codec import (
-    decode_failure,
-    decode_profile,
-    decode_selection,
-    decode_tune_error,
-    encode_failure,
-    encode_profile,
-    encode_selection,
-    encode_tune_error,
-)
+from aitune_fp.core.record.event_log import encode_events, read_events
 from aitune_fp.core.record.max_batch import MaxBatchSearch, encode_max_batch, read_max_batch
 from aitune_fp.core.record.provenance import Provenance, encode_provenance, read_provenance
 from aitune_fp.core.record.reader import Reader
@@ -42,6 +35,7 @@ from aitune_fp.core.record.stages import decode_stages, encode_stages
 from aitune_fp.core.record.values import encode_float, freeze_json, freeze_numbers, thaw_json
 from aitune_fp.core.record.wall import WallAccount, encode_wall, read_wall
 from aitune_fp.core.records import BackendFailure, Candidate, Profile, Selection, TuneError
+from aitune_fp.core.session.events import Event
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 
@@ -112,6 +106,7 @@ class RunRecord:
     provenance: Provenance = field(default_factory=Provenance)
     max_batch_search: MaxBatchSearch | None = None
     wall: WallAccount | None = None
+    events: tuple[Event, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -187,8 +182,8 @@ def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
         "kind": outcome.kind,
         "key": outcome.key,
         "config": thaw_json(outcome.config),
-        "profile": None if outcome.profile is None else encode_profile(outcome.profile),
-        "failure": None if outcome.failure is None else encode_failure(outcome.failure),
+        "profile": None if outcome.profile is None else codec.encode_profile(outcome.profile),
+        "failure": None if outcome.failure is None else codec.encode_failure(outcome.failure),
         "stage_seconds": encode_stages(outcome.stage_seconds),
         "validation": {k: encode_float(v) for k, v in sorted(outcome.validation.items())},
         "artifact": outcome.artifact,
@@ -204,8 +199,8 @@ def decode_outcome(doc: Reader) -> BackendOutcome:
         kind=doc.text("kind"),
         key=doc.text("key"),
         config=doc.obj("config"),
-        profile=doc.decoded_or_none("profile", decode_profile),
-        failure=doc.decoded_or_none("failure", decode_failure),
+        profile=doc.decoded_or_none("profile", codec.decode_profile),
+        failure=doc.decoded_or_none("failure", codec.decode_failure),
         stage_seconds=decode_stages(doc),
         validation=doc.number_map("validation", {}),
         artifact=doc.text_or_none("artifact"),
@@ -225,14 +220,15 @@ def encode(record: RunRecord) -> dict[str, Any]:
         "environment": thaw_json(record.environment),
         "baseline": None if record.baseline is None else encode_outcome(record.baseline),
         "candidates": [encode_outcome(c) for c in record.candidates],
-        "selection": None if record.selection is None else encode_selection(record.selection),
-        "error": None if record.error is None else encode_tune_error(record.error),
+        "selection": None if record.selection is None else codec.encode_selection(record.selection),
+        "error": None if record.error is None else codec.encode_tune_error(record.error),
         "verification": verifying.encode_verification(record.verification),
         "status": record.status,
         "options": thaw_json(record.options),
         "provenance": encode_provenance(record.provenance),
         "max_batch_search": encode_max_batch(record.max_batch_search),
         "wall": encode_wall(record.wall),
+        "events": encode_events(record.events),
     }
 
 
@@ -260,8 +256,8 @@ def decode(data: Any) -> RunRecord:
         strategy=doc.obj("strategy"),
         baseline=doc.decoded_or_none("baseline", decode_outcome),
         candidates=tuple(decode_outcome(c) for c in doc.children("candidates")),
-        selection=doc.decoded_or_none("selection", decode_selection),
-        error=doc.decoded_or_none("error", decode_tune_error),
+        selection=doc.decoded_or_none("selection", codec.decode_selection),
+        error=doc.decoded_or_none("error", codec.decode_tune_error),
         environment=doc.obj("environment", {}),
         input_spec=doc.obj("input_spec", {}),
         max_batch_size=doc.integer_or_none("max_batch_size"),
@@ -271,6 +267,7 @@ def decode(data: Any) -> RunRecord:
         provenance=read_provenance(doc),
         max_batch_search=read_max_batch(doc),
         wall=read_wall(doc),
+        events=read_events(doc),
     )
 
 

@@ -38,6 +38,17 @@ class SessionPlan:
     verify_seconds: float | None = None
     reused_baseline: Profile | None = None
 
+    @property
+    def admitted(self) -> tuple[str, ...]:
+        """The candidates the strategy admits (the only ones that can be built).
+
+        >>> from aitune_fp.core.strategies import max_throughput, one_backend
+        >>> SessionPlan(one_backend(max_throughput, "b"), ("a", "b")).admitted
+        ('b',)
+        """
+        admits = self.strategy.admits
+        return tuple(n for n in self.candidates if admits is None or admits(n))
+
 
 @dataclass(frozen=True, slots=True)
 class Session:

@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from aitune_fp.effects.isolation.isolated import (
         isolated_candidate,
         isolated_max_batch,
+        materialize,
         materialized,
     )
 
-__all__ = ["Timeouts", "isolated_candidate", "isolated_max_batch", "materialized"]
-_LAZY = frozenset({"isolated_candidate", "isolated_max_batch", "materialized"})
+__all__ = ["Timeouts", "isolated_candidate", "isolated_max_batch", "materialize", "materialized"]
+_LAZY = frozenset({"isolated_candidate", "isolated_max_batch", "materialize", "materialized"})
 
 
 def __getattr__(name: str) -> Any:

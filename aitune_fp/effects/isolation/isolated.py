@@ -35,6 +35,7 @@ from typing import Any
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile, TuneError
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.artifacts import load_built, loadable, output_spec
@@ -52,7 +53,7 @@ from aitune_fp.effects.max_batch import (
     size_before,
 )
 from aitune_fp.effects.precheck import eager_check
-from aitune_fp.effects.profiler import BatchReport, EarlyStop, ProfileSettings
+from aitune_fp.effects.profiler import BatchReport, ProfileSettings
 from aitune_fp.effects.validate import Tolerance, validation_check
 
 log = logging.getLogger("aitune_fp")
@@ -87,6 +88,15 @@ def materialized(built: Built) -> Built:
     """
     runner = built.runner
     return runner.get() if isinstance(runner, _Deferred) else built
+
+
+def materialize(built: Built) -> IOResult[Built, str]:
+    """:func:`materialized` as an effect: the real ``Built``, or why it cannot be made here
+    (the one place its ``RuntimeError`` is caught)."""
+    try:
+        return IOSuccess(materialized(built))
+    except RuntimeError as error:
+        return IOFailure(str(error))
 
 
 def _make_here(

@@ -42,6 +42,7 @@ from typing import Any
 
 import torch
 
+from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
@@ -49,7 +50,6 @@ from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.isolation.protocol import outcome_values
 from aitune_fp.effects.profiler import (
     BatchReport,
-    EarlyStop,
     ProfileSettings,
     Timer,
     call_timer,

@@ -1,0 +1,96 @@
+"""The run record's ``events``: the session's event log as JSON and back (pure).
+
+Rules: each event is one object, ``{"event": "profiled", "name", "profile" | "failure",
+"live", "profile_seconds"}`` or ``{"event": "timed", "purpose", "samples", "rounds",
+"reason", "seconds"}``; floats are written as JSON numbers (Python's shortest repr, so a
+decoded log is the same values bit for bit and a replay reproduces the run exactly);
+records written before the log existed read as an empty log.
+
+>>> from returns.result import Failure, Success
+>>> from aitune_fp.core.records import BackendFailure, Profile
+>>> log = (Profiled("a", Success(Profile("a", {1: [0.1 + 0.2]})), True, 1.5),
+...        Profiled("b", Failure(BackendFailure("b", "build", "no")), False),
+...        Timed("rounds", pmap({"a": (1.0, 2.0)}), 2, "clear", 0.25))
+>>> read_events(Reader({"events": encode_events(log)}, "run record")) == log
+True
+>>> read_events(Reader({}, "run record"))
+()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyrsistent import pmap
+from returns.result import Failure, Success
+
+from aitune_fp.core.record.codec import (
+    decode_failure,
+    decode_profile,
+    encode_failure,
+    encode_profile,
+)
+from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.records import Candidate
+from aitune_fp.core.session.events import Event, Profiled, Timed
+
+
+def encode_event(event: Event) -> dict[str, Any]:
+    """One event as a JSON-able dict."""
+    if isinstance(event, Profiled):
+        result = event.result
+        return {
+            "event": "profiled",
+            "name": event.name,
+            "profile": encode_profile(result.unwrap()) if isinstance(result, Success) else None,
+            "failure": encode_failure(result.failure()) if isinstance(result, Failure) else None,
+            "live": event.live,
+            "profile_seconds": event.profile_seconds,
+        }
+    return {
+        "event": "timed",
+        "purpose": event.purpose,
+        "samples": {k: list(v) for k, v in sorted(event.samples.items())},
+        "rounds": event.rounds,
+        "reason": event.reason,
+        "seconds": event.seconds,
+    }
+
+
+def encode_events(events: Sequence[Event]) -> list[dict[str, Any]]:
+    """The log as a JSON-able list."""
+    return [encode_event(e) for e in events]
+
+
+def decode_event(doc: Reader) -> Event:
+    """One event from :func:`encode_event`'s output; ``ValueError`` naming a bad path."""
+    kind = doc.text("event")
+    if kind == "profiled":
+        profile = doc.decoded_or_none("profile", decode_profile)
+        failure = doc.decoded_or_none("failure", decode_failure)
+        result: Candidate
+        if profile is not None and failure is None:
+            result = Success(profile)
+        elif failure is not None and profile is None:
+            result = Failure(failure)
+        else:
+            raise ValueError(f"{doc.path}: a profiled event has a profile or a failure")
+        return Profiled(doc.text("name"), result, doc.flag("live"), doc.number("profile_seconds"))
+    if kind == "timed":
+        samples = doc.child("samples")
+        return Timed(
+            doc.text("purpose"),
+            pmap({k: samples.numbers(k) for k in samples.data}),
+            doc.integer("rounds"),
+            doc.text("reason"),
+            doc.number("seconds"),
+        )
+    raise ValueError(f"{doc.path}.event: expected profiled or timed, got {kind!r}")
+
+
+def read_events(record: Reader) -> tuple[Event, ...]:
+    """The event log of a decoded record (absent or ``null``, as in older records: empty)."""
+    if record.raw("events", None) is None:
+        return ()
+    return tuple(decode_event(item) for item in record.children("events"))

@@ -1,0 +1,83 @@
+"""What a run works with, and what it has done: :class:`Setup` and :class:`RunState`.
+
+Rules: a :class:`Setup` is fixed before the first build (the module and samples on the
+device, the strategy, the sweep's batch sizes, where files and progress go, the
+isolation and its timeouts); a :class:`RunState` is the run so far (each backend's run,
+baseline first, the runners still alive, the session deciding it). Both are frozen;
+the interpreter (:mod:`aitune_fp.shell.drive`) replaces the state after every command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from pyrsistent import PMap, pmap
+from returns.result import Result
+
+from aitune_fp.core.record.max_batch import MaxBatchSearch
+from aitune_fp.core.records import BackendFailure, Profile, TuneState
+from aitune_fp.core.session import Done, Session
+from aitune_fp.core.strategy import Strategy
+from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.candidate import CandidateRun
+from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.isolation import Timeouts
+from aitune_fp.effects.profiler import ProfileSettings
+from aitune_fp.effects.validate import Tolerance
+from aitune_fp.shell.io import perform
+from aitune_fp.shell.progress import ProgressEvent, ProgressSink
+from aitune_fp.shell.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What a run works with: the module and samples on the device, the strategy, the
+    sweep's batch sizes, and where its files and progress go."""
+
+    module: torch.nn.Module
+    samples: Samples
+    strategy: Strategy
+    device: torch.device
+    cache_dir: Path
+    progress: ProgressSink
+    settings: ProfileSettings
+    tolerance: Tolerance
+    total: int
+    max_batch_size: int = 1
+    batch_sizes: tuple[int, ...] = (1,)
+    outside: str = "warn"
+    verify_seconds: float | None = None
+    workspace: Workspace | None = None
+    isolation: bool = False
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    journal: Callable[[Setup, RunState], None] | None = None
+    max_batch_search: MaxBatchSearch | None = None
+
+    def emit(self, kind: str, backend: str = "", done: int = 0, **fields: Any) -> None:
+        """Send one progress event (``done`` backends so far)."""
+        self.progress(ProgressEvent(kind, backend, done=done, total=self.total, **fields))
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """What a run has done: its runs (baseline first), the runners alive by backend, and
+    the session (``None`` before it starts; ``done`` once it ended)."""
+
+    runs: tuple[CandidateRun, ...] = ()
+    live: PMap[str, Built] = field(default_factory=pmap)
+    session: Session | None = None
+    done: Done | None = None
+
+    @property
+    def fold(self) -> TuneState:
+        """The fold's state so far (empty before the session starts)."""
+        return self.session.fold if self.session is not None else TuneState()
+
+
+def as_result(run: CandidateRun) -> Result[Profile, BackendFailure]:
+    """A run's outcome as the fold reads it."""
+    return perform(run.outcome)

@@ -1,0 +1,238 @@
+"""The steps of :func:`~aitune_fp.shell.tune_module.run_tuning` around the session.
+
+Rules (see :mod:`aitune_fp.shell.tune_module` for the whole run's):
+- :func:`prepare` checks the inputs and resolves the device before anything is built (a
+  bad sample or an absent device is a ``TuneError``), starts the workers' server and
+  imports the admitted candidates' libraries (the server before its first worker, this
+  process in a background thread), finds the max batch size and fixes the ``Setup``;
+- :func:`with_journal` makes every finished backend reach ``run.json`` (written
+  ``interrupted`` at once, before any backend);
+- :func:`phase_clock` laps the wall account as the interpreter leaves each phase, and
+  joins the background import before anything runs in this process;
+- :func:`finish_run` makes the winner here, writes the record and says the summary.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from returns.result import Failure, Result, Success
+
+from aitune_fp.core.accuracy import AccuracyPolicy, Search
+from aitune_fp.core.record.max_batch import max_batch_line
+from aitune_fp.core.record.provenance import Provenance
+from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.records import TuneError
+from aitune_fp.core.report.stages import wall_summary
+from aitune_fp.core.session import SessionPlan
+from aitune_fp.core.strategy import Strategy
+from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.backends.registry import with_max_batch_size
+from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.isolation import Timeouts
+from aitune_fp.effects.isolation.server import start as start_workers
+from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
+from aitune_fp.effects.profiler import ProfileSettings
+from aitune_fp.effects.validate import Tolerance
+from aitune_fp.shell.batch_search import inside, search_max_batch
+from aitune_fp.shell.journal import write_record
+from aitune_fp.shell.progress import ProgressSink, silent
+from aitune_fp.shell.recording import run_record
+from aitune_fp.shell.resolve import _unique_names, default_cache_dir, resolve_device
+from aitune_fp.shell.run_end import interrupted, make_winner, summary, tuned_of
+from aitune_fp.shell.setup import RunState, Setup
+from aitune_fp.shell.tuned_module import TunedModule
+from aitune_fp.shell.variants import resolve_candidates, with_policy
+from aitune_fp.shell.wall_clock import Stopwatch
+from aitune_fp.shell.workspace import open_workspace
+
+log = logging.getLogger("aitune_fp")
+
+Shape = tuple[int, bool, Mapping[str | int, Mapping[int, tuple[int, int]]] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """The caller's options for one run, as given."""
+
+    strategy: Strategy
+    device: str | torch.device
+    cache_dir: str | Path | None
+    max_batch_size: int | None
+    outside: str
+    tolerance: Tolerance | None
+    settings: ProfileSettings | None
+    progress: ProgressSink | None
+    verify_seconds: float | None
+    isolation: bool
+    timeouts: Timeouts
+    accuracy: AccuracyPolicy | None
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A run ready to start: its setup, the candidates, and the background import."""
+
+    setup: Setup
+    candidates: tuple[Backend, ...]
+    admitted: tuple[Backend, ...]
+    loading: threading.Thread | None
+
+
+@dataclass(frozen=True, slots=True)
+class TuningRun:
+    """A finished run: the record (always) and the tuned module (when one was selected)."""
+
+    record: RunRecord
+    tuned: TunedModule | None
+
+
+def prepare(
+    module: torch.nn.Module,
+    samples: object,
+    backends: Sequence[Backend | str] | None,
+    asked: Asked,
+    search: Search | str | None,
+    shape: Shape,
+    clock: Stopwatch,
+) -> Result[Prepared, TuneError]:
+    """The run's setup and candidates, or why it cannot start (see the module's rules)."""
+    found = resolve_device(asked.device)
+    if isinstance(found, Failure):
+        return Failure(found.failure())
+    dev: torch.device = found.unwrap()
+    try:
+        normalised = normalise_samples(
+            samples, batch_axis=shape[0], batched=shape[1], dynamic_axes=shape[2]
+        )
+        candidates = resolve_candidates(backends, search, dev)
+    except (ValueError, KeyError) as error:
+        return Failure(TuneError(str(error)))
+    admitted = _admitted(asked.strategy, candidates)
+    loading = None
+    if asked.isolation:  # the workers' server imports them; this process, while it waits
+        start_workers(n for c in admitted for n in libraries_of(c))
+        loading = preload_in_background(admitted, dev)
+    return _searched(module.eval().to(dev), normalised.to(dev), candidates, dev, asked,
+                     loading, admitted, clock)  # fmt: skip
+
+
+def _admitted(strategy: Strategy, candidates: Sequence[Backend]) -> tuple[Backend, ...]:
+    """The candidates the session will build (the strategy admits them)."""
+    names = _unique_names(candidates)
+    chosen = set(SessionPlan(strategy, names).admitted)
+    return tuple(c for c, n in zip(candidates, names, strict=True) if n in chosen)
+
+
+def _searched(
+    module: torch.nn.Module,
+    normalised: Any,
+    candidates: tuple[Backend, ...],
+    dev: torch.device,
+    asked: Asked,
+    loading: threading.Thread | None,
+    admitted: tuple[Backend, ...],
+    clock: Stopwatch,
+) -> Result[Prepared, TuneError]:
+    """The max batch size found (a ``TuneError`` when eager cannot run one row), then the
+    setup fixed with it."""
+    workspace = open_workspace(Path(asked.cache_dir or default_cache_dir()))
+    clock.lap("setup")
+    strategy = asked.strategy
+    found = search_max_batch(module, normalised, dev, strategy.plan, asked.max_batch_size,
+                             isolation=asked.isolation, timeouts=asked.timeouts,
+                             cache=workspace.cache_dir)  # fmt: skip
+    if isinstance(found, Failure):
+        return Failure(found.failure())
+    largest, batch_search = found.unwrap()
+    clock.lap("max_batch_search")
+    total = len(candidates) + (1 if strategy.validate_performance else 0)
+    setup = Setup(module, inside(normalised, largest, batch_search), strategy, dev,
+                  Path(asked.cache_dir or default_cache_dir()), asked.progress or silent,
+                  asked.settings or ProfileSettings(), with_policy(asked.tolerance, asked.accuracy),
+                  total=total, outside=asked.outside, verify_seconds=asked.verify_seconds,
+                  workspace=workspace, max_batch_size=largest,
+                  batch_sizes=strategy.plan.batch_sizes(largest), isolation=asked.isolation,
+                  timeouts=asked.timeouts, max_batch_search=batch_search)  # fmt: skip
+    sized = tuple(with_max_batch_size(b, largest) for b in candidates)
+    return Success(Prepared(setup, sized, admitted, loading))
+
+
+def with_journal(
+    setup: Setup,
+    target: Path,
+    names: Sequence[str],
+    model_name: str,
+    origin: Provenance,
+    clock: Stopwatch,
+) -> Setup:
+    """``setup`` journaling every finished backend to ``target`` (written once now)."""
+
+    def journal(now: Setup, run: RunState) -> None:
+        partial = run_record(now, run, interrupted(), names, model_name, "interrupted",
+                             provenance=origin, wall=clock.account())  # fmt: skip
+        write_record(partial, target)
+
+    journal(setup, RunState())  # this run's record from now on, before any backend
+    return replace(setup, journal=journal)
+
+
+def announce(setup: Setup, plan: SessionPlan, prepared: Prepared, clock: Stopwatch) -> None:
+    """The plan's lines, then the admitted libraries imported here (without isolation)."""
+    names = plan.candidates
+    setup.emit("plan", message=f"{plan.strategy.title}: {', '.join(names) or 'no candidates'}")
+    setup.emit("plan", message=max_batch_line(setup.max_batch_size, setup.max_batch_search) or "")
+    log.info("batch sizes to profile: %s", setup.batch_sizes)
+    setup.emit("stage", stage="preload")
+    if not setup.isolation:
+        preload(prepared.admitted, setup.device)
+    clock.lap("plan")
+
+
+def phase_clock(clock: Stopwatch, loading: threading.Thread | None) -> Callable[[str], None]:
+    """Lap ``clock`` at each phase the interpreter leaves; the background import is joined
+    when the candidates are done, before anything runs in this process."""
+
+    def left(phase: str) -> None:
+        clock.lap(phase)
+        if phase == "candidates" and loading is not None:
+            loading.join()
+            clock.lap("preload_join")
+
+    return left
+
+
+def finish_run(
+    setup: Setup,
+    run: RunState,
+    names: Sequence[str],
+    model_name: str,
+    origin: Provenance,
+    clock: Stopwatch,
+    target: Path | None,
+) -> TuningRun:
+    """The winner made here, the record written, the summary said."""
+    if run.done is None:
+        raise ValueError("the run's session has not ended")
+    selected, verified = run.done.selection, run.done.verification
+    winner, outcome = make_winner(setup, run, selected)
+    clock.lap("winner")
+    record = run_record(setup, run, outcome, names, model_name, provenance=origin,
+                        verification=verified if outcome is selected else None,
+                        wall=clock.account())  # fmt: skip
+    tuned = tuned_of(setup, winner, outcome, record)
+    if target is not None:
+        write_record(record, target)
+    lines = summary(record, outcome)
+    log.info("%s", wall_summary(record) or "")
+    for line in lines:
+        log.info("%s", line)
+    chosen = outcome.map(lambda s: s.backend).value_or("")
+    setup.emit("selected", chosen, done=len(run.runs), message=" | ".join(lines))
+    return TuningRun(record, tuned)
