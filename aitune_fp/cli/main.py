@@ -1,6 +1,6 @@
 """``aitune-fp``: the command line (also ``python -m aitune_fp``).
 
-Commands: ``demo``, ``tune``, ``report``, ``reselect``, ``fleet``, ``serve``, ``export``
+Commands: ``demo``, ``tune``, ``report``, ``reselect``, ``replay``, ``fleet``, ``serve``, ``export``
 (``aitune-fp COMMAND --help``).
 
 Rules:
@@ -13,7 +13,8 @@ Rules:
   prints the library's log lines): an unexpected exception is one line naming its type;
 - off a terminal (pipes, logs) output is plain text 160 columns wide unless ``$COLUMNS``
   says otherwise;
-- commands that only read a stored run (``report``, ``reselect``) never import torch.
+- commands that only read a stored run (``report``, ``reselect``, ``replay``) never
+  import torch.
 """
 
 from __future__ import annotations
@@ -214,6 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     add_max_drop(reselect)
     reselect.add_argument("--out", default=None, metavar="NEW.json", help="store the new run")
+    replay = sub.add_parser("replay", help="re-derive a stored run's decisions from its log")
+    replay.add_argument("run", metavar="RUN.json")
+    replay.add_argument("--strategy", type=strategy_arg, default=None, metavar="SPEC",
+                        help="replay under another strategy: where would it diverge?")  # fmt: skip
     from aitune_fp.cli.fleet_commands import add_fleet_parser
 
     add_fleet_parser(sub)

@@ -1,4 +1,4 @@
-"""``report`` and ``reselect``: commands on a stored run, no model and no device.
+"""``report``, ``reselect`` and ``replay``: commands on a stored run, no model, no device.
 
 Rules:
 - ``report`` prints the run's table and decision, or its Markdown (``--markdown``), and can
@@ -7,8 +7,12 @@ Rules:
   is a shipped one, rebuilt from the record;
 - ``reselect`` re-runs the pure fold on the stored profiles with another strategy, prints
   the new table and decision, and can store the re-selected run (``--out NEW.json``);
+- ``replay`` re-derives the run's decisions from its event log
+  (:mod:`aitune_fp.core.session.recorded`): what it selects and, under ``--strategy``,
+  the first decision where that strategy would have gone another way;
 - ``report`` exits 0 once it has shown the run, whatever the run decided; ``reselect``
-  exits 0 when the new strategy selects a backend, else 1 with the reason.
+  exits 0 when the new strategy selects a backend, else 1 with the reason; ``replay``
+  exits 0 when it replayed (1: the record keeps no log).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from aitune_fp.cli.precision_options import bounded
 from aitune_fp.core.record.run_record import RunRecord, with_strategy
 from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.core.report.stats import noise_report
+from aitune_fp.core.session.recorded import replay_lines, replay_record
 from aitune_fp.core.strategies.registry import strategy_from_config
 
 
@@ -69,4 +74,17 @@ def reselect(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"re-selected run written to {write_record(record, args.out)}", markup=False)
     if record.selection is None:
         raise CliError(record.error.message if record.error else "no backend was selected")
+    return 0
+
+
+def replay(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Replay a stored run from its event log (under ``--strategy`` when given)."""
+    record = read_record(args.run)
+    try:
+        replayed = replay_record(record, args.strategy)
+    except ValueError as error:
+        raise CliError(f"{args.run} cannot be replayed: {error}") from None
+    spec = args.strategy.name if args.strategy is not None else None
+    for line in replay_lines(record, replayed, spec):
+        out.print(line, markup=False, highlight=False)
     return 0

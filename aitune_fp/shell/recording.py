@@ -104,6 +104,7 @@ def run_record(
                 "build_timeout_s": setup.timeouts.build,
                 "call_timeout_s": setup.timeouts.call,
                 "early_stop": setup.settings.early_stop,
+                "verify_seconds": setup.verify_seconds,
             }
         ),
     )

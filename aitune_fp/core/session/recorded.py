@@ -1,0 +1,60 @@
+"""A stored run's session: its plan rebuilt from ``run.json``, its replay, the lines a
+user reads (pure; the ``replay`` verb prints them).
+
+Rules: the plan is the record's strategy (rebuilt by the registry; ``strategy`` replaces
+it), its candidates' names, its early-stop and verification options, and its baseline
+profile when that was reused from another run; the replay answers from the record's
+event log (:mod:`aitune_fp.core.session.replay`); a record without a log (written
+before it was kept) cannot be replayed, a ``ValueError`` saying so.
+"""
+
+from __future__ import annotations
+
+from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.session.replay import Replayed, replay
+from aitune_fp.core.session.state import SessionPlan
+from aitune_fp.core.strategies.registry import strategy_from_config
+from aitune_fp.core.strategy import Strategy
+
+
+def recorded_plan(record: RunRecord, strategy: Strategy | None = None) -> SessionPlan:
+    """The plan the record's run was decided by (``strategy`` instead of its own)."""
+    names = tuple(str(n) for n in record.strategy.get("backends", ()))
+    seconds = record.options.get("verify_seconds")
+    base = record.baseline
+    reused = base.profile if base is not None and record.provenance.baseline_reused_from else None
+    return SessionPlan(
+        strategy if strategy is not None else strategy_from_config(record.strategy),
+        names,
+        base.backend if base is not None else "eager",
+        bool(record.options.get("early_stop", True)),
+        float(seconds) if isinstance(seconds, int | float) else None,
+        reused,
+    )
+
+
+def replay_record(record: RunRecord, strategy: Strategy | None = None) -> Replayed:
+    """The record's run replayed from its event log (under ``strategy`` when given)."""
+    if not record.events:
+        raise ValueError("this run.json keeps no event log (written before aitune_fp kept one)")
+    recorded = recorded_plan(record)
+    return replay(
+        recorded, record.events, None if strategy is None else recorded_plan(record, strategy)
+    )
+
+
+def replay_lines(record: RunRecord, replayed: Replayed, spec: str | None = None) -> tuple[str, ...]:
+    """What a replay found: its selection against the run's, and where it diverged."""
+    picked = replayed.done.selection.map(lambda s: s.backend).value_or(None)
+    ran = record.selection.backend if record.selection is not None else None
+    under = f"under {spec}" if spec else "under the recorded strategy"
+    lines = [f"replayed {len(record.events)} events {under}: "
+             + (f"selects {picked}" if picked else "selects nothing")]  # fmt: skip
+    lines.append(f"the run selected {ran or 'nothing'}" + (": the same" if picked == ran else ""))
+    d = replayed.diverged
+    if d is None:
+        lines.append("every decision is the recorded one")
+    else:
+        lines.append(f"first divergence at decision {d.index + 1}: the run: {d.recorded}; "
+                     f"the replay: {d.replayed}")  # fmt: skip
+    return tuple(lines)
