@@ -17,7 +17,7 @@ from returns.unsafe import unsafe_perform_io
 _V = TypeVar("_V")
 _E = TypeVar("_E")
 
-__all__ = ["perform", "unsafe_perform_io"]
+__all__ = ["perform"]
 
 
 def perform(io: IOResult[_V, _E]) -> Result[_V, _E]:

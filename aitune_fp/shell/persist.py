@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import torch
-from returns.io import IOFailure
+from returns.result import Failure
 
 from aitune_fp.core.record.codec import decode_selection, encode_selection
 from aitune_fp.core.record.reader import Reader
@@ -63,7 +63,7 @@ from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, make_batch, normalise_samples
 from aitune_fp.effects.integrity import FileDigest, digest
-from aitune_fp.shell.io import unsafe_perform_io
+from aitune_fp.shell.io import perform
 from aitune_fp.shell.model_match import PROBE_FILE, mismatch, model_fields, write_model_probe
 from aitune_fp.shell.sealed import (
     FORMAT,
@@ -243,9 +243,10 @@ def _built(
                 "tuned from, load(path, module=...)"
             )
         effect = config.build(module, samples, device, work_dir)
-    if isinstance(effect, IOFailure):
-        raise LoadError(f"{shown}: {unsafe_perform_io(effect.failure()).describe()}")
-    return unsafe_perform_io(effect.unwrap())
+    made = perform(effect)
+    if isinstance(made, Failure):
+        raise LoadError(f"{shown}: {made.failure().describe()}")
+    return made.unwrap()
 
 
 def load(

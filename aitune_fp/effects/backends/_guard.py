@@ -83,8 +83,8 @@ def first_line(error: BaseException) -> str:
 def unavailable(backend: str, reason: str) -> IOResult[Built, BackendFailure]:
     """The build result of a backend that cannot run here: a failure with ``reason``.
 
-    >>> from returns.unsafe import unsafe_perform_io
-    >>> unsafe_perform_io(unavailable("tensorrt", "needs a CUDA device").failure()).describe()
+    >>> from aitune_fp.shell.io import perform
+    >>> perform(unavailable("tensorrt", "needs a CUDA device")).failure().describe()
     'tensorrt failed at build: needs a CUDA device'
     """
     return IOFailure(BackendFailure(backend, "build", reason))
@@ -140,13 +140,13 @@ def guarded_build(
     """Run ``build`` with its output captured into ``work_dir/build.log``; errors are values.
 
     >>> import tempfile
-    >>> from returns.unsafe import unsafe_perform_io
+    >>> from aitune_fp.shell.io import perform
     >>> def broken(log: BuildLog) -> Built:
     ...     raise RuntimeError("export failed\\ntraceback details")
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     result = guarded_build("demo", Path(tmp), broken)
     ...     logged = "traceback details" in (Path(tmp) / "build.log").read_text()
-    >>> unsafe_perform_io(result.failure()).message.split(" (full log")[0], logged
+    >>> perform(result).failure().message.split(" (full log")[0], logged
     ('RuntimeError: export failed', True)
     """
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -178,14 +178,14 @@ def available_build(
     backend's reason as a build failure at once, with nothing written.
 
     >>> import tempfile
-    >>> from returns.unsafe import unsafe_perform_io
+    >>> from aitune_fp.shell.io import perform
     >>> from aitune_fp.effects.backends.trt import TensorRT
     >>> def never(log: BuildLog) -> Built:
     ...     raise AssertionError("an unavailable backend is never built")
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     result = available_build(TensorRT(), torch.device("cpu"), Path(tmp) / "w", never)
     ...     written = (Path(tmp) / "w").exists()
-    >>> unsafe_perform_io(result.failure()).message, written
+    >>> perform(result).failure().message, written
     ('needs a CUDA device', False)
     """
     reason = backend.unavailable_reason(device)
