@@ -32,6 +32,9 @@ from aitune_fp.effects.inputs import Call
 
 DEFAULT_MAX_BYTES = 1 << 30
 
+CapturedCall = torch.Tensor | tuple[object, ...] | dict[str, object] | Call
+"""One recorded call as a sample: a tensor, a tuple of arguments, keywords, or both."""
+
 
 @dataclass(slots=True)
 class Captured:
@@ -40,12 +43,12 @@ class Captured:
     limit: int
     max_bytes: int
     forced: bool | None = None
-    calls: list[Any] = field(default_factory=list)
+    calls: list[CapturedCall] = field(default_factory=list)
     nbytes: int = 0
     skipped: int = 0
 
     @property
-    def samples(self) -> list[Any]:
+    def samples(self) -> list[CapturedCall]:
         """The recorded calls as samples: a tensor, a tuple of tensors or a dict each."""
         return list(self.calls)
 

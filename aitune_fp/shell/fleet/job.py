@@ -50,7 +50,7 @@ class JobSpec:
     argv: tuple[str, ...]
     device: str
     retries: int = 2
-    stored_environment: Mapping[str, Any] | None = None
+    stored_environment: Mapping[str, object] | None = None
     num_cpus: float | None = None
     accelerator_type: str | None = None
     env: tuple[tuple[str, str], ...] = ()
