@@ -55,6 +55,7 @@ from aitune_fp.effects.call_guard import call_deadline
 from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.isolation import materialize
 from aitune_fp.effects.round_timing import time_rounds
+from aitune_fp.effects.rounds import Timed as Interleaved
 from aitune_fp.effects.rounds import time_paired
 from aitune_fp.shell import workers
 from aitune_fp.shell.io import perform
@@ -128,24 +129,29 @@ def _timed(setup: Setup, run: RunState, command: TimeRounds | Verify) -> Timed:
     """Final rounds or a verification timed here, under the call deadline."""
     rounds = isinstance(command, TimeRounds)
     setup.emit("stage", stage="final rounds" if rounds else "verification", done=len(run.runs))
-    if isinstance(command, TimeRounds):
-        wanted = command.participants
-        runners = _made(run.live, wanted, "final rounds")
-        with call_deadline(setup.timeouts.call):
-            timed = time_rounds(
-                [(n, runners[n], bs) for n, bs in wanted if n in runners],
-                setup.samples, setup.device, command.plan, command.judge, setup.settings,
-            )  # fmt: skip
-    else:
-        runners = _made(run.live, [(b, bs) for _, b, bs in command.entries], "verification")
-        with call_deadline(setup.timeouts.call):
-            timed = time_paired(
-                [(k, runners[b], bs) for k, b, bs in command.entries if b in runners],
-                setup.samples, setup.device, command.plan, command.judge, setup.settings,
-                warmup_of=command.seconds,
-            )  # fmt: skip
+    with call_deadline(setup.timeouts.call):
+        if isinstance(command, TimeRounds):
+            timed = _time_rounds(setup, run, command)
+        else:
+            timed = _verify(setup, run, command)
     purpose = "rounds" if rounds else "verify"
     return Timed(purpose, pmap(timed.samples), timed.rounds, timed.reason, timed.seconds)
+
+
+def _time_rounds(setup: Setup, run: RunState, command: TimeRounds) -> Interleaved:
+    """The final rounds' participants made here and timed until the judge stops."""
+    runners = _made(run.live, command.participants, "final rounds")
+    who = [(n, runners[n], bs) for n, bs in command.participants if n in runners]
+    return time_rounds(who, setup.samples, setup.device, command.plan, command.judge,
+                       setup.settings)  # fmt: skip
+
+
+def _verify(setup: Setup, run: RunState, command: Verify) -> Interleaved:
+    """The verification's entries made here, warmed and timed until the judge stops."""
+    runners = _made(run.live, [(b, bs) for _, b, bs in command.entries], "verification")
+    who = [(k, runners[b], bs) for k, b, bs in command.entries if b in runners]
+    return time_paired(who, setup.samples, setup.device, command.plan, command.judge,
+                       setup.settings, warmup_of=command.seconds)  # fmt: skip
 
 
 def _build(

@@ -71,7 +71,6 @@ def run_record(
     the run's wall time went so far."""
     outcomes = [outcome_of(r) for r in run.runs]
     has_baseline = setup.strategy.validate_performance
-    spec = setup.samples.spec
     return RunRecord(
         model=model_name,
         device=str(setup.device),
@@ -81,16 +80,7 @@ def run_record(
         selection=outcome.value_or(None),
         error=outcome.failure() if isinstance(outcome, Failure) else None,
         environment=freeze(environment_fingerprint(setup.device)),
-        input_spec=freeze(
-            {
-                "names": list(spec.names),
-                "row_shapes": [list(t.row_shape) for t in spec.tensors],
-                "dtypes": [t.dtype for t in spec.tensors],
-                "batch_axis": spec.batch_axis,
-                "batched": setup.samples.batched,
-                "dynamic": dynamic_to_json(spec),
-            }
-        ),
+        input_spec=freeze(input_spec_of(setup)),
         max_batch_size=setup.max_batch_size,
         max_batch_search=setup.max_batch_search,
         wall=wall,
@@ -98,13 +88,30 @@ def run_record(
         verification=verification,
         provenance=provenance or Provenance(),
         events=run.session.events if run.session is not None else (),
-        options=freeze(
-            {
-                "isolation": setup.isolation,
-                "build_timeout_s": setup.timeouts.build,
-                "call_timeout_s": setup.timeouts.call,
-                "early_stop": setup.settings.early_stop,
-                "verify_seconds": setup.verify_seconds,
-            }
-        ),
+        options=freeze(options_of(setup)),
     )
+
+
+def input_spec_of(setup: Setup) -> dict[str, Any]:
+    """The run's inputs as the record stores them: names, row shapes, dtypes, axes."""
+    spec = setup.samples.spec
+    return {
+        "names": list(spec.names),
+        "row_shapes": [list(t.row_shape) for t in spec.tensors],
+        "dtypes": [t.dtype for t in spec.tensors],
+        "batch_axis": spec.batch_axis,
+        "batched": setup.samples.batched,
+        "dynamic": dynamic_to_json(spec),
+    }
+
+
+def options_of(setup: Setup) -> dict[str, Any]:
+    """The run's options as the record stores them (replay reads early stop and the
+    verification's seconds back)."""
+    return {
+        "isolation": setup.isolation,
+        "build_timeout_s": setup.timeouts.build,
+        "call_timeout_s": setup.timeouts.call,
+        "early_stop": setup.settings.early_stop,
+        "verify_seconds": setup.verify_seconds,
+    }

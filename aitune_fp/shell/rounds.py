@@ -1,10 +1,13 @@
-"""The final rounds wired to the fold: the core says who is timed, effects time them.
+"""Final rounds outside a tune (the benchmarks and tests time runners they built): the
+session's rounds step carried out once.
 
-Rules: :func:`final_rounds` asks :func:`~aitune_fp.core.measure.final_rounds.setup_rounds`
-who takes part, times them with :func:`~aitune_fp.effects.rounds.run_rounds` when at
-least two would be timed, and re-folds with their round samples
-(:func:`~aitune_fp.core.measure.final_rounds.refold`); without rounds the state comes
-back as it was (with a note when the sweeps settled the decision).
+Rules: :func:`final_rounds` puts the fold's state after the sweeps into a session
+(:mod:`aitune_fp.core.session`), lets it decide the rounds
+(:func:`~aitune_fp.core.session.final_rounds_step.begin_rounds`: who is timed, the plan,
+the judge), times them here (:func:`~aitune_fp.effects.round_timing.time_rounds`) and
+feeds the samples back (the same fold re-run with them); without rounds the state comes
+back as the session left it (with a note when the sweeps settled the decision). A tune
+does exactly this through :mod:`aitune_fp.shell.drive`.
 """
 
 from __future__ import annotations
@@ -14,15 +17,41 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
+from pyrsistent import pmap
 
-from aitune_fp.core.measure.final_rounds import refold, rounds_note, setup_rounds, skipped
 from aitune_fp.core.records import Candidate, Profile, TuneState
+from aitune_fp.core.session import Amend, Say, Session, SessionPlan, Timed, TimeRounds
+from aitune_fp.core.session.final_rounds_step import begin_rounds, on_rounds
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.profiler import ProfileSettings
-from aitune_fp.effects.rounds import Participant, RoundsOutcome, run_rounds
+from aitune_fp.effects.round_timing import time_rounds
+from aitune_fp.effects.rounds import RoundsOutcome
 
 log = logging.getLogger("aitune_fp")
+
+
+def swept(
+    strategy: Strategy,
+    state: TuneState,
+    baseline: Profile | None,
+    fed: Sequence[Candidate],
+    live: Sequence[str],
+    sweep_seconds: float | None,
+) -> Session:
+    """The session as it stands after the sweeps (the fold's ``state`` over ``fed``).
+
+    >>> from returns.result import Success
+    >>> from aitune_fp.core.strategies import min_latency
+    >>> s = swept(min_latency, TuneState(), None, [Success(Profile("a", {1: [1.0]}))], ["a"], 2.0)
+    >>> s.phase, sorted(s.live), s.sweep_seconds
+    ('swept', ['a'], 2.0)
+    """
+    names = tuple(p.backend for p in (r.value_or(None) for r in fed) if p is not None)
+    plan = SessionPlan(strategy, names, baseline.backend if baseline else "eager")
+    seconds = 1e300 if sweep_seconds is None else sweep_seconds
+    return Session(plan, "swept", state, fed=tuple(fed), live=frozenset(live),
+                   baseline_profile=baseline, sweep_seconds=seconds)  # fmt: skip
 
 
 def final_rounds(
@@ -43,39 +72,18 @@ def final_rounds(
     order); ``runners`` maps the backends still alive to their runners; ``sweep_seconds``,
     the wall time the sweeps took, caps the rounds' time at ``plan.sweep_share`` times it.
     """
-    profiles = {p.backend: p for p in (r.value_or(None) for r in fed) if p is not None}
-    setup = setup_rounds(
-        strategy,
-        state,
-        profiles,
-        runners,
-        baseline.backend if baseline is not None else None,
-        sweep_seconds,
-    )
-    if setup is None:
-        return state, None
-    if not setup.runs:
-        if setup.reason:
-            log.info("no final rounds: %s", setup.reason)
-        return skipped(state, setup), None
-    log.info("final rounds: %s", ", ".join(setup.timed))
-    if setup.reason:
-        log.info("%s", setup.reason)
-    base = None
-    if setup.baseline is not None and baseline is not None:
-        base = Participant(baseline.backend, runners[baseline.backend], baseline, setup.baseline[1])
-    chosen = [Participant(n, runners[n], profiles[n], bs) for n, bs in setup.candidates]
-    outcome = run_rounds(
-        strategy,
-        base,
-        chosen,
-        samples,
-        device,
-        setup.plan,
-        settings,
-        time_baseline=setup.time_baseline,
-    )
-    log.info("final rounds: %s (%.1f s)", outcome.reason, outcome.seconds)
-    timed = {p.backend: p for p in outcome.profiles}
-    note = rounds_note(outcome.rounds, outcome.seconds, outcome.reason, setup)
-    return refold(strategy, baseline, fed, timed, note), outcome
+    session = swept(strategy, state, baseline, fed, list(runners), sweep_seconds)
+    session, said, waits = begin_rounds(session)
+    for line in (c.line for c in said if isinstance(c, Say)):
+        log.info("%s", line)
+    command = next((c for c in said if isinstance(c, TimeRounds)), None)
+    if not waits or command is None:
+        return session.fold, None
+    who = [(n, runners[n], bs) for n, bs in command.participants]
+    timed = time_rounds(who, samples, device, command.plan, command.judge, settings)
+    event = Timed("rounds", pmap(timed.samples), timed.rounds, timed.reason, timed.seconds)
+    after, more = on_rounds(session, event)
+    amended = next(c for c in more if isinstance(c, Amend))
+    outcome = RoundsOutcome(amended.profiles, timed.rounds, timed.reason, timed.seconds)
+    log.info("final rounds: %s (%.1f s)", timed.reason, timed.seconds)
+    return after.fold, outcome

@@ -19,13 +19,12 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import torch
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.accuracy import AccuracyPolicy, Search
-from aitune_fp.core.record.max_batch import max_batch_line
+from aitune_fp.core.record.max_batch import MaxBatchSearch, max_batch_line
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import TuneError
@@ -34,7 +33,7 @@ from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import with_max_batch_size
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.isolation.server import start as start_workers
 from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
@@ -50,7 +49,7 @@ from aitune_fp.shell.setup import RunState, Setup
 from aitune_fp.shell.tuned_module import TunedModule
 from aitune_fp.shell.variants import resolve_candidates, with_policy
 from aitune_fp.shell.wall_clock import Stopwatch
-from aitune_fp.shell.workspace import open_workspace
+from aitune_fp.shell.workspace import Workspace, open_workspace
 
 log = logging.getLogger("aitune_fp")
 
@@ -132,7 +131,7 @@ def _admitted(strategy: Strategy, candidates: Sequence[Backend]) -> tuple[Backen
 
 def _searched(
     module: torch.nn.Module,
-    normalised: Any,
+    normalised: Samples,
     candidates: tuple[Backend, ...],
     dev: torch.device,
     asked: Asked,
@@ -153,15 +152,31 @@ def _searched(
     largest, batch_search = found.unwrap()
     clock.lap("max_batch_search")
     total = len(candidates) + (1 if strategy.validate_performance else 0)
-    setup = Setup(module, inside(normalised, largest, batch_search), strategy, dev,
-                  Path(asked.cache_dir or default_cache_dir()), asked.progress or silent,
-                  asked.settings or ProfileSettings(), with_policy(asked.tolerance, asked.accuracy),
-                  total=total, outside=asked.outside, verify_seconds=asked.verify_seconds,
-                  workspace=workspace, max_batch_size=largest,
-                  batch_sizes=strategy.plan.batch_sizes(largest), isolation=asked.isolation,
-                  timeouts=asked.timeouts, max_batch_search=batch_search)  # fmt: skip
+    fitted = inside(normalised, largest, batch_search)  # no sample over a faulty size
+    setup = _fixed(module, fitted, dev, asked, total, (largest, batch_search), workspace)
     sized = tuple(with_max_batch_size(b, largest) for b in candidates)
     return Success(Prepared(setup, sized, admitted, loading))
+
+
+def _fixed(
+    module: torch.nn.Module,
+    samples: Samples,
+    dev: torch.device,
+    asked: Asked,
+    total: int,
+    found: tuple[int, MaxBatchSearch],
+    workspace: Workspace,
+) -> Setup:
+    """The run's ``Setup``, fixed once the max batch size is ``found``."""
+    largest, search = found
+    return Setup(
+        module, samples, asked.strategy, dev, Path(asked.cache_dir or default_cache_dir()),
+        asked.progress or silent, asked.settings or ProfileSettings(),
+        with_policy(asked.tolerance, asked.accuracy), total=total, outside=asked.outside,
+        verify_seconds=asked.verify_seconds, workspace=workspace, max_batch_size=largest,
+        batch_sizes=asked.strategy.plan.batch_sizes(largest), isolation=asked.isolation,
+        timeouts=asked.timeouts, max_batch_search=search,
+    )  # fmt: skip
 
 
 def with_journal(

@@ -64,34 +64,20 @@ def in_process(
     setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
 ) -> CandidateRun:
     """The candidate in this process, its peak memory attached."""
-    watch = MemoryWatch(setup.device)
-
-    sizes = validation_sizes(setup)
-    check = validation_check(
-        name, setup.module, setup.samples, setup.device, sizes, setup.tolerance
-    )
+    watch, sizes = MemoryWatch(setup.device), validation_sizes(setup)
+    check = validation_check(name, setup.module, setup.samples, setup.device, sizes,
+                             setup.tolerance)  # fmt: skip
 
     def on_stage(stage: str) -> None:
         setup.emit("stage", name, done, stage=stage)
         watch.on_stage(stage)
 
     run = run_candidate(
-        backend,
-        name,
-        setup.module,
-        setup.samples,
-        setup.device,
-        work_dir(setup, backend, name),
-        setup.strategy.plan,
-        setup.batch_sizes,
-        check,
-        setup.settings,
-        on_stage=on_stage,
-        on_batch=_batch_events(setup, done, name),
-        cache_dir=cache_dir(setup),
-        validation_sizes=sizes,
-        early_stop=early,
-    )
+        backend, name, setup.module, setup.samples, setup.device,
+        work_dir(setup, backend, name), setup.strategy.plan, setup.batch_sizes, check,
+        setup.settings, on_stage=on_stage, on_batch=_batch_events(setup, done, name),
+        cache_dir=cache_dir(setup), validation_sizes=sizes, early_stop=early,
+    )  # fmt: skip
     return with_peak_memory(run, watch.peak_mb())
 
 
