@@ -131,7 +131,7 @@ def test_a_run_written_with_any_combinator_reloads_and_reselects(
 
 @pytest.mark.parametrize("combinator", COMBINATORS)
 @given(data=st.data())
-def test_each_combinator_declares_exactly_the_parameters_it_adds(
+def test_each_combinator_declares_every_parameter_it_adds(
     combinator: str, data: st.DataObject
 ) -> None:
     """A combinator's declared ``own`` keys are the parameters it adds to its inner strategy."""

@@ -45,6 +45,9 @@ def _declarations() -> tuple[Declaration, ...]:
         ):
             raise TypeError(f"{module}.DECLARED must be a tuple of Shipped or Combinator")
         found.extend(declared)
+    for seen in ([d.name for d in found], [d.spec for d in found if d.spec]):
+        if len(set(seen)) != len(seen):
+            raise ValueError(f"two declared strategies share a name or spec: {sorted(seen)}")
     return tuple(sorted(found, key=lambda d: (d.rank, d.name)))
 
 
