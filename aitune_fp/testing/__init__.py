@@ -15,6 +15,7 @@ Check that a strategy of your own keeps every law of :mod:`aitune_fp.core.laws`:
 """
 
 from aitune_fp.testing.check import check_all_laws, law_checks
+from aitune_fp.testing.composed import base_strategies, composed_strategies
 from aitune_fp.testing.decided import Timings, decide, decided_runs
 from aitune_fp.testing.generators import (
     BASELINE_NAME,
@@ -52,6 +53,7 @@ __all__ = [
     "Timings",
     "backend_name",
     "backoffs",
+    "base_strategies",
     "baselines",
     "batch_sizes",
     "budgets",
@@ -60,6 +62,7 @@ __all__ = [
     "candidate_lists",
     "candidates",
     "check_all_laws",
+    "composed_strategies",
     "decide",
     "decided_runs",
     "failures",

@@ -179,3 +179,42 @@ def test_python_dash_m_runs_the_cli(run_json: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "Selected wide" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("spec", "name", "winner"),
+    [
+        ("first-wins:max-throughput", "first_wins(max_throughput)", "wide"),
+        ("one-backend=quick:max-throughput", "one_backend(max_throughput)", "quick"),
+        ("min-speedup=1.5:min-latency", "with_min_speedup(min_latency)", "quick"),
+        ("robust=median:max-throughput", "robust(max_throughput)", "wide"),
+        ("within-memory=512:min-latency", "within_memory(min_latency)", "quick"),
+        ("within-accuracy=1%:min-latency", "within_accuracy(min_latency)", "quick"),
+        ("confident:min-latency-at=p90", "confident(min_latency_at)", None),
+        ("latency-budget=10ms,p99", "latency_budget", "wide"),
+    ],
+)
+def test_a_run_reselected_with_a_combinator_is_stored_and_restored(
+    spec: str,
+    name: str,
+    winner: str | None,
+    run_json: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """reselect --strategy SPEC stores the combinator; reselect and report --stats rebuild it."""
+    new = tmp_path / "new.json"
+    code, _, _ = _run(capsys, "reselect", str(run_json), "--strategy", spec, "--out", str(new))
+    stored = loads(new.read_text())
+    assert code == 0 and stored.strategy["strategy"] == name
+    assert winner is None or (stored.selection is not None and stored.selection.backend == winner)
+    again = tmp_path / "again.json"
+    code, _, err = _run(capsys, "reselect", str(new), "--max-drop", "100%", "--out", str(again))
+    assert code == 0, err
+    before, after = stored.selection, loads(again.read_text()).selection
+    assert (after and after.backend, after and after.result) == (
+        before and before.backend,
+        before and before.result,
+    )
+    code, _, err = _run(capsys, "report", str(new), "--stats")
+    assert code == 0 and "cannot" not in err, err

@@ -8,6 +8,7 @@ from aitune_fp.core.strategies.max_throughput import max_throughput
 from aitune_fp.core.strategies.memory import within_memory
 from aitune_fp.core.strategies.min_latency import min_latency
 from aitune_fp.core.strategies.one_backend import one_backend
+from aitune_fp.core.strategies.robust import robust
 from aitune_fp.core.strategies.with_min_speedup import with_min_speedup
 from aitune_fp.core.strategies.within_accuracy import within_accuracy
 
@@ -19,6 +20,7 @@ __all__ = [
     "min_latency",
     "min_latency_at",
     "one_backend",
+    "robust",
     "with_min_speedup",
     "within_accuracy",
     "within_memory",

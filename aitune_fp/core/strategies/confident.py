@@ -52,7 +52,8 @@ from aitune_fp.core.stats.confidence import (
     speedup_point,
 )
 from aitune_fp.core.stats.statistics import statistic_value
-from aitune_fp.core.strategies.robust import robust
+from aitune_fp.core.strategies.declared import Combinator, Params, no_argument, number, text
+from aitune_fp.core.strategies.robust import judged_by
 from aitune_fp.core.strategy import Measure, ProfilingPlan, Strategy
 
 
@@ -150,11 +151,13 @@ def confident(
     after the sweeps; ``None`` decides on the sweeps' samples alone. With rounds planned,
     a fixed-steps sweep times at most ``sweep_steps`` calls per batch size (warm-up kept),
     so the rounds are paid for by a shorter sweep. ``robust_batches=False`` judges batch
-    sizes (sweep points, the pick, a budget) by the mean, as before the robust sweeps.
+    sizes (sweep points, the pick, a budget) by the mean, as before the robust sweeps,
+    and is stored as the parameter ``robust_batches: False``. The stored config keeps the
+    rule; the rounds plan and ``sweep_steps`` are not restored (not needed offline).
     """
     kind = metric_kind(strategy)
     chosen = statistic or default_statistic(strategy)
-    strategy = robust(strategy, chosen) if robust_batches else strategy
+    strategy = judged_by(strategy, chosen) if robust_batches else strategy
     rule = ConfidenceRule(
         confidence=confidence,
         min_speedup=min_speedup,
@@ -185,7 +188,7 @@ def confident(
                 "statistic": rule.statistic,
                 "paired_statistic": rule.round_statistic,
             }
-        ),
+        ).update({} if robust_batches else {"robust_batches": False}),
         confidence=rule,
         plan=_plan(strategy.plan, rounds, sweep_steps),
     )
@@ -206,3 +209,37 @@ def _plan(plan: ProfilingPlan, rounds: RoundsPlan | None, sweep_steps: int) -> P
     if rounds is not None and rule.name == "fixed_steps" and rule.max_samples > sweep_steps:
         rule = fixed_steps(warmup=rule.warmup, steps=sweep_steps)
     return replace(plan, rounds=rounds, call_rule=rule)
+
+
+_RULE_KEYS = ("confidence", "min_speedup", "resamples", "seed", "statistic")
+
+
+def _restore(params: Params, inner: Strategy) -> Strategy:
+    missing = [k for k in _RULE_KEYS if k not in params]
+    if missing:
+        raise ValueError(f"confident config lacks {', '.join(missing)}")
+    statistic = text(params, "statistic", "confident")
+    return confident(
+        inner,
+        confidence=number(params, "confidence", "confident"),
+        min_speedup=number(params, "min_speedup", "confident"),
+        resamples=int(number(params, "resamples", "confident")),
+        seed=int(number(params, "seed", "confident")),
+        statistic=statistic,
+        # records from before paired rounds had their own statistic used the same one
+        paired_statistic=str(params.get("paired_statistic", statistic)),
+        robust_batches=bool(params.get("robust_batches", True)),
+    )
+
+
+def _parse(arg: str | None, inner: Strategy) -> Strategy:
+    no_argument("confident", arg)
+    return confident(inner)
+
+
+DECLARED = (
+    Combinator(
+        "confident", _restore, own=(*_RULE_KEYS, "paired_statistic", "robust_batches"),
+        spec="confident", parse=_parse, example="confident:<spec>", rank=900,
+    ),
+)  # fmt: skip

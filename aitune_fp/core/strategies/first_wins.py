@@ -5,7 +5,7 @@ consuming candidates as soon as its leader passes: it beats the baseline by ``co
 when there is a baseline, or simply succeeded when there is none (validation off, or a
 failed baseline). Candidates after it are never pulled from the (lazy) candidate list, so
 the shell never builds them. When nobody passes, every candidate is tried and the plain
-rule applies (best candidate vs baseline).
+rule applies (best candidate vs baseline). CLI spec: ``first-wins:<spec>``.
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.fold import tune
@@ -27,6 +27,7 @@ from dataclasses import replace
 from functools import partial
 
 from aitune_fp.core.records import TuneState
+from aitune_fp.core.strategies.declared import Combinator, Params, no_argument
 from aitune_fp.core.strategy import Compare, Strategy
 
 
@@ -50,3 +51,20 @@ def first_wins(strategy: Strategy) -> Strategy:
         settled=partial(leader_passes, strategy.compare),
         params=strategy.params.set("first_wins", True),
     )
+
+
+def _parse(arg: str | None, inner: Strategy) -> Strategy:
+    no_argument("first-wins", arg)
+    return first_wins(inner)
+
+
+def _restore(_params: Params, inner: Strategy) -> Strategy:
+    return first_wins(inner)
+
+
+DECLARED = (
+    Combinator(
+        "first_wins", _restore, own=("first_wins",), spec="first-wins", parse=_parse,
+        example="first-wins:<spec>", rank=500,
+    ),
+)  # fmt: skip

@@ -11,7 +11,8 @@ sweep still stops at the first batch size whose mean is over budget. Under
 ``confident(...)`` a mean budget is applied to the confident rule's statistic instead (the
 trimmed mean by default), in the fit, the choice and the sweep's stop alike
 (:func:`~aitune_fp.core.strategies.robust.robust`): one stalled call in a short sweep must
-not push a batch size over the budget.
+not push a batch size over the budget. CLI spec: ``latency-budget=5ms``, or
+``latency-budget=5ms,p99`` for a percentile budget.
 
 >>> from aitune_fp.core.records import Profile
 >>> s = latency_budget(5.0)
@@ -35,9 +36,11 @@ from pyrsistent import pmap
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.measure.stop_rules import any_of, latency_budget_sweep, throughput_saturation
+from aitune_fp.core.parse import parse_budget_ms
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
 from aitune_fp.core.stats.statistics import mean, percentile, statistic_value
-from aitune_fp.core.strategies.latency_percentile import check_percentile
+from aitune_fp.core.strategies.declared import Params, Shipped, number
+from aitune_fp.core.strategies.latency_percentile import check_percentile, parse_percentile
 from aitune_fp.core.strategies.metrics import best_throughput, higher_is_better, higher_speedup
 from aitune_fp.core.strategy import THROUGHPUT, ProfilingPlan, Strategy
 
@@ -115,3 +118,23 @@ def latency_budget(budget_ms: float, percentile: float | None = None) -> Strateg
         params=pmap(params),
         no_winner_message=f"no backend meets the {prefix}latency budget of {budget:g} ms",
     )
+
+
+def _parse(arg: str | None) -> Strategy:
+    if arg is None or not arg.strip():
+        raise ValueError("latency-budget needs a budget, e.g. latency-budget=5ms")
+    budget, comma, q = arg.partition(",")
+    return latency_budget(parse_budget_ms(budget), parse_percentile(q) if comma else None)
+
+
+def _restore(params: Params) -> Strategy:
+    q = None if params.get("percentile") is None else number(params, "percentile", "latency_budget")
+    return latency_budget(number(params, "budget_ms", "latency_budget"), q)
+
+
+DECLARED = (
+    Shipped(
+        "latency_budget", _restore, own=("budget_ms", "percentile"), spec="latency-budget",
+        parse=_parse, example="latency-budget=5ms", rank=30,
+    ),
+)  # fmt: skip

@@ -4,7 +4,8 @@ Rule: the metric is the ``percentile``-th percentile (linear interpolation betwe
 closest ranks) of the per-call latencies in ms at batch size 1; lower is better; speedup
 is ``baseline / metric``. Only batch size 1 is profiled. A profile without batch size 1
 fails at stage ``measure``; a percentile outside ``(0, 100]`` is refused at construction.
-``min_latency`` (the mean) stays the reference's strategy.
+``min_latency`` (the mean) stays the reference's strategy. CLI spec:
+``min-latency-at=p99`` (``p`` optional; ``min-latency-at`` alone is p99).
 
 >>> from aitune_fp.core.records import Profile
 >>> s = min_latency_at(percentile=50)
@@ -26,6 +27,7 @@ from returns.result import Failure, Result, Success
 
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
 from aitune_fp.core.stats.statistics import percentile as percentile_value
+from aitune_fp.core.strategies.declared import Params, Shipped, number
 from aitune_fp.core.strategies.metrics import lower_is_better, lower_speedup, result_at
 from aitune_fp.core.strategy import LATENCY, ProfilingPlan, Strategy
 
@@ -66,3 +68,39 @@ def min_latency_at(percentile: float = 99.0) -> Strategy:
         plan=ProfilingPlan(batching=False),
         params=pmap({"percentile": q}),
     )
+
+
+def parse_percentile(text: str) -> float:
+    """``p99``, ``P99.9`` or ``99`` as a checked percentile.
+
+    >>> parse_percentile("p99.9"), parse_percentile(" 50 ")
+    (99.9, 50.0)
+    >>> parse_percentile("fast")
+    Traceback (most recent call last):
+    ...
+    ValueError: a percentile is p<q> or <q> with 0 < q <= 100, e.g. p99, got 'fast'
+    """
+    raw = text.strip().lower().removeprefix("p")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 100:
+        raise ValueError(f"a percentile is p<q> or <q> with 0 < q <= 100, e.g. p99, got {text!r}")
+    return check_percentile(value)
+
+
+def _parse(arg: str | None) -> Strategy:
+    return min_latency_at() if arg is None else min_latency_at(parse_percentile(arg))
+
+
+def _restore(params: Params) -> Strategy:
+    return min_latency_at(number(params, "percentile", "min_latency_at"))
+
+
+DECLARED = (
+    Shipped(
+        "min_latency_at", _restore, own=("percentile",), spec="min-latency-at", parse=_parse,
+        example="min-latency-at=p99", rank=35,
+    ),
+)  # fmt: skip

@@ -15,6 +15,7 @@ from __future__ import annotations
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.strategies.declared import Params, Shipped, no_argument
 from aitune_fp.core.strategies.metrics import best_throughput, higher_is_better, higher_speedup
 from aitune_fp.core.strategy import THROUGHPUT, ProfilingPlan, Strategy
 
@@ -40,3 +41,20 @@ max_throughput = Strategy(
     speedup=higher_speedup,
     plan=ProfilingPlan(batching=True),
 )
+
+
+def _parse(arg: str | None) -> Strategy:
+    no_argument("max-throughput", arg)
+    return max_throughput
+
+
+def _restore(_params: Params) -> Strategy:
+    return max_throughput
+
+
+DECLARED = (
+    Shipped(
+        "max_throughput", _restore, spec="max-throughput", parse=_parse,
+        example="max-throughput", rank=10,
+    ),
+)  # fmt: skip

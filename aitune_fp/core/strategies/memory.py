@@ -18,6 +18,8 @@ the peak during the backend's profiled calls minus the level before it was built
   A candidate given the baseline's name is the same eager module, so it is exempt too.
 - A budget must be a finite number > 0; a strategy already bounded by ``within_memory``
   is refused (wrap once, with the tighter budget).
+- CLI spec: ``within-memory=SIZE:<spec>`` or ``within-memory=SIZE,strict:<spec>`` (MiB
+  unless a unit is given).
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.fold import tune
@@ -46,7 +48,9 @@ from typing import Final
 
 from returns.result import Failure, Result
 
+from aitune_fp.core.parse import parse_memory_mb
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.strategies.declared import Combinator, Params, needs_argument, number, text
 from aitune_fp.core.strategy import Measure, Strategy
 
 BASELINE: Final = "eager"
@@ -125,3 +129,34 @@ def within_memory(
         measure=partial(_measure, strategy.measure, budget, bool(strict), baseline),
         params=params,
     )
+
+
+def _parse(arg: str | None, inner: Strategy) -> Strategy:
+    size, comma, flag = needs_argument("within-memory", arg, "within-memory=512:<spec>").partition(
+        ","
+    )
+    if comma and flag.strip().lower() != "strict":
+        raise ValueError(f"within-memory takes SIZE or SIZE,strict, got {arg!r}")
+    return within_memory(inner, parse_memory_mb(size), strict=bool(comma))
+
+
+def _restore(params: Params, inner: Strategy) -> Strategy:
+    baseline = (
+        text(params, "memory_baseline", "within_memory")
+        if "memory_baseline" in params
+        else BASELINE
+    )
+    return within_memory(
+        inner,
+        number(params, "budget_mb", "within_memory"),
+        strict=bool(params.get("strict_memory", False)),
+        baseline=baseline,
+    )
+
+
+DECLARED = (
+    Combinator(
+        "within_memory", _restore, own=("budget_mb", "strict_memory", "memory_baseline"),
+        spec="within-memory", parse=_parse, example="within-memory=512MiB:<spec>", rank=300,
+    ),
+)  # fmt: skip

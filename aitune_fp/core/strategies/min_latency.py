@@ -14,6 +14,7 @@ from __future__ import annotations
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.strategies.declared import Params, Shipped, no_argument
 from aitune_fp.core.strategies.metrics import latency_of, lower_is_better, lower_speedup, result_at
 from aitune_fp.core.strategy import LATENCY, ProfilingPlan, Strategy
 
@@ -34,4 +35,20 @@ min_latency = Strategy(
     compare=lower_is_better,
     speedup=lower_speedup,
     plan=ProfilingPlan(batching=False),
+)
+
+
+def _parse(arg: str | None) -> Strategy:
+    no_argument("min-latency", arg)
+    return min_latency
+
+
+def _restore(_params: Params) -> Strategy:
+    return min_latency
+
+
+DECLARED = (
+    Shipped(
+        "min_latency", _restore, spec="min-latency", parse=_parse, example="min-latency", rank=20
+    ),
 )

@@ -7,6 +7,7 @@ failure at stage ``measure`` ("not admitted"), drivers are told not to build the
 not a candidate and is never filtered. Performance validation is kept as the
 strategy says: with it on, the named backend must still beat the baseline; turn it off
 (``dataclasses.replace(s, validate_performance=False)``) to deploy it regardless of speed.
+CLI spec: ``one-backend=NAME:<spec>``.
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.fold import tune
@@ -23,6 +24,7 @@ from dataclasses import replace
 from functools import partial
 
 from aitune_fp.core.records import TuneState
+from aitune_fp.core.strategies.declared import Combinator, Params, needs_argument, text
 from aitune_fp.core.strategy import Strategy
 
 
@@ -49,3 +51,19 @@ def one_backend(strategy: Strategy, name: str) -> Strategy:
         admits=partial(is_named, name),
         params=strategy.params.set("backend", name),
     )
+
+
+def _parse(arg: str | None, inner: Strategy) -> Strategy:
+    return one_backend(inner, needs_argument("one-backend", arg, "one-backend=onnxruntime:<spec>"))
+
+
+def _restore(params: Params, inner: Strategy) -> Strategy:
+    return one_backend(inner, text(params, "backend", "one_backend"))
+
+
+DECLARED = (
+    Combinator(
+        "one_backend", _restore, own=("backend",), spec="one-backend", parse=_parse,
+        example="one-backend=onnxruntime:<spec>", rank=600,
+    ),
+)  # fmt: skip

@@ -16,7 +16,11 @@ Rules:
 - every strategy's sweep rule makes its points with the statistic
   (:attr:`~aitune_fp.core.measure.stop_rules.SweepRule.statistic`);
 - any other strategy's ``measure`` is unchanged; the reference values themselves
-  (``max_throughput``, ``latency_budget(...)``) are never changed: this makes new values.
+  (``max_throughput``, ``latency_budget(...)``) are never changed: this makes new values;
+- :func:`robust` names its result ``robust(<name>)`` and stores the statistic as the
+  parameter ``batch_statistic``, so a run restores it; :func:`judged_by` is the same rule
+  without a name of its own (``confident`` applies it and names the result itself).
+  CLI spec: ``robust:<spec>`` (the trimmed mean) or ``robust=median:<spec>``.
 
 >>> from aitune_fp.core.records import Profile
 >>> from aitune_fp.core.strategies.latency_budget import latency_budget
@@ -34,13 +38,16 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
+from aitune_fp.core.stats.statistics import sorted_statistic
+from aitune_fp.core.strategies.declared import Combinator, Params, text
 from aitune_fp.core.strategies.latency_budget import measure_within_budget
 from aitune_fp.core.strategies.max_throughput import max_throughput, measure_max_throughput
 from aitune_fp.core.strategy import Strategy
 
 
-def robust(strategy: Strategy, statistic: str) -> Strategy:
-    """``strategy`` judging batch sizes by ``statistic`` instead of the mean (module rules)."""
+def judged_by(strategy: Strategy, statistic: str) -> Strategy:
+    """``strategy`` judging batch sizes by ``statistic`` instead of the mean, name and
+    parameters unchanged (the module rules)."""
     plan = replace(strategy.plan, sweep_rule=replace(strategy.plan.sweep_rule, statistic=statistic))
     measure = strategy.measure
     if strategy.name == max_throughput.name:
@@ -49,3 +56,39 @@ def robust(strategy: Strategy, statistic: str) -> Strategy:
         budget = float(strategy.params["budget_ms"])
         measure = partial(measure_within_budget, budget, statistic=statistic)
     return replace(strategy, measure=measure, plan=plan)
+
+
+def robust(strategy: Strategy, statistic: str = "trimmed") -> Strategy:
+    """``strategy`` judging batch sizes by ``statistic``, named ``robust(<name>)``.
+
+    >>> s = robust(max_throughput, "median")
+    >>> s.name, s.title
+    ('robust(max_throughput)', 'Max throughput, batch sizes by median')
+    >>> dict(s.params)
+    {'batch_statistic': 'median'}
+    """
+    sorted_statistic(statistic)  # refuse an unknown statistic early
+    judged = judged_by(strategy, statistic)
+    return replace(
+        judged,
+        name=f"robust({strategy.name})",
+        title=f"{strategy.title}, batch sizes by {statistic}",
+        description=f"{strategy.description} Batch sizes are judged by the {statistic} latency.",
+        params=strategy.params.set("batch_statistic", statistic),
+    )
+
+
+def _restore(params: Params, inner: Strategy) -> Strategy:
+    return robust(inner, text(params, "batch_statistic", "robust"))
+
+
+def _parse(arg: str | None, inner: Strategy) -> Strategy:
+    return robust(inner) if arg is None else robust(inner, arg.strip().lower())
+
+
+DECLARED = (
+    Combinator(
+        "robust", _restore, own=("batch_statistic",), spec="robust", parse=_parse,
+        example="robust=median:<spec>", rank=800,
+    ),
+)  # fmt: skip

@@ -5,6 +5,7 @@ Rule: ``with_min_speedup(strategy, ratio)`` keeps measure and speedup, and
 ``strategy.speedup(a, b) > ratio`` (``ratio >= 1``; ``1.05`` asks for 5 % faster).
 With ``ratio == 1`` it is the strategy itself. Otherwise ties are no longer transitive
 (a semiorder): the fold keeps the baseline, then the earlier candidate, on a tie.
+CLI spec: ``min-speedup=1.1:<spec>`` (``1.1x`` and ``10%`` say the same).
 
 >>> from aitune_fp.core.records import BackendProfilingResult as R
 >>> from aitune_fp.core.strategies.min_latency import min_latency
@@ -22,6 +23,7 @@ from dataclasses import replace
 from functools import partial
 
 from aitune_fp.core.records import BackendProfilingResult
+from aitune_fp.core.strategies.declared import Combinator, Params, needs_argument, number
 from aitune_fp.core.strategy import Compare, Speedup, Strategy
 
 
@@ -53,3 +55,41 @@ def with_min_speedup(strategy: Strategy, ratio: float) -> Strategy:
         compare=partial(_compare, strategy.compare, strategy.speedup, float(ratio)),
         params=strategy.params.set("min_speedup_ratio", float(ratio)),
     )
+
+
+def parse_ratio(text: str) -> float:
+    """``1.1``, ``1.1x`` or ``10%`` (10 % faster) as a speedup factor.
+
+    >>> parse_ratio("1.1x"), parse_ratio("5%"), parse_ratio(" 2 ")
+    (1.1, 1.05, 2.0)
+    >>> parse_ratio("fast")
+    Traceback (most recent call last):
+    ...
+    ValueError: min-speedup is a factor such as 1.1, 1.1x or 10%, got 'fast'
+    """
+    raw = text.strip().lower()
+    try:
+        if raw.endswith("%"):
+            return 1.0 + float(raw[:-1]) / 100.0
+        return float(raw.removesuffix("x").removesuffix("×"))
+    except ValueError:
+        raise ValueError(
+            f"min-speedup is a factor such as 1.1, 1.1x or 10%, got {text!r}"
+        ) from None
+
+
+def _parse(arg: str | None, inner: Strategy) -> Strategy:
+    ratio = parse_ratio(needs_argument("min-speedup", arg, "min-speedup=1.1:<spec>"))
+    return with_min_speedup(inner, ratio)
+
+
+def _restore(params: Params, inner: Strategy) -> Strategy:
+    return with_min_speedup(inner, number(params, "min_speedup_ratio", "with_min_speedup"))
+
+
+DECLARED = (
+    Combinator(
+        "with_min_speedup", _restore, own=("min_speedup_ratio",), spec="min-speedup",
+        parse=_parse, example="min-speedup=1.1:<spec>", rank=700,
+    ),
+)  # fmt: skip

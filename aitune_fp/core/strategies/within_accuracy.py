@@ -12,6 +12,7 @@ a composition, so "fastest within 0.5 %" is ``within_accuracy(0.005, max_through
 - A profile with no figures (a run recorded before them) is admitted by default and
   refused with ``strict=True``.
 - Wrapping twice keeps both bounds: the tighter one decides.
+- CLI spec: ``within-accuracy=0.5%:<spec>`` (a fraction or a percentage).
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.fold import tune
@@ -37,6 +38,7 @@ from returns.result import Failure, Result
 
 from aitune_fp.core.accuracy.drop import accuracy_drop
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.strategies.declared import Combinator, Params, needs_argument, number
 from aitune_fp.core.strategy import Measure, Strategy
 
 BASELINE: Final = "eager"
@@ -114,3 +116,21 @@ def parse_max_drop(text: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"max drop must be >= 0, got {text!r}")
     return value
+
+
+def _parse(arg: str | None, inner: Strategy) -> Strategy:
+    drop = needs_argument("within-accuracy", arg, "within-accuracy=0.5%:<spec>")
+    return within_accuracy(parse_max_drop(drop), inner)
+
+
+def _restore(params: Params, inner: Strategy) -> Strategy:
+    drop = number(params, "max_drop", "within_accuracy")
+    return within_accuracy(drop, inner, strict=bool(params.get("strict_accuracy")))
+
+
+DECLARED = (
+    Combinator(
+        "within_accuracy", _restore, own=("max_drop", "strict_accuracy"),
+        spec="within-accuracy", parse=_parse, example="within-accuracy=0.5%:<spec>", rank=400,
+    ),
+)  # fmt: skip
