@@ -170,12 +170,13 @@ def _fixed(
     """The run's ``Setup``, fixed once the max batch size is ``found``."""
     largest, search = found
     return Setup(
-        module, samples, asked.strategy, dev, Path(asked.cache_dir or default_cache_dir()),
-        asked.progress or silent, asked.settings or ProfileSettings(),
-        with_policy(asked.tolerance, asked.accuracy), total=total, outside=asked.outside,
-        verify_seconds=asked.verify_seconds, workspace=workspace, max_batch_size=largest,
-        batch_sizes=asked.strategy.plan.batch_sizes(largest), isolation=asked.isolation,
-        timeouts=asked.timeouts, max_batch_search=search,
+        module=module, samples=samples, strategy=asked.strategy, device=dev,
+        cache_dir=Path(asked.cache_dir or default_cache_dir()),
+        progress=asked.progress or silent, settings=asked.settings or ProfileSettings(),
+        tolerance=with_policy(asked.tolerance, asked.accuracy), total=total,
+        outside=asked.outside, verify_seconds=asked.verify_seconds, workspace=workspace,
+        max_batch_size=largest, batch_sizes=asked.strategy.plan.batch_sizes(largest),
+        isolation=asked.isolation, timeouts=asked.timeouts, max_batch_search=search,
     )  # fmt: skip
 
 

@@ -27,11 +27,11 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     module = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
     folder = tmp_path_factory.mktemp("replayed")
     backends = [FakeBackend("slow", sleep_ms=2.0), FakeBackend("a"), FakeBackend("b")]
-    run: TuningRun = unsafe_perform_io(
-        run_tuning(module, torch.randn(4, 8), quick_confident(), backends,
-                   cache_dir=folder / "cache", verify_seconds=0.3, isolation=False,
-                   record_path=folder / "run.json")  # fmt: skip
-    ).unwrap()
+    tuned = run_tuning(
+        module, torch.randn(4, 8), quick_confident(), backends, cache_dir=folder / "cache",
+        verify_seconds=0.3, isolation=False, record_path=folder / "run.json",
+    )  # fmt: skip
+    run: TuningRun = unsafe_perform_io(tuned).unwrap()
     assert run.tuned is not None
     return folder / "run.json"
 
