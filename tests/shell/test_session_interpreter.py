@@ -12,7 +12,7 @@ from aitune_fp.cli.main import main
 from aitune_fp.core.record.run_record import loads
 from aitune_fp.core.session import Profiled, Timed
 from aitune_fp.core.session.recorded import replay_record
-from aitune_fp.core.strategies import max_throughput
+from aitune_fp.core.strategies import max_throughput, one_backend
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 from tests.shell.test_tune_rounds import quick_confident
@@ -54,11 +54,16 @@ def test_replaying_the_record_re_derives_its_selection(recorded: Path) -> None:
 
 
 def test_replay_under_another_strategy_names_where_it_diverges(recorded: Path) -> None:
-    """Under max throughput (no rounds) the replay ends without the recorded rounds: it
-    diverges after the baseline's build, which both strategies ask for first."""
-    again = replay_record(loads(recorded.read_text()), max_throughput)
-    assert again.diverged is not None and again.diverged.index >= 1
-    assert not any(type(c).__name__ == "TimeRounds" for c in again.commands)
+    """A strategy that admits only ``a`` diverges right after the baseline's build, which
+    both ask for first: the run built ``slow`` next, the replay builds ``a``; it still
+    ends, selecting from the logged measurements."""
+    record = loads(recorded.read_text())
+    slow, a = record.strategy["backends"][:2]
+    again = replay_record(record, one_backend(max_throughput, a))
+    assert again.diverged is not None and again.diverged.index == 1
+    assert again.diverged.recorded.startswith(f"build {slow}")
+    assert again.diverged.replayed.startswith(f"build {a}")
+    assert again.done.selection.unwrap().backend in (a, "eager")
 
 
 def test_the_replay_verb_prints_the_replay(
