@@ -30,8 +30,9 @@ from aitune_fp.core.strategies.registry import strategy_from_config
 from aitune_fp.effects.artifacts import read_output_spec
 from aitune_fp.effects.cache import weights_digest
 from aitune_fp.effects.inputs import InputSpec
-from aitune_fp.shell.persist import RECORD, load, spec_from_json
+from aitune_fp.shell.persist import RECORD, load
 from aitune_fp.shell.sealed import LoadError, _read_manifest
+from aitune_fp.shell.spec_json import spec_from_json
 from aitune_fp.shell.tuned_module import TunedModule
 
 
