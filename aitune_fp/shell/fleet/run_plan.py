@@ -40,7 +40,21 @@ EventSink = Callable[[JobEvent, FleetIndex], None]
 
 
 def load_plan(path: str | Path) -> Plan:
-    """The checked plan stored at ``path``."""
+    """The checked plan stored at ``path``; an unreadable or bad plan is a ``FleetError``.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "plan.toml"
+    >>> _ = path.write_text('strategies = ["min-latency"]\\n[[models]]\\nname = "mlp"\\n'
+    ...                     '[[targets]]\\ndevice = "cpu"\\nbackends = ["eager"]\\n')
+    >>> [m.name for m in load_plan(path).models]
+    ['mlp']
+    >>> _ = path.write_text('strategies = ["min-latency"]\\n[[models]]\\nname = "mlp"\\n'
+    ...                     '[[targets]]\\ndevice = "cpu"\\nbackends = ["abacus"]\\n')
+    >>> load_plan(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.fleet.errors.FleetError: .../plan.toml line 6: ...abacus...
+    """
     from aitune_fp.effects.backends.registry import BACKEND_TYPES
 
     file = Path(path)
@@ -65,6 +79,17 @@ def _factory(job: Job, base: Path) -> str | None:
     return f"{(base / source).resolve()}:{name}"
 
 
+def _stored_environment(
+    job: Job, out: Path, previous: FleetIndex | None, force: bool
+) -> dict[str, object] | None:
+    """The environment of ``job``'s stored run when resume says to check it (else ``None``)."""
+    prior = previous.entry(job.job_id) if previous is not None else None
+    record = read_run(out / job.job_id / "run.json") if prior is not None else None
+    complete = record is not None and record.selection is not None
+    decision = resume(entry_key(job), prior, run_complete=complete, force=force)
+    return thaw(record.environment) if decision.action == "check" and record else None
+
+
 def job_spec(
     job: Job,
     base: Path,
@@ -75,22 +100,13 @@ def job_spec(
     cache_dir: str | None,
 ) -> JobSpec:
     """The spec of ``job``, with the stored environment when its run may be kept."""
-    prior = previous.entry(job.job_id) if previous is not None else None
-    record = read_run(out / job.job_id / "run.json") if prior is not None else None
-    decision = resume(
-        entry_key(job),
-        prior,
-        run_complete=record is not None and record.selection is not None,
-        force=force,
-    )
-    stored = thaw(record.environment) if decision.action == "check" and record else None
     return JobSpec(
         job_id=job.job_id,
         target=job.target.label,
         argv=tune_argv(job, _factory(job, base), cache_dir),
         device=job.target.device,
         retries=job.settings.retries,
-        stored_environment=stored,
+        stored_environment=_stored_environment(job, out, previous, force),
         num_cpus=job.target.num_cpus,
         accelerator_type=job.target.accelerator_type,
         save=job.settings.save,
@@ -131,6 +147,14 @@ def _finished(entry: JobEntry, result: JobResult, out: Path, job: Job) -> JobEnt
     )
 
 
+def _after(index: FleetIndex, job: Job, result: JobResult, out: Path) -> FleetIndex:
+    """The index once ``job`` ended with ``result``: its files written, the index stored."""
+    entry = index.entry(job.job_id) or not_finished(job)
+    index = with_entry(index, _finished(entry, result, out, job))
+    write_index(out, index)
+    return index
+
+
 def run_plan(
     plan_path: str | Path,
     out: str | Path,
@@ -146,11 +170,9 @@ def run_plan(
     run = _executor(executor, address)
     folder = Path(out)
     jobs = {job.job_id: job for job in expand(plan)}
-    previous = read_index(folder)
-    base = Path(plan_path).resolve().parent
-    specs = [
-        job_spec(j, base, folder, previous, force=force, cache_dir=cache_dir) for j in jobs.values()
-    ]
+    previous, base = read_index(folder), Path(plan_path).resolve().parent
+    specs = [job_spec(j, base, folder, previous, force=force, cache_dir=cache_dir)
+             for j in jobs.values()]  # fmt: skip
     index = FleetIndex(tuple(not_finished(j) for j in jobs.values()), render_plan(plan), executor)
     write_index(folder, index)
     sink = on_event or (lambda event, index: None)
@@ -159,9 +181,7 @@ def run_plan(
         sink(JobEvent("started", spec.job_id, spec.target), index)
 
     for result in run(specs, started):
+        index = _after(index, jobs[result.job_id], result, folder)
         job = jobs[result.job_id]
-        entry = index.entry(job.job_id) or not_finished(job)
-        index = with_entry(index, _finished(entry, result, folder, job))
-        write_index(folder, index)
         sink(JobEvent("finished", job.job_id, job.target.label, result.status), index)
     return index
