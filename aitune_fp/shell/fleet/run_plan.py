@@ -17,7 +17,7 @@ Rules:
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -81,7 +81,7 @@ def _factory(job: Job, base: Path) -> str | None:
 
 def _stored_environment(
     job: Job, out: Path, previous: FleetIndex | None, force: bool
-) -> dict[str, object] | None:
+) -> Mapping[str, object] | None:
     """The environment of ``job``'s stored run when resume says to check it (else ``None``)."""
     prior = previous.entry(job.job_id) if previous is not None else None
     record = read_run(out / job.job_id / "run.json") if prior is not None else None
