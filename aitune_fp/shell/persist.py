@@ -256,7 +256,14 @@ def load(
     """The tuned module saved at ``path``, ready to run (see the module rules).
 
     ``device`` defaults to the device it was tuned on; ``expected_digest``
-    (``"sha256:<hex>"``) pins the manifest's digest.
+    (``"sha256:<hex>"``) pins the manifest's digest. A folder that is not a save is refused
+    before anything is copied or opened:
+
+    >>> empty = Path(tempfile.mkdtemp())
+    >>> load(empty)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.sealed.LoadError: ... is not an aitune_fp save: it has no manifest.json
     """
     folder = Path(path)
     doc = _read_manifest(folder, expected_digest)

@@ -17,7 +17,7 @@ Rules:
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -99,7 +99,14 @@ def job_spec(
     force: bool,
     cache_dir: str | None,
 ) -> JobSpec:
-    """The spec of ``job``, with the stored environment when its run may be kept."""
+    """The spec of ``job``, with the stored environment when its run may be kept.
+
+    >>> from aitune_fp.core.fleet.plan import ModelEntry, TargetEntry
+    >>> job = Job(ModelEntry("mlp"), TargetEntry("cpu", backends=("eager",)), "min-latency")
+    >>> spec = job_spec(job, Path("plans"), Path("out"), None, force=False, cache_dir="/c")
+    >>> spec.job_id, spec.device, spec.argv[-2:], spec.stored_environment
+    ('mlp/cpu/min-latency', 'cpu', ('--cache-dir', '/c'), None)
+    """
     return JobSpec(
         job_id=job.job_id,
         target=job.target.label,
@@ -111,6 +118,14 @@ def job_spec(
         accelerator_type=job.target.accelerator_type,
         save=job.settings.save,
     )
+
+
+def _specs(
+    jobs: Iterable[Job], base: Path, out: Path, *, force: bool, cache_dir: str | None
+) -> list[JobSpec]:
+    """Every job's spec, resuming against the index already in ``out``."""
+    previous = read_index(out)
+    return [job_spec(j, base, out, previous, force=force, cache_dir=cache_dir) for j in jobs]
 
 
 def _executor(name: str, address: str | None) -> Executor:
@@ -165,14 +180,25 @@ def run_plan(
     cache_dir: str | None = None,
     on_event: EventSink | None = None,
 ) -> FleetIndex:
-    """Run every job of the plan at ``plan_path`` into ``out``; returns the final index."""
+    """Run every job of the plan at ``plan_path`` into ``out``; returns the final index.
+
+    The plan is read and checked before any job starts:
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> run_plan(folder / "missing.toml", folder / "out")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.fleet.errors.FleetError: cannot read .../missing.toml: No such file or directory
+    >>> (folder / "out").exists()
+    False
+    """
     plan = load_plan(plan_path)
     run = _executor(executor, address)
     folder = Path(out)
     jobs = {job.job_id: job for job in expand(plan)}
-    previous, base = read_index(folder), Path(plan_path).resolve().parent
-    specs = [job_spec(j, base, folder, previous, force=force, cache_dir=cache_dir)
-             for j in jobs.values()]  # fmt: skip
+    base = Path(plan_path).resolve().parent
+    specs = _specs(jobs.values(), base, folder, force=force, cache_dir=cache_dir)
     index = FleetIndex(tuple(not_finished(j) for j in jobs.values()), render_plan(plan), executor)
     write_index(folder, index)
     sink = on_event or (lambda event, index: None)

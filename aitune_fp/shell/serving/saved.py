@@ -118,7 +118,17 @@ def _serving_plan(
 def read_saved(
     folder: str | Path, *, max_batch_size: int | None = None, batch_wait_ms: float | None = None
 ) -> Saved:
-    """The serving facts of the save at ``folder`` (see the module rules)."""
+    """The serving facts of the save at ``folder`` (see the module rules).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "manifest.json").write_text('{"format": "aitune_fp.saved_module"}')
+    >>> read_saved(folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.sealed.LoadError: ...manifest.json is not an aitune_fp save of version 1 \
+(format 'aitune_fp.saved_module', version None)
+    """
     path = Path(folder)
     doc = _read_manifest(path)
     try:
