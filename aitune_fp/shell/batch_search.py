@@ -82,7 +82,25 @@ def search_max_batch(
     cache: Path | None = None,
 ) -> Result[tuple[int, MaxBatchSearch], TuneError]:
     """The max batch size and how the sweep stopped (or the earlier sweep's, from
-    ``cache``), or why eager cannot be tuned."""
+    ``cache``), or why eager cannot be tuned.
+
+    >>> import tempfile
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> linear, cpu, cache = torch.nn.Linear(3, 2), torch.device("cpu"), Path(tempfile.mkdtemp())
+    >>> samples, plan = normalise_samples([torch.zeros(2, 3)]), ProfilingPlan(max_batch_size=4)
+    >>> def search(module, cap=None):
+    ...     return search_max_batch(module, samples, cpu, plan, cap, isolation=False,
+    ...                             timeouts=Timeouts(), cache=cache)
+    >>> largest, how = search(linear).unwrap()
+    >>> largest, how.stop, how.reused_from is None
+    (4, 'cap', True)
+    >>> search(linear).unwrap()[1].reused_from is not None  # the same keys: the cached sweep
+    True
+    >>> search(linear, cap=2).unwrap()[:1]  # the smaller cap wins, and it is swept again
+    (2,)
+    >>> search(torch.nn.Linear(4, 2)).failure().message[:58]
+    'the eager module cannot run the first batch built from the'
+    """
     limit = _limit(cap, plan)
     keys = None
     if cache is not None:

@@ -55,11 +55,15 @@ def _read_manifest(folder: Path, expected_digest: str | None = None) -> Reader:
         raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
     if expected_digest is not None:
         _check_pinned(folder, raw, expected_digest)
+    return _parsed(folder, raw)
+
+
+def _parsed(folder: Path, raw: bytes) -> Reader:
+    """The manifest in ``raw``; not JSON, or not this format and version, is a ``LoadError``."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        doc = Reader(json.loads(raw.decode("utf-8")), MANIFEST)
     except ValueError as error:
         raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
-    doc = Reader(data, MANIFEST)
     if doc.raw("format", None) != FORMAT or doc.raw("version", None) != VERSION:
         raise LoadError(
             f"{folder / MANIFEST} is not an aitune_fp save of version {VERSION} "

@@ -74,12 +74,8 @@ class TunedModule(torch.nn.Module):
         super().__init__()
         if outside not in OUTSIDE:
             raise ValueError(f"outside must be one of {OUTSIDE}, got {outside!r}")
-        self.built = built
-        self.backend_config = backend_config
-        self.selection = selection
-        self.samples = samples
-        self.record = record
-        self.outside = outside
+        self.built, self.backend_config, self.selection = built, backend_config, selection
+        self.samples, self.record, self.outside = samples, record, outside
         self._runner = built.runner
         self._source = [source]  # a list keeps the user's module out of our parameters
         self.max_batch_size = _largest_batch(max_batch_size, record, samples)

@@ -89,21 +89,27 @@ class _Tally:
             return True
 
 
+def _post(conn: http.client.HTTPConnection, target: _Target) -> int:
+    """Post the target's body on ``conn``; the answer's status, once it is read whole."""
+    conn.request("POST", target.path, target.body, target.headers)
+    response = conn.getresponse()
+    response.read()
+    return response.status
+
+
 def _client(target: _Target, tally: _Tally) -> None:
     conn = target.connect()
     try:
         while tally.take():
             start = time.perf_counter()
             try:
-                conn.request("POST", target.path, target.body, target.headers)
-                response = conn.getresponse()
-                response.read()
+                status = _post(conn, target)
             except (OSError, http.client.HTTPException):
                 tally.errors.append(1)
                 conn.close()
                 conn = target.connect()
                 continue
-            if response.status == 200:
+            if status == 200:
                 tally.latencies.append((time.perf_counter() - start) * 1000.0)
             else:
                 tally.errors.append(1)

@@ -20,6 +20,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Final
 
+from aitune_fp.core.serving.plan import ServingPlan
 from aitune_fp.effects.serving.batching import Request, total_rows
 from aitune_fp.shell.serving.endpoint import Endpoint
 from aitune_fp.shell.serving.saved import Saved, Served
@@ -79,9 +80,22 @@ async def _respond(endpoint: Endpoint, request: Any, infer: Any) -> Any:
     return Response(reply.body, status_code=reply.status, media_type=reply.content_type)
 
 
-def _application(serve: Any, served: Served, saved: Saved, options: ServeOptions) -> Any:
-    plan = saved.plan
+def _batch_options(plan: ServingPlan) -> dict[str, Any]:
+    """Serve's batching: up to the plan's rows, waiting at most its batch wait.
 
+    >>> from aitune_fp.core.serving.plan import plan_from_tune
+    >>> options = _batch_options(plan_from_tune("onnxruntime", 8, 4.0))
+    >>> options["max_batch_size"], options["batch_wait_timeout_s"]
+    (8, 0.002)
+    """
+    return {
+        "max_batch_size": plan.max_batch_size,
+        "batch_wait_timeout_s": plan.batch_wait_ms / 1000.0,
+        "batch_size_fn": total_rows,
+    }
+
+
+def _application(serve: Any, served: Served, saved: Saved, options: ServeOptions) -> Any:
     @serve.deployment(**_deployment_options(served, saved, options))
     class TunedModel:
         def __init__(self, served: Served, saved: Saved) -> None:
@@ -90,11 +104,7 @@ def _application(serve: Any, served: Served, saved: Saved, options: ServeOptions
         async def __call__(self, request: Any) -> Any:
             return await _respond(self.endpoint, request, self.infer)
 
-        @serve.batch(  # type: ignore[untyped-decorator]
-            max_batch_size=plan.max_batch_size,
-            batch_wait_timeout_s=plan.batch_wait_ms / 1000.0,
-            batch_size_fn=total_rows,
-        )
+        @serve.batch(**_batch_options(saved.plan))  # type: ignore[untyped-decorator]
         async def infer(self, requests: list[Request]) -> list[Any]:
             results, sizes = await asyncio.to_thread(self.endpoint.run_batch, requests)
             self.endpoint.counted(len(requests), sizes)

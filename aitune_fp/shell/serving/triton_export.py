@@ -110,9 +110,14 @@ def _triton_model(
     )
 
 
-def _publish(target: Path, text: str, artifact: Path, filename: str, version: int) -> None:
+def _publish(
+    target: Path, text: str, artifact: Path | None, filename: str, version: int, folder: Path
+) -> None:
     """Write the model folder ``target``: its config and, under ``version``, the artifact
-    as ``filename`` with its external-data files (staged, then renamed into place)."""
+    as ``filename`` with its external-data files (staged, then renamed into place); a
+    model loaded from ``folder`` without an artifact file is an ``ExportError``."""
+    if artifact is None or not artifact.is_file():
+        raise ExportError(f"{folder}: the loaded model has no artifact file to export")
     with staging_dir(target) as staging:
         (staging / "config.pbtxt").write_text(text, encoding="utf-8")
         files = staging / str(version)
@@ -134,7 +139,19 @@ def export_triton(
     batch_wait_ms: float | None = None,
     force: bool = False,
 ) -> Path:
-    """Write the Triton model folder for the save at ``path`` into ``repo``; returns it."""
+    """Write the Triton model folder for the save at ``path`` into ``repo``; returns it.
+
+    What is not a save is refused before anything is written:
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> export_triton(folder / "no-save", folder / "repo")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.sealed.LoadError: .../no-save is not an aitune_fp save: it has no manifest.json
+    >>> (folder / "repo").exists()
+    False
+    """
     folder = Path(path)
     saved = read_saved(folder, max_batch_size=max_batch_size, batch_wait_ms=batch_wait_ms)
     triton_platform(saved.kind, saved.artifact)  # refuse before loading anything
@@ -148,10 +165,7 @@ def export_triton(
         model = _triton_model(saved, _output_sigs(tuned), label, run_on, instances)
         text = config_pbtxt(model)
         parse_config(text)
-        artifact = tuned.built.artifact
-        if artifact is None or not artifact.is_file():
-            raise ExportError(f"{folder}: the loaded model has no artifact file to export")
-        _publish(target, text, artifact, model.filename, version)
+        _publish(target, text, tuned.built.artifact, model.filename, version, folder)
     finally:
         tuned.close()
     return target
