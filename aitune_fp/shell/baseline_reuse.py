@@ -71,7 +71,7 @@ def _read(source: BaselineSource) -> tuple[RunRecord | None, str, str | None]:
         return None, str(path), str(error)
 
 
-def refusal(record: RunRecord, keys: dict[str, str]) -> str | None:
+def _refusal(record: RunRecord, keys: dict[str, str]) -> str | None:
     """Why ``record``'s baseline cannot stand for this run's (``None``: it can)."""
     if record.baseline is None or record.baseline.profile is None:
         return "it has no profiled baseline"
@@ -92,7 +92,7 @@ def plan_baseline(setup: Setup, source: BaselineSource | None) -> BaselinePlan:
         return _refused(keys, f"not reusing a baseline: {setup.strategy.name} profiles none")
     record, where, problem = _read(source)
     if record is not None:
-        problem = refusal(record, keys)
+        problem = _refusal(record, keys)
     if record is None or problem is not None:
         return _refused(keys, f"not reusing the baseline of {where}: {problem}; measuring it")
     log.info("eager baseline reused from %s (not profiled again)", where)

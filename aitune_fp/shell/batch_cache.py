@@ -65,7 +65,16 @@ def model_keys(
 ) -> dict[str, str]:
     """The keys the sweep and the baseline both depend on: the model
     (:func:`~aitune_fp.effects.cache_key.model_digest`), the input spec, the profiling plan
-    without its final rounds, the environment, the device and isolation."""
+    without its final rounds, the environment, the device and isolation.
+
+    >>> linear, cpu = torch.nn.Linear(2, 2), torch.device("cpu")
+    >>> keys = model_keys(linear, "spec", cpu, ProfilingPlan(), isolation=False)
+    >>> sorted(keys), keys["device"], keys["isolation"]
+    (['device', 'environment', 'inputs', 'isolation', 'model', 'profiling'], 'cpu', 'False')
+    >>> unbatched = model_keys(linear, "spec", cpu, ProfilingPlan(batching=False), False)
+    >>> unbatched["profiling"] != keys["profiling"], unbatched["model"] == keys["model"]
+    (True, True)
+    """
     profiling = {k: v for k, v in plan_config(plan).items() if k != "rounds"}
     return {
         "model": model_digest(module),
@@ -87,7 +96,15 @@ def sweep_keys(
     isolation: bool,
     timeouts: Timeouts,
 ) -> dict[str, str]:
-    """What the max-batch search's result depends on, each as text (see the rules)."""
+    """What the max-batch search's result depends on, each as text (see the rules).
+
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> samples = normalise_samples([torch.zeros(2, 2)])
+    >>> keys = sweep_keys(torch.nn.Linear(2, 2), samples, torch.device("cpu"), ProfilingPlan(),
+    ...                   8, isolation=True, timeouts=Timeouts(call=30))
+    >>> keys["cap"], keys["call_timeout"], keys["isolation"], len(keys["samples"]) > 0
+    ('8', '30', 'True', True)
+    """
     return {
         **model_keys(module, samples.spec, device, plan, isolation),
         "samples": samples_digest(samples),
@@ -97,7 +114,14 @@ def sweep_keys(
 
 
 def entry_path(cache_dir: Path, keys: dict[str, str]) -> Path:
-    """The cache file for ``keys``."""
+    """The cache file for ``keys``: one per key set, named by their digest.
+
+    >>> path = entry_path(Path("cache"), {"model": "m"})
+    >>> path.parent.as_posix(), len(path.stem), path.suffix
+    ('cache/max_batch', 32, '.json')
+    >>> path == entry_path(Path("cache"), {"model": "n"})
+    False
+    """
     return cache_dir / FOLDER / f"{_digest(keys)[:32]}.json"
 
 
@@ -116,31 +140,59 @@ def _problem(data: Any, keys: dict[str, str]) -> str | None:
     return None
 
 
+def _decoded(data: Any, keys: dict[str, str], path: Path) -> tuple[int, MaxBatchSearch] | str:
+    """The usable result in ``data``, or why there is none."""
+    problem = _problem(data, keys)
+    if problem is not None:
+        return problem
+    body = data["body"]
+    search = decode_max_batch(Reader(body["search"], "max_batch_search"))
+    largest = int(body["max_batch_size"])
+    if largest < 1:
+        raise ValueError(f"max batch size {largest} < 1")
+    return largest, replace(search, reused_from=str(path))
+
+
 def load(cache_dir: Path, keys: dict[str, str]) -> tuple[int, MaxBatchSearch] | None:
-    """The cached max batch size and search for ``keys`` (``None``: none usable)."""
+    """The cached max batch size and search for ``keys`` (``None``: none usable; a file
+    that cannot be used is removed).
+
+    >>> import tempfile
+    >>> cache, keys = Path(tempfile.mkdtemp()), {"model": "m"}
+    >>> store(cache, keys, 4, MaxBatchSearch("hung", "eager hung", failed_at=8))
+    >>> largest, search = load(cache, keys)
+    >>> largest, search.stop, search.failed_at, search.reused_from == str(entry_path(cache, keys))
+    (4, 'hung', 8, True)
+    >>> load(cache, {"model": "another"}) is None
+    True
+    >>> _ = entry_path(cache, keys).write_text("{not json")
+    >>> load(cache, keys) is None, entry_path(cache, keys).exists()
+    (True, False)
+    """
     path = entry_path(cache_dir, keys)
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        problem = _problem(data, keys)
-        if problem is None:
-            body = data["body"]
-            search = decode_max_batch(Reader(body["search"], "max_batch_search"))
-            largest = int(body["max_batch_size"])
-            if largest < 1:
-                raise ValueError(f"max batch size {largest} < 1")
-            return largest, replace(search, reused_from=str(path))
+        found = _decoded(json.loads(path.read_text(encoding="utf-8")), keys, path)
     except (OSError, ValueError, KeyError, TypeError) as error:
-        problem = f"unreadable ({error})"
-    log.warning("ignoring the cached max-batch result %s: %s; sweeping again", path, problem)
+        found = f"unreadable ({error})"
+    if not isinstance(found, str):
+        return found
+    log.warning("ignoring the cached max-batch result %s: %s; sweeping again", path, found)
     with contextlib.suppress(OSError):
         path.unlink(missing_ok=True)
     return None
 
 
 def store(cache_dir: Path, keys: dict[str, str], largest: int, search: MaxBatchSearch) -> None:
-    """Cache this run's sweep under ``keys`` (a write that fails is a warning)."""
+    """Cache this run's sweep under ``keys`` (a write that fails is a warning).
+
+    >>> import tempfile
+    >>> blocked = Path(tempfile.mkstemp()[1])  # a file where the cache folder should be
+    >>> store(blocked, {"model": "m"}, 2, MaxBatchSearch("cap", "every size ran"))
+    >>> load(blocked, {"model": "m"}) is None
+    True
+    """
     body = {
         "format": FORMAT,
         "keys": keys,

@@ -41,6 +41,35 @@ from aitune_fp.shell.batch_cache import load, store, sweep_keys
 log = logging.getLogger("aitune_fp")
 
 
+def _swept(
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    plan: ProfilingPlan,
+    limit: int | None,
+    *,
+    isolation: bool,
+    timeouts: Timeouts,
+) -> MaxBatchResult | TuneError:
+    """Eager's one-row check and the sweep up to ``limit``, in a worker with ``isolation``."""
+    if isolation:
+        return isolated_max_batch(module, samples, device, limit, timeouts, sweep=plan.batching)
+    return eager_check(module, samples) or (
+        find_max_batch_size(module, samples, device, cap=limit)
+        if plan.batching else MaxBatchResult(1, UNBATCHED, "unbatched")
+    )  # fmt: skip
+
+
+def _limit(cap: int | None, plan: ProfilingPlan) -> int | None:
+    """The sweep's cap: the smaller of the user's and the plan's (``None``: neither).
+
+    >>> _limit(None, ProfilingPlan()), _limit(8, ProfilingPlan(max_batch_size=4))
+    (None, 4)
+    """
+    caps = [x for x in (cap, plan.max_batch_size) if x is not None]
+    return min(caps) if caps else None
+
+
 def search_max_batch(
     module: torch.nn.Module,
     samples: Samples,
@@ -53,9 +82,26 @@ def search_max_batch(
     cache: Path | None = None,
 ) -> Result[tuple[int, MaxBatchSearch], TuneError]:
     """The max batch size and how the sweep stopped (or the earlier sweep's, from
-    ``cache``), or why eager cannot be tuned."""
-    caps = [x for x in (cap, plan.max_batch_size) if x is not None]
-    limit = min(caps) if caps else None
+    ``cache``), or why eager cannot be tuned.
+
+    >>> import tempfile
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> linear, cpu, cache = torch.nn.Linear(3, 2), torch.device("cpu"), Path(tempfile.mkdtemp())
+    >>> samples, plan = normalise_samples([torch.zeros(2, 3)]), ProfilingPlan(max_batch_size=4)
+    >>> def search(module, cap=None):
+    ...     return search_max_batch(module, samples, cpu, plan, cap, isolation=False,
+    ...                             timeouts=Timeouts(), cache=cache)
+    >>> largest, how = search(linear).unwrap()
+    >>> largest, how.stop, how.reused_from is None
+    (4, 'cap', True)
+    >>> search(linear).unwrap()[1].reused_from is not None  # the same keys: the cached sweep
+    True
+    >>> search(linear, cap=2).unwrap()[:1]  # the smaller cap wins, and it is swept again
+    (2,)
+    >>> search(torch.nn.Linear(4, 2)).failure().message[:58]
+    'the eager module cannot run the first batch built from the'
+    """
+    limit = _limit(cap, plan)
     keys = None
     if cache is not None:
         keys = sweep_keys(module, samples, device, plan, limit, isolation=isolation,
@@ -64,14 +110,7 @@ def search_max_batch(
         if hit is not None:
             log.info("%s", max_batch_line(*hit))
             return Success(hit)
-    found: MaxBatchResult | TuneError
-    if isolation:
-        found = isolated_max_batch(module, samples, device, limit, timeouts, sweep=plan.batching)
-    else:
-        found = eager_check(module, samples) or (
-            find_max_batch_size(module, samples, device, cap=limit)
-            if plan.batching else MaxBatchResult(1, UNBATCHED, "unbatched")
-        )  # fmt: skip
+    found = _swept(module, samples, device, plan, limit, isolation=isolation, timeouts=timeouts)
     if isinstance(found, TuneError):
         return Failure(found)
     search = MaxBatchSearch(found.stop, found.reason, found.failed_at)
@@ -83,7 +122,16 @@ def search_max_batch(
 
 
 def inside(samples: Samples, largest: int, search: MaxBatchSearch) -> Samples:
-    """The samples to tune with: cut to ``largest`` rows when the sweep ended on a fault."""
+    """The samples to tune with: cut to ``largest`` rows when the sweep ended on a fault.
+
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> samples = normalise_samples([torch.zeros(4, 3)])
+    >>> inside(samples, 2, MaxBatchSearch("cap", "every size ran")) is samples
+    True
+    >>> cut = inside(samples, 2, MaxBatchSearch("crashed", "SIGSEGV", failed_at=4))
+    >>> cut.rows, [item.args[0].shape[0] for item in cut.items]
+    (4, [2, 2])
+    """
     if search.failed_at is None:
         return samples
     return split_samples(samples, largest)

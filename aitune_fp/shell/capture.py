@@ -70,16 +70,27 @@ class Captured:
             self.skipped += 1
             return
         self.nbytes += size
-        args = tuple(_copy(a) for a in args)
-        kept = {k: _copy(v) for k, v in kept.items()}
-        if kept and not args:
-            self.calls.append(kept)
-        elif len(args) == 1 and not kept:
-            self.calls.append(args[0])
-        elif not kept:
-            self.calls.append(args)
-        else:
-            self.calls.append(Call(args, kept))
+        self.calls.append(
+            _as_sample(tuple(_copy(a) for a in args), {k: _copy(v) for k, v in kept.items()})
+        )
+
+
+def _as_sample(args: tuple[Any, ...], kwargs: dict[str, Any]) -> CapturedCall:
+    """One call as a sample: its keywords, its one tensor, its arguments, or both.
+
+    >>> one = torch.zeros(1)
+    >>> type(_as_sample((one,), {})).__name__, _as_sample((), {"x": one}).keys()
+    ('Tensor', dict_keys(['x']))
+    >>> len(_as_sample((one, one), {})), type(_as_sample((one,), {"x": one})).__name__
+    (2, 'Call')
+    """
+    if kwargs and not args:
+        return kwargs
+    if len(args) == 1 and not kwargs:
+        return args[0]  # type: ignore[no-any-return]
+    if not kwargs:
+        return args
+    return Call(args, kwargs)
 
 
 def _copy(value: Any) -> Any:

@@ -18,7 +18,17 @@ log = logging.getLogger("aitune_fp")
 
 
 def write_record(record: RunRecord, path: Path) -> bool:
-    """Write ``record`` to ``path`` atomically; ``False`` (and a warning) if it failed."""
+    """Write ``record`` to ``path`` atomically; ``False`` (and a warning) if it failed.
+
+    >>> import tempfile
+    >>> from aitune_fp.core.record.run_record import loads
+    >>> record = RunRecord("mlp", "cpu", {"strategy": "max"}, None, (), None, None, {}, {}, None)
+    >>> path = Path(tempfile.mkdtemp()) / "run.json"
+    >>> write_record(record, path), loads(path.read_text()) == record
+    (True, True)
+    >>> write_record(record, path / "inside-a-file.json"), loads(path.read_text()) == record
+    (False, True)
+    """
     try:
         write_text(path, dumps(record))
         return True

@@ -31,7 +31,14 @@ MODEL_FIELD: Final = "model_sha256"
 
 
 def model_fields(source: torch.nn.Module | None) -> dict[str, str | None]:
-    """The manifest's fields naming the source module (``None`` values when unknown)."""
+    """The manifest's fields naming the source module (``None`` values when unknown).
+
+    >>> model_fields(None)
+    {'weights_sha256': None, 'model_sha256': None}
+    >>> fields = model_fields(torch.nn.Linear(2, 2))
+    >>> sorted(fields), all(isinstance(v, str) for v in fields.values())
+    (['model_sha256', 'weights_sha256'], True)
+    """
     if source is None:
         return {"weights_sha256": None, MODEL_FIELD: None}
     try:
@@ -43,7 +50,18 @@ def model_fields(source: torch.nn.Module | None) -> dict[str, str | None]:
 def write_model_probe(
     folder: Path, samples: Samples, source: torch.nn.Module | None
 ) -> FileDigest | None:
-    """Write ``probe.pt`` of ``source`` into ``folder`` (its digest; ``None``: no probe)."""
+    """Write ``probe.pt`` of ``source`` into ``folder`` (its digest; ``None``: no probe).
+
+    >>> import tempfile
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> folder, samples = Path(tempfile.mkdtemp()), normalise_samples([torch.zeros(1, 2)])
+    >>> write_model_probe(folder, samples, None) is None  # the source is unknown
+    True
+    >>> write_model_probe(folder, samples, torch.nn.Linear(3, 3)) is None  # it cannot run
+    True
+    >>> write_model_probe(folder, samples, torch.nn.Linear(2, 2)) == digest(folder / PROBE_FILE)
+    True
+    """
     if source is None:
         return None
     batch = make_batch(samples, 1)
@@ -66,6 +84,18 @@ def mismatch(
     ``saved`` holds the manifest's ``weights_sha256`` and ``model_sha256`` (either may be
     ``None``); ``probe`` is the verified private copy of the probe file, when the save has
     one.
+
+    >>> import copy
+    >>> tuned, cpu = torch.nn.Linear(2, 2), torch.device("cpu")
+    >>> saved = model_fields(tuned)
+    >>> mismatch(saved, None, copy.deepcopy(tuned), cpu) is None
+    True
+    >>> other = copy.deepcopy(tuned)
+    >>> _ = other.bias.data.add_(1.0)
+    >>> mismatch(saved, None, other, cpu)
+    'its weights differ from those it was tuned with (weights sha256 mismatch)'
+    >>> mismatch({"weights_sha256": None, "model_sha256": None}, None, other, cpu) is None
+    True
     """
     weights = saved.get("weights_sha256")
     if weights is not None and weights_digest(module) != weights:

@@ -59,9 +59,8 @@ from aitune_fp.effects.artifacts import (
 )
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
 from aitune_fp.effects.environment import library_versions
-from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, make_batch, normalise_samples
+from aitune_fp.effects.inputs import InputSpec, Samples, make_batch
 from aitune_fp.effects.integrity import FileDigest, digest
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.model_match import PROBE_FILE, mismatch, model_fields, write_model_probe
@@ -74,56 +73,11 @@ from aitune_fp.shell.sealed import (
     _sealed_copy,
     manifest_digest,
 )
+from aitune_fp.shell.spec_json import spec_from_json, spec_to_json, zero_samples
 from aitune_fp.shell.tuned_module import TunedModule
 
 __all__ = ["LoadError", "load", "manifest_digest", "save"]
 RECORD: Final = "run.json"
-
-
-# --------------------------------------------------------------------------- input spec
-def spec_to_json(spec: InputSpec) -> dict[str, Any]:
-    """An input spec as JSON: positional and keyword names, tensors, batch axis, dynamic axes."""
-    return {
-        "positional": list(spec.positional),
-        "keywords": list(spec.keywords),
-        "tensors": [
-            {"name": t.name, "row_shape": list(t.row_shape), "dtype": t.dtype} for t in spec.tensors
-        ],
-        "batch_axis": spec.batch_axis,
-        "dynamic": dynamic_to_json(spec),
-    }
-
-
-def spec_from_json(doc: Reader) -> InputSpec:
-    """An input spec from :func:`spec_to_json`'s output."""
-    tensors = tuple(
-        TensorSpec(t.text("name"), tuple(int(d) for d in t.array("row_shape")), t.text("dtype"))
-        for t in doc.children("tensors")
-    )
-    for t in tensors:
-        if not isinstance(getattr(torch, t.dtype, None), torch.dtype):
-            raise LoadError(f"{doc.path}: unknown dtype {t.dtype!r}")
-    spec = InputSpec(
-        doc.texts("positional"), doc.texts("keywords"), tensors, doc.integer("batch_axis")
-    )
-    try:  # manifests written before dynamic axes have none
-        return with_dynamic(spec, doc.array("dynamic", []))
-    except ValueError as error:
-        raise LoadError(f"{doc.path}: {error}") from None
-
-
-def zero_samples(spec: InputSpec) -> Samples:
-    """One all-zeros sample of batch size 1 matching ``spec`` (for rebuilding a recipe)."""
-    tensors = {
-        t.name: torch.zeros(t.shape(1, spec.batch_axis), dtype=getattr(torch, t.dtype))
-        for t in spec.tensors
-    }
-    args = [tensors[n] for n in spec.positional]
-    if spec.keywords:
-        if args:
-            raise LoadError("a recipe with both positional and keyword inputs cannot be rebuilt")
-        return normalise_samples({k: tensors[k] for k in spec.keywords}, batch_axis=spec.batch_axis)
-    return normalise_samples([tuple(args)], batch_axis=spec.batch_axis)
 
 
 # --------------------------------------------------------------------------- save
@@ -137,27 +91,30 @@ def _outputs_of(tuned: TunedModule) -> str:
     return dump_output_spec(output_spec(outputs))
 
 
+def _backend_fields(config: Backend) -> dict[str, Any]:
+    """The manifest's ``backend``: kind, description, key and the config as JSON."""
+    return {
+        "kind": config.name,
+        "description": config.describe(),
+        "key": config.key(),
+        "config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),  # type: ignore[call-overload]
+    }
+
+
 def _manifest(
     tuned: TunedModule, mode: str, files: dict[str, FileDigest], artifact: str | None
 ) -> dict[str, Any]:
-    config: Backend = tuned.backend_config
-    source = tuned.source_module
     return {
         "format": FORMAT,
         "version": VERSION,
         "mode": mode,
-        "backend": {
-            "kind": config.name,
-            "description": config.describe(),
-            "key": config.key(),
-            "config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),  # type: ignore[call-overload]
-        },
+        "backend": _backend_fields(tuned.backend_config),
         "artifact": artifact,
         "device": str(tuned.built.info.get("device", "cpu")),
         "input_spec": spec_to_json(tuned.samples.spec),
         "outputs": _outputs_of(tuned),
         "selection": encode_selection(tuned.selection),
-        **model_fields(source),
+        **model_fields(tuned.source_module),
         "libraries": library_versions(),
         "files": {name: dataclasses.asdict(d) for name, d in sorted(files.items())},
     }
@@ -177,44 +134,69 @@ def _check_artifact(tuned: TunedModule, artifact: Path) -> None:
         )
 
 
-def save(tuned: TunedModule, path: str | Path) -> Path:
-    """Save ``tuned`` to the folder ``path`` (see the module rules); returns the folder."""
-    target = Path(path)
+def _saved_artifact(tuned: TunedModule, target: Path) -> Path | None:
+    """The artifact to save (``None``: a recipe), after checking ``target`` and ``tuned``."""
     if target.exists() and not _is_save_folder(target):
         raise ValueError(
             f"{target} exists and is not an aitune_fp save folder: choose another path"
         )
     config = tuned.backend_config
     artifact = tuned.built.artifact
-    mode = (
-        "artifact" if artifact is not None and artifact.is_file() and loadable(config) else "recipe"
-    )
-    if mode == "recipe" and tuned.source_module is None:
-        raise ValueError(f"{config.describe()} has no artifact and the source module is unknown")
-    if mode == "artifact" and artifact is not None:
+    if artifact is not None and artifact.is_file() and loadable(config):
         _check_artifact(tuned, artifact)
+        return artifact
+    if tuned.source_module is None:
+        raise ValueError(f"{config.describe()} has no artifact and the source module is unknown")
+    return None
+
+
+def _copy_artifact(tuned: TunedModule, artifact: Path, staging: Path) -> dict[str, FileDigest]:
+    """Copy the artifact's files into ``staging``; refuse one that changed while copied."""
+    files: dict[str, FileDigest] = {}
+    for file in artifact_files(artifact):
+        shutil.copy2(file, staging / file.name)
+        files[file.name] = digest(staging / file.name)
+    if files[artifact.name] != tuned.artifact_digest and tuned.artifact_digest:
+        raise ValueError(f"refusing to save: {artifact} changed while it was copied")
+    return files
+
+
+def _staged(tuned: TunedModule, artifact: Path | None, staging: Path) -> None:
+    """Write every file of the save, the manifest last, into ``staging``."""
+    files = {} if artifact is None else _copy_artifact(tuned, artifact, staging)
+    probe = write_model_probe(staging, tuned.samples, tuned.source_module)
+    if probe is not None:
+        files[PROBE_FILE] = probe
+    if tuned.record is not None:
+        (staging / RECORD).write_text(dumps(tuned.record), encoding="utf-8")
+        files[RECORD] = digest(staging / RECORD)
+    mode = "recipe" if artifact is None else "artifact"
+    manifest = _manifest(tuned, mode, files, None if artifact is None else artifact.name)
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+
+
+def save(tuned: TunedModule, path: str | Path) -> Path:
+    """Save ``tuned`` to the folder ``path`` (see the module rules); returns the folder."""
+    target = Path(path)
+    artifact = _saved_artifact(tuned, target)
     with staging_dir(target) as staging:
-        files: dict[str, FileDigest] = {}
-        if mode == "artifact" and artifact is not None:
-            for file in artifact_files(artifact):
-                shutil.copy2(file, staging / file.name)
-                files[file.name] = digest(staging / file.name)
-            if files[artifact.name] != tuned.artifact_digest and tuned.artifact_digest:
-                raise ValueError(f"refusing to save: {artifact} changed while it was copied")
-        probe = write_model_probe(staging, tuned.samples, tuned.source_module)
-        if probe is not None:
-            files[PROBE_FILE] = probe
-        if tuned.record is not None:
-            (staging / RECORD).write_text(dumps(tuned.record), encoding="utf-8")
-            files[RECORD] = digest(staging / RECORD)
-        name = artifact.name if mode == "artifact" and artifact is not None else None
-        manifest = _manifest(tuned, mode, files, name)
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        _staged(tuned, artifact, staging)
         publish_dir(staging, target)
     return target
 
 
 # --------------------------------------------------------------------------- load
+def _check_module(
+    doc: Reader, folder: Path, module: torch.nn.Module, device: torch.device, shown: Path
+) -> None:
+    """Refuse a ``module`` that is not the one the save was tuned from."""
+    probe = folder / PROBE_FILE if (folder / PROBE_FILE).is_file() else None
+    saved = {k: doc.text_or_none(k) for k in model_fields(None)}
+    problem = mismatch(saved, probe, module, device)
+    if problem is not None:
+        raise LoadError(f"the module is not the one {shown} was tuned from: {problem}")
+
+
 def _built(
     doc: Reader,
     folder: Path,
@@ -225,28 +207,43 @@ def _built(
     work_dir: Path,
     shown: Path,
 ) -> Built:
-    outputs = read_output_spec(doc.text("outputs"))
     if module is not None:
-        probe = folder / PROBE_FILE if (folder / PROBE_FILE).is_file() else None
-        saved = {k: doc.text_or_none(k) for k in model_fields(None)}
-        problem = mismatch(saved, probe, module, device)
-        if problem is not None:
-            raise LoadError(f"the module is not the one {shown} was tuned from: {problem}")
+        _check_module(doc, folder, module, device, shown)
     if doc.text("mode") == "artifact":
-        effect = load_built(
-            config, folder / doc.text("artifact"), samples.spec, outputs, device, work_dir
+        outputs = read_output_spec(doc.text("outputs"))
+        artifact = folder / doc.text("artifact")
+        effect = load_built(config, artifact, samples.spec, outputs, device, work_dir)
+    elif module is None:
+        raise LoadError(
+            f"{shown} holds a recipe for {config.describe()}: pass the module it was "
+            "tuned from, load(path, module=...)"
         )
     else:
-        if module is None:
-            raise LoadError(
-                f"{shown} holds a recipe for {config.describe()}: pass the module it was "
-                "tuned from, load(path, module=...)"
-            )
         effect = config.build(module, samples, device, work_dir)
     made = perform(effect)
     if isinstance(made, Failure):
         raise LoadError(f"{shown}: {made.failure().describe()}")
     return made.unwrap()
+
+
+def _decoded(
+    folder: Path, doc: Reader, files: Path
+) -> tuple[Backend, InputSpec, Selection, RunRecord | None]:
+    """The manifest's backend, input spec and selection, and the record when kept; a
+    malformed value is a ``LoadError`` naming the manifest."""
+    try:
+        backend = doc.child("backend")
+        config = backend_from_config(backend.text("kind"), backend.obj("config"))
+        spec = spec_from_json(doc.child("input_spec"))
+        selection: Selection = decode_selection(doc.child("selection"))
+        record = None
+        if (files / RECORD).is_file():
+            record = loads((files / RECORD).read_text(encoding="utf-8"))
+    except LoadError:
+        raise
+    except ValueError as error:
+        raise LoadError(f"{folder / MANIFEST}: {error}") from None
+    return config, spec, selection, record
 
 
 def load(
@@ -259,31 +256,34 @@ def load(
     """The tuned module saved at ``path``, ready to run (see the module rules).
 
     ``device`` defaults to the device it was tuned on; ``expected_digest``
-    (``"sha256:<hex>"``) pins the manifest's digest.
+    (``"sha256:<hex>"``) pins the manifest's digest. A folder that is not a save is refused
+    before anything is copied or opened:
+
+    >>> empty = Path(tempfile.mkdtemp())
+    >>> load(empty)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.sealed.LoadError: ... is not an aitune_fp save: it has no manifest.json
     """
     folder = Path(path)
     doc = _read_manifest(folder, expected_digest)
     private = Path(tempfile.mkdtemp(prefix="aitune_fp-load-"))
     try:
-        try:
-            _sealed_copy(folder, doc, private / "files")
-            backend = doc.child("backend")
-            config = backend_from_config(backend.text("kind"), backend.obj("config"))
-            spec = spec_from_json(doc.child("input_spec"))
-            selection: Selection = decode_selection(doc.child("selection"))
-            dev = torch.device(device or doc.text("device"))
-            record: RunRecord | None = None
-            if (private / "files" / RECORD).is_file():
-                record = loads((private / "files" / RECORD).read_text(encoding="utf-8"))
-        except LoadError:
-            raise
-        except ValueError as error:
-            raise LoadError(f"{folder / MANIFEST}: {error}") from None
+        _sealed_copy(folder, doc, private / "files")
+        config, spec, selection, record = _decoded(folder, doc, private / "files")
+        dev = _device(folder, device or doc.text("device"))
         samples = dataclasses.replace(zero_samples(spec), spec=spec)  # keeps the dynamic axes
-        built = _built(
-            doc, private / "files", config, samples, module, dev, private / "work", folder
-        )
+        files, work = private / "files", private / "work"
+        built = _built(doc, files, config, samples, module, dev, work, folder)
     except BaseException:
         shutil.rmtree(private, ignore_errors=True)
         raise
     return TunedModule(built, config, selection, samples, record, source=module, owned_dir=private)
+
+
+def _device(folder: Path, name: str) -> torch.device:
+    """The torch device named ``name``; an unknown one is a ``LoadError``."""
+    try:
+        return torch.device(name)
+    except ValueError as error:
+        raise LoadError(f"{folder / MANIFEST}: {error}") from None

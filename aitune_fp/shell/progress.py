@@ -38,4 +38,13 @@ ProgressSink = Callable[[ProgressEvent], None]
 
 
 def silent(_: ProgressEvent) -> None:
-    """A sink that ignores every event."""
+    """A sink that ignores every event.
+
+    >>> silent(ProgressEvent("stage", backend="onnxruntime", stage="build")) is None
+    True
+    >>> silent(ProgressEvent("started"))  # an event names one of the kinds
+    Traceback (most recent call last):
+    ...
+    ValueError: kind must be one of ['backend_done', 'backend_start', 'batch_size', 'plan', \
+'selected', 'stage'], got 'started'
+    """

@@ -15,7 +15,16 @@ from aitune_fp.effects.backends.registry import backend_by_name, default_backend
 
 
 def default_cache_dir() -> Path:
-    """``$AITUNE_FP_CACHE``, else ``$XDG_CACHE_HOME/aitune_fp``, else ``~/.cache/aitune_fp``."""
+    """``$AITUNE_FP_CACHE``, else ``$XDG_CACHE_HOME/aitune_fp``, else ``~/.cache/aitune_fp``.
+
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"AITUNE_FP_CACHE": "/c", "XDG_CACHE_HOME": "/x"}):
+    ...     print(default_cache_dir())
+    /c
+    >>> with mock.patch.dict(os.environ, {"AITUNE_FP_CACHE": "", "XDG_CACHE_HOME": "/x"}):
+    ...     print(default_cache_dir())
+    /x/aitune_fp
+    """
     if env := os.environ.get("AITUNE_FP_CACHE"):
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -42,7 +51,14 @@ def resolve_device(device: str | torch.device) -> Result[torch.device, TuneError
 def resolve_backends(
     backends: Sequence[Backend | str] | None, device: torch.device
 ) -> tuple[Backend, ...]:
-    """The candidate configs: the user's (names resolved) or every backend for the device."""
+    """The candidate configs: the user's (names resolved) or every backend for the device.
+
+    >>> cpu = torch.device("cpu")
+    >>> [b.describe() for b in resolve_backends(["eager", "onnxruntime"], cpu)]
+    ['eager', 'onnxruntime']
+    >>> [b.describe() for b in resolve_backends(None, cpu)]  # eager is the baseline
+    ['inductor', 'aot_inductor', 'onnxruntime']
+    """
     if backends is None:
         return tuple(default_backends(device))
     return tuple(backend_by_name(b) if isinstance(b, str) else b for b in backends)

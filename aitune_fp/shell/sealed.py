@@ -22,8 +22,28 @@ class LoadError(ValueError):
 
 
 def manifest_digest(path: str | Path) -> str:
-    """``sha256:<hex>`` of the save folder's manifest: what ``load(expected_digest=)`` pins."""
+    """``sha256:<hex>`` of the save folder's manifest: what ``load(expected_digest=)`` pins.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / MANIFEST).write_bytes(b"{}")
+    >>> manifest_digest(folder)
+    'sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a'
+    """
     return "sha256:" + hashlib.sha256((Path(path) / MANIFEST).read_bytes()).hexdigest()
+
+
+def _check_pinned(folder: Path, raw: bytes, expected_digest: str) -> None:
+    """Refuse a manifest whose digest is not ``expected_digest`` (``sha256:<hex>``)."""
+    algorithm, _, expected = expected_digest.partition(":")
+    actual = hashlib.sha256(raw).hexdigest()
+    if algorithm != "sha256" or not expected:
+        raise LoadError(f"expected_digest must look like sha256:<hex>, got {expected_digest!r}")
+    if actual != expected.lower():
+        raise LoadError(
+            f"refusing to load {folder}: {MANIFEST} has sha256:{actual}, "
+            f"not the expected {expected_digest}"
+        )
 
 
 def _read_manifest(folder: Path, expected_digest: str | None = None) -> Reader:
@@ -34,20 +54,16 @@ def _read_manifest(folder: Path, expected_digest: str | None = None) -> Reader:
     except OSError as error:
         raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
     if expected_digest is not None:
-        algorithm, _, expected = expected_digest.partition(":")
-        actual = hashlib.sha256(raw).hexdigest()
-        if algorithm != "sha256" or not expected:
-            raise LoadError(f"expected_digest must look like sha256:<hex>, got {expected_digest!r}")
-        if actual != expected.lower():
-            raise LoadError(
-                f"refusing to load {folder}: {MANIFEST} has sha256:{actual}, "
-                f"not the expected {expected_digest}"
-            )
+        _check_pinned(folder, raw, expected_digest)
+    return _parsed(folder, raw)
+
+
+def _parsed(folder: Path, raw: bytes) -> Reader:
+    """The manifest in ``raw``; not JSON, or not this format and version, is a ``LoadError``."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        doc = Reader(json.loads(raw.decode("utf-8")), MANIFEST)
     except ValueError as error:
         raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
-    doc = Reader(data, MANIFEST)
     if doc.raw("format", None) != FORMAT or doc.raw("version", None) != VERSION:
         raise LoadError(
             f"{folder / MANIFEST} is not an aitune_fp save of version {VERSION} "

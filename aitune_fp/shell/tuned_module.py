@@ -74,32 +74,19 @@ class TunedModule(torch.nn.Module):
         super().__init__()
         if outside not in OUTSIDE:
             raise ValueError(f"outside must be one of {OUTSIDE}, got {outside!r}")
-        self.built = built
-        self.backend_config = backend_config
-        self.selection = selection
-        self.samples = samples
-        self.record = record
-        self.outside = outside
+        self.built, self.backend_config, self.selection = built, backend_config, selection
+        self.samples, self.record, self.outside = samples, record, outside
         self._runner = built.runner
         self._source = [source]  # a list keeps the user's module out of our parameters
-        if max_batch_size is None and record is not None:
-            max_batch_size = record.max_batch_size
-        if max_batch_size is not None:  # every user sample was validated too
-            max_batch_size = max(max_batch_size, *(b.size for b in samples.items))
-        self.max_batch_size = max_batch_size
-        device = built.info.get("device")  # set by the runners that bind device addresses
-        self.envelope: Envelope | None = (
-            None
-            if backend_config.name == "eager"
-            else Envelope.of(samples.spec, max_batch_size, device if device else None)
-        )
+        self.max_batch_size = _largest_batch(max_batch_size, record, samples)
+        self.envelope = _envelope(built, backend_config, samples, self.max_batch_size)
         self._admits = self.envelope.admits if self.envelope is not None else None
         self._warned = False
         self.artifact_digest = _built_digest(built)
         self._cleanup = (
-            weakref.finalize(self, shutil.rmtree, str(owned_dir), True)
-            if owned_dir is not None
-            else None
+            None
+            if owned_dir is None
+            else weakref.finalize(self, shutil.rmtree, str(owned_dir), True)
         )
 
     @property
@@ -131,16 +118,21 @@ class TunedModule(torch.nn.Module):
             raise OutsideEnvelopeError(
                 f"call outside the envelope {self.backend} was tuned for: {reason}{hint}"
             )
-        if not self._warned:
-            self._warned = True
-            warnings.warn(
-                f"call outside the envelope {self.backend} was tuned for ({reason}): running "
-                "the eager module instead (warned once; tune with these shapes to cover them)",
-                OutsideEnvelopeWarning,
-                stacklevel=3,
-            )
+        self._warn_once(reason)
         with torch.inference_mode():
             return source(*args, **kwargs)
+
+    def _warn_once(self, reason: str) -> None:
+        """Warn, the first time only, that a call ran the eager module instead."""
+        if self._warned:
+            return
+        self._warned = True
+        warnings.warn(
+            f"call outside the envelope {self.backend} was tuned for ({reason}): running "
+            "the eager module instead (warned once; tune with these shapes to cover them)",
+            OutsideEnvelopeWarning,
+            stacklevel=4,
+        )
 
     def close(self) -> None:
         """Free the backend's resources; the module cannot run afterwards."""
@@ -161,6 +153,35 @@ class TunedModule(torch.nn.Module):
             f"{head}, batch_size={shown.batch_size}, metric={shown.value:g}, "
             f"measured_in={shown.source!r}"
         )
+
+
+def _largest_batch(
+    max_batch_size: int | None, record: RunRecord | None, samples: Samples
+) -> int | None:
+    """The envelope's largest batch: the given one, else the record's, and never below the
+    largest user sample (every one was validated too); ``None``: no bound known.
+
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> samples = normalise_samples([torch.zeros(3, 2)])
+    >>> _largest_batch(None, None, samples), _largest_batch(2, None, samples)
+    (None, 3)
+    """
+    if max_batch_size is None and record is not None:
+        max_batch_size = record.max_batch_size
+    if max_batch_size is None:
+        return None
+    return max(max_batch_size, *(b.size for b in samples.items))
+
+
+def _envelope(
+    built: Built, config: Backend, samples: Samples, max_batch_size: int | None
+) -> Envelope | None:
+    """The inputs the winner was tuned for (``None`` for eager: there is none to keep), on
+    the device its runner binds when it says so."""
+    if config.name == "eager":
+        return None
+    device = built.info.get("device")  # set by the runners that bind device addresses
+    return Envelope.of(samples.spec, max_batch_size, device if device else None)
 
 
 def _built_digest(built: Built) -> FileDigest | None:

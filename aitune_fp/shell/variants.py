@@ -38,7 +38,14 @@ def as_search(search: Search | str | None) -> Search:
 def resolve_candidates(
     backends: Sequence[Backend | str] | None, search: Search | str | None, device: torch.device
 ) -> tuple[Backend, ...]:
-    """The candidate configs of a tune (see the module rules)."""
+    """The candidate configs of a tune (see the module rules).
+
+    >>> cpu = torch.device("cpu")
+    >>> len(resolve_candidates(None, "wide", cpu)) > len(resolve_candidates(None, None, cpu))
+    True
+    >>> [b.describe() for b in resolve_candidates(["eager"], "wide", cpu)]  # pinned, not widened
+    ['eager']
+    """
     space = as_search(search)
     if backends is None:
         return search_candidates(space, device)
@@ -46,6 +53,13 @@ def resolve_candidates(
 
 
 def with_policy(tolerance: Tolerance | None, accuracy: AccuracyPolicy | None) -> Tolerance:
-    """``tolerance`` (default: :class:`Tolerance`) judging with ``accuracy`` when given."""
+    """``tolerance`` (default: :class:`Tolerance`) judging with ``accuracy`` when given.
+
+    >>> with_policy(None, None) == Tolerance()
+    True
+    >>> judged = with_policy(Tolerance.uniform(rtol=0.0, atol=0.0), AccuracyPolicy(min_top1=0.9))
+    >>> judged.policy.min_top1, judged.float32
+    (0.9, Bound(rtol=0.0, atol=0.0))
+    """
     base = tolerance or Tolerance()
     return base if accuracy is None else replace(base, policy=accuracy)

@@ -26,7 +26,13 @@ _ARMED: dict[str, bool] = {"process": False}
 
 
 def count_from_process_start() -> None:
-    """Make the next :class:`Stopwatch` count from this process's start."""
+    """Make the next :class:`Stopwatch` count from this process's start.
+
+    >>> count_from_process_start()
+    >>> first, second = Stopwatch().account(), Stopwatch().account()
+    >>> first.from_process_start == (process_age() is not None), second.from_process_start
+    (True, False)
+    """
     _ARMED["process"] = True
 
 

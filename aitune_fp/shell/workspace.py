@@ -56,7 +56,19 @@ def folder_name(name: str) -> str:
 
 
 def open_workspace(cache_dir: Path | None) -> Workspace:
-    """A fresh workspace for one run, under ``cache_dir`` when it can be written."""
+    """A fresh workspace for one run, under ``cache_dir`` when it can be written.
+
+    >>> cache = Path(tempfile.mkdtemp())
+    >>> space = open_workspace(cache)
+    >>> space.root == cache / "runs" / space.run_id, space.root.is_dir(), space.cache_dir == cache
+    (True, True, True)
+    >>> open_workspace(cache).run_id != space.run_id
+    True
+    >>> blocked = Path(tempfile.mkstemp()[1])  # a file, not a folder: uncached
+    >>> uncached = open_workspace(blocked)
+    >>> uncached.cache_dir, uncached.root.is_dir(), uncached.cache_problem is not None
+    (None, True, True)
+    """
     run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     problem = None if cache_dir is None else unusable_reason(cache_dir)
     if cache_dir is not None and problem is None:

@@ -9,7 +9,8 @@ import torch
 
 from aitune_fp.core.record.reader import Reader
 from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.shell.persist import LoadError, spec_from_json, spec_to_json
+from aitune_fp.shell.persist import LoadError
+from aitune_fp.shell.spec_json import spec_from_json, spec_to_json
 
 
 def test_dynamic_axes_round_trip_through_the_manifest_spec() -> None:

@@ -137,21 +137,25 @@ def _collect(folder: Path) -> tuple[tuple[str, bytes], ...]:
     )
 
 
+def _command(spec: JobSpec, out: Path) -> list[str]:
+    """The tune's command line, writing to ``out`` (and saving under it when asked)."""
+    save = ["--save", str(out / SAVED_NAME)] if spec.save else []
+    return [sys.executable, "-m", "aitune_fp", *spec.argv, "--out", str(out), *save]
+
+
 def _attempt(spec: JobSpec, tmp: Path) -> tuple[int, tuple[tuple[str, bytes], ...], str]:
     """One run of the tune: its return code, its files and its log."""
     import os
 
     out = tmp / "run"
     log_path = tmp / LOG_NAME
-    env = {**os.environ, **dict(spec.env)}
     with log_path.open("wb") as log:
         code = subprocess.run(
-            [sys.executable, "-m", "aitune_fp", *spec.argv, "--out", str(out)]
-            + (["--save", str(out / SAVED_NAME)] if spec.save else []),
+            _command(spec, out),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=env,
+            env={**os.environ, **dict(spec.env)},
             preexec_fn=_die_with_parent,
             check=False,
         ).returncode
@@ -160,8 +164,47 @@ def _attempt(spec: JobSpec, tmp: Path) -> tuple[int, tuple[tuple[str, bytes], ..
     return code, files or ((LOG_NAME, log_path.read_bytes()),), text
 
 
+def _ended(
+    spec: JobSpec, code: int, attempts: int, seconds: float, files: tuple[tuple[str, bytes], ...],
+    log: str,
+) -> JobResult | None:  # fmt: skip
+    """How an attempt that exited with ``code`` ends the job (``None``: run it again).
+
+    >>> spec = JobSpec("j", "cpu", ("tune",), "cpu", retries=1)
+    >>> _ended(spec, -9, 1, 1.0, (), "") is None
+    True
+    >>> _ended(spec, -9, 2, 1.0, (), "").message
+    'the tune process died of SIGKILL 2 times'
+    >>> _ended(spec, 130, 1, 1.0, (), "").status, _ended(spec, 0, 1, 1.0, (), "").status
+    ('interrupted', 'failed')
+    >>> _ended(spec, 2, 1, 1.0, (), "aitune-fp: error: no such model").message
+    'no such model'
+    """
+    if code in (130, -signal.SIGINT):
+        return JobResult(spec.job_id, "interrupted", attempts, seconds, "interrupted", files)
+    if code < 0 and attempts <= spec.retries:
+        return None
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        message = f"the tune process died of {name} {attempts} times"
+        return JobResult(spec.job_id, "failed", attempts, seconds, message, files)
+    result = JobResult(spec.job_id, "complete", attempts, seconds, "", files)
+    if code == 0 and result.has_run:
+        return result
+    message = _error_line(log) or f"the tune exited with {code}"
+    return JobResult(spec.job_id, "failed", attempts, seconds, message, files)
+
+
 def run_job(spec: JobSpec) -> JobResult:
-    """Run ``spec`` to its end by the rules above."""
+    """Run ``spec`` to its end by the rules above.
+
+    A job whose stored environment is this machine's is skipped without tuning:
+
+    >>> here = dict(_fingerprint("cpu"))
+    >>> done = run_job(JobSpec("mlp/cpu", "cpu", ("tune",), "cpu", stored_environment=here))
+    >>> done.status, done.attempts, done.message
+    ('skipped', 0, 'kept')
+    """
     began = time.perf_counter()
     if spec.stored_environment is not None and same_environment(
         spec.stored_environment, _fingerprint(spec.device)
@@ -172,17 +215,6 @@ def run_job(spec: JobSpec) -> JobResult:
         attempts += 1
         with tempfile.TemporaryDirectory(prefix="aitune_fp_job_") as folder:
             code, files, log = _attempt(spec, Path(folder))
-        seconds = time.perf_counter() - began
-        if code in (130, -signal.SIGINT):
-            return JobResult(spec.job_id, "interrupted", attempts, seconds, "interrupted", files)
-        if code < 0 and attempts <= spec.retries:
-            continue
-        if code < 0:
-            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
-            message = f"the tune process died of {name} {attempts} times"
-            return JobResult(spec.job_id, "failed", attempts, seconds, message, files)
-        result = JobResult(spec.job_id, "complete", attempts, seconds, "", files)
-        if code == 0 and result.has_run:
-            return result
-        message = _error_line(log) or f"the tune exited with {code}"
-        return JobResult(spec.job_id, "failed", attempts, seconds, message, files)
+        ended = _ended(spec, code, attempts, time.perf_counter() - began, files, log)
+        if ended is not None:
+            return ended

@@ -16,7 +16,21 @@ from aitune_fp.shell.fleet.job import JobResult, JobSpec, run_job
 
 
 def run_local(specs: Sequence[JobSpec], on_start: Callable[[JobSpec], None]) -> Iterator[JobResult]:
-    """Run every job of ``specs`` in order; yield each result as it ends."""
+    """Run every job of ``specs`` in order; yield each result as it ends.
+
+    ``on_start`` hears of each job just before it runs (here two jobs kept without tuning,
+    their stored environment being this machine's):
+
+    >>> from aitune_fp.effects.environment import environment_fingerprint
+    >>> here = dict(environment_fingerprint("cpu"))
+    >>> specs = [JobSpec(name, "cpu", ("tune",), "cpu", stored_environment=here) for name in "ab"]
+    >>> for result in run_local(specs, lambda spec: print("start", spec.job_id)):
+    ...     print(result.job_id, result.status)
+    start a
+    a skipped
+    start b
+    b skipped
+    """
     for spec in specs:
         on_start(spec)
         yield run_job(spec)

@@ -67,9 +67,8 @@ def _lost(ray: Any, spec: JobSpec, error: BaseException) -> JobResult:
     return JobResult(spec.job_id, "failed", spec.retries + 1, 0.0, message)
 
 
-def _run(
-    specs: Sequence[JobSpec], on_start: Callable[[JobSpec], None], address: str | None
-) -> Iterator[JobResult]:
+def _ray(address: str | None) -> tuple[Any, bool]:
+    """The ``ray`` module, initialised, and whether it was initialised here."""
     try:
         import ray
     except ImportError:
@@ -84,15 +83,30 @@ def _run(
             log_to_driver=False,
             object_store_memory=None if address else LOCAL_OBJECT_STORE_BYTES,
         )
+    return ray, started_here
+
+
+def _submitted(
+    ray: Any, specs: Sequence[JobSpec], on_start: Callable[[JobSpec], None]
+) -> dict[Any, JobSpec]:
+    """Submit one task per spec, in order; each task's reference and its spec."""
+    remote = ray.remote(_task)
+    cpus = _largest_node_cpus(ray)
+    refs: dict[Any, JobSpec] = {}
+    for spec in specs:
+        ref = remote.options(**task_options(spec, cpus)).remote(spec)
+        refs[ref] = spec
+        on_start(spec)
+    return refs
+
+
+def _run(
+    specs: Sequence[JobSpec], on_start: Callable[[JobSpec], None], address: str | None
+) -> Iterator[JobResult]:
+    ray, started_here = _ray(address)
     pending: list[Any] = []
     try:
-        remote = ray.remote(_task)
-        cpus = _largest_node_cpus(ray)
-        refs: dict[Any, JobSpec] = {}
-        for spec in specs:
-            ref = remote.options(**task_options(spec, cpus)).remote(spec)
-            refs[ref] = spec
-            on_start(spec)
+        refs = _submitted(ray, specs, on_start)
         pending = list(refs)
         while pending:
             done, pending = ray.wait(pending, num_returns=1)

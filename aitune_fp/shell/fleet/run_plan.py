@@ -17,7 +17,7 @@ Rules:
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,7 +40,21 @@ EventSink = Callable[[JobEvent, FleetIndex], None]
 
 
 def load_plan(path: str | Path) -> Plan:
-    """The checked plan stored at ``path``."""
+    """The checked plan stored at ``path``; an unreadable or bad plan is a ``FleetError``.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "plan.toml"
+    >>> _ = path.write_text('strategies = ["min-latency"]\\n[[models]]\\nname = "mlp"\\n'
+    ...                     '[[targets]]\\ndevice = "cpu"\\nbackends = ["eager"]\\n')
+    >>> [m.name for m in load_plan(path).models]
+    ['mlp']
+    >>> _ = path.write_text('strategies = ["min-latency"]\\n[[models]]\\nname = "mlp"\\n'
+    ...                     '[[targets]]\\ndevice = "cpu"\\nbackends = ["abacus"]\\n')
+    >>> load_plan(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.fleet.errors.FleetError: .../plan.toml line 6: ...abacus...
+    """
     from aitune_fp.effects.backends.registry import BACKEND_TYPES
 
     file = Path(path)
@@ -65,6 +79,17 @@ def _factory(job: Job, base: Path) -> str | None:
     return f"{(base / source).resolve()}:{name}"
 
 
+def _stored_environment(
+    job: Job, out: Path, previous: FleetIndex | None, force: bool
+) -> Mapping[str, object] | None:
+    """The environment of ``job``'s stored run when resume says to check it (else ``None``)."""
+    prior = previous.entry(job.job_id) if previous is not None else None
+    record = read_run(out / job.job_id / "run.json") if prior is not None else None
+    complete = record is not None and record.selection is not None
+    decision = resume(entry_key(job), prior, run_complete=complete, force=force)
+    return thaw(record.environment) if decision.action == "check" and record else None
+
+
 def job_spec(
     job: Job,
     base: Path,
@@ -74,27 +99,33 @@ def job_spec(
     force: bool,
     cache_dir: str | None,
 ) -> JobSpec:
-    """The spec of ``job``, with the stored environment when its run may be kept."""
-    prior = previous.entry(job.job_id) if previous is not None else None
-    record = read_run(out / job.job_id / "run.json") if prior is not None else None
-    decision = resume(
-        entry_key(job),
-        prior,
-        run_complete=record is not None and record.selection is not None,
-        force=force,
-    )
-    stored = thaw(record.environment) if decision.action == "check" and record else None
+    """The spec of ``job``, with the stored environment when its run may be kept.
+
+    >>> from aitune_fp.core.fleet.plan import ModelEntry, TargetEntry
+    >>> job = Job(ModelEntry("mlp"), TargetEntry("cpu", backends=("eager",)), "min-latency")
+    >>> spec = job_spec(job, Path("plans"), Path("out"), None, force=False, cache_dir="/c")
+    >>> spec.job_id, spec.device, spec.argv[-2:], spec.stored_environment
+    ('mlp/cpu/min-latency', 'cpu', ('--cache-dir', '/c'), None)
+    """
     return JobSpec(
         job_id=job.job_id,
         target=job.target.label,
         argv=tune_argv(job, _factory(job, base), cache_dir),
         device=job.target.device,
         retries=job.settings.retries,
-        stored_environment=stored,
+        stored_environment=_stored_environment(job, out, previous, force),
         num_cpus=job.target.num_cpus,
         accelerator_type=job.target.accelerator_type,
         save=job.settings.save,
     )
+
+
+def _specs(
+    jobs: Iterable[Job], base: Path, out: Path, *, force: bool, cache_dir: str | None
+) -> list[JobSpec]:
+    """Every job's spec, resuming against the index already in ``out``."""
+    previous = read_index(out)
+    return [job_spec(j, base, out, previous, force=force, cache_dir=cache_dir) for j in jobs]
 
 
 def _executor(name: str, address: str | None) -> Executor:
@@ -131,6 +162,14 @@ def _finished(entry: JobEntry, result: JobResult, out: Path, job: Job) -> JobEnt
     )
 
 
+def _after(index: FleetIndex, job: Job, result: JobResult, out: Path) -> FleetIndex:
+    """The index once ``job`` ended with ``result``: its files written, the index stored."""
+    entry = index.entry(job.job_id) or not_finished(job)
+    index = with_entry(index, _finished(entry, result, out, job))
+    write_index(out, index)
+    return index
+
+
 def run_plan(
     plan_path: str | Path,
     out: str | Path,
@@ -141,16 +180,25 @@ def run_plan(
     cache_dir: str | None = None,
     on_event: EventSink | None = None,
 ) -> FleetIndex:
-    """Run every job of the plan at ``plan_path`` into ``out``; returns the final index."""
+    """Run every job of the plan at ``plan_path`` into ``out``; returns the final index.
+
+    The plan is read and checked before any job starts:
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> run_plan(folder / "missing.toml", folder / "out")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.fleet.errors.FleetError: cannot read .../missing.toml: No such file or directory
+    >>> (folder / "out").exists()
+    False
+    """
     plan = load_plan(plan_path)
     run = _executor(executor, address)
     folder = Path(out)
     jobs = {job.job_id: job for job in expand(plan)}
-    previous = read_index(folder)
     base = Path(plan_path).resolve().parent
-    specs = [
-        job_spec(j, base, folder, previous, force=force, cache_dir=cache_dir) for j in jobs.values()
-    ]
+    specs = _specs(jobs.values(), base, folder, force=force, cache_dir=cache_dir)
     index = FleetIndex(tuple(not_finished(j) for j in jobs.values()), render_plan(plan), executor)
     write_index(folder, index)
     sink = on_event or (lambda event, index: None)
@@ -159,9 +207,7 @@ def run_plan(
         sink(JobEvent("started", spec.job_id, spec.target), index)
 
     for result in run(specs, started):
+        index = _after(index, jobs[result.job_id], result, folder)
         job = jobs[result.job_id]
-        entry = index.entry(job.job_id) or not_finished(job)
-        index = with_entry(index, _finished(entry, result, folder, job))
-        write_index(folder, index)
         sink(JobEvent("finished", job.job_id, job.target.label, result.status), index)
     return index

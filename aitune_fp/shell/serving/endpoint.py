@@ -100,34 +100,40 @@ class Endpoint:
         return envelope is None or envelope.admits(request.args, dict(request.kwargs))
 
     # ------------------------------------------------------------------ routes
-    def info(self) -> dict[str, Any]:
-        """What ``GET /info`` returns (see the module rules)."""
-        saved, counts = self.saved, dict[str, float | None](self.counts)
-        batches = self.counts["batches"]
+    def _served_counts(self) -> dict[str, float | None]:
+        """The counters, with the mean rows and requests per batch (``None``: no batch yet)."""
+        counts, batches = dict[str, float | None](self.counts), self.counts["batches"]
         counts["mean_batch_rows"] = self.counts["batch_rows"] / batches if batches else None
         counts["mean_batch_requests"] = (
             self.counts["batched_requests"] / batches if batches else None
         )
-        spec = saved.spec
+        return counts
+
+    def _envelope(self) -> dict[str, Any]:
+        """The inputs served as tuned, and what happens to a request outside them."""
+        spec = self.saved.spec
         dynamic = {t.name: {str(d.axis): [d.min, d.max] for d in t.dynamic} for t in spec.tensors}
         has_eager = self.tuned is not None and self.tuned.source_module is not None
+        return {
+            "inputs": [{"name": s.name, "dtype": s.dtype, "dims": list(s.dims)} for s in self.sigs],
+            "dynamic": {k: v for k, v in dynamic.items() if v},
+            "batch_axis": spec.batch_axis,
+            "max_batch_size": None if self.tuned is None else self.tuned.max_batch_size,
+            "outside": "eager" if has_eager or self.eager else "refused (422)",
+        }
+
+    def info(self) -> dict[str, Any]:
+        """What ``GET /info`` returns (see the module rules)."""
+        saved = self.saved
         return {
             "backend": "eager (control)" if self.eager else saved.selection.backend,
             "kind": "eager" if self.eager else saved.kind,
             "device": str(self.device),
             "batching": self.plan.to_json(),
-            "envelope": {
-                "inputs": [
-                    {"name": s.name, "dtype": s.dtype, "dims": list(s.dims)} for s in self.sigs
-                ],
-                "dynamic": {k: v for k, v in dynamic.items() if v},
-                "batch_axis": spec.batch_axis,
-                "max_batch_size": None if self.tuned is None else self.tuned.max_batch_size,
-                "outside": "eager" if has_eager or self.eager else "refused (422)",
-            },
+            "envelope": self._envelope(),
             "outputs": list(saved.outputs),
             "decision": list(saved.decision),
-            "served": counts,
+            "served": self._served_counts(),
         }
 
     def _request(self, content_type: str | None, body: bytes) -> Request | PayloadError:
@@ -142,25 +148,34 @@ class Endpoint:
             return PayloadError(422, f"the inputs disagree on the batch size: {sorted(sizes)}")
         return Request(args, kwargs, rows)
 
+    def _read(self, content_type: str | None, body: bytes) -> Request | PayloadError:
+        """The request in ``body``; anything a decoder raises is the payload's fault (400)."""
+        try:
+            return self._request(content_type, body)
+        except Exception as error:  # a decoder's surprise is still the payload's fault
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            return PayloadError(400, f"the payload could not be read: {first}")
+
+    async def _outputs(self, request: Request, infer: Infer) -> Any:
+        """The model's outputs for ``request``: batched by ``infer``, or run alone."""
+        if self._batched(request):
+            outputs = await infer(request)
+        else:
+            self.counts["alone"] += 1
+            outputs = await asyncio.to_thread(self._run_alone, request)
+        if isinstance(outputs, BaseException):
+            raise outputs
+        return outputs
+
     async def predict(self, content_type: str | None, body: bytes, infer: Infer) -> Reply:
         """Answer ``POST /predict`` (see the module rules)."""
         self.counts["requests"] += 1
-        try:
-            request = self._request(content_type, body)
-        except Exception as error:  # a decoder's surprise is still the payload's fault
-            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            request = PayloadError(400, f"the payload could not be read: {first}")
+        request = self._read(content_type, body)
         if isinstance(request, PayloadError):
             self.counts["refused"] += 1
             return _refused(request.status, request.reason)
         try:
-            if self._batched(request):
-                outputs = await infer(request)
-            else:
-                self.counts["alone"] += 1
-                outputs = await asyncio.to_thread(self._run_alone, request)
-            if isinstance(outputs, BaseException):
-                raise outputs
+            outputs = await self._outputs(request, infer)
         except OutsideEnvelopeError as error:
             self.counts["refused"] += 1
             return _refused(422, str(error))

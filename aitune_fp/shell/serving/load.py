@@ -16,7 +16,7 @@ import http.client
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,40 +52,67 @@ class LoadResult:
         }
 
 
-def _client(
-    host: str,
-    port: int,
-    path: str,
-    body: bytes,
-    headers: dict[str, str],
-    deadline: float,
-    budget: list[int],
-    lock: threading.Lock,
-    out: list[float],
-    errors: list[int],
-    timeout: float,
-) -> None:
-    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """Where and what every client posts."""
+
+    host: str
+    port: int
+    path: str
+    body: bytes
+    headers: dict[str, str]
+    timeout: float
+
+    def connect(self) -> http.client.HTTPConnection:
+        """A new connection to the target."""
+        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What the clients share: the requests left (under ``lock``) and what they saw."""
+
+    left: int
+    deadline: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    latencies: list[float] = field(default_factory=list)
+    errors: list[int] = field(default_factory=list)
+
+    def take(self) -> bool:
+        """Whether one more request may go: before the deadline, within the budget."""
+        if time.monotonic() >= self.deadline:
+            return False
+        with self.lock:
+            if self.left <= 0:
+                return False
+            self.left -= 1
+            return True
+
+
+def _post(conn: http.client.HTTPConnection, target: _Target) -> int:
+    """Post the target's body on ``conn``; the answer's status, once it is read whole."""
+    conn.request("POST", target.path, target.body, target.headers)
+    response = conn.getresponse()
+    response.read()
+    return response.status
+
+
+def _client(target: _Target, tally: _Tally) -> None:
+    conn = target.connect()
     try:
-        while time.monotonic() < deadline:
-            with lock:
-                if budget[0] <= 0:
-                    return
-                budget[0] -= 1
+        while tally.take():
             start = time.perf_counter()
             try:
-                conn.request("POST", path, body, headers)
-                response = conn.getresponse()
-                response.read()
+                status = _post(conn, target)
             except (OSError, http.client.HTTPException):
-                errors.append(1)
+                tally.errors.append(1)
                 conn.close()
-                conn = http.client.HTTPConnection(host, port, timeout=timeout)
+                conn = target.connect()
                 continue
-            if response.status == 200:
-                out.append((time.perf_counter() - start) * 1000.0)
+            if status == 200:
+                tally.latencies.append((time.perf_counter() - start) * 1000.0)
             else:
-                errors.append(1)
+                tally.errors.append(1)
     finally:
         conn.close()
 
@@ -101,39 +128,34 @@ def closed_loop(
     max_requests: int = 1_000_000,
     timeout: float = 30.0,
 ) -> LoadResult:
-    """Run ``clients`` closed-loop clients posting ``body`` to ``url`` (module rules)."""
+    """Run ``clients`` closed-loop clients posting ``body`` to ``url`` (module rules).
+
+    >>> closed_loop("http://example.com:80/", b"", "application/json", clients=1, seconds=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: load runs stay on the loopback interface: got 'http://example.com:80/'
+    >>> import socket
+    >>> with socket.socket() as probe:  # a port nothing listens on
+    ...     _ = probe.bind(("127.0.0.1", 0))
+    ...     port = probe.getsockname()[1]
+    >>> refused = closed_loop(f"http://127.0.0.1:{port}/", b"{}", "application/json",
+    ...                       clients=2, seconds=5, max_requests=3)
+    >>> refused.latencies_ms, refused.errors
+    ((), 3)
+    """
     parts = urlsplit(url)
     if parts.hostname not in LOOPBACK or parts.port is None:
         raise ValueError(f"load runs stay on the loopback interface: got {url!r}")
-    latencies: list[float] = []
-    errors: list[int] = []
-    budget, lock = [max_requests], threading.Lock()
     headers = {"Content-Type": content_type}
+    target = _Target(str(parts.hostname), parts.port, parts.path or "/", body, headers, timeout)
     start = time.monotonic()
-    deadline = start + seconds
+    tally = _Tally(max_requests, start + seconds)
     threads: Sequence[threading.Thread] = [
-        threading.Thread(
-            target=_client,
-            args=(
-                parts.hostname,
-                parts.port,
-                parts.path or "/",
-                body,
-                headers,
-                deadline,
-                budget,
-                lock,
-                latencies,
-                errors,
-                timeout,
-            ),
-            daemon=True,
-        )
-        for _ in range(clients)
+        threading.Thread(target=_client, args=(target, tally), daemon=True) for _ in range(clients)
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(seconds + timeout + 5.0)
     elapsed = time.monotonic() - start
-    return LoadResult(tuple(latencies), len(errors), elapsed, rows_per_request)
+    return LoadResult(tuple(tally.latencies), len(tally.errors), elapsed, rows_per_request)

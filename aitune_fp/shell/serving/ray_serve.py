@@ -20,6 +20,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Final
 
+from aitune_fp.core.serving.plan import ServingPlan
 from aitune_fp.effects.serving.batching import Request, total_rows
 from aitune_fp.shell.serving.endpoint import Endpoint
 from aitune_fp.shell.serving.saved import Saved, Served
@@ -57,38 +58,53 @@ def ray_serve() -> Any:
     return serve
 
 
-def _application(serve: Any, served: Served, saved: Saved, options: ServeOptions) -> Any:
-    plan = saved.plan
+def _deployment_options(served: Served, saved: Saved, options: ServeOptions) -> dict[str, Any]:
+    """The deployment's name, replicas, their resources (a GPU for a CUDA device) and how
+    many requests each takes at once."""
     gpus = 1 if (served.device or saved.device).startswith("cuda") else 0
+    return {
+        "name": "TunedModel",
+        "num_replicas": options.replicas,
+        "ray_actor_options": {"num_cpus": options.replica_cpus, "num_gpus": gpus},
+        "max_ongoing_requests": max(64, 4 * saved.plan.max_batch_size),
+    }
 
-    @serve.deployment(
-        name="TunedModel",
-        num_replicas=options.replicas,
-        ray_actor_options={"num_cpus": options.replica_cpus, "num_gpus": gpus},
-        max_ongoing_requests=max(64, 4 * plan.max_batch_size),
-    )
+
+async def _respond(endpoint: Endpoint, request: Any, infer: Any) -> Any:
+    """The Starlette response to one HTTP request, answered by ``endpoint``."""
+    from starlette.responses import Response
+
+    body = await request.body()
+    content_type = request.headers.get("content-type")
+    reply = await endpoint.handle(request.method, request.url.path, content_type, body, infer)
+    return Response(reply.body, status_code=reply.status, media_type=reply.content_type)
+
+
+def _batch_options(plan: ServingPlan) -> dict[str, Any]:
+    """Serve's batching: up to the plan's rows, waiting at most its batch wait.
+
+    >>> from aitune_fp.core.serving.plan import plan_from_tune
+    >>> options = _batch_options(plan_from_tune("onnxruntime", 8, 4.0))
+    >>> options["max_batch_size"], options["batch_wait_timeout_s"]
+    (8, 0.002)
+    """
+    return {
+        "max_batch_size": plan.max_batch_size,
+        "batch_wait_timeout_s": plan.batch_wait_ms / 1000.0,
+        "batch_size_fn": total_rows,
+    }
+
+
+def _application(serve: Any, served: Served, saved: Saved, options: ServeOptions) -> Any:
+    @serve.deployment(**_deployment_options(served, saved, options))
     class TunedModel:
         def __init__(self, served: Served, saved: Saved) -> None:
             self.endpoint = Endpoint(served, saved)
 
         async def __call__(self, request: Any) -> Any:
-            from starlette.responses import Response
+            return await _respond(self.endpoint, request, self.infer)
 
-            body = await request.body()
-            reply = await self.endpoint.handle(
-                request.method,
-                request.url.path,
-                request.headers.get("content-type"),
-                body,
-                self.infer,
-            )
-            return Response(reply.body, status_code=reply.status, media_type=reply.content_type)
-
-        @serve.batch(  # type: ignore[untyped-decorator]
-            max_batch_size=plan.max_batch_size,
-            batch_wait_timeout_s=plan.batch_wait_ms / 1000.0,
-            batch_size_fn=total_rows,
-        )
+        @serve.batch(**_batch_options(saved.plan))  # type: ignore[untyped-decorator]
         async def infer(self, requests: list[Request]) -> list[Any]:
             results, sizes = await asyncio.to_thread(self.endpoint.run_batch, requests)
             self.endpoint.counted(len(requests), sizes)
@@ -122,21 +138,27 @@ class Serving:
             serve.delete(self.options.name)
 
 
+def _init_ray(options: ServeOptions) -> bool:
+    """Start a local Ray (or join ``options.address``) unless one runs; whether it was."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    local = options.address is None
+    ray.init(
+        address=options.address,
+        num_cpus=options.num_cpus if local else None,
+        include_dashboard=False,
+        log_to_driver=options.log_to_driver,
+        object_store_memory=LOCAL_OBJECT_STORE_BYTES if local else None,
+    )
+    return True
+
+
 def start(served: Served, saved: Saved, options: ServeOptions) -> Serving:
     """Deploy ``saved`` with ``served``'s model on Ray Serve and return once it answers."""
     serve = ray_serve()
-    import ray
-
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        local = options.address is None
-        ray.init(
-            address=options.address,
-            num_cpus=options.num_cpus if local else None,
-            include_dashboard=False,
-            log_to_driver=options.log_to_driver,
-            object_store_memory=LOCAL_OBJECT_STORE_BYTES if local else None,
-        )
+    started_ray = _init_ray(options)
     started_serve = started_ray  # a joined cluster keeps its Serve; only our app is deleted
     serving = Serving(
         f"http://{options.host}:{options.port}", saved, options, started_ray, started_serve
@@ -152,4 +174,3 @@ def start(served: Served, saved: Saved, options: ServeOptions) -> Serving:
             raise ServeError(f"the application did not start: {first}") from None
         raise
     return serving
-

@@ -30,8 +30,9 @@ from aitune_fp.core.strategies.registry import strategy_from_config
 from aitune_fp.effects.artifacts import read_output_spec
 from aitune_fp.effects.cache import weights_digest
 from aitune_fp.effects.inputs import InputSpec
-from aitune_fp.shell.persist import RECORD, load, spec_from_json
+from aitune_fp.shell.persist import RECORD, load
 from aitune_fp.shell.sealed import LoadError, _read_manifest
+from aitune_fp.shell.spec_json import spec_from_json
 from aitune_fp.shell.tuned_module import TunedModule
 
 
@@ -94,25 +95,16 @@ def _decision(record: RunRecord | None, selection: Selection) -> tuple[str, ...]
     return (f"Selected {selection.backend} (batch size {r.selected_batch_size})",)
 
 
-def read_saved(
-    folder: str | Path, *, max_batch_size: int | None = None, batch_wait_ms: float | None = None
-) -> Saved:
-    """The serving facts of the save at ``folder`` (see the module rules)."""
-    path = Path(folder)
-    doc = _read_manifest(path)
-    try:
-        selection = decode_selection(doc.child("selection"))
-        spec = spec_from_json(doc.child("input_spec"))
-        kind = doc.child("backend").text("kind")
-        artifact = doc.text_or_none("artifact")
-        device = doc.text("device")
-        weights = doc.text_or_none("weights_sha256")
-        outputs = output_names(doc.text("outputs"))
-    except ValueError as error:
-        raise LoadError(f"{path / 'manifest.json'}: {error}") from None
-    record = _record(path)
+def _serving_plan(
+    selection: Selection,
+    record: RunRecord | None,
+    max_batch_size: int | None,
+    batch_wait_ms: float | None,
+) -> ServingPlan:
+    """How to serve the winner: from its tuned batch size and latencies, and the run's
+    strategy when the record is kept."""
     result = selection.result
-    plan = plan_from_tune(
+    return plan_from_tune(
         selection.backend,
         result.selected_batch_size,
         result.latency,
@@ -121,24 +113,50 @@ def read_saved(
         max_batch_size=max_batch_size,
         batch_wait_ms=batch_wait_ms,
     )
-    return Saved(
-        str(path),
-        kind,
-        artifact,
-        device,
-        spec,
-        selection,
-        plan,
-        _decision(record, selection),
-        None if record is None else record.max_batch_size,
-        weights,
-        outputs,
-    )
+
+
+def read_saved(
+    folder: str | Path, *, max_batch_size: int | None = None, batch_wait_ms: float | None = None
+) -> Saved:
+    """The serving facts of the save at ``folder`` (see the module rules).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "manifest.json").write_text('{"format": "aitune_fp.saved_module"}')
+    >>> read_saved(folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.sealed.LoadError: ...manifest.json is not an aitune_fp save of version 1 \
+(format 'aitune_fp.saved_module', version None)
+    """
+    path = Path(folder)
+    doc = _read_manifest(path)
+    try:
+        selection = decode_selection(doc.child("selection"))
+        spec = spec_from_json(doc.child("input_spec"))
+        kind, device = doc.child("backend").text("kind"), doc.text("device")
+        artifact, weights = doc.text_or_none("artifact"), doc.text_or_none("weights_sha256")
+        outputs = output_names(doc.text("outputs"))
+    except ValueError as error:
+        raise LoadError(f"{path / 'manifest.json'}: {error}") from None
+    record = _record(path)
+    plan = _serving_plan(selection, record, max_batch_size, batch_wait_ms)
+    facts = (kind, artifact, device, spec, selection, plan, _decision(record, selection))
+    tuned_max = None if record is None else record.max_batch_size
+    return Saved(str(path), *facts, tuned_max, weights, outputs)
 
 
 def output_names(text: str) -> tuple[str, ...]:
     """``output_N: <where in the module's output>`` per output leaf, from the manifest's
-    output structure (``output_0: ['logits']`` for a dict output)."""
+    output structure (``output_0: ['logits']`` for a dict output).
+
+    >>> from aitune_fp.effects.artifacts import dump_output_spec, output_spec
+    >>> output_names(dump_output_spec(output_spec(torch.zeros(1))))
+    ('output_0: (the output)',)
+    >>> out = {"logits": torch.zeros(1), "aux": (torch.zeros(1), torch.zeros(1))}
+    >>> output_names(dump_output_spec(output_spec(out)))
+    ("output_0: ['logits']", "output_1: ['aux'][0]", "output_2: ['aux'][1]")
+    """
     spec = read_output_spec(text)
     leaves = pytree.tree_unflatten(list(range(spec.num_leaves)), spec)
     paths = pytree.tree_flatten_with_path(leaves)[0]

@@ -77,7 +77,7 @@ def _zeros(tuned: TunedModule, batch: int, which: str) -> Any:
         return pytree.tree_leaves(tuned(*args, **kwargs))
 
 
-def output_sigs(tuned: TunedModule) -> tuple[TensorSig, ...]:
+def _output_sigs(tuned: TunedModule) -> tuple[TensorSig, ...]:
     """The outputs' signatures found by running ``tuned`` on zeros (see the module rules)."""
     top = 2 if (tuned.max_batch_size or 2) >= 2 else 1
     small, large = _zeros(tuned, 1, "min"), _zeros(tuned, top, "max")
@@ -93,7 +93,7 @@ def output_sigs(tuned: TunedModule) -> tuple[TensorSig, ...]:
     return tuple(sigs)
 
 
-def triton_model(
+def _triton_model(
     saved: Saved, outputs: tuple[TensorSig, ...], name: str, device: str, instances: int
 ) -> TritonModel:
     """The Triton model of ``saved`` (platform, tensors, batching, instances)."""
@@ -110,6 +110,23 @@ def triton_model(
     )
 
 
+def _publish(
+    target: Path, text: str, artifact: Path | None, filename: str, version: int, folder: Path
+) -> None:
+    """Write the model folder ``target``: its config and, under ``version``, the artifact
+    as ``filename`` with its external-data files (staged, then renamed into place); a
+    model loaded from ``folder`` without an artifact file is an ``ExportError``."""
+    if artifact is None or not artifact.is_file():
+        raise ExportError(f"{folder}: the loaded model has no artifact file to export")
+    with staging_dir(target) as staging:
+        (staging / "config.pbtxt").write_text(text, encoding="utf-8")
+        files = staging / str(version)
+        files.mkdir()
+        for file in artifact_files(artifact):  # external data keeps the name it is known by
+            shutil.copy2(file, files / (filename if file == artifact else file.name))
+        publish_dir(staging, target)
+
+
 def export_triton(
     path: str | Path,
     repo: str | Path,
@@ -122,7 +139,19 @@ def export_triton(
     batch_wait_ms: float | None = None,
     force: bool = False,
 ) -> Path:
-    """Write the Triton model folder for the save at ``path`` into ``repo``; returns it."""
+    """Write the Triton model folder for the save at ``path`` into ``repo``; returns it.
+
+    What is not a save is refused before anything is written:
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> export_triton(folder / "no-save", folder / "repo")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.sealed.LoadError: .../no-save is not an aitune_fp save: it has no manifest.json
+    >>> (folder / "repo").exists()
+    False
+    """
     folder = Path(path)
     saved = read_saved(folder, max_batch_size=max_batch_size, batch_wait_ms=batch_wait_ms)
     triton_platform(saved.kind, saved.artifact)  # refuse before loading anything
@@ -133,19 +162,10 @@ def export_triton(
     run_on = device or saved.device
     tuned = load(folder, device=run_on)  # verifies the folder; its private copy is written
     try:
-        model = triton_model(saved, output_sigs(tuned), label, run_on, instances)
+        model = _triton_model(saved, _output_sigs(tuned), label, run_on, instances)
         text = config_pbtxt(model)
         parse_config(text)
-        artifact = tuned.built.artifact
-        if artifact is None or not artifact.is_file():
-            raise ExportError(f"{folder}: the loaded model has no artifact file to export")
-        with staging_dir(target) as staging:
-            (staging / "config.pbtxt").write_text(text, encoding="utf-8")
-            files = staging / str(version)
-            files.mkdir()
-            for file in artifact_files(artifact):  # external data keeps the name it is known by
-                shutil.copy2(file, files / (model.filename if file == artifact else file.name))
-            publish_dir(staging, target)
+        _publish(target, text, tuned.built.artifact, model.filename, version, folder)
     finally:
         tuned.close()
     return target

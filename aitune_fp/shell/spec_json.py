@@ -1,0 +1,84 @@
+"""A save's input spec as JSON, and the all-zeros sample a recipe is rebuilt from.
+
+Rules: the JSON keeps the positional and keyword names, each tensor's name, row shape and
+dtype, the batch axis and the dynamic axes; reading it back gives an equal spec, and an
+unknown dtype or a bad dynamic axis is a :class:`~aitune_fp.shell.sealed.LoadError`
+(manifests written before dynamic axes have none).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from aitune_fp.core.record.reader import Reader
+from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
+from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, normalise_samples
+from aitune_fp.shell.sealed import LoadError
+
+
+def spec_to_json(spec: InputSpec) -> dict[str, Any]:
+    """An input spec as JSON: positional and keyword names, tensors, batch axis, dynamic axes.
+
+    >>> spec = normalise_samples([torch.zeros(2, 3)]).spec
+    >>> doc = spec_to_json(spec)
+    >>> doc["positional"], doc["tensors"], doc["batch_axis"]
+    (['input_0'], [{'name': 'input_0', 'row_shape': [3], 'dtype': 'float32'}], 0)
+    """
+    return {
+        "positional": list(spec.positional),
+        "keywords": list(spec.keywords),
+        "tensors": [
+            {"name": t.name, "row_shape": list(t.row_shape), "dtype": t.dtype} for t in spec.tensors
+        ],
+        "batch_axis": spec.batch_axis,
+        "dynamic": dynamic_to_json(spec),
+    }
+
+
+def spec_from_json(doc: Reader) -> InputSpec:
+    """An input spec from :func:`spec_to_json`'s output; an unknown dtype is a ``LoadError``.
+
+    >>> spec = normalise_samples([torch.zeros(2, 3)]).spec
+    >>> spec_from_json(Reader(spec_to_json(spec), "input_spec")) == spec
+    True
+    >>> bad = {**spec_to_json(spec), "tensors": [{"name": "x", "row_shape": [3], "dtype": "bogus"}]}
+    >>> spec_from_json(Reader(bad, "input_spec"))
+    Traceback (most recent call last):
+    ...
+    aitune_fp.shell.sealed.LoadError: input_spec: unknown dtype 'bogus'
+    """
+    tensors = tuple(
+        TensorSpec(t.text("name"), tuple(int(d) for d in t.array("row_shape")), t.text("dtype"))
+        for t in doc.children("tensors")
+    )
+    for t in tensors:
+        if not isinstance(getattr(torch, t.dtype, None), torch.dtype):
+            raise LoadError(f"{doc.path}: unknown dtype {t.dtype!r}")
+    spec = InputSpec(
+        doc.texts("positional"), doc.texts("keywords"), tensors, doc.integer("batch_axis")
+    )
+    try:  # manifests written before dynamic axes have none
+        return with_dynamic(spec, doc.array("dynamic", []))
+    except ValueError as error:
+        raise LoadError(f"{doc.path}: {error}") from None
+
+
+def zero_samples(spec: InputSpec) -> Samples:
+    """One all-zeros sample of batch size 1 matching ``spec`` (for rebuilding a recipe).
+
+    >>> zeros = zero_samples(normalise_samples([torch.ones(4, 3)]).spec)
+    >>> zeros.rows, zeros.items[0].args[0].abs().sum().item()
+    (1, 0.0)
+    """
+    tensors = {
+        t.name: torch.zeros(t.shape(1, spec.batch_axis), dtype=getattr(torch, t.dtype))
+        for t in spec.tensors
+    }
+    args = [tensors[n] for n in spec.positional]
+    if spec.keywords:
+        if args:
+            raise LoadError("a recipe with both positional and keyword inputs cannot be rebuilt")
+        return normalise_samples({k: tensors[k] for k in spec.keywords}, batch_axis=spec.batch_axis)
+    return normalise_samples([tuple(args)], batch_axis=spec.batch_axis)
