@@ -1,6 +1,7 @@
 """Save a tuned module and load it back to deploy the winner without re-tuning.
 
-A save is a folder: ``manifest.json`` (format, backend kind and config, input spec, output
+A save is a folder: ``manifest.json`` (format, backend kind, source (``module:Class``)
+and config, input spec, output
 structure, the selection, the module's weights digest, and the size and sha256 of every
 other file), ``run.json`` when the run was recorded, and the winner's artifact — an
 AOTInductor package, an ONNX model or a TensorRT engine. A winner without a loadable
@@ -23,6 +24,9 @@ Rules:
   is garbage-collected, and at once when loading fails;
 - a recipe needs ``module=`` and refuses a module whose weights differ from the saved
   digest; an artifact ignores ``module``;
+- a backend from outside aitune_fp is found again by its recorded source: ``load`` imports
+  that module (as loading a ``.pt2`` runs code: load only saves you trust); a shipped
+  backend is found by its kind, whatever the source says;
 - nothing is unpickled: the manifest and the record are JSON, artifacts are read by their
   own runtimes (an AOTInductor ``.pt2`` package holds a native shared library that is
   loaded and so runs: load only saves whose digest you trust, see docs/reliability.md);
@@ -59,6 +63,7 @@ from aitune_fp.effects.artifacts import (
 )
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.backends.registry import source_of
 from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, make_batch, normalise_samples
@@ -148,6 +153,7 @@ def _manifest(
         "mode": mode,
         "backend": {
             "kind": config.name,
+            "source": source_of(config),
             "description": config.describe(),
             "key": config.key(),
             "config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),  # type: ignore[call-overload]
@@ -267,7 +273,9 @@ def load(
         try:
             _sealed_copy(folder, doc, private / "files")
             backend = doc.child("backend")
-            config = backend_from_config(backend.text("kind"), backend.obj("config"))
+            config = backend_from_config(
+                backend.text("kind"), backend.obj("config"), backend.text_or_none("source")
+            )
             spec = spec_from_json(doc.child("input_spec"))
             selection: Selection = decode_selection(doc.child("selection"))
             dev = torch.device(device or doc.text("device"))

@@ -197,14 +197,14 @@ def test_the_documented_zoo_plan_is_valid() -> None:
     import re
     from pathlib import Path
 
-    from aitune_fp.effects.backends.registry import BACKEND_TYPES
+    from aitune_fp.effects.backends.registry import backend_types
 
     root = Path(__file__).resolve().parents[2]
     block = re.search(r"```toml\n(.*?)```", (root / "docs" / "fleet.md").read_text(), re.S)
     assert block is not None
-    zoo = parse_plan(block.group(1), known_backends=set(BACKEND_TYPES))
+    zoo = parse_plan(block.group(1), known_backends=set(backend_types()))
     assert len(expand(zoo)) == 18
     example = parse_plan(
-        (root / "examples" / "fleet.toml").read_text(), known_backends=set(BACKEND_TYPES)
+        (root / "examples" / "fleet.toml").read_text(), known_backends=set(backend_types())
     )
     assert {m.name for m in example.models} == set(DEMO_NAMES) and len(example.strategies) == 2

@@ -41,7 +41,7 @@ EventSink = Callable[[JobEvent, FleetIndex], None]
 
 def load_plan(path: str | Path) -> Plan:
     """The checked plan stored at ``path``."""
-    from aitune_fp.effects.backends.registry import BACKEND_TYPES
+    from aitune_fp.effects.backends.registry import backend_types
 
     file = Path(path)
     try:
@@ -49,7 +49,7 @@ def load_plan(path: str | Path) -> Plan:
     except OSError as error:
         raise FleetError(f"cannot read {file}: {error.strerror or error}") from None
     try:
-        return parse_plan(text, known_backends=frozenset(BACKEND_TYPES))
+        return parse_plan(text, known_backends=frozenset(backend_types()))
     except PlanError as error:
         raise FleetError(f"{file} {error}") from None
 
