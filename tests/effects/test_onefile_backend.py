@@ -148,3 +148,24 @@ def test_no_other_file_names_the_backend() -> None:
     names = ("onefile_backend", "TorchScript(")
     files = [ROOT / "pyproject.toml", *(ROOT / "aitune_fp").rglob("*.py")]
     assert [f for f in files if any(n in f.read_text(encoding="utf-8") for n in names)] == []
+
+
+def test_the_cli_names_it_by_module_and_class(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--backends tests.effects.onefile_backend:TorchScript`` tunes with it and records it."""
+    from aitune_fp.cli.main import main
+    from aitune_fp.core.record.run_record import loads
+
+    model = tmp_path / "my_model.py"
+    model.write_text(
+        "import torch\n\ndef build():\n    torch.manual_seed(0)\n"
+        "    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+    )
+    out = tmp_path / "out"
+    args = ["tune", f"{model}:build", "--backends", SOURCE, "--input-shape", "2x4"]
+    options = ["--max-batch-size", "2", "--no-isolation", "--no-plot", "--out", str(out)]
+    assert main([*args, *options, "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert "Selected torchscript" in capsys.readouterr().out
+    record = loads((out / "run.json").read_text())
+    assert [c.config["source"] for c in record.candidates] == [SOURCE]
