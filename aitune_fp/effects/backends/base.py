@@ -29,17 +29,15 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import torch
 import torch.utils._pytree as pytree
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.backends._build_log import BuildLog
 from aitune_fp.effects.inputs import InputSpec, Samples
-
-if TYPE_CHECKING:
-    from aitune_fp.effects.backends._guard import BuildLog
 
 
 def _noop() -> None:
