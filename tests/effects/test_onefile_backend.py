@@ -153,7 +153,8 @@ def test_no_other_file_names_the_backend() -> None:
 def test_the_cli_names_it_by_module_and_class(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--backends tests.effects.onefile_backend:TorchScript`` tunes with it and records it."""
+    """``--backends tests.effects.onefile_backend:TorchScript`` profiles it and records it
+    (whether it beats eager is the machine's business)."""
     from aitune_fp.cli.main import main
     from aitune_fp.core.record.run_record import loads
 
@@ -166,6 +167,7 @@ def test_the_cli_names_it_by_module_and_class(
     args = ["tune", f"{model}:build", "--backends", SOURCE, "--input-shape", "2x4"]
     options = ["--max-batch-size", "2", "--no-isolation", "--no-plot", "--out", str(out)]
     assert main([*args, *options, "--cache-dir", str(tmp_path / "cache")]) == 0
-    assert "Selected torchscript" in capsys.readouterr().out
+    assert "torchscript" in capsys.readouterr().out
     record = loads((out / "run.json").read_text())
     assert [c.config["source"] for c in record.candidates] == [SOURCE]
+    assert record.candidates[0].profile is not None

@@ -5,7 +5,8 @@ Rules:
 - the shipped backends are the config classes (subclasses of
   :class:`~.base.ConfigIdentity`) defined in the public modules of this package, ordered
   by their declaration's ``order``; adding a backend is adding one module here, nothing
-  else (:func:`shipped`);
+  else (:func:`shipped`); importing the registry imports them all (the workers' fork
+  server preloads the registry, so a worker finds every backend module loaded);
 - a backend from outside the package is named ``module:ClassName`` (``--backends
   my_pkg.fast:FastBackend``): the module is imported and the class must be a dataclass
   whose instances are :class:`~.base.Backend` configs (:func:`backend_type`);
@@ -205,3 +206,6 @@ def with_max_batch_size(backend: Backend, max_batch_size: int) -> Backend:
     'inductor'
     """
     return backend.with_batch_range(max_batch_size)
+
+
+shipped()  # imported with the registry, as the fork server expects (it preloads the registry)
