@@ -4,6 +4,7 @@ no other file naming it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from tests.shell.test_tune_module_fakes import quick
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "tests.effects.onefile_backend:TorchScript"
+ALONE = dataclasses.replace(quick(aitune_fp.max_throughput), validate_performance=False)
+"""A quick plan with no eager baseline, so the only candidate is the one selected."""
 
 
 def _model() -> torch.nn.Module:
@@ -40,7 +43,7 @@ def _tune(tmp_path: Path, backends: list[Any], isolation: bool = False) -> Tunin
     run = run_tuning(
         _model(),
         _samples(),
-        quick(aitune_fp.max_throughput),
+        ALONE,
         backends,
         cache_dir=tmp_path / "cache",
         max_batch_size=2,
