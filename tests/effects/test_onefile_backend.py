@@ -5,7 +5,9 @@ no other file naming it."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from tests.effects.onefile_backend import TorchScript
 from tests.shell.test_tune_module_fakes import quick
 
 ROOT = Path(__file__).resolve().parents[2]
+BACKEND_FILE = Path(__file__).with_name("onefile_backend.py")
 SOURCE = "tests.effects.onefile_backend:TorchScript"
 ALONE = dataclasses.replace(quick(aitune_fp.max_throughput), validate_performance=False)
 """A quick plan with no eager baseline, so the only candidate is the one selected."""
@@ -94,11 +97,20 @@ def test_it_is_saved_as_its_own_artifact_and_loaded_back(
     loaded.close()
 
 
-def test_it_runs_isolated_in_a_worker(tmp_path: Path) -> None:
-    """An isolated tune imports the backend's module in the worker and selects it."""
-    run = _tune(tmp_path, [TorchScript()], isolation=True)
+def test_it_runs_isolated_even_from_a_file_no_worker_can_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An isolated tune runs the backend in a worker also when its file was loaded under a
+    name no fresh process can import (a user's script): its module travels by value."""
+    spec = importlib.util.spec_from_file_location("onefile_user_copy", BACKEND_FILE)
+    assert spec is not None and spec.loader is not None
+    copy = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "onefile_user_copy", copy)
+    spec.loader.exec_module(copy)
+    run = _tune(tmp_path, [copy.TorchScript()], isolation=True)
     (outcome,) = run.record.candidates
     assert outcome.profile is not None, outcome.failure
+    assert outcome.config["source"] == "onefile_user_copy:TorchScript"
     assert run.tuned is not None and run.tuned.backend == "torchscript"
 
 

@@ -189,6 +189,11 @@ class Backend(Protocol):
         ...
 
 
+_MISSING = type(dataclasses.MISSING)
+"""Told apart by type, not identity: a config class pickled by value (a user's backend
+sent to a worker) gets copies of ``dataclasses.MISSING`` in its fields."""
+
+
 def describe_config(config: Any) -> str:
     """``name`` or ``name(field=value, …)`` showing only non-default, non-name fields."""
     parts = []
@@ -196,8 +201,8 @@ def describe_config(config: Any) -> str:
         if f.name == "name":
             continue
         value = getattr(config, f.name)
-        default = f.default if f.default is not dataclasses.MISSING else None
-        if f.default_factory is not dataclasses.MISSING:
+        default = None if isinstance(f.default, _MISSING) else f.default
+        if not isinstance(f.default_factory, _MISSING):
             default = f.default_factory()
         if value != default:
             parts.append(f"{f.name}={value!r}")
