@@ -202,8 +202,9 @@ def describe_config(config: Any) -> str:
             continue
         value = getattr(config, f.name)
         default = None if isinstance(f.default, _MISSING) else f.default
-        if not isinstance(f.default_factory, _MISSING):
-            default = f.default_factory()
+        factory: Any = f.default_factory
+        if not isinstance(factory, _MISSING):
+            default = factory()
         if value != default:
             parts.append(f"{f.name}={value!r}")
     name = str(config.name)
