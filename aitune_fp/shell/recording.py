@@ -52,14 +52,17 @@ def outcome_of(run: CandidateRun) -> BackendOutcome:
 def config_dict(backend: Backend) -> dict[str, Any]:
     """A backend config as a dict: its fields when it is a dataclass, else its name; a
     backend from outside aitune_fp also says where it comes from (``source``:
-    ``module:ClassName``, so a saved run can find it again)."""
+    ``module:ClassName``, so a saved run can find it again) and what it computes in
+    (``computes_in``, which the report reads, since its fields are its own)."""
     fields = (
         dataclasses.asdict(backend)
         if dataclasses.is_dataclass(backend) and not isinstance(backend, type)
         else {"name": backend.name}
     )
     source = source_of(backend)
-    return fields if source.startswith("aitune_fp.") else {"source": source, **fields}
+    if source.startswith("aitune_fp."):
+        return fields
+    return {"source": source, "computes_in": backend.computes_in, **fields}
 
 
 def run_record(

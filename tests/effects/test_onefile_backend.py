@@ -67,7 +67,7 @@ def test_it_takes_part_in_a_tune_and_is_recorded_with_its_source(tuned_run: Tuni
     record = tuned_run.record
     (outcome,) = record.candidates
     assert outcome.kind == "torchscript" and outcome.profile is not None
-    assert outcome.config["source"] == SOURCE
+    assert outcome.config["source"] == SOURCE and outcome.config["computes_in"] == "float32"
     assert tuned_run.tuned is not None and tuned_run.tuned.backend == "torchscript"
     assert "torchscript" in render_markdown(record)
 
