@@ -3,6 +3,7 @@ one module unwrapping effects."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import grimp
@@ -100,3 +101,30 @@ def test_the_unsafe_contract_flags_an_import_of_returns_unsafe() -> None:
     check = contract.check(graph, verbose=False)
     assert not check.kept
     assert [b["importer"] for b in check.metadata["broken"]] == ["aitune_fp.bad"]
+
+
+PROBE = re.compile(r"\b(?:getattr|hasattr)\(\s*(?:config|backend|backend_config|cls)\b")
+
+
+def _probes(root: Path) -> list[str]:
+    """Lines under ``root`` that read a backend config by ``getattr``/``hasattr``."""
+    return [
+        f"{path}:{n}: {line.strip()}"
+        for path in sorted(root.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if PROBE.search(line)
+    ]
+
+
+def test_backends_are_read_through_their_protocol_not_probed() -> None:
+    """No module reads a backend config with getattr/hasattr (it declares what it has,
+    aitune_fp/effects/backends/base.py), but for the fields of a dataclass by field name."""
+    package = Path(aitune_fp.__file__).parent
+    allowed = "value = getattr(config, f.name)"  # describe(): a dataclass's declared fields
+    assert [p for p in _probes(package) if not p.endswith(allowed)] == []
+
+
+def test_the_probe_check_sees_a_probe(tmp_path: Path) -> None:
+    """A getattr on a config is reported; one on another object is not."""
+    (tmp_path / "m.py").write_text('x = getattr(config, "tf32", False)\ny = getattr(args, "a")\n')
+    assert _probes(tmp_path) == [f"{tmp_path / 'm.py'}:1: x = getattr(config, \"tf32\", False)"]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from aitune_fp.effects.backends._versions import SUPPORTED, range_text
+from aitune_fp.effects.backends._versions import range_text, supported_ranges
+from aitune_fp.effects.backends.registry import shipped
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 ORT_BUILDS = {"onnxruntime", "onnxruntime-gpu"}
@@ -63,7 +64,7 @@ def test_each_onnxruntime_build_has_its_own_extra_and_test_stays_cpu() -> None:
 def test_gpu_extras_pin_the_supported_ranges(extra: str, distribution: str, library: str) -> None:
     """The TensorRT and Torch-TensorRT extras ask for exactly the range the code supports."""
     wanted = f"{distribution}{range_text(library)}"
-    assert wanted in _extras()[extra], (_extras()[extra], SUPPORTED[library])
+    assert wanted in _extras()[extra], (_extras()[extra], supported_ranges()[library])
 
 
 def test_install_docs_give_the_extra_index_for_tensorrt() -> None:
@@ -71,3 +72,18 @@ def test_install_docs_give_the_extra_index_for_tensorrt() -> None:
     text = (PYPROJECT.parent / "docs" / "gpu.md").read_text()
     assert "--extra-index-url https://pypi.nvidia.com" in text
     assert "\"aitune_fp[ort-gpu" in text and "never both" in text
+
+
+def test_every_declared_extra_exists_and_installs_its_sdk() -> None:
+    """Each backend's declared extra is an extra of pyproject.toml, and it installs the
+    distribution of every library the backend declares a supported range for."""
+    extras = _extras()
+    declared = [cls.declaration for cls in shipped() if cls.declaration.extra is not None]
+    assert declared
+    for declaration in declared:
+        assert declaration.extra in extras, declaration.extra
+        pulled = _closure(str(declaration.extra), extras)
+        for library in declaration.versions:
+            if library.supported is not None:
+                names = {_name(d) for d in library.distributions}
+                assert pulled & names, (declaration.extra, library.name)

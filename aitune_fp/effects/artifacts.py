@@ -1,11 +1,10 @@
 """Load a runner back from a built artifact, without rebuilding it.
 
 Rules:
-- a backend config that has a ``load(artifact, spec, outputs, device, work_dir)`` method
-  loads its own artifact; otherwise the artifact is loaded by kind: an AOTInductor package
-  (``.pt2``, via ``torch._inductor.aoti_load_package``), an ONNX model (an ONNX Runtime
-  session with the config's provider and options) or a serialised TensorRT engine; other
-  kinds (JIT backends, Torch-TensorRT programs) are rebuilt from the module instead;
+- a backend's artifact is loaded by the loader its declaration names
+  (:class:`~aitune_fp.effects.backends.base.Declaration` ``loader``: an AOTInductor package,
+  an ONNX Runtime session, a TensorRT engine, or a user backend's own format); a backend
+  declaring none (JIT backends, Torch-TensorRT programs) is rebuilt from the module instead;
 - the runner takes the module's own call and returns the module's own output structure
   (``outputs``, the eager output's pytree spec);
 - loading is an effect that never raises for a backend problem: a failure is a
@@ -22,10 +21,9 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
@@ -33,7 +31,7 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._guard import BuildLog, available_build, unavailable
-from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.backends.base import Backend, Built, LoadRequest
 from aitune_fp.effects.inputs import InputSpec
 from aitune_fp.effects.integrity import safe_name
 
@@ -78,77 +76,9 @@ def artifact_files(artifact: Path) -> tuple[Path, ...]:
     return (artifact, *sorted(siblings))
 
 
-def _onnx_graph(artifact: Path, spec: InputSpec, outputs: pytree.TreeSpec) -> Any:
-    """The ONNX graph facts of an artifact exported by aitune_fp (inputs named after the
-    spec, outputs ``output_0`` … in the eager output's pytree order)."""
-    from aitune_fp.effects.backends._export import OutputLayout
-    from aitune_fp.effects.backends._onnx import OnnxGraph
-
-    labels = tuple(f"output_{i}" for i in range(outputs.num_leaves))
-    return OnnxGraph(artifact, spec.names, labels, OutputLayout(outputs, labels))
-
-
-@dataclass(frozen=True, slots=True)
-class _Request:
-    """What loading needs besides the config: the artifact, its call's shape, where to run."""
-
-    artifact: Path
-    spec: InputSpec
-    outputs: pytree.TreeSpec
-    device: torch.device
-    work_dir: Path
-
-
-def _aot_inductor(config: Any, request: _Request, log: BuildLog) -> Built:
-    from aitune_fp.effects.backends.aot_inductor import load_package
-
-    return load_package(request.artifact, request.device)
-
-
-def _onnxruntime(config: Any, request: _Request, log: BuildLog) -> Built:
-    from aitune_fp.effects.backends._ort_info import ort_info
-    from aitune_fp.effects.backends._ort_runners import session_runner
-
-    spec, device = request.spec, request.device
-    graph = _onnx_graph(request.artifact, spec, request.outputs)
-    session = config.open_session(graph, spec, device, request.work_dir)
-    runner = session_runner(session, graph, spec, device)
-    return Built(runner, artifact=request.artifact, info=ort_info(config, session, device))
-
-
-def _tensorrt(config: Any, request: _Request, log: BuildLog) -> Built:
-    from aitune_fp.effects.backends._trt_runtime import EngineRunner
-
-    graph = _onnx_graph(request.artifact, request.spec, request.outputs)
-    engine = request.artifact.read_bytes()
-    runner = EngineRunner(engine, graph, request.spec, request.device, log)
-    effective, source = runner.precision(tf32=bool(getattr(config, "tf32", False)))
-    requested = getattr(config, "precision", None)  # as the build does, when no types show
-    precision = effective or requested
-    source = source if effective else "unverified (engine gave no types)"
-    info = {"device": str(request.device), "precision": precision, "precision_source": source}
-    return Built(runner, runner.close, artifact=request.artifact, info=info)
-
-
-Loader = Callable[[Any, _Request, BuildLog], Built]
-LOADERS: Final[dict[str, Loader]] = {
-    "aot_inductor": _aot_inductor,
-    "onnxruntime": _onnxruntime,
-    "tensorrt": _tensorrt,
-}
-
-
-def _own_loader(config: Any) -> Loader | None:
-    """The config's own ``load`` method as a loader, when it has one."""
-    own = getattr(config, "load", None)
-    if not callable(own):
-        return None
-    return lambda _config, r, _log: own(r.artifact, r.spec, r.outputs, r.device, r.work_dir)
-
-
 def loadable(config: Backend) -> bool:
-    """Whether ``config``'s artifacts can be loaded back (own ``load`` or a known kind)."""
-    return _own_loader(config) is not None or config.name in LOADERS
+    """Whether ``config``'s artifacts can be loaded back (its declaration has a loader)."""
+    return config.declaration.loader is not None
 
 
 def load_built(
@@ -160,14 +90,13 @@ def load_built(
     work_dir: Path,
 ) -> IOResult[Built, BackendFailure]:
     """The runner of ``config``'s ``artifact`` on ``device`` (a failure when it cannot load)."""
-    loader = _own_loader(config) or LOADERS.get(config.name)
+    loader = config.declaration.loader
     if loader is None:
         return unavailable(config.describe(), f"{config.name} artifacts cannot be loaded back")
-    request = _Request(artifact, spec, outputs, device, work_dir)
 
     def load(log: BuildLog) -> Built:
         log.write(f"loading {artifact} for {config.describe()} on {device}")
-        return loader(config, request, log)
+        return loader(config, LoadRequest(artifact, spec, outputs, device, work_dir, log))
 
     return available_build(config, device, work_dir, load)
 
@@ -197,18 +126,20 @@ def _tuples(value: Any) -> Any:
     return value
 
 
-def backend_from_config(kind: str, config: Mapping[str, Any]) -> Backend:
+def backend_from_config(kind: str, config: Mapping[str, Any], source: str | None = None) -> Backend:
     """The backend config of ``kind`` with the stored ``config`` fields (JSON lists read as
-    tuples; fields that are not constructor arguments, such as ``name``, ignored).
+    tuples; fields that are not constructor arguments, such as ``name``, ignored). A
+    ``source`` (``module:ClassName``, :func:`~.backends.registry.source_of`) that is not a
+    shipped backend's names the class to use: its module is imported.
 
     >>> backend_from_config("onnxruntime", {"name": "onnxruntime", "intra_op_threads": 2,
     ...                                     "session_config": [["a", "b"]]}).describe()
     "onnxruntime(intra_op_threads=2, session_config=(('a', 'b'),))"
     """
-    from aitune_fp.effects.backends.registry import BACKEND_TYPES, backend_by_name
+    from aitune_fp.effects.backends.registry import backend_by_name, backend_type, backend_types
 
-    kind_type = BACKEND_TYPES.get(kind)
-    if kind_type is None:
-        return backend_by_name(kind)  # raises with the known names
+    shipped = {f"{c.__module__}:{c.__qualname__}" for c in backend_types().values()}
+    name = source if source is not None and source not in shipped else kind
+    kind_type = backend_type(name)  # raises with the known names
     init = {f.name for f in dataclasses.fields(kind_type) if f.init}
-    return backend_by_name(kind, **{k: _tuples(v) for k, v in config.items() if k in init})
+    return backend_by_name(name, **{k: _tuples(v) for k, v in config.items() if k in init})

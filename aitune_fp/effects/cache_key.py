@@ -11,7 +11,7 @@ Rules:
   backend's kind, config key and implementation (a calibrated variant, static int8, also
   the samples' values it was calibrated on)
   source, the device (and GPU model), and the versions of Python and of every inference
-  library.
+  library (those the shipped backends and this one declare).
 """
 
 from __future__ import annotations
@@ -106,9 +106,9 @@ def cache_key(
         "device": _device_facts(device),
         "python": platform.python_version(),
         "machine": platform.machine(),
-        "libraries": library_versions(),
+        "libraries": library_versions((backend,)),
     }
-    if getattr(backend, "calibrated", False):  # a calibration depends on the samples' values
+    if backend.calibrated:  # a calibration depends on the samples' values
         parts["calibration"] = samples_digest(samples)
     blob = json.dumps(parts, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:32]

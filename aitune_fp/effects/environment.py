@@ -1,6 +1,9 @@
 """The environment fingerprint stored with every run: library versions, CPU, GPU.
 
 Rules:
+- the libraries are aitune_fp, torch and every library a backend declares
+  (:class:`~aitune_fp.effects.backends.base.Library` in its declaration's ``versions``):
+  the shipped backends', plus those of the backends a run was given;
 - library versions come from installed distribution metadata (``importlib.metadata``); an
   inference SDK is never imported to learn its version, and a missing one is ``None``;
 - ONNX Runtime's version is that of the build the ``onnxruntime`` package really holds
@@ -18,23 +21,38 @@ from __future__ import annotations
 import os
 import platform
 import re
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import torch
 
 from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
 
-# Each library and the distributions that may provide it, first found wins.
-LIBRARIES: Final = {
-    "aitune_fp": ("aitune_fp", "aitune-fp"),
-    "torch": ("torch",),
-    "onnx": ("onnx",),
-    "onnxruntime": ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino"),
-    "tensorrt": ("tensorrt", "tensorrt-cu12", "tensorrt-cu13", "tensorrt-cu11"),
-    "torch_tensorrt": ("torch-tensorrt", "torch_tensorrt"),
-}
+if TYPE_CHECKING:
+    from aitune_fp.effects.backends.base import Backend
+
+# The package and torch, whatever the backends; each with the distributions that may
+# provide it, first found wins.
+CORE_LIBRARIES: Final = {"aitune_fp": ("aitune_fp", "aitune-fp"), "torch": ("torch",)}
+
+
+def libraries(backends: Iterable[Backend] = ()) -> dict[str, tuple[str, ...]]:
+    """Each library whose version is reported, with its distributions: aitune_fp, torch,
+    then what the shipped backends and ``backends`` declare (the first declaration of a
+    name wins).
+
+    >>> sorted(libraries())
+    ['aitune_fp', 'onnx', 'onnxruntime', 'tensorrt', 'torch', 'torch_tensorrt']
+    """
+    from aitune_fp.effects.backends.registry import declarations
+
+    found = dict(CORE_LIBRARIES)
+    for declaration in declarations(backends):
+        for library in declaration.versions:
+            found.setdefault(library.name, library.distributions)
+    return found
 
 
 def distribution_version(*names: str) -> str | None:
@@ -51,13 +69,15 @@ def distribution_version(*names: str) -> str | None:
     return None
 
 
-def library_versions() -> dict[str, str | None]:
-    """Every library of :data:`LIBRARIES` with its installed version (``None`` if absent).
+def library_versions(backends: Iterable[Backend] = ()) -> dict[str, str | None]:
+    """Every library of :func:`libraries` with its installed version (``None`` if absent);
+    ONNX Runtime's is that of the build the ``onnxruntime`` package really holds.
 
     >>> library_versions()["torch"] is not None
     True
     """
-    versions = {lib: distribution_version(*dists) for lib, dists in sorted(LIBRARIES.items())}
+    listed = sorted(libraries(backends).items())
+    versions = {lib: distribution_version(*dists) for lib, dists in listed}
     versions["onnxruntime"] = ort_install().version
     return versions
 
@@ -113,8 +133,11 @@ def gpu_facts(device: torch.device) -> dict[str, Any]:
     }
 
 
-def environment_fingerprint(device: torch.device | str = "cpu") -> dict[str, Any]:
-    """Python, platform, library versions, CPU model and count, GPU facts, as a dict.
+def environment_fingerprint(
+    device: torch.device | str = "cpu", backends: Iterable[Backend] = ()
+) -> dict[str, Any]:
+    """Python, platform, library versions (also those ``backends`` declare), CPU model and
+    count, GPU facts, as a dict.
 
     >>> sorted(environment_fingerprint())[:4]
     ['aitune_fp', 'cpu', 'cpu_count', 'cuda']
@@ -122,7 +145,7 @@ def environment_fingerprint(device: torch.device | str = "cpu") -> dict[str, Any
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
-        **library_versions(),
+        **library_versions(backends),
         **onnxruntime_facts(),
         "torch_threads": torch.get_num_threads(),
         "cpu": cpu_model(),

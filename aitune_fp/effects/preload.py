@@ -1,8 +1,9 @@
 """Load the backends' libraries before anything is measured, so no backend pays for them.
 
 Rules:
-- a backend config may list, in a class attribute ``libraries``, the Python modules its
-  build imports (``onnxruntime``, ``torch._inductor``, …); configs without it need none;
+- a backend declares the Python modules its build imports (``onnxruntime``,
+  ``torch._inductor``, …) in its declaration's ``libraries``
+  (:class:`~aitune_fp.effects.backends.base.Declaration`); eager declares none;
 - :func:`preload` imports those of every config that can run on the device, once each,
   in order, before the baseline is built: the shared libraries and modules they load stay
   resident for the whole process, and would otherwise be charged to the peak memory
@@ -16,6 +17,9 @@ Rules:
   vector-ISA probe runs too (:func:`probe_vector_isa`:
   seconds of test compiles and child processes that torch caches per process, and that the
   first compile or ``.pt2`` load would otherwise pay);
+- the workers' fork server imports a backend's libraries but those its declaration lists
+  in ``server_skips`` (:func:`libraries_of`; TensorRT and Torch-TensorRT may touch CUDA
+  on import, which a fork server must not);
 - :func:`preload_in_background` does the same in a daemon thread, for a tune whose
   backends run in workers: this process then needs the libraries only after the sweeps
   (final rounds, the tuned module), so it imports them while it waits for its workers;
@@ -35,21 +39,23 @@ from collections.abc import Iterable
 
 import torch
 
+from aitune_fp.effects.backends.base import Backend
+
 log = logging.getLogger("aitune_fp")
 
 
-def libraries_of(config: object) -> tuple[str, ...]:
-    """The modules ``config``'s build imports, from its ``libraries`` attribute (or none).
+def libraries_of(config: Backend) -> tuple[str, ...]:
+    """The modules of ``config``'s build that the workers' fork server may import for it:
+    its declaration's ``libraries`` but its ``server_skips`` (they may touch CUDA on
+    import; :func:`preload` in this process imports them all).
 
     >>> from aitune_fp.effects.backends.ort import OnnxRuntime
-    >>> from aitune_fp.effects.backends.eager import TorchEager
-    >>> "onnxruntime" in libraries_of(OnnxRuntime()), libraries_of(TorchEager())
-    (True, ())
+    >>> from aitune_fp.effects.backends.trt import TensorRT
+    >>> "onnxruntime" in libraries_of(OnnxRuntime()), libraries_of(TensorRT())
+    (True, ('torch.onnx', 'onnxscript'))
     """
-    listed = getattr(config, "libraries", ())
-    if not isinstance(listed, tuple) or not all(isinstance(n, str) for n in listed):
-        return ()
-    return listed
+    declared = config.declaration
+    return tuple(n for n in declared.libraries if n not in declared.server_skips)
 
 
 def _installed(name: str) -> bool:
@@ -59,11 +65,10 @@ def _installed(name: str) -> bool:
         return False
 
 
-def preload(configs: Iterable[object], device: torch.device) -> tuple[str, ...]:
+def preload(configs: Iterable[Backend], device: torch.device) -> tuple[str, ...]:
     """Import the libraries of the configs that can run on ``device``; the newly loaded ones.
 
-    A config counts as runnable when its ``unavailable_reason(device)`` is ``None`` (configs
-    without that method count as runnable).
+    A config counts as runnable when its ``unavailable_reason(device)`` is ``None``.
 
     >>> from aitune_fp.effects.backends.eager import TorchEager
     >>> preload([TorchEager()], torch.device("cpu"))
@@ -71,10 +76,9 @@ def preload(configs: Iterable[object], device: torch.device) -> tuple[str, ...]:
     """
     wanted: list[str] = []
     for config in configs:
-        reason = getattr(config, "unavailable_reason", None)
-        if callable(reason) and reason(device) is not None:
+        if config.unavailable_reason(device) is not None:
             continue
-        wanted.extend(n for n in libraries_of(config) if n not in wanted)
+        wanted.extend(n for n in config.declaration.libraries if n not in wanted)
     loaded = []
     for name in wanted:
         if name in sys.modules or not _installed(name):
@@ -108,7 +112,7 @@ def probe_vector_isa() -> None:
         cpu_vec_isa.pick_vec_isa()
 
 
-def preload_in_background(configs: Iterable[object], device: torch.device) -> threading.Thread:
+def preload_in_background(configs: Iterable[Backend], device: torch.device) -> threading.Thread:
     """Start :func:`preload` of ``configs`` in a daemon thread; the caller ``join()``s it
     before it runs any backend in this process."""
     wanted = list(configs)

@@ -1,6 +1,7 @@
 """Save a tuned module and load it back to deploy the winner without re-tuning.
 
-A save is a folder: ``manifest.json`` (format, backend kind and config, input spec, output
+A save is a folder: ``manifest.json`` (format, backend kind, source (``module:Class``)
+and config, input spec, output
 structure, the selection, the module's weights digest, and the size and sha256 of every
 other file), ``run.json`` when the run was recorded, and the winner's artifact — an
 AOTInductor package, an ONNX model or a TensorRT engine. A winner without a loadable
@@ -23,6 +24,9 @@ Rules:
   is garbage-collected, and at once when loading fails;
 - a recipe needs ``module=`` and refuses a module whose weights differ from the saved
   digest; an artifact ignores ``module``;
+- a backend from outside aitune_fp is found again by its recorded source: ``load`` imports
+  that module (as loading a ``.pt2`` runs code: load only saves you trust); a shipped
+  backend is found by its kind, whatever the source says;
 - nothing is unpickled: the manifest and the record are JSON, artifacts are read by their
   own runtimes (an AOTInductor ``.pt2`` package holds a native shared library that is
   loaded and so runs: load only saves whose digest you trust, see docs/reliability.md);
@@ -59,6 +63,7 @@ from aitune_fp.effects.artifacts import (
 )
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.backends.registry import source_of
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.inputs import InputSpec, Samples, make_batch
 from aitune_fp.effects.integrity import FileDigest, digest
@@ -92,9 +97,11 @@ def _outputs_of(tuned: TunedModule) -> str:
 
 
 def _backend_fields(config: Backend) -> dict[str, Any]:
-    """The manifest's ``backend``: kind, description, key and the config as JSON."""
+    """The manifest's ``backend``: kind, source (``module:Class`` of a backend from outside
+    the package), description, key and the config as JSON."""
     return {
         "kind": config.name,
+        "source": source_of(config),
         "description": config.describe(),
         "key": config.key(),
         "config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),  # type: ignore[call-overload]
@@ -233,7 +240,9 @@ def _decoded(
     malformed value is a ``LoadError`` naming the manifest."""
     try:
         backend = doc.child("backend")
-        config = backend_from_config(backend.text("kind"), backend.obj("config"))
+        config = backend_from_config(
+            backend.text("kind"), backend.obj("config"), backend.text_or_none("source")
+        )
         spec = spec_from_json(doc.child("input_spec"))
         selection: Selection = decode_selection(doc.child("selection"))
         record = None

@@ -24,6 +24,7 @@ from aitune_fp.core.record.wall import WallAccount
 from aitune_fp.core.records import Selection, TuneError
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.backends.registry import source_of
 from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.dynamic import dynamic_to_json
 from aitune_fp.effects.environment import environment_fingerprint
@@ -49,10 +50,19 @@ def outcome_of(run: CandidateRun) -> BackendOutcome:
 
 
 def config_dict(backend: Backend) -> dict[str, Any]:
-    """A backend config as a dict: its fields when it is a dataclass, else its name."""
-    if dataclasses.is_dataclass(backend) and not isinstance(backend, type):
-        return dataclasses.asdict(backend)
-    return {"name": backend.name}
+    """A backend config as a dict: its fields when it is a dataclass, else its name; a
+    backend from outside aitune_fp also says where it comes from (``source``:
+    ``module:ClassName``, so a saved run can find it again) and what it computes in
+    (``computes_in``, which the report reads, since its fields are its own)."""
+    fields = (
+        dataclasses.asdict(backend)
+        if dataclasses.is_dataclass(backend) and not isinstance(backend, type)
+        else {"name": backend.name}
+    )
+    source = source_of(backend)
+    if source.startswith("aitune_fp."):
+        return fields
+    return {"source": source, "computes_in": backend.computes_in, **fields}
 
 
 def run_record(
@@ -79,7 +89,7 @@ def run_record(
         candidates=tuple(outcomes[1:] if has_baseline else outcomes),
         selection=outcome.value_or(None),
         error=outcome.failure() if isinstance(outcome, Failure) else None,
-        environment=freeze(environment_fingerprint(setup.device)),
+        environment=freeze(environment_fingerprint(setup.device, (r.backend for r in run.runs))),
         input_spec=freeze(input_spec_of(setup)),
         max_batch_size=setup.max_batch_size,
         max_batch_search=setup.max_batch_search,

@@ -7,7 +7,7 @@ import sys
 
 from aitune_fp.cli.head_start import LIBRARIES
 from aitune_fp.effects.backends.registry import all_backends, backend_by_name
-from aitune_fp.effects.isolation.server import NEVER_PRELOAD
+from aitune_fp.effects.preload import libraries_of
 
 SCRIPT = """
 import argparse, sys
@@ -23,9 +23,9 @@ print("torch._inductor.compile_fx" in server.preloaded())
 def test_the_table_names_every_backends_preloaded_libraries() -> None:
     """Each backend's libraries (those a server may preload) are the table's for its name."""
     for name, libraries in LIBRARIES.items():
-        assert backend_by_name(name).libraries == libraries  # type: ignore[attr-defined]
+        assert libraries_of(backend_by_name(name)) == libraries
     for backend in all_backends():
-        listed = set(getattr(backend, "libraries", ())) - NEVER_PRELOAD
+        listed = set(libraries_of(backend))
         if listed and not listed <= {"torch.onnx", "onnxscript", "torch.export"}:
             assert backend.name in LIBRARIES, backend.name
 

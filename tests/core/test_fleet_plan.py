@@ -197,14 +197,24 @@ def test_the_documented_zoo_plan_is_valid() -> None:
     import re
     from pathlib import Path
 
-    from aitune_fp.effects.backends.registry import BACKEND_TYPES
+    from aitune_fp.effects.backends.registry import backend_types
 
     root = Path(__file__).resolve().parents[2]
     block = re.search(r"```toml\n(.*?)```", (root / "docs" / "fleet.md").read_text(), re.S)
     assert block is not None
-    zoo = parse_plan(block.group(1), known_backends=set(BACKEND_TYPES))
+    zoo = parse_plan(block.group(1), known_backends=set(backend_types()))
     assert len(expand(zoo)) == 18
     example = parse_plan(
-        (root / "examples" / "fleet.toml").read_text(), known_backends=set(BACKEND_TYPES)
+        (root / "examples" / "fleet.toml").read_text(), known_backends=set(backend_types())
     )
     assert {m.name for m in example.models} == set(DEMO_NAMES) and len(example.strategies) == 2
+
+
+def test_a_backend_from_outside_the_package_passes_the_name_check() -> None:
+    """``module:Class`` is left to the job that resolves it; an unknown plain name is not."""
+    text = 'strategies = ["min-latency"]\nbackends = ["{}"]\n[[models]]\nname = "mlp"\n'
+    text += '[[targets]]\ndevice = "cpu"\n'
+    plan = parse_plan(text.format("my_pkg.fast:Fast"), known_backends={"eager"})
+    assert plan.settings.backends == ("my_pkg.fast:Fast",)
+    with pytest.raises(PlanError):
+        parse_plan(text.format("fast"), known_backends={"eager"})

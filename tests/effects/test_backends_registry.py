@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -106,3 +107,65 @@ def test_importing_the_backends_loads_no_inference_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_every_shipped_declaration_is_consistent() -> None:
+    """Each shipped backend's declaration names real helper modules, skips only libraries it
+    lists, builds its declared defaults and variants, and is not part of the config key."""
+    import importlib.util
+
+    from aitune_fp.effects.backends.registry import shipped
+
+    assert len({cls.declaration.order for cls in shipped()}) == len(shipped())
+    for cls in shipped():
+        declared = cls.declaration
+        assert set(declared.server_skips) <= set(declared.libraries), cls
+        for module in declared.sdk_modules:
+            assert importlib.util.find_spec(module) is not None, module
+        options = [*declared.defaults.values()]
+        options += [o for level in declared.variants.values() for o in level.values()]
+        for config in (cls(**o) for opts in options for o in opts):
+            assert isinstance(config, Backend)
+        assert "declaration" not in {f.name for f in dataclasses.fields(cls)}
+
+
+def test_a_module_dropped_into_the_package_is_a_shipped_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new public module in the backends package is all it takes: the registry finds its
+    config by name, in its declared order, with its declared defaults."""
+    import aitune_fp.effects.backends as package
+    from aitune_fp.effects.backends import registry
+
+    (tmp_path / "dropped_in.py").write_text(DROPPED_IN)
+    monkeypatch.delitem(sys.modules, "aitune_fp.effects.backends.dropped_in", raising=False)
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+            registry.shipped.cache_clear()
+            assert backend_by_name("dropped_in").describe() == "dropped_in"
+            assert [b.name for b in default_backends("cpu")][-1] == "dropped_in"
+            assert "dropped_in" not in [b.name for b in default_backends("cuda")]
+    finally:
+        registry.shipped.cache_clear()
+    assert "dropped_in" not in registry.backend_types()
+
+
+DROPPED_IN = """
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from aitune_fp.effects.backends.base import ConfigIdentity, Declaration
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedIn(ConfigIdentity):
+    declaration: ClassVar[Declaration] = Declaration(order=99, defaults={"cpu": ({},)})
+    name: str = field(default="dropped_in", init=False)
+
+    def unavailable_reason(self, device):
+        return None
+
+    def build(self, module, samples, device, work_dir):
+        raise NotImplementedError("only looked up here")
+"""

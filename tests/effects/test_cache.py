@@ -13,7 +13,7 @@ from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.cache import cache_key, cached_build, weights_digest
 from aitune_fp.effects.inputs import InputSpec, Samples, normalise_samples
 from tests.shell.fakes import FakeBackend
@@ -25,6 +25,9 @@ class ScaleFile(ConfigIdentity):
 
     factor: float = 2.0
     name: str = field(default="scale_file", init=False)
+    declaration: ClassVar[Declaration] = Declaration(
+        loader=lambda config, r: config.load(r.artifact, r.spec, r.outputs, r.device, r.work_dir)
+    )
     builds: ClassVar[list[str]] = []
 
     def unavailable_reason(self, device: torch.device) -> str | None:

@@ -18,10 +18,9 @@ import pytest
 import torch
 import torch.utils._pytree as pytree
 
-import aitune_fp.effects.backends._ort_runners as _ort_runners
 import aitune_fp.effects.backends.ort as ort_module
-from aitune_fp.effects import artifacts
 from aitune_fp.effects.backends._guard import BuildLog
+from aitune_fp.effects.backends.base import LoadRequest
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.inputs import normalise_samples
 
@@ -66,12 +65,14 @@ def test_a_loaded_onnx_runner_records_the_precision_its_build_recorded(
     """A runner loaded back from the cache carries the same ``precision`` as its build, so
     validation of the hit uses the bound of the precision it runs in."""
     monkeypatch.setattr(OnnxRuntime, "open_session", lambda *a, **k: FakeSession(providers))
-    monkeypatch.setattr(_ort_runners, "session_runner", lambda *a: lambda *x: None)
+    monkeypatch.setattr(ort_module, "session_runner", lambda *a: lambda *x: None)
     samples = normalise_samples(torch.zeros(2, 4))
     outputs = pytree.tree_flatten(torch.zeros(1))[1]
-    request = artifacts._Request(tmp_path / "model.onnx", samples.spec, outputs, CUDA, tmp_path)
-    log = BuildLog()
-    built = artifacts._onnxruntime(config, request, log)
+    path = tmp_path / "model.onnx"
+    request = LoadRequest(path, samples.spec, outputs, CUDA, tmp_path, BuildLog())
+    loader = OnnxRuntime.declaration.loader
+    assert loader is not None
+    built = loader(config, request)
     assert built.info["precision"] == precision
     assert built.info["providers"] == providers
 

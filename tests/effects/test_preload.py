@@ -5,27 +5,35 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 import torch
 
+from aitune_fp.effects.backends.base import Backend, ConfigIdentity, Declaration
 from aitune_fp.effects.backends.registry import default_backends
 from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
 
 CPU = torch.device("cpu")
 
 
-@dataclass(frozen=True)
-class Listing:
-    """A config-like object listing ``libraries`` and saying whether it can run."""
+def Listing(libraries: tuple[str, ...], reason: str | None = None) -> Backend:
+    """A config whose declaration lists ``libraries`` and that can run unless ``reason``."""
 
-    libraries: tuple[str, ...]
-    reason: str | None = None
+    @dataclass(frozen=True, slots=True)
+    class Listed(ConfigIdentity):
+        declaration: ClassVar[Declaration] = Declaration(libraries=libraries)
+        name: str = "listed"
 
-    def unavailable_reason(self, device: torch.device) -> str | None:
-        """``reason``, whatever the device."""
-        return self.reason
+        def unavailable_reason(self, device: torch.device) -> str | None:
+            """``reason``, whatever the device."""
+            return reason
+
+        def build(self, *_: object) -> Any:
+            """Never built here."""
+            raise AssertionError("not built in these tests")
+
+    return Listed()  # type: ignore[return-value]
 
 
 def test_a_runnable_configs_libraries_are_imported_once(
@@ -58,16 +66,14 @@ def test_unavailable_missing_and_broken_libraries_are_skipped(
     assert "aitune_preload_unwanted" not in sys.modules
 
 
-class NotATuple:
-    """A config whose ``libraries`` attribute has the wrong type."""
+def test_the_workers_server_is_given_the_libraries_but_the_declared_skips() -> None:
+    """libraries_of leaves out what a declaration says a fork server must not import."""
+    from aitune_fp.effects.backends.torch_trt import TorchTensorRT
+    from aitune_fp.effects.backends.trt import TensorRT
 
-    libraries: ClassVar[list[str]] = ["json"]
-
-
-def test_only_a_tuple_of_names_counts_as_a_library_list() -> None:
-    """A malformed ``libraries`` attribute is ignored rather than trusted."""
-    assert libraries_of(NotATuple()) == ()
-    assert libraries_of(object()) == ()
+    assert "tensorrt" not in libraries_of(TensorRT())
+    assert "torch_tensorrt" not in libraries_of(TorchTensorRT())
+    assert "tensorrt" in TensorRT.declaration.libraries
 
 
 def test_every_shipped_backend_lists_importable_names() -> None:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import torch
@@ -20,7 +20,7 @@ from returns.unsafe import unsafe_perform_io
 import aitune_fp
 from aitune_fp.core.record.run_record import loads
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.inputs import InputSpec, Samples
 from aitune_fp.shell.tune_module import run_tuning
 from tests.shell.test_tune_module_fakes import quick
@@ -34,6 +34,9 @@ class WeightsFile(ConfigIdentity):
     """A loadable fake whose artifact is the module's weights as JSON (one linear layer)."""
 
     name: str = field(default="weights_file", init=False)
+    declaration: ClassVar[Declaration] = Declaration(
+        loader=lambda config, r: config.load(r.artifact, r.spec, r.outputs, r.device, r.work_dir)
+    )
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Always available."""

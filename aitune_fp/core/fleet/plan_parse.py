@@ -10,7 +10,8 @@ Rules:
   ``device`` and optionally ``accelerator_type``, ``name``, ``backends``,
   ``max_batch_size`` and ``num_cpus``;
 - every value is checked: types, strategy specs (:func:`~aitune_fp.core.parse.parse_strategy`),
-  shapes, dtypes, devices, demo names, backend names (when the caller knows them), and that
+  shapes, dtypes, devices, demo names, backend names (when the caller knows them; a
+  ``module:Class`` backend from outside the package is checked when a job resolves it), and that
   no two models, targets or strategies share a folder name (nor two specs the same
   strategy, e.g. ``min-latency`` and ``min_latency``); an unknown key is an error;
 - the first problem is a :class:`PlanError` naming the line and the field
@@ -97,7 +98,8 @@ class _Checker:
         if not names:
             raise self.fail(path, "expected at least one backend name")
         for i, name in enumerate(names):
-            if self.known is not None and name not in self.known:
+            outside = ":" in name  # a user's ``module:Class``, resolved when a job runs
+            if self.known is not None and not outside and name not in self.known:
                 raise self.fail(
                     (*path, i), f"unknown backend {name!r}; known: {', '.join(sorted(self.known))}"
                 )

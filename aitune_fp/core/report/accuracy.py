@@ -26,9 +26,11 @@ def precision_of_config(config: Mapping[str, Any]) -> str:
 
     >>> precision_of_config({"precision": "int8-dynamic"}), precision_of_config({"fp16": True})
     ('int8', 'float16')
-    >>> precision_of_config({})
-    'float32'
+    >>> precision_of_config({}), precision_of_config({"computes_in": "bfloat16"})
+    ('float32', 'bfloat16')
     """
+    if "computes_in" in config:  # a backend from outside aitune_fp says it itself
+        return str(config["computes_in"])
     precision = str(config.get("precision", "float32"))
     if precision.startswith("int8"):
         return "int8"

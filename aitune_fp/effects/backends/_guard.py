@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import io
 import logging
-import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -29,44 +28,11 @@ import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.backends._build_log import BuildLog
 from aitune_fp.effects.backends.base import Backend, Built
 
+__all__ = ["BuildLog", "available_build", "first_line", "guarded_build", "unavailable"]
 _MESSAGE_CHARS = 400
-
-
-class BuildLog:
-    """Lines a build wants kept in ``build.log`` (a write-only sink for the build step)."""
-
-    __slots__ = ("_lines", "seconds")
-
-    def __init__(self) -> None:
-        self._lines: list[str] = []
-        self.seconds: dict[str, float] = {}
-        """Wall seconds of each part timed with :meth:`timed` (summed when repeated)."""
-
-    @contextlib.contextmanager
-    def timed(self, part: str) -> Iterator[None]:
-        """Time the block as build part ``part`` (``export``, ``compile``), failed or not.
-
-        >>> log = BuildLog()
-        >>> with log.timed("export"):
-        ...     pass
-        >>> list(log.seconds)
-        ['export']
-        """
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[part] = self.seconds.get(part, 0.0) + time.perf_counter() - start
-
-    def write(self, line: str) -> None:
-        """Keep ``line`` (without its trailing newline)."""
-        self._lines.append(line.rstrip("\n"))
-
-    def text(self) -> str:
-        """Everything written so far, one entry per line."""
-        return "\n".join(self._lines)
 
 
 def first_line(error: BaseException) -> str:

@@ -90,3 +90,11 @@ def export_onnx(
         f"exported ONNX to {path}; outputs {dict(zip(output_names, layout.labels, strict=True))}"
     )
     return OnnxGraph(path, spec.names, output_names, layout, source)
+
+
+def saved_graph(artifact: Path, spec: InputSpec, outputs: Any) -> OnnxGraph:
+    """The graph facts of an ONNX file exported by aitune_fp, read back for loading: inputs
+    named after the spec, outputs ``output_0`` … in the eager output's pytree order
+    (``outputs``: that pytree spec)."""
+    labels = tuple(f"output_{i}" for i in range(outputs.num_leaves))
+    return OnnxGraph(artifact, spec.names, labels, OutputLayout(outputs, labels))

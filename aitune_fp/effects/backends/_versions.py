@@ -1,6 +1,8 @@
 """The versions of the GPU libraries aitune_fp supports, and the check against them.
 
 Rules:
+- each range is declared by the backend that needs the library
+  (:class:`~aitune_fp.effects.backends.base.Library` in its declaration's ``versions``);
 - TensorRT 10.x and 11.x are supported (``>=10.0,<12``): on 10.x reduced precision is the
   builder flag, on 11.x (no precision flags, every network strongly typed) it is a network
   whose types are already the requested dtype (see :mod:`._precision`);
@@ -15,28 +17,30 @@ Rules:
 from __future__ import annotations
 
 import re
-from typing import Final
 
+from aitune_fp.effects.backends.base import Library
 from aitune_fp.effects.environment import distribution_version
 
-SUPPORTED: Final[dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]]] = {
-    "tensorrt": ((10, 0), (12,)),
-    "torch_tensorrt": ((2, 12), (2, 15)),
-    "onnxruntime": ((1, 18), None),
-}
-"""Each library's supported range: ``(lowest, first unsupported)``; ``None``: no ceiling."""
 
-DISTRIBUTIONS: Final = {
-    "tensorrt": (
-        "tensorrt",
-        "tensorrt-cu13",
-        "tensorrt-cu12",
-        "tensorrt-cu13-bindings",
-        "tensorrt-cu12-bindings",
-    ),
-    "torch_tensorrt": ("torch-tensorrt", "torch_tensorrt"),
-    "onnxruntime": ("onnxruntime", "onnxruntime-gpu"),
-}
+def _libraries() -> dict[str, Library]:
+    """Every library a shipped backend declares, by name (the first declaration wins)."""
+    from aitune_fp.effects.backends.registry import declarations
+
+    found: dict[str, Library] = {}
+    for declaration in declarations():
+        for library in declaration.versions:
+            found.setdefault(library.name, library)
+    return found
+
+
+def supported_ranges() -> dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]]:
+    """Each declared library's supported range: ``(lowest, first unsupported)``; ``None``:
+    no ceiling (libraries declared without a range are left out).
+
+    >>> supported_ranges()["tensorrt"]
+    ((10, 0), (12,))
+    """
+    return {n: lib.supported for n, lib in _libraries().items() if lib.supported is not None}
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -55,7 +59,7 @@ def range_text(library: str) -> str:
     >>> range_text("torch_tensorrt"), range_text("onnxruntime")
     ('>=2.12,<2.15', '>=1.18')
     """
-    low, high = SUPPORTED[library]
+    low, high = supported_ranges()[library]
     text = ">=" + ".".join(map(str, low))
     return text if high is None else text + ",<" + ".".join(map(str, high))
 
@@ -71,7 +75,7 @@ def outside_range(library: str, version: str | None) -> str | None:
     if version is None:
         return None
     parsed = parse_version(version)
-    low, high = SUPPORTED[library]
+    low, high = supported_ranges()[library]
     if not parsed or (parsed >= low and (high is None or parsed < high)):
         return None
     return f"{library} {version} is outside the supported range {range_text(library)}"
@@ -79,7 +83,7 @@ def outside_range(library: str, version: str | None) -> str | None:
 
 def installed_version(library: str) -> str | None:
     """The installed version of ``library`` from distribution metadata, else None."""
-    return distribution_version(*DISTRIBUTIONS[library])
+    return distribution_version(*_libraries()[library].distributions)
 
 
 def unsupported(*libraries: str) -> str | None:

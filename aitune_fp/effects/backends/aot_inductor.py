@@ -30,7 +30,7 @@ from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._shared_export import on_program
 from aitune_fp.effects.backends._treespec import keyword_names
-from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.inputs import Samples
 
 
@@ -68,12 +68,12 @@ class AOTInductor(ConfigIdentity):
     'aot_inductor'
     """
 
-    libraries: ClassVar[tuple[str, ...]] = (
-        "torch.export",
-        "torch._inductor",
-        "torch._inductor.package",
+    declaration: ClassVar[Declaration] = Declaration(
+        order=20,
+        libraries=("torch.export", "torch._inductor", "torch._inductor.package"),
+        loader=lambda _config, request: load_package(request.artifact, request.device),
+        defaults={"*": ({},)},
     )
-    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
 
     inductor_configs: tuple[tuple[str, Any], ...] = ()
     name: str = field(default="aot_inductor", init=False)

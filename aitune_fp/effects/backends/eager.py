@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from returns.io import IOResult
@@ -21,7 +22,7 @@ from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._lowp import DTYPES, low_precision, lowp_unavailable
 from aitune_fp.effects.backends._precision import output_dtypes
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
-from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.inputs import Samples
 
 
@@ -35,6 +36,20 @@ class TorchEager(ConfigIdentity):
     "eager(precision='bfloat16')"
     """
 
+    declaration: ClassVar[Declaration] = Declaration(
+        order=0,  # the baseline: no default candidate, only the precision variants
+        variants={
+            "default": {
+                "cpu": ({"precision": "bfloat16"},),
+                "cuda": ({"precision": "float16"}, {"precision": "bfloat16"}),
+            },
+            "wide": {
+                "cpu": ({"precision": "bfloat16", "autocast": True},),
+                "cuda": ({"precision": "bfloat16", "autocast": True},),
+            },
+        },
+    )
+
     precision: str = "float32"
     autocast: bool = False
     name: str = field(default="eager", init=False)
@@ -44,6 +59,11 @@ class TorchEager(ConfigIdentity):
             raise ValueError(f"eager precision must be float32 or one of {tuple(DTYPES)}")
         if self.autocast and self.precision == "float32":
             raise ValueError("autocast needs a reduced precision")
+
+    @property
+    def computes_in(self) -> str:
+        """Its ``precision``."""
+        return self.precision
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Eager runs on every device torch supports; reduced precision where it is native."""

@@ -24,7 +24,7 @@ from returns.io import IOResult
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
-from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.inputs import Batch, Samples
 
 MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -42,8 +42,11 @@ class InductorJIT(ConfigIdentity):
     ValueError: inductor mode must be one of (None, 'default', ...), got 'fast'
     """
 
-    libraries: ClassVar[tuple[str, ...]] = ("torch._dynamo", "torch._inductor.compile_fx")
-    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
+    declaration: ClassVar[Declaration] = Declaration(
+        order=10,
+        libraries=("torch._dynamo", "torch._inductor.compile_fx"),
+        defaults={"*": ({},)},
+    )
 
     mode: str | None = None
     dynamic: bool | None = None

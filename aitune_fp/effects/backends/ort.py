@@ -19,6 +19,7 @@ Rules:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from aitune_fp.effects.backends._availability import (
     needs_cuda,
 )
 from aitune_fp.effects.backends._guard import BuildLog, available_build
-from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
+from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
 from aitune_fp.effects.backends._ort_info import ort_info, ort_precision
 from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
 from aitune_fp.effects.backends._ort_runners import session_runner
@@ -43,7 +44,14 @@ from aitune_fp.effects.backends._ort_session import open_checked_session
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._streams import dedicated_stream, device_index
 from aitune_fp.effects.backends._versions import unsupported
-from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.base import (
+    Backend,
+    Built,
+    ConfigIdentity,
+    Declaration,
+    Library,
+    LoadRequest,
+)
 from aitune_fp.effects.backends.ort_quant import QUANTIZED, quantized
 from aitune_fp.effects.inputs import InputSpec, Samples
 
@@ -58,6 +66,15 @@ _OPT_LEVELS = {
     "extended": "ORT_ENABLE_EXTENDED",
     "all": "ORT_ENABLE_ALL",
 }
+
+
+def _load_saved(config: OnnxRuntime, request: LoadRequest) -> Built:
+    """A session on a saved ONNX model with ``config``'s provider and options."""
+    spec, device = request.spec, request.device
+    graph = saved_graph(request.artifact, spec, request.outputs)
+    session = config.open_session(graph, spec, device, request.work_dir)
+    runner = session_runner(session, graph, spec, device)
+    return Built(runner, artifact=request.artifact, info=ort_info(config, session, device))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +95,30 @@ class OnnxRuntime(ConfigIdentity):
     ValueError: onnxruntime provider must be one of ('auto', 'cpu', 'cuda', 'tensorrt'), got 'gpu'
     """
 
-    libraries: ClassVar[tuple[str, ...]] = ("torch.onnx", "onnxscript", "onnxruntime")
-    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
+    declaration: ClassVar[Declaration] = Declaration(
+        order=30,
+        libraries=("torch.onnx", "onnxscript", "onnxruntime"),
+        sdks=("onnxruntime",),
+        sdk_modules=("aitune_fp.effects.backends.ort_quant",),
+        versions=(
+            Library("onnx", ("onnx",)),
+            Library(
+                "onnxruntime",
+                ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino"),
+                supported=((1, 18), None),
+            ),
+        ),
+        extra="onnx",
+        loader=_load_saved,
+        defaults={"cpu": ({},), "cuda": ({}, {"provider": "tensorrt"})},
+        variants={
+            "default": {
+                "cpu": ({"precision": "int8-dynamic"},),
+                "cuda": ({"provider": "tensorrt", "fp16": True},),
+            },
+            "wide": {"cpu": ({"precision": "int8-static"}, {"intra_op_threads": 1})},
+        },
+    )
 
     provider: str = "auto"
     intra_op_threads: int = 0
@@ -114,6 +153,23 @@ class OnnxRuntime(ConfigIdentity):
     def calibrated(self) -> bool:
         """Whether the artifact depends on the samples' values (static quantization)."""
         return self.precision == "int8-static"
+
+    @property
+    def computes_in(self) -> str:
+        """``int8`` when quantized, ``float16`` with ``fp16``, else ``float32``.
+
+        >>> OnnxRuntime(precision="int8-static").computes_in
+        'int8'
+        """
+        if self.precision in QUANTIZED:
+            return "int8"
+        return "float16" if self.fp16 else "float32"
+
+    def with_batch_range(self, max_batch_size: int) -> Backend:
+        """The TensorRT provider's batch range set; other providers fix none ahead of time."""
+        if self.provider != "tensorrt":
+            return self
+        return dataclasses.replace(self, max_batch_size=max_batch_size)
 
     def resolved_provider(self, device: torch.device) -> str:
         """The provider this config uses on ``device`` (``auto`` resolved).

@@ -1,58 +1,150 @@
-"""Every backend by name, and the default candidate list for a device.
+"""Every backend by name, and the default candidate list for a device — all derived from
+the backends' own declarations (:class:`~.base.Declaration`).
 
 Rules:
-- the default candidates on a device are every backend that targets that device type,
-  eager excluded (it is the baseline): on CPU inductor, aot_inductor and onnxruntime (CPU
-  provider); on CUDA also onnxruntime with the TensorRT provider, tensorrt and
-  torch_tensorrt (AOT and JIT). A default candidate whose library is missing stays in the
-  list and fails its build with a clear reason, so the user sees what was not tried;
+- the shipped backends are the config classes (subclasses of
+  :class:`~.base.ConfigIdentity`) defined in the public modules of this package, ordered
+  by their declaration's ``order``; adding a backend is adding one module here, nothing
+  else (:func:`shipped`); importing the registry imports them all (the workers' fork
+  server preloads the registry, so a worker finds every backend module loaded);
+- a backend from outside the package is named ``module:ClassName`` (``--backends
+  my_pkg.fast:FastBackend``): the module is imported and the class must be a dataclass
+  whose instances are :class:`~.base.Backend` configs (:func:`backend_type`);
+- the default candidates on a device are every shipped backend's declared defaults for that
+  device type, in order; eager declares none (it is the baseline). A default candidate
+  whose library is missing stays in the list and fails its build with a clear reason, so
+  the user sees what was not tried;
 - ``backend_by_name`` builds a config from its name and keyword options, refusing unknown
   names and options with the valid ones listed;
 - ``with_max_batch_size`` sets the batch range of backends whose engines fix it ahead of
-  time (tensorrt, torch_tensorrt, onnxruntime's TensorRT provider) and leaves others as is.
+  time (each config's own :meth:`~.base.Backend.with_batch_range`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib
+import pkgutil
+from collections.abc import Iterable
+from types import ModuleType
 from typing import Any
 
 import torch
 
-from aitune_fp.effects.backends.aot_inductor import AOTInductor
-from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.backends.eager import TorchEager
-from aitune_fp.effects.backends.inductor import InductorJIT
-from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.backends.torch_trt import TorchTensorRT
-from aitune_fp.effects.backends.trt import TensorRT
+from aitune_fp.effects.backends.base import Backend, ConfigIdentity, Declaration
 
-BACKEND_TYPES: dict[str, type[Any]] = {
-    "eager": TorchEager,
-    "inductor": InductorJIT,
-    "aot_inductor": AOTInductor,
-    "onnxruntime": OnnxRuntime,
-    "tensorrt": TensorRT,
-    "torch_tensorrt": TorchTensorRT,
-}
+PACKAGE = "aitune_fp.effects.backends"
+
+
+def declared_in(module: ModuleType) -> tuple[type[Any], ...]:
+    """The backend config classes ``module`` defines (not those it imports).
+
+    >>> from aitune_fp.effects.backends import ort
+    >>> [c.__name__ for c in declared_in(ort)]
+    ['OnnxRuntime']
+    """
+    return tuple(
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, ConfigIdentity)
+        and value is not ConfigIdentity
+        and value.__module__ == module.__name__
+    )
+
+
+@functools.cache
+def shipped() -> tuple[type[Any], ...]:
+    """The shipped backend config classes: those of this package's public modules, by
+    their declared order.
+
+    >>> [c().name for c in shipped()]
+    ['eager', 'inductor', 'aot_inductor', 'onnxruntime', 'tensorrt', 'torch_tensorrt']
+    """
+    package = importlib.import_module(PACKAGE)
+    found: list[type[Any]] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.name.startswith("_"):
+            found.extend(declared_in(importlib.import_module(f"{PACKAGE}.{info.name}")))
+    return tuple(sorted(found, key=lambda c: (c.declaration.order, c.__name__)))
+
+
+def backend_types() -> dict[str, type[Any]]:
+    """Every shipped backend's name and config class."""
+    return {cls().name: cls for cls in shipped()}
+
+
+def declarations(extra: Iterable[Backend] = ()) -> tuple[Declaration, ...]:
+    """The declarations of the shipped backends, then of ``extra`` configs' own types."""
+    types = [*shipped(), *(type(b) for b in extra)]
+    return tuple(cls.declaration for cls in dict.fromkeys(types))
+
+
+def sdk_owners(types: Iterable[type[Any]] = ()) -> dict[str, frozenset[str]]:
+    """Each inference SDK a backend declares, with the only modules that may import it:
+    the declaring backend's own module and its declaration's ``sdk_modules`` (the shipped
+    backends', then those of ``types``).
+
+    >>> sorted(sdk_owners()["tensorrt"])
+    ['aitune_fp.effects.backends._trt_runtime', 'aitune_fp.effects.backends.trt']
+    """
+    owners: dict[str, set[str]] = {}
+    for cls in dict.fromkeys([*shipped(), *types]):
+        declared = cls.declaration
+        for sdk in declared.sdks:
+            owners.setdefault(sdk, set()).update((cls.__module__, *declared.sdk_modules))
+    return {sdk: frozenset(modules) for sdk, modules in owners.items()}
+
+
+def source_of(backend: Backend) -> str:
+    """Where ``backend``'s class comes from, as ``module:ClassName`` (stored in records).
+
+    >>> from aitune_fp.effects.backends.eager import TorchEager
+    >>> source_of(TorchEager())
+    'aitune_fp.effects.backends.eager:TorchEager'
+    """
+    cls = type(backend)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def backend_type(name: str) -> type[Any]:
+    """The config class called ``name``: a shipped backend's name or ``module:ClassName``.
+
+    >>> backend_type("aitune_fp.effects.backends.inductor:InductorJIT")().describe()
+    'inductor'
+    >>> backend_type("json:JSONDecoder")
+    Traceback (most recent call last):
+    ...
+    ValueError: json:JSONDecoder is not a backend config (see docs/backends.md)
+    """
+    if ":" not in name:
+        types = backend_types()
+        if name not in types:
+            raise ValueError(f"unknown backend {name!r}; known: {', '.join(sorted(types))}")
+        return types[name]
+    module_name, _, class_name = name.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"backend {name!r}: cannot import {module_name}: {error}") from None
+    cls = vars(module).get(class_name)
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise ValueError(f"{name} is not a backend config (see docs/backends.md)")
+    return cls
 
 
 def all_backends() -> tuple[Backend, ...]:
-    """One default config of every backend, plus the variants users commonly ask for.
+    """One default config of every backend, plus the default candidates' variants.
 
     >>> [b.describe() for b in all_backends()][:4]
     ['eager', 'inductor', 'aot_inductor', 'onnxruntime']
     """
-    return (
-        TorchEager(),
-        InductorJIT(),
-        AOTInductor(),
-        OnnxRuntime(),
-        OnnxRuntime(provider="tensorrt"),
-        TensorRT(),
-        TorchTensorRT(),
-        TorchTensorRT(ir="torch_compile"),
-    )
+    configs: list[Backend] = []
+    for cls in shipped():
+        options = [dict(o) for opts in cls.declaration.defaults.values() for o in opts]
+        configs.extend(dict.fromkeys(cls(**o) for o in [{}, *options]))
+    return tuple(configs)
 
 
 def default_backends(device: torch.device | str) -> tuple[Backend, ...]:
@@ -64,23 +156,20 @@ def default_backends(device: torch.device | str) -> tuple[Backend, ...]:
     7
     """
     kind = torch.device(device).type
-    portable: tuple[Backend, ...] = (InductorJIT(), AOTInductor())
-    if kind == "cpu":
-        return (*portable, OnnxRuntime())
-    if kind == "cuda":
-        return (
-            *portable,
-            OnnxRuntime(),
-            OnnxRuntime(provider="tensorrt"),
-            TensorRT(),
-            TorchTensorRT(),
-            TorchTensorRT(ir="torch_compile"),
-        )
-    return portable
+    return tuple(cls(**o) for cls in shipped() for o in cls.declaration.default_options(kind))
+
+
+def search_variants(level: str, kind: str) -> tuple[Backend, ...]:
+    """The reduced-precision variants search level ``level`` adds on device type ``kind``,
+    in backend order (see :mod:`.search_space`)."""
+    return tuple(
+        cls(**o) for cls in shipped() for o in cls.declaration.variant_options(level, kind)
+    )
 
 
 def backend_by_name(name: str, **options: Any) -> Backend:
-    """The backend config called ``name`` with ``options`` as its fields.
+    """The backend config called ``name`` (see :func:`backend_type`) with ``options`` as
+    its fields.
 
     >>> backend_by_name("inductor", mode="max-autotune").describe()
     "inductor(mode='max-autotune')"
@@ -93,35 +182,30 @@ def backend_by_name(name: str, **options: Any) -> Backend:
     ...
     ValueError: eager takes no option 'fast'; it takes: precision, autocast
     """
-    if name not in BACKEND_TYPES:
-        raise ValueError(f"unknown backend {name!r}; known: {', '.join(sorted(BACKEND_TYPES))}")
-    kind = BACKEND_TYPES[name]
+    kind = backend_type(name)
     fields = [f.name for f in dataclasses.fields(kind) if f.init]
     unknown = sorted(set(options) - set(fields))
     if unknown:
         raise ValueError(
             f"{name} takes no option {unknown[0]!r}; it takes: {', '.join(fields) or '(none)'}"
         )
-    backend: Backend = kind(**options)
+    backend = kind(**options)
+    if not isinstance(backend, Backend):
+        raise ValueError(f"{name} is not a backend config (see docs/backends.md)")
     return backend
 
 
 def with_max_batch_size(backend: Backend, max_batch_size: int) -> Backend:
     """``backend`` with its ahead-of-time batch range set to ``1 … max_batch_size``.
 
+    >>> from aitune_fp.effects.backends.inductor import InductorJIT
+    >>> from aitune_fp.effects.backends.trt import TensorRT
     >>> with_max_batch_size(TensorRT(), 64).describe()
     'tensorrt(max_batch_size=64)'
     >>> with_max_batch_size(InductorJIT(), 64).describe()
     'inductor'
     """
-    names = {f.name for f in dataclasses.fields(backend)}  # type: ignore[arg-type]
-    if "max_batch_size" not in names:
-        return backend
-    if isinstance(backend, OnnxRuntime) and backend.provider != "tensorrt":
-        return backend  # only the TensorRT provider builds engines for a batch range
-    changes: dict[str, Any] = {"max_batch_size": max_batch_size}
-    opt = getattr(backend, "opt_batch_size", None)
-    if opt is not None and opt > max_batch_size:
-        changes["opt_batch_size"] = max_batch_size
-    replaced: Backend = dataclasses.replace(backend, **changes)  # type: ignore[type-var]
-    return replaced
+    return backend.with_batch_range(max_batch_size)
+
+
+shipped()  # imported with the registry, as the fork server expects (it preloads the registry)

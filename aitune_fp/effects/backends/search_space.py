@@ -1,6 +1,7 @@
 """The candidate set a :class:`~aitune_fp.core.accuracy.Search` stands for on a device.
 
-Rules (the measurements behind them are in ``docs/precision.md``):
+Rules (the measurements behind them are in ``docs/precision.md``; each variant is declared
+by its backend, :class:`~.base.Declaration` ``variants``):
 - ``none``: today's fp32 candidates (:func:`~.registry.default_backends`);
 - ``default`` adds the variants that moved a pick on the demo or BERT-like models: on CPU
   eager in bfloat16 (cast: faster than autocast where bf16 is native) and ONNX Runtime
@@ -21,54 +22,24 @@ import torch
 
 from aitune_fp.core.accuracy.search import Search
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.backends.eager import TorchEager
-from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.backends.registry import default_backends
-from aitune_fp.effects.backends.torch_trt import TorchTensorRT
-from aitune_fp.effects.backends.trt import TensorRT
+from aitune_fp.effects.backends.registry import default_backends, search_variants
 
 
 def precision_of(backend: Backend) -> str:
-    """The precision a config computes in: ``float32``, ``bfloat16``, ``float16``, ``int8``.
+    """The precision a config computes in (its :attr:`~.base.Backend.computes_in`).
 
+    >>> from aitune_fp.effects.backends.ort import OnnxRuntime
+    >>> from aitune_fp.effects.backends.trt import TensorRT
     >>> precision_of(OnnxRuntime(precision="int8-static")), precision_of(TensorRT(fp16=True))
     ('int8', 'float16')
-    >>> precision_of(TorchEager())
-    'float32'
     """
-    precision = str(getattr(backend, "precision", "float32"))
-    if precision.startswith("int8"):
-        return "int8"
-    if getattr(backend, "fp16", False):
-        return "float16"
-    return precision
+    return backend.computes_in
 
 
 def _variants(level: str, kind: str) -> tuple[Backend, ...]:
-    if level == "none":
-        return ()
-    if kind == "cpu":
-        default: tuple[Backend, ...] = (
-            TorchEager(precision="bfloat16"),
-            OnnxRuntime(precision="int8-dynamic"),
-        )
-        wide: tuple[Backend, ...] = (
-            TorchEager(precision="bfloat16", autocast=True),
-            OnnxRuntime(precision="int8-static"),
-            OnnxRuntime(intra_op_threads=1),
-        )
-    elif kind == "cuda":
-        default = (
-            TorchEager(precision="float16"),
-            TorchEager(precision="bfloat16"),
-            OnnxRuntime(provider="tensorrt", fp16=True),
-            TensorRT(fp16=True),
-            TorchTensorRT(fp16=True),
-        )
-        wide = (TorchEager(precision="bfloat16", autocast=True),)
-    else:
-        return ()
-    return default + (wide if level == "wide" else ())
+    """The variants of ``level``: ``default``'s, then (for ``wide``) those it adds."""
+    levels = {"none": (), "default": ("default",), "wide": ("default", "wide")}[level]
+    return tuple(b for name in levels for b in search_variants(name, kind))
 
 
 def search_candidates(search: Search, device: torch.device | str) -> tuple[Backend, ...]:

@@ -8,6 +8,7 @@ Rules:
   mechanism its API allows (builder flag on 10.x, strongly typed cast on 11.x),
   Torch-TensorRT's version and whether it is in the supported range; an import that fails
   is reported with its error, never raised;
+- the supported ranges and the pip extras come from the backends' declarations;
 - every default backend's ``unavailable_reason`` on the first CUDA device (or the CPU when
   there is none) is listed, so one JSON document says what a tune would try and why not.
 """
@@ -22,7 +23,11 @@ from typing import Any
 import torch
 
 from aitune_fp.effects.backends._availability import missing_library
-from aitune_fp.effects.backends._versions import SUPPORTED, installed_version, outside_range
+from aitune_fp.effects.backends._versions import (
+    installed_version,
+    outside_range,
+    supported_ranges,
+)
 from aitune_fp.effects.backends._versions import range_text as _range
 from aitune_fp.effects.environment import library_versions, onnxruntime_facts
 
@@ -80,6 +85,14 @@ def backend_reasons(device: torch.device) -> dict[str, str | None]:
     return {b.describe(): b.unavailable_reason(device) for b in all_backends()}
 
 
+def install_hints() -> dict[str, str]:
+    """Every shipped backend that needs an SDK, with the pip command that installs it."""
+    from aitune_fp.effects.backends.registry import shipped
+
+    hints = {cls().name: cls.declaration.install_hint for cls in shipped()}
+    return {name: hint for name, hint in hints.items() if hint is not None}
+
+
 def gpu_stack() -> dict[str, Any]:
     """The whole report as one JSON-able dict."""
     cuda = torch.cuda.is_available()
@@ -87,7 +100,8 @@ def gpu_stack() -> dict[str, Any]:
     return {
         "python": sys.version.split()[0],
         "libraries": library_versions(),
-        "supported_ranges": {lib: _range(lib) for lib in SUPPORTED},
+        "supported_ranges": {lib: _range(lib) for lib in supported_ranges()},
+        "install": install_hints(),
         "torch_cuda": torch.version.cuda,
         "cuda_available": cuda,
         "cuda_devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]

@@ -60,7 +60,13 @@ from aitune_fp.effects.backends._torch_trt_io import (
     check_precision,
 )
 from aitune_fp.effects.backends._versions import installed_version, unsupported
-from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.base import (
+    Backend,
+    Built,
+    ConfigIdentity,
+    Declaration,
+    Library,
+)
 from aitune_fp.effects.inputs import Samples, TensorSpec
 
 IRS = ("dynamo", "torch_compile")
@@ -76,8 +82,20 @@ class TorchTensorRT(ConfigIdentity):
     'needs a CUDA device'
     """
 
-    libraries: ClassVar[tuple[str, ...]] = ("torch.export", "torch_tensorrt")
-    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
+    declaration: ClassVar[Declaration] = Declaration(
+        order=50,
+        libraries=("torch.export", "torch_tensorrt"),
+        server_skips=("torch_tensorrt",),  # it may touch CUDA on import
+        sdks=("torch_tensorrt",),
+        versions=(
+            Library(
+                "torch_tensorrt", ("torch-tensorrt", "torch_tensorrt"), supported=((2, 12), (2, 15))
+            ),
+        ),
+        extra="torch-tensorrt",
+        defaults={"cuda": ({}, {"ir": "torch_compile"})},
+        variants={"default": {"cuda": ({"fp16": True},)}},
+    )
 
     ir: str = "dynamo"
     fp16: bool = False
@@ -106,6 +124,17 @@ class TorchTensorRT(ConfigIdentity):
     def precision(self) -> str:
         """The requested precision (the least precise arithmetic allowed)."""
         return self.engine.precision
+
+    @property
+    def computes_in(self) -> str:
+        """Its requested precision (``float16``, ``tf32`` or ``float32``)."""
+        return self.precision
+
+    def with_batch_range(self, max_batch_size: int) -> Backend:
+        """The engines' batch range set (an optimisation batch above it lowered to it)."""
+        opt = self.opt_batch_size
+        lowered = opt if opt is None or opt <= max_batch_size else max_batch_size
+        return dataclasses.replace(self, max_batch_size=max_batch_size, opt_batch_size=lowered)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Needs a CUDA device, ``torch_tensorrt`` and ``tensorrt``, in supported versions."""

@@ -22,9 +22,10 @@ Rules:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Final
 
 import torch
 from returns.io import IOResult
@@ -33,7 +34,7 @@ from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._availability import cuda_backend_reason
 from aitune_fp.effects.backends._engine_settings import EngineSettings
 from aitune_fp.effects.backends._guard import BuildLog, available_build
-from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
+from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
 from aitune_fp.effects.backends._precision import (
     ComputeIn,
     TrtPrecisionPlan,
@@ -45,8 +46,41 @@ from aitune_fp.effects.backends._precision import (
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._trt_runtime import EngineRunner, engine_logger
 from aitune_fp.effects.backends._versions import unsupported
-from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.base import (
+    Backend,
+    Built,
+    ConfigIdentity,
+    Declaration,
+    Library,
+    LoadRequest,
+)
 from aitune_fp.effects.inputs import InputSpec, Samples
+
+TENSORRT: Final = Library(
+    "tensorrt",
+    (
+        "tensorrt",
+        "tensorrt-cu13",
+        "tensorrt-cu12",
+        "tensorrt-cu11",
+        "tensorrt-cu13-bindings",
+        "tensorrt-cu12-bindings",
+    ),
+    supported=((10, 0), (12,)),
+)
+"""TensorRT 10.x and 11.x (see :mod:`._versions`)."""
+
+
+def _load_engine(config: TensorRT, request: LoadRequest) -> Built:
+    """A saved engine run in place, its precision read back from it as the build does."""
+    graph = saved_graph(request.artifact, request.spec, request.outputs)
+    engine = request.artifact.read_bytes()
+    runner = EngineRunner(engine, graph, request.spec, request.device, request.log)
+    effective, source = runner.precision(tf32=config.tf32)
+    precision = effective or config.precision  # as the build does, when no types show
+    source = source if effective else "unverified (engine gave no types)"
+    info = {"device": str(request.device), "precision": precision, "precision_source": source}
+    return Built(runner, runner.close, artifact=request.artifact, info=info)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +99,18 @@ class TensorRT(ConfigIdentity):
     ValueError: need 1 <= opt_batch_size <= max_batch_size, got 16 and 8
     """
 
-    libraries: ClassVar[tuple[str, ...]] = ("torch.onnx", "onnxscript", "tensorrt")
-    """Modules the build imports (see :mod:`aitune_fp.effects.preload`)."""
+    declaration: ClassVar[Declaration] = Declaration(
+        order=40,
+        libraries=("torch.onnx", "onnxscript", "tensorrt"),
+        server_skips=("tensorrt",),  # it may touch CUDA on import
+        sdks=("tensorrt",),
+        sdk_modules=("aitune_fp.effects.backends._trt_runtime",),
+        versions=(Library("onnx", ("onnx",)), TENSORRT),
+        extra="tensorrt",
+        loader=_load_engine,
+        defaults={"cuda": ({},)},
+        variants={"default": {"cuda": ({"fp16": True},)}},
+    )
 
     fp16: bool = False
     tf32: bool = False
@@ -94,6 +138,17 @@ class TensorRT(ConfigIdentity):
     def precision(self) -> str:
         """The requested precision (the least precise arithmetic allowed)."""
         return self.engine.precision
+
+    @property
+    def computes_in(self) -> str:
+        """Its requested precision (``float16``, ``tf32`` or ``float32``)."""
+        return self.precision
+
+    def with_batch_range(self, max_batch_size: int) -> Backend:
+        """The engine's batch range set (an optimisation batch above it lowered to it)."""
+        opt = self.opt_batch_size
+        lowered = opt if opt is None or opt <= max_batch_size else max_batch_size
+        return dataclasses.replace(self, max_batch_size=max_batch_size, opt_batch_size=lowered)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Needs a CUDA device, ``tensorrt`` (a supported version) and ``onnxscript``."""

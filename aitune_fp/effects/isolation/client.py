@@ -4,9 +4,10 @@ Rules:
 - workers come from the fork server (:mod:`aitune_fp.effects.isolation.server`: started
   once per process, reused by later tunes, stopped at exit), a fresh worker per job;
 - the job is serialised with cloudpickle; modules the tune process loaded from a file that
-  a fresh process cannot import by name (``aitune-fp tune``'s factory files) travel by
-  value; a job that cannot be serialised at all is reported as :class:`NotIsolated`, and
-  the caller decides what to do (it runs in process, with a warning);
+  a fresh process cannot import by name (``aitune-fp tune``'s factory files, also when
+  they define the backend config) travel by value; a job that cannot be serialised at all
+  is reported as :class:`NotIsolated`, and the caller decides what to do (it runs in
+  process, with a warning);
 - the worker's start is timed from asking for it (before the fork server is asked for a
   process) to its first message, ``("started", None)`` once it has unpickled its job; the
   caller hears it as the event ``("started", seconds)``;
@@ -69,10 +70,11 @@ class NotIsolated:
     reason: str
 
 
-def _by_value(module: torch.nn.Module) -> list[Any]:
-    """The Python modules of ``module``'s classes that a fresh process cannot import."""
+def _by_value(module: torch.nn.Module, extra: tuple[type, ...] = ()) -> list[Any]:
+    """The Python modules of ``module``'s classes (and of the ``extra`` classes, such as a
+    user's backend config) that a fresh process cannot import."""
     found = []
-    for cls in {type(m) for m in module.modules()}:
+    for cls in {type(m) for m in module.modules()} | set(extra):
         mod = sys.modules.get(cls.__module__)
         top = cls.__module__.split(".")[0]
         if mod is None or top == "__main__" or mod in found:
@@ -83,11 +85,12 @@ def _by_value(module: torch.nn.Module) -> list[Any]:
     return found
 
 
-def dumps(job: Any, module: torch.nn.Module) -> bytes | NotIsolated:
-    """``job`` cloudpickled (file-loaded model code by value), or why it cannot be."""
+def dumps(job: Any, module: torch.nn.Module, *extra: type) -> bytes | NotIsolated:
+    """``job`` cloudpickled (file-loaded model code, and that of the ``extra`` classes, by
+    value), or why it cannot be."""
     import cloudpickle
 
-    by_value = _by_value(module)
+    by_value = _by_value(module, extra)
     for mod in by_value:
         cloudpickle.register_pickle_by_value(mod)
     try:

@@ -162,7 +162,7 @@ def isolated_candidate(
         cache_dir,
         early_stop,
     )
-    payload = dumps(job, module)
+    payload = dumps(job, module, type(backend))
     if isinstance(payload, NotIsolated):
         log.warning("%s runs in the tune process, not isolated: %s", name, payload.reason)
         check = validation_check(name, module, samples, device, validation_sizes, tolerance)

@@ -45,22 +45,22 @@ ALWAYS_PRELOAD: Final = (
     "aitune_fp.effects.max_batch",
     "aitune_fp.effects.backends.registry",
 )
-NEVER_PRELOAD: Final = frozenset({"tensorrt", "torch_tensorrt"})  # they may touch CUDA on import
-
-WARMUP: Final = "aitune_fp.effects.isolation.warmup"
+COMPILER_IMPORTS: Final = "aitune_fp.effects.isolation.compiler_imports"
 _STATE: dict[str, Any] = {}
 
 
 def wanted(libraries: Iterable[str] = ()) -> tuple[str, ...]:
     """What a server for ``libraries`` preloads: torch and the worker's own modules, the
-    libraries (but never those that may touch CUDA on import), Inductor's warm-up with it.
+    libraries (the caller passes only those a fork server may import:
+    :func:`~aitune_fp.effects.preload.libraries_of`), and with Inductor's, the compilers'
+    modules and CPU probe (:mod:`.compiler_imports`).
 
-    >>> "onnxruntime" in wanted(["onnxruntime", "tensorrt"]), "tensorrt" in wanted(["tensorrt"])
-    (True, False)
+    >>> "onnxruntime" in wanted(["onnxruntime"]), wanted(["torch._inductor"])[-1]
+    (True, 'aitune_fp.effects.isolation.compiler_imports')
     """
-    names = [*ALWAYS_PRELOAD, *(n for n in libraries if n not in NEVER_PRELOAD)]
+    names = [*ALWAYS_PRELOAD, *libraries]
     if any(n.startswith("torch._inductor") for n in names):
-        names.append(WARMUP)
+        names.append(COMPILER_IMPORTS)
     return tuple(dict.fromkeys(names))
 
 

@@ -55,7 +55,7 @@ def load_plan(path: str | Path) -> Plan:
     ...
     aitune_fp.shell.fleet.errors.FleetError: .../plan.toml line 6: ...abacus...
     """
-    from aitune_fp.effects.backends.registry import BACKEND_TYPES
+    from aitune_fp.effects.backends.registry import backend_types
 
     file = Path(path)
     try:
@@ -63,7 +63,7 @@ def load_plan(path: str | Path) -> Plan:
     except OSError as error:
         raise FleetError(f"cannot read {file}: {error.strerror or error}") from None
     try:
-        return parse_plan(text, known_backends=frozenset(BACKEND_TYPES))
+        return parse_plan(text, known_backends=frozenset(backend_types()))
     except PlanError as error:
         raise FleetError(f"{file} {error}") from None
 

@@ -1,5 +1,6 @@
-"""Imported by the workers' fork server (never by the tune process): the parts of the
-compilers that every fresh process would otherwise pay for on its first compile or load.
+"""The compilers' modules the workers' fork server imports (never the tune process): the
+parts of Inductor that every fresh process would otherwise pay for on its first compile or
+load. (It imports modules ahead of time; it has nothing to do with a profiler's warm-up.)
 
 Rules:
 - only imports of modules that exist in this torch (missing ones are skipped), and the one
