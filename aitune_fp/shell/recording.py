@@ -98,8 +98,13 @@ def run_record(
         verification=verification,
         provenance=provenance or Provenance(),
         events=run.session.events if run.session is not None else (),
-        options=freeze(options_of(setup)),
+        options=freeze({**options_of(setup), "variants": _variants(run)}),
     )
+
+
+def _variants(run: RunState) -> dict[str, str]:
+    """Each variant's base, as the session pruned by (replay reads it back)."""
+    return dict(run.session.plan.variant_of) if run.session is not None else {}
 
 
 def input_spec_of(setup: Setup) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from pyrsistent import pmap
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure
 
@@ -71,6 +72,7 @@ from aitune_fp.shell.tune_run import (
     with_journal,
 )
 from aitune_fp.shell.tuned_module import TunedModule
+from aitune_fp.shell.variants import variant_bases
 from aitune_fp.shell.wall_clock import Stopwatch
 
 __all__ = ["TuningRun", "run_tuning", "tune_module"]
@@ -126,8 +128,9 @@ def run_tuning(
     target = Path(record_path) if record_path is not None else None
     if target is not None:
         setup = with_journal(setup, target, names, model_name, baseline.provenance, clock)
+    bases = variant_bases(candidates, names, "eager" if strategy.validate_performance else None)
     plan = SessionPlan(strategy, names, "eager", setup.settings.early_stop, verify_seconds,
-                       baseline.profile)  # fmt: skip
+                       baseline.profile, pmap(bases))  # fmt: skip
     announce(setup, plan, prepared.unwrap(), clock)
     run = drive(setup, plan, dict(zip(names, candidates, strict=True)),
                 phase=phase_clock(clock, prepared.unwrap().loading))  # fmt: skip

@@ -7,7 +7,11 @@ Rules:
   list is pinned: it is only narrowed to the search's precisions, never widened;
 - ``accuracy`` (an :class:`~aitune_fp.core.accuracy.AccuracyPolicy`) replaces the
   tolerance's default policy, which keeps today's fp32 rule and admits reduced precision
-  only through the eager-relative rule.
+  only through the eager-relative rule;
+- :func:`variant_bases` names each variant's base for the session's pruning
+  (:mod:`aitune_fp.core.session.variants`): a candidate whose config differs from its
+  kind's defaults is a variant of the default candidate of that kind when there is one
+  (of the eager baseline for eager's variants, when the strategy profiles one).
 """
 
 from __future__ import annotations
@@ -63,3 +67,29 @@ def with_policy(tolerance: Tolerance | None, accuracy: AccuracyPolicy | None) ->
     """
     base = tolerance or Tolerance()
     return base if accuracy is None else replace(base, policy=accuracy)
+
+
+def variant_bases(
+    candidates: Sequence[Backend], names: Sequence[str], baseline: str | None
+) -> dict[str, str]:
+    """Each variant's name and its base's name (see the module's rules).
+
+    >>> from aitune_fp.effects.backends.eager import TorchEager
+    >>> from aitune_fp.effects.backends.ort import OnnxRuntime
+    >>> configs = [OnnxRuntime(), OnnxRuntime(precision="int8-dynamic"),
+    ...            TorchEager(precision="bfloat16")]
+    >>> names = [c.describe() for c in configs]
+    >>> variant_bases(configs, names, "eager")  # doctest: +NORMALIZE_WHITESPACE
+    {"onnxruntime(precision='int8-dynamic')": 'onnxruntime',
+     "eager(precision='bfloat16')": 'eager'}
+    >>> variant_bases(configs, names, None)
+    {"onnxruntime(precision='int8-dynamic')": 'onnxruntime'}
+    """
+    defaults = {n for c, n in zip(candidates, names, strict=True) if n == c.name}
+    if baseline is not None:
+        defaults.add(baseline)
+    return {
+        name: config.name
+        for config, name in zip(candidates, names, strict=True)
+        if name != config.name and config.name in defaults
+    }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from returns.result import Success
 
@@ -45,8 +45,10 @@ PLAIN = (max_throughput, min_latency, latency_budget(4.0), first_wins(min_latenc
 @st.composite
 def machines(draw: st.DrawFn) -> tuple[SimulatedMachine, tuple[str, ...]]:
     """A machine with eager and 0-4 candidates, some failing, some keeping no runner."""
-    names = tuple(draw(st.lists(st.sampled_from(NAMES), unique=True, max_size=4)))
-    true = {n: draw(st.floats(0.2, 5.0)) for n in ("eager", *names)}
+    names = tuple(draw(st.lists(st.sampled_from(NAMES), unique=True, min_size=1, max_size=4)))
+    close = draw(st.booleans())  # near-ties: the sweeps leave the decision to the rounds
+    low, high = (1.0, 1.02) if close else (0.2, 5.0)
+    true = {n: draw(st.floats(low, high)) for n in ("eager", *names)}
     failing = {n: draw(st.sampled_from(sorted(STAGES))) for n in names if draw(st.booleans())
                and draw(st.booleans())}  # fmt: skip
     dead = frozenset(n for n in ("eager", *names) if draw(st.integers(0, 4)) == 0)
@@ -105,6 +107,8 @@ def test_the_session_always_ends_and_never_builds_a_closed_or_repeated_candidate
             assert not timed & closed
     assert commands[-1] is done and isinstance(done, Done)
     assert sum(isinstance(c, Done) for c in commands) == 1
+    event(f"final rounds timed: {any(isinstance(c, TimeRounds) for c in commands)}")
+    event(f"verified: {any(isinstance(c, Verify) for c in commands)}")
 
 
 @settings(max_examples=80)
@@ -139,3 +143,21 @@ def test_replaying_the_event_log_reproduces_commands_and_selection_bit_for_bit(
     again = replay(plan, events)
     assert list(again.commands) == commands
     assert again.done == done and again.diverged is None
+
+
+@settings(max_examples=25)
+@given(st.lists(st.floats(1.0, 1.02), min_size=3, max_size=3), st.integers(0, 2**16))
+def test_near_ties_get_final_rounds_and_a_verification_that_replay_bit_for_bit(
+    ms: list[float], seed: int
+) -> None:
+    """On a machine where eager and two candidates are within 2 %, a confident strategy asks
+    for final rounds (the sweeps cannot settle such a gap), the verification runs when a
+    runner-up is alive, and the event log replays every command and the selection exactly."""
+    machine = SimulatedMachine(dict(zip(("eager", "a", "b"), ms, strict=True)), seed=seed,
+                               max_rounds=40)  # fmt: skip
+    plan = SessionPlan(confident(min_latency), ("a", "b"), "eager", True, 1.0)
+    commands, done, events = recorded(plan, machine)
+    assert any(isinstance(c, TimeRounds) for c in commands)
+    assert any(isinstance(c, Verify) for c in commands)
+    again = replay(plan, events)
+    assert list(again.commands) == commands and again.done == done

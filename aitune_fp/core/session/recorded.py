@@ -1,9 +1,10 @@
 """A stored run's session: its plan rebuilt from ``run.json``, its replay, the lines a
 user reads (pure; the ``replay`` verb prints them).
 
-Rules: the plan is the record's strategy (rebuilt by the registry; ``strategy`` replaces
-it), its candidates' names, its early-stop and verification options, and its baseline
-profile when that was reused from another run; the replay answers from the record's
+Rules: the plan is the record's strategy (rebuilt by the registry, with its stored
+final-rounds plan; ``strategy`` replaces it), its candidates' names, its early-stop,
+verification and variant options, and its baseline profile when that was reused from
+another run; the replay answers from the record's
 event log (:mod:`aitune_fp.core.session.replay`); a record without a log (written
 before it was kept) cannot be replayed, a ``ValueError`` saying so.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
+
+from pyrsistent import pmap
 
 from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.record.run_record import RunRecord
@@ -51,6 +54,7 @@ def recorded_plan(record: RunRecord, strategy: Strategy | None = None) -> Sessio
         bool(record.options.get("early_stop", True)),
         float(seconds) if isinstance(seconds, int | float) else None,
         reused,
+        pmap({str(k): str(v) for k, v in (record.options.get("variants") or {}).items()}),
     )
 
 

@@ -28,8 +28,9 @@ PHASES = ("baseline", "sweep", "rounds", "verify", "done")
 class SessionPlan:
     """What a session decides about: the strategy, the candidates' unique names in the
     user's order, the baseline's name, whether clear losers may stop early, the
-    verification's seconds (``None`` or ``0``: none), and a baseline profile to reuse
-    instead of profiling one."""
+    verification's seconds (``None`` or ``0``: none), a baseline profile to reuse
+    instead of profiling one, and each variant's base by name (variants of a clearly
+    beaten base are not built: :mod:`aitune_fp.core.session.variants`)."""
 
     strategy: Strategy
     candidates: tuple[str, ...]
@@ -37,6 +38,7 @@ class SessionPlan:
     early_stop: bool = True
     verify_seconds: float | None = None
     reused_baseline: Profile | None = None
+    variant_of: PMap[str, str] = field(default_factory=pmap)
 
     @property
     def admitted(self) -> tuple[str, ...]:

@@ -4,7 +4,8 @@ Rules:
 - with ``validate_performance`` the baseline is built first, with no early stop (or
   only its runner, when a baseline profile is reused); without it there is none;
 - candidates are asked for one at a time, in the user's order; one the strategy does not
-  admit is never built (a ``measure`` failure in the fold, and a log line); each other is
+  admit, or a variant of a clearly beaten base (:mod:`aitune_fp.core.session.variants`),
+  is never built (a ``measure`` failure in the fold, and a log line); each other is
   built with the early stop against the best so far (the fold's leader, else the
   baseline; none when the plan turns early stops off, for a metric with no interval, or
   before anything was measured);
@@ -30,6 +31,7 @@ from aitune_fp.core.records import BackendFailure, Candidate, TuneState
 from aitune_fp.core.session.commands import Build, Close, Command, Journal, Say
 from aitune_fp.core.session.events import Profiled
 from aitune_fp.core.session.state import Session
+from aitune_fp.core.session.variants import pruned
 
 Step = tuple[Session, tuple[Command, ...]]
 
@@ -122,17 +124,27 @@ def on_candidate(session: Session, event: Profiled) -> Step:
     return ask_next(session, session.pending + 1, tuple(said))
 
 
+def _not_built(session: Session, name: str) -> str | None:
+    """Why ``name`` is not built: not admitted, or a variant of a clearly beaten base."""
+    strategy = session.strategy
+    if strategy.admits is not None and not strategy.admits(name):
+        return f"not admitted by {strategy.name}"
+    base = session.plan.variant_of.get(name)
+    return pruned(strategy, session.fold, base) if base is not None else None
+
+
 def ask_next(session: Session, index: int, said: tuple[Command, ...]) -> Step:
     """Build the next admitted candidate from ``index`` on (the refused ones folded in as
     ``measure`` failures); past the last, or once settled, the sweep is over."""
     strategy, names = session.strategy, session.plan.candidates
     while index < len(names):
         name = names[index]
-        if strategy.admits is None or strategy.admits(name):
+        why = _not_built(session, name)
+        if why is None:
             build = Build(name, early_stop=early_stop(session))
             return replace(session, phase="sweep", pending=index), (*said, build)
-        refused: Candidate = Failure(BackendFailure(name, "measure", "not admitted"))
-        said = (*said, Say(f"skipping {name}: not admitted by {strategy.name}"))
+        refused: Candidate = Failure(BackendFailure(name, "measure", why))
+        said = (*said, Say(f"skipping {name}: {why}"))
         state = step(strategy, session.fold, refused)
         session = replace(session, fold=state, fed=(*session.fed, refused), pending=index)
         if settled(strategy, state):
