@@ -45,8 +45,12 @@ def _cpu(tree: Any) -> Any:
 def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
     """Write the probe of one call (``batch`` → ``outputs``); ``False`` (and no file) when
     it would not read back with the same structure."""
-    data = {"args": list(_cpu(batch.args)), "kwargs": dict(_cpu(dict(batch.kwargs))),
-            "size": batch.size, "outputs": _cpu(outputs)}
+    data = {
+        "args": list(_cpu(batch.args)),
+        "kwargs": dict(_cpu(dict(batch.kwargs))),
+        "size": batch.size,
+        "outputs": _cpu(outputs),
+    }
     try:
         torch.save(data, path)
         back = torch.load(path, map_location="cpu", weights_only=True)

@@ -52,13 +52,8 @@ from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.cache import cached_build, evict, model_digest
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.integrity import digest
-from aitune_fp.effects.profiler import (
-    BatchReport,
-    EarlyStop,
-    ProfileSettings,
-    Timer,
-    profile_runner,
-)
+from aitune_fp.effects.profiler import BatchReport, EarlyStop, profile_runner
+from aitune_fp.effects.timing import ProfileSettings, Timer
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,6 @@ Rules:
 
 from __future__ import annotations
 
-import math
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -63,45 +62,21 @@ from aitune_fp.core.measure.stop_rules import (
 )
 from aitune_fp.core.measure.warmup import WarmupCall, WarmupRule, fixed_warmup
 from aitune_fp.core.records import BackendFailure, MeasuredBatch, Profile
-from aitune_fp.effects.inputs import Batch, Samples, make_batch
-from aitune_fp.effects.machine import free_memory_bytes, last_level_cache_bytes, synchronize
+from aitune_fp.effects.inputs import Batch, Samples
+from aitune_fp.effects.machine import synchronize
 from aitune_fp.effects.memory import apart_from_peak
+from aitune_fp.effects.timing import (
+    Clock,
+    Timer,
+    call_timer,
+    call_with,
+    input_pool,
+    is_out_of_memory,
+    parallel_op,
+)
+from aitune_fp.effects.timing import ProfileSettings as ProfileSettings  # shell imports it here
 
-INPUT_MODES = frozenset({"rotating", "same", "parallel_op"})
-Timer = Callable[[Callable[[], Any]], float]
-Clock = Callable[[], float]
 Judge = Callable[[Probe], Decision]
-DEFAULT_WARMUP = WarmupRule()
-
-
-@dataclass(frozen=True, slots=True)
-class ProfileSettings:
-    """How the profiler feeds inputs and reads the clock.
-
-    ``pool_factor`` × LLC is the pool's target size; ``max_pool`` caps the number of
-    batches; ``memory_fraction`` caps the pool at that fraction of free memory;
-    ``max_seconds_per_batch`` ends a batch size early (after the rule's minimum) when
-    exceeded, so one slow backend cannot stall a run. ``warmup`` is the warm-up rule
-    (``None``: exactly the call rule's warm-up count, the old fixed warm-up);
-    ``remeasure_first`` re-measures the sweep's first batch size after the others;
-    ``early_stop`` lets a batch size that is clearly beaten after its probe stop there
-    (when the profile is given an :class:`EarlyStop`; ``False``: every batch size runs
-    its whole call rule).
-    """
-
-    input_mode: str = "rotating"
-    pool_factor: float = 2.0
-    max_pool: int = 64
-    memory_fraction: float = 0.25
-    cuda_events: bool = False
-    max_seconds_per_batch: float = 60.0
-    warmup: WarmupRule | None = DEFAULT_WARMUP
-    remeasure_first: bool = True
-    early_stop: bool = True
-
-    def __post_init__(self) -> None:
-        if self.input_mode not in INPUT_MODES:
-            raise ValueError(f"input_mode must be one of {sorted(INPUT_MODES)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,80 +101,6 @@ class BatchReport:
     warmup_ms: tuple[float, ...] = ()
     warmup_reason: str = ""
     stopped_early: str = ""
-
-
-def is_out_of_memory(error: BaseException) -> bool:
-    """Whether ``error`` is an out-of-memory error from torch, CUDA or an allocator."""
-    if isinstance(error, torch.OutOfMemoryError | MemoryError):
-        return True
-    text = str(error).lower()
-    return "out of memory" in text or "failed to allocate" in text
-
-
-def batch_bytes(batch: Batch) -> int:
-    """Bytes held by a batch's tensors."""
-    return sum(t.numel() * t.element_size() for t in batch.flat())
-
-
-def input_pool(
-    samples: Samples, batch_size: int, device: torch.device, settings: ProfileSettings
-) -> tuple[Batch, ...]:
-    """Distinct pre-built batches for ``batch_size``, together larger than the LLC."""
-    first = make_batch(samples, batch_size).to(device)
-    if settings.input_mode == "same":
-        return (first,)
-    size = max(batch_bytes(first), 1)
-    target = settings.pool_factor * last_level_cache_bytes()
-    budget = settings.memory_fraction * free_memory_bytes(device)
-    count = max(2, min(settings.max_pool, math.ceil(target / size), int(budget // size)))
-    offsets = [(i * batch_size) % max(samples.rows, 1) + i for i in range(1, count)]
-    return (first, *(make_batch(samples, batch_size, offset=o).to(device) for o in offsets))
-
-
-def parallel_op(device: torch.device) -> Callable[[], None]:
-    """A parallel torch op as in-process preprocessing would run (wakes torch's threads)."""
-    a = torch.randn(512, 512, device=device)
-    out = torch.empty_like(a)
-
-    def run() -> None:
-        torch.mm(a, a, out=out)
-
-    return run
-
-
-def call_timer(
-    device: torch.device, settings: ProfileSettings
-) -> Callable[[Callable[[], Any]], float]:
-    """A function timing one call in ms, synchronising around it on CUDA."""
-    if device.type == "cuda" and settings.cuda_events:
-        with torch.cuda.device(device):  # events belong to the tuned device, not the current
-            start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-            end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-        stream = torch.cuda.current_stream(device)  # runners' own streams join back into it
-
-        def time_events(call: Callable[[], Any]) -> float:
-            start.record(stream)
-            call()
-            end.record(stream)
-            end.synchronize()
-            return float(start.elapsed_time(end))
-
-        return time_events
-
-    def time_wall(call: Callable[[], Any]) -> float:
-        synchronize(device)
-        t0 = time.perf_counter_ns()
-        call()
-        synchronize(device)
-        return (time.perf_counter_ns() - t0) / 1e6
-
-    return time_wall
-
-
-def call_with(runner: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``runner(*args, **kwargs)``: bound with ``partial`` before timing, so the timed
-    region does no argument building beyond Python's own call."""
-    return runner(*args, **kwargs)
 
 
 def warmup_rule(rule: CallRule, settings: ProfileSettings) -> WarmupRule | None:
@@ -277,9 +178,7 @@ def measure_batch_size(
             if not reason and len(state.samples) >= rule.min_samples and clock() > deadline:
                 reason = f"time limit {settings.max_seconds_per_batch:g} s reached"
             if reason:
-                return BatchReport(
-                    pool[0].size, state.samples, reason, i + 1, warm, why, stopped
-                )
+                return BatchReport(pool[0].size, state.samples, reason, i + 1, warm, why, stopped)
 
 
 def profile_runner(
@@ -315,9 +214,7 @@ def profile_runner(
         if active is None:
             return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
         calls = active.rule.probe_calls
-        return measure_batch_size(
-            runner, pool, rule, device, settings, timer, clock, calls, judge
-        )
+        return measure_batch_size(runner, pool, rule, device, settings, timer, clock, calls, judge)
 
     for bs in batch_sizes:
         try:
@@ -366,12 +263,3 @@ def profile_runner(
             stopped_early=active.rule.stopped_early(judged) if active and judged else None,
         )
     )
-
-
-def timer_overhead_ns(device: torch.device, calls: int = 20_000) -> float:
-    """The profiler's own per-call overhead in ns: timing a no-op the same way."""
-    timer = call_timer(device, ProfileSettings())
-    total = 0.0
-    for _ in range(calls):
-        total += timer(lambda: None)
-    return total / calls * 1e6

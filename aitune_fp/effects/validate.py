@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-import torch.utils._pytree as pytree
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.accuracy.policy import DEFAULT_POLICY, REDUCED, AccuracyPolicy
@@ -39,6 +38,15 @@ from aitune_fp.core.report.accuracy import figures_text as summary
 from aitune_fp.effects.accuracy import Seen, assess
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Batch, Samples
+from aitune_fp.effects.output_compare import (
+    Bound,
+    Errors,
+    Mismatch,
+    check_finite,
+    check_structure,
+    clone_outputs,
+    compare,
+)
 from aitune_fp.effects.reference import cached_references, validation_batches
 from aitune_fp.effects.tf32 import (
     DEFAULT_SWITCHES,
@@ -46,18 +54,6 @@ from aitune_fp.effects.tf32 import (
     candidate_precision,
     strict_fp32,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Bound:
-    """One pair of tolerances: ``|got − ref| ≤ atol + rtol·|ref|``."""
-
-    rtol: float
-    atol: float
-
-    def __post_init__(self) -> None:
-        if not (self.rtol >= 0.0 and self.atol >= 0.0):
-            raise ValueError(f"rtol and atol must be >= 0, got {self.rtol!r}, {self.atol!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,112 +127,6 @@ class ValidationReport:
         }
 
 
-_NONE = "no floating outputs"
-
-
-@dataclass(frozen=True, slots=True)
-class _Errors:
-    """The largest errors of one comparison (``worst`` says where the abs error peaks)."""
-
-    abs_error: float = 0.0
-    rel_error: float = 0.0
-    worst: str = _NONE
-
-    def merge(self, other: _Errors) -> _Errors:
-        """The larger errors of both; ``worst`` follows the larger abs error."""
-        first = other if other.abs_error > self.abs_error or self.worst == _NONE else self
-        if other.worst == _NONE:
-            first = self
-        return _Errors(first.abs_error, max(self.rel_error, other.rel_error), first.worst)
-
-
-class _Mismatch(Exception):
-    """A validation rule was broken (internal; turned into a failure value)."""
-
-
-def _labelled(outputs: Any) -> tuple[list[tuple[str, Any]], Any]:
-    with_paths, spec = pytree.tree_flatten_with_path(outputs)
-    return [("output" + pytree.keystr(p), leaf) for p, leaf in with_paths], spec
-
-
-def _check_structure(got: Any, ref: Any, where: str) -> list[tuple[str, Any, Any]]:
-    got_leaves, got_spec = _labelled(got)
-    ref_leaves, ref_spec = _labelled(ref)
-    if got_spec != ref_spec:
-        raise _Mismatch(f"output structure differs from eager {where}: {got_spec} vs {ref_spec}")
-    pairs = []
-    for (label, g), (_, r) in zip(got_leaves, ref_leaves, strict=True):
-        if isinstance(r, torch.Tensor) != isinstance(g, torch.Tensor):
-            raise _Mismatch(f"{label} {where} is a {type(g).__name__}, eager a {type(r).__name__}")
-        if isinstance(r, torch.Tensor) and (g.shape != r.shape or g.dtype != r.dtype):
-            raise _Mismatch(
-                f"{label} {where} has shape {tuple(g.shape)} {g.dtype}, "
-                f"eager {tuple(r.shape)} {r.dtype}"
-            )
-        pairs.append((label, g, r))
-    return pairs
-
-
-def _check_finite(label: str, got: torch.Tensor, where: str) -> None:
-    if not (got.is_floating_point() or got.is_complex()):
-        return
-    nan = int(torch.isnan(got).sum())
-    inf = int(torch.isinf(got).sum())
-    if nan or inf:
-        raise _Mismatch(f"{label} {where} has {nan} NaN and {inf} Inf values")
-
-
-def _index(flat_index: int, shape: Sequence[int]) -> tuple[int, ...]:
-    index = []
-    for d in reversed(shape):
-        index.append(flat_index % d)
-        flat_index //= d
-    return tuple(reversed(index))
-
-
-def _compare(
-    label: str, got: torch.Tensor, ref: torch.Tensor, bound: Bound | None, where: str
-) -> _Errors:
-    """Errors of one output; raises :class:`_Mismatch` when it is out of tolerance."""
-    if bound is None:
-        wrong = int((got != ref).sum())
-        if wrong:
-            raise _Mismatch(f"{label} {where}: {wrong} of {ref.numel()} values differ from eager")
-        return _Errors()
-    if ref.numel() == 0:
-        return _Errors()
-    if ref.is_complex():
-        got, ref = torch.view_as_real(got), torch.view_as_real(ref)
-    g, r = got.detach().double(), ref.detach().double()
-    diff = (g - r).abs()
-    allowed = bound.atol + bound.rtol * r.abs()
-    rel = diff / r.abs().clamp_min(max(bound.atol, 1e-12))
-    worst_at = int(diff.argmax())
-    idx = _index(worst_at, ref.shape)
-    errors = _Errors(
-        float(diff.max()),
-        float(rel.max()),
-        f"{label} {where} at index {idx}: got {g.flatten()[worst_at].item():.6g}, "
-        f"eager {r.flatten()[worst_at].item():.6g}",
-    )
-    bad = int((diff > allowed).sum())
-    if bad:
-        excess_at = int((diff - allowed).argmax())
-        raise _Mismatch(
-            f"{label} {where} is not close to eager: {bad} of {ref.numel()} values out of "
-            f"tolerance (rtol {bound.rtol:g}, atol {bound.atol:g}); max abs error "
-            f"{errors.abs_error:.3g}, max rel error {errors.rel_error:.3g}; worst at index "
-            f"{_index(excess_at, ref.shape)}: got {g.flatten()[excess_at].item():.6g}, "
-            f"eager {r.flatten()[excess_at].item():.6g}"
-        )
-    return errors
-
-
-def _clone(outputs: Any) -> Any:
-    """Copies of tensor outputs (a runner may reuse its output buffers on the next call)."""
-    return pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, outputs)
-
-
 def _check_batch(
     built: Built,
     eager_module: torch.nn.Module,
@@ -246,31 +136,31 @@ def _check_batch(
     stored: Any = None,
     device: torch.device = torch.device("cpu"),
     seen: list[Seen] | None = None,
-) -> _Errors:
+) -> Errors:
     """Errors of one batch against eager's outputs (``stored`` ones when given)."""
     with torch.inference_mode():
         try:
-            got = _clone(batch.call(built.runner))
+            got = clone_outputs(batch.call(built.runner))
         except Exception as error:
-            raise _Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
+            raise Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
         with strict_fp32():
             ref = stored if stored is not None else batch.call(eager_module)
     precision = candidate_precision(built.info.get("precision"), device)
     if seen is not None:
         seen.append((batch, got, ref))
-    worst = _Errors()
-    for label, g, r in _check_structure(got, ref, where):
+    worst = Errors()
+    for label, g, r in check_structure(got, ref, where):
         if not isinstance(r, torch.Tensor):
             if g != r:
-                raise _Mismatch(f"{label} {where} is {g!r}, eager {r!r}")
+                raise Mismatch(f"{label} {where} is {g!r}, eager {r!r}")
             continue
-        _check_finite(label, g, where)
+        check_finite(label, g, where)
         floating = r.is_floating_point() or r.is_complex()
         dtype = str(r.dtype).removeprefix("torch.")
         bound = tolerance.bound(dtype, precision) if floating else None
         if floating and precision in REDUCED:
             continue  # judged by the accuracy policy on the figures of every batch
-        worst = worst.merge(_compare(label, g, r, bound, where))
+        worst = worst.merge(compare(label, g, r, bound, where))
     return worst
 
 
@@ -294,7 +184,7 @@ def validate(
     if not sizes or min(sizes) < 1:
         raise ValueError(f"batch_sizes must be >= 1, got {sizes}")
     checked: list[str] = []
-    worst = _Errors()
+    worst = Errors()
     stored = cached_references(built, samples, sizes, device)
     seen: list[Seen] = []
     try:
@@ -306,7 +196,7 @@ def validate(
                 )
             )
             checked.append(where)
-    except _Mismatch as mismatch:
+    except Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
     precision = candidate_precision(built.info.get("precision"), device)
     figures, refused = assess(built.runner, precision, eager_module, seen, tolerance.policy, device)
@@ -314,7 +204,7 @@ def validate(
         why = f"refused by the accuracy policy ({precision}): {refused}; {summary(figures)}"
         return IOFailure(BackendFailure(backend_name, "validate", why))
     if precision in REDUCED:  # its elementwise errors were not taken: the figures' are
-        worst = _Errors(
+        worst = Errors(
             figures.get("max_abs_error", 0.0), figures.get("max_rel_error", 0.0), summary(figures)
         )
     report = ValidationReport(
