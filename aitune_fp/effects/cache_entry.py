@@ -43,6 +43,11 @@ ENTRY_FORMAT: Final = "aitune_fp.cache_entry/2"
 
 
 def entry_dir(cache_dir: Path, key: str) -> Path:
+    """The folder of the entry ``key``: ``<cache_dir>/artifacts/<key>``.
+
+    >>> entry_dir(Path("/c"), "3f2a").as_posix()
+    '/c/artifacts/3f2a'
+    """
     return cache_dir / "artifacts" / key
 
 
@@ -93,6 +98,7 @@ def _discard(folder: Path, why: str) -> None:
 
 
 def cache_miss(backend: Backend, why: str) -> IOResult[Built, BackendFailure]:
+    """A miss as a value: a ``build`` failure of ``backend`` saying why there is no entry."""
     return IOFailure(BackendFailure(backend.describe(), "build", f"cache miss: {why}"))
 
 

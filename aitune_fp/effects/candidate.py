@@ -80,7 +80,15 @@ def built_stages(built: Built) -> dict[str, float]:
 
 
 def append_log(work_dir: Path, text: str) -> None:
-    """Append ``text`` to ``work_dir/build.log`` (creating the folder)."""
+    """Append ``text`` to ``work_dir/build.log`` (creating the folder).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "onnxruntime"
+    >>> append_log(folder, "export: fresh\\n\\n")
+    >>> append_log(folder, "build: 1.2 s")
+    >>> (folder / "build.log").read_text()
+    'export: fresh\\nbuild: 1.2 s\\n'
+    """
     work_dir.mkdir(parents=True, exist_ok=True)
     with (work_dir / "build.log").open("a", encoding="utf-8") as fh:
         fh.write(text.rstrip() + "\n")

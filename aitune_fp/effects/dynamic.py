@@ -162,7 +162,14 @@ def dynamic_spec(
 
 
 def dynamic_to_json(spec: InputSpec) -> list[dict[str, Any]]:
-    """Every dynamic axis as JSON: input, axis, range, opt, dimension, inferred."""
+    """Every dynamic axis as JSON: input, axis, range, opt, dimension, inferred.
+
+    >>> import torch
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> spec = normalise_samples([torch.zeros(1, 4)], dynamic_axes={0: {1: (2, 8)}}).spec
+    >>> [(a["input"], a["axis"], a["min"], a["max"]) for a in dynamic_to_json(spec)]
+    [('input_0', 1, 2, 8)]
+    """
     return [
         {
             "input": t.name,
@@ -180,7 +187,18 @@ def dynamic_to_json(spec: InputSpec) -> list[dict[str, Any]]:
 
 def with_dynamic(spec: InputSpec, axes: Sequence[Mapping[str, Any]]) -> InputSpec:
     """``spec`` with the dynamic axes of :func:`dynamic_to_json`'s output (a ``ValueError``
-    names a bad entry)."""
+    names a bad entry).
+
+    >>> import torch
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> spec = normalise_samples([torch.zeros(1, 4)], dynamic_axes={0: {1: (2, 8)}}).spec
+    >>> with_dynamic(spec, dynamic_to_json(spec)) == spec
+    True
+    >>> with_dynamic(spec, [{**dynamic_to_json(spec)[0], "input": "mask"}])
+    Traceback (most recent call last):
+    ...
+    ValueError: dynamic axis of unknown input 'mask'
+    """
     by_input: dict[str, list[DynamicAxis]] = {}
     for entry in axes:
         try:

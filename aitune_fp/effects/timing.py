@@ -64,7 +64,13 @@ class ProfileSettings:
 
 
 def is_out_of_memory(error: BaseException) -> bool:
-    """Whether ``error`` is an out-of-memory error from torch, CUDA or an allocator."""
+    """Whether ``error`` is an out-of-memory error from torch, CUDA or an allocator.
+
+    >>> is_out_of_memory(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
+    True
+    >>> is_out_of_memory(MemoryError()), is_out_of_memory(ValueError("bad shape"))
+    (True, False)
+    """
     if isinstance(error, torch.OutOfMemoryError | MemoryError):
         return True
     text = str(error).lower()
@@ -72,14 +78,28 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 
 def batch_bytes(batch: Batch) -> int:
-    """Bytes held by a batch's tensors."""
+    """Bytes held by a batch's tensors.
+
+    >>> from aitune_fp.effects.inputs import make_batch, normalise_samples
+    >>> batch_bytes(make_batch(normalise_samples([torch.zeros(1, 3)]), 4))  # 4 rows x 3 float32
+    48
+    """
     return sum(t.numel() * t.element_size() for t in batch.flat())
 
 
 def input_pool(
     samples: Samples, batch_size: int, device: torch.device, settings: ProfileSettings
 ) -> tuple[Batch, ...]:
-    """Distinct pre-built batches for ``batch_size``, together larger than the LLC."""
+    """Distinct pre-built batches for ``batch_size``, together larger than the LLC.
+
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> samples = normalise_samples([torch.zeros(1, 3), torch.ones(1, 3)])
+    >>> cpu = torch.device("cpu")
+    >>> len(input_pool(samples, 2, cpu, ProfileSettings(input_mode="same")))
+    1
+    >>> len(input_pool(samples, 2, cpu, ProfileSettings(max_pool=3)))  # tiny batches: the cap
+    3
+    """
     first = make_batch(samples, batch_size).to(device)
     if settings.input_mode == "same":
         return (first,)
@@ -105,7 +125,14 @@ def parallel_op(device: torch.device) -> Callable[[], None]:
 def call_timer(
     device: torch.device, settings: ProfileSettings
 ) -> Callable[[Callable[[], Any]], float]:
-    """A function timing one call in ms, synchronising around it on CUDA."""
+    """A function timing one call in ms, synchronising around it on CUDA.
+
+    >>> timer = call_timer(torch.device("cpu"), ProfileSettings())
+    >>> calls = []
+    >>> ms = timer(lambda: calls.append(1))
+    >>> calls, ms >= 0.0
+    ([1], True)
+    """
     if device.type == "cuda" and settings.cuda_events:
         with torch.cuda.device(device):  # events belong to the tuned device, not the current
             start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
@@ -133,7 +160,11 @@ def call_timer(
 
 def call_with(runner: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``runner(*args, **kwargs)``: bound with ``partial`` before timing, so the timed
-    region does no argument building beyond Python's own call."""
+    region does no argument building beyond Python's own call.
+
+    >>> call_with(sorted, ([3, 1, 2],), {"reverse": True})
+    [3, 2, 1]
+    """
     return runner(*args, **kwargs)
 
 

@@ -46,6 +46,12 @@ needs no import of the cache, which imports the backends)."""
 
 
 def device_facts(device: torch.device) -> str:
+    """The device as the key sees it: a CUDA device with its index and model name, any
+    other by its name.
+
+    >>> device_facts(torch.device("cpu"))
+    'cpu'
+    """
     if device.type == "cuda" and torch.cuda.is_available():
         index = device.index if device.index is not None else torch.cuda.current_device()
         return f"cuda:{index}|{torch.cuda.get_device_name(index)}"
@@ -53,7 +59,14 @@ def device_facts(device: torch.device) -> str:
 
 
 def batch_digest(batch: Batch) -> str:
-    """sha256 of the example batch's names, shapes, dtypes and bytes."""
+    """sha256 of the example batch's names, shapes, dtypes and bytes.
+
+    >>> from aitune_fp.effects.inputs import make_batch, normalise_samples
+    >>> def of(*rows):
+    ...     return batch_digest(make_batch(normalise_samples([torch.tensor([rows])]), 1))
+    >>> of(1.0, 2.0) == of(1.0, 2.0), of(1.0, 2.0) == of(1.0, 3.0)
+    (True, False)
+    """
     h = hashlib.sha256()
     names = [f"#{i}" for i in range(len(batch.args))] + list(batch.kwargs)
     for name, t in zip(names, batch.flat(), strict=True):
@@ -87,6 +100,19 @@ def export_key(
 
 
 def read_entry(folder: Path, key: str) -> dict[str, FileDigest] | None:
+    """The file digests an entry's ``entry.json`` records, or ``None`` when it is missing,
+    unreadable, of another format or key, or lists anything besides the program.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> read_entry(folder, "k") is None
+    True
+    >>> files = {PROGRAM: {"size": 3, "sha256": "ab"}}
+    >>> record = {"format": ENTRY_FORMAT, "key": "k", "files": files}
+    >>> _ = (folder / ENTRY).write_text(json.dumps(record))
+    >>> list(read_entry(folder, "k")), read_entry(folder, "other key") is None
+    (['program.pt2'], True)
+    """
     try:
         data = json.loads((folder / ENTRY).read_text(encoding="utf-8"))
         if data.get("format") != ENTRY_FORMAT or data.get("key") != key:
