@@ -118,43 +118,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         print(f"{PROG}: error: the CLI needs rich: pip install 'aitune_fp[cli]'", file=sys.stderr)
         return 1
-    from aitune_fp.cli.head_start import head_start
-    from aitune_fp.cli.outputs import CliError
-    from aitune_fp.shell.wall_clock import count_from_process_start
-
     parser = build_parser()
     args = parser.parse_args(argv)
-    if argv is None:  # a process started for this command: its wall counts from its start
-        count_from_process_start()
-        head_start(args)  # the workers' server imports while this process does
+    if argv is None:
+        _started_for(args)
     _logging(debug=args.debug)
     out, err = _consoles(Console)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _run(parser, args, out, err)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _started_for(args: argparse.Namespace) -> None:
+    """A process started for this command: its wall counts from its start, and the
+    workers' server imports while this process does."""
+    from aitune_fp.cli.head_start import head_start
+    from aitune_fp.shell.wall_clock import count_from_process_start
+
+    count_from_process_start()
+    head_start(args)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Any, err: Any) -> int:
+    """Check the arguments and run the command; its errors become exit codes (module rules)."""
+    from aitune_fp.cli.outputs import CliError
+
     try:
         _check_backends(parser, args)
         _check_locations(parser, args)
         check_reselect(parser, args)
         return _command(args.command)(args, out, err)
     except CliError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 1
+        return _said(f"error: {error}", 1)
     except Terminated:
-        print(f"{PROG}: terminated (SIGTERM)", file=sys.stderr)
-        return 143
+        return _said("terminated (SIGTERM)", 143)
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return _said("interrupted", 130)
     except Exception as error:
         if args.debug:
             raise
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        print(
-            f"{PROG}: error: unexpected {type(error).__name__}: {first} (rerun with --debug)",
-            file=sys.stderr,
-        )
-        return 1
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        return _said(f"error: unexpected {type(error).__name__}: {first} (rerun with --debug)", 1)
+
+
+def _said(line: str, code: int) -> int:
+    """Print ``aitune-fp: line`` on stderr; return ``code``."""
+    print(f"{PROG}: {line}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

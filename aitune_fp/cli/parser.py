@@ -111,6 +111,17 @@ def _verify_options(parser: argparse.ArgumentParser) -> None:
 
 def _isolation_options(parser: argparse.ArgumentParser) -> None:
     """Deadlines of builds and calls, and the worker processes."""
+    _deadline_options(parser)
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="build and profile every backend in this process (for debugging: a crash or "
+        "hang then ends the whole run)",
+    )
+
+
+def _deadline_options(parser: argparse.ArgumentParser) -> None:
+    """How long a build and a call may take."""
     parser.add_argument(
         "--build-timeout",
         type=seconds_arg,
@@ -126,12 +137,6 @@ def _isolation_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"one call that does not return in time fails that backend "
         f"(default: {DEFAULT_CALL_TIMEOUT:g})",
-    )
-    parser.add_argument(
-        "--no-isolation",
-        action="store_true",
-        help="build and profile every backend in this process (for debugging: a crash or "
-        "hang then ends the whole run)",
     )
 
 
@@ -170,6 +175,16 @@ def _add_tune(sub: Commands) -> None:
         type=factory_arg,
         help="path/to/file.py:factory returning the module, or (module, samples)",
     )
+    _synthetic_options(tune)
+    _input_options(tune)
+    tune.add_argument("--name", default=None, help="model name in the report (default: factory)")
+    tune.add_argument("--out", default="runs/tune", metavar="DIR", help="default: runs/tune")
+    tune.add_argument("--save", default=None, metavar="DIR", help="also save the tuned module")
+    _tuning_options(tune)
+
+
+def _synthetic_options(tune: argparse.ArgumentParser) -> None:
+    """``tune``'s options for synthetic samples: each input's shape and dtype."""
     tune.add_argument(
         "--input-shape",
         type=shape_arg,
@@ -184,11 +199,6 @@ def _add_tune(sub: Commands) -> None:
         metavar="DTYPE",
         help=f"input dtype, one for all or one per input: {', '.join(DTYPES)}",
     )
-    _input_options(tune)
-    tune.add_argument("--name", default=None, help="model name in the report (default: factory)")
-    tune.add_argument("--out", default="runs/tune", metavar="DIR", help="default: runs/tune")
-    tune.add_argument("--save", default=None, metavar="DIR", help="also save the tuned module")
-    _tuning_options(tune)
 
 
 def _input_options(tune: argparse.ArgumentParser) -> None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -101,13 +102,10 @@ def cached_build(
     """
     if cache_dir is None or not loadable(backend):
         return backend.build(module, samples, device, work_dir)
-    try:
-        model = model_digest(module)
-        key = cache_key(module, samples, backend, device, model)
-    except Exception as error:  # an odd tensor type must not fail the build: skip the cache
-        log.warning("artifact cache: cannot key %s (%s); building", backend.describe(), error)
+    keyed = _keyed(backend, module, samples, device)
+    if keyed is None:
         return backend.build(module, samples, device, work_dir)
-
+    model, key = keyed
     looked = time.perf_counter()
     found = (
         lookup(cache_dir, key, backend, module, samples, device, work_dir, model)
@@ -128,10 +126,25 @@ def cached_build(
     def rebuild(_: BackendFailure) -> IOResult[Built, BackendFailure]:
         return backend.build(module, samples, device, work_dir).map(stored)
 
-    def timed_hit(built: Built) -> Built:
-        return dataclasses.replace(built, info=_with_cache_seconds(built.info, lookup_seconds))
+    return found.map(partial(_timed_hit, lookup_seconds)).lash(rebuild)
 
-    return found.map(timed_hit).lash(rebuild)
+
+def _timed_hit(lookup_seconds: float, built: Built) -> Built:
+    """A hit with the lookup's seconds as its cache stage."""
+    return dataclasses.replace(built, info=_with_cache_seconds(built.info, lookup_seconds))
+
+
+def _keyed(
+    backend: Backend, module: torch.nn.Module, samples: Samples, device: torch.device
+) -> tuple[str, str] | None:
+    """The module's digest and the build's cache key; ``None`` (logged) when the module
+    cannot be keyed (an odd tensor type must not fail the build: it skips the cache)."""
+    try:
+        model = model_digest(module)
+        return model, cache_key(module, samples, backend, device, model)
+    except Exception as error:
+        log.warning("artifact cache: cannot key %s (%s); building", backend.describe(), error)
+        return None
 
 
 def _with_cache_seconds(info: dict[str, Any], seconds: float) -> dict[str, Any]:

@@ -15,8 +15,9 @@ import json
 import logging
 import shutil
 import uuid
+from functools import partial
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import torch
 from returns.io import IOFailure, IOResult
@@ -118,39 +119,62 @@ def lookup(
     folder = entry_dir(cache_dir, key)
     if not folder.is_dir():
         return cache_miss(backend, "no entry")
-    entry = _read_entry(folder, key, model or model_digest(module))
+    trusted = _trusted_copy(folder, key, module, device, work_dir, model or model_digest(module))
+    if isinstance(trusted, str):
+        _discard(folder, trusted)
+        return cache_miss(backend, trusted)
+    artifact, files, spec, copy = trusted
+    hit = partial(_hit, backend, key, _read_reference(folder, files), copy)
+    loaded = load_built(backend, copy / artifact, samples.spec, spec, device, work_dir)
+    return loaded.map(hit).lash(partial(_discarded, folder))
+
+
+Trusted = tuple[str, dict[str, FileDigest], Any, Path]
+"""A trusted entry: its artifact's name, its files, its output spec, its private copy."""
+
+
+def _trusted_copy(
+    folder: Path,
+    key: str,
+    module: torch.nn.Module,
+    device: torch.device,
+    work_dir: Path,
+    model: str,
+) -> Trusted | str:
+    """The entry, sealed and intact, copied and verified into ``work_dir`` with its probe
+    reproduced by ``module``; else why not (the copy is removed)."""
+    entry = _read_entry(folder, key, model)
     problem = _entry_problem(folder, entry)
     if isinstance(entry, str) or problem is not None:
-        _discard(folder, problem or "unreadable entry")
-        return cache_miss(backend, problem or "unreadable entry")
+        return problem or "unreadable entry"
     artifact, files, outputs = entry
     try:
         spec = read_output_spec(outputs)
     except ValueError as error:
-        _discard(folder, str(error))
-        return cache_miss(backend, str(error))
+        return str(error)
     copy = work_dir / f"cached-{uuid.uuid4().hex[:8]}"
     problem = private_copy(folder, files, copy) or probe_problem(copy / PROBE_FILE, module, device)
     if problem is not None:
         shutil.rmtree(copy, ignore_errors=True)
-        _discard(folder, problem)
-        return cache_miss(backend, problem)
+        return problem
+    return artifact, files, spec, copy
 
-    def discard(failure: BackendFailure) -> IOResult[Built, BackendFailure]:
-        _discard(folder, failure.message)
-        return IOFailure(failure)
 
-    reference = _read_reference(folder, files)
+def _hit(
+    backend: Backend, key: str, reference: dict[str, str] | None, copy: Path, built: Built
+) -> Built:
+    """The loaded runner, marked a hit (with the reference's private copy, when kept)."""
+    log.info("artifact cache: %s reuses entry %s", backend.describe(), key)
+    info = {**built.info, "cache": "hit", "cache_key": key}
+    if reference is not None:
+        info[INFO_KEY] = {**reference, "file": str(copy / reference["file"])}
+    return dataclasses.replace(built, info=info)
 
-    def hit(built: Built) -> Built:
-        log.info("artifact cache: %s reuses entry %s", backend.describe(), key)
-        info = {**built.info, "cache": "hit", "cache_key": key}
-        if reference is not None:
-            info[INFO_KEY] = {**reference, "file": str(copy / reference["file"])}
-        return dataclasses.replace(built, info=info)
 
-    loaded = load_built(backend, copy / artifact, samples.spec, spec, device, work_dir)
-    return loaded.map(hit).lash(discard)
+def _discarded(folder: Path, failure: BackendFailure) -> IOResult[Built, BackendFailure]:
+    """An entry that did not load is removed; the failure stands."""
+    _discard(folder, failure.message)
+    return IOFailure(failure)
 
 
 def evict(cache_dir: Path, key: str, why: str) -> None:

@@ -80,15 +80,9 @@ def store(
     final = entry_dir(cache_dir, key)
     try:
         with staging_dir(final) as staging:
-            probe = make_batch(samples, 1)
-            with torch.inference_mode():
-                outputs = probe.call(module)
-            if not write_probe(staging / PROBE_FILE, probe, outputs):
-                raise ValueError("its outputs cannot be kept as a behaviour probe")
+            outputs = _probe(staging, module, samples)
             files = {PROBE_FILE: dataclasses.asdict(digest(staging / PROBE_FILE))}
-            for path in artifact_files(built.artifact):
-                shutil.copy2(path, staging / path.name)
-                files[path.name] = dataclasses.asdict(digest(staging / path.name))
+            files |= _copied(built.artifact, staging)
             entry: dict[str, Any] = {
                 "format": ENTRY_FORMAT,
                 "key": key,
@@ -108,6 +102,25 @@ def store(
     except (OSError, RuntimeError, TypeError, ValueError) as error:
         log.warning("artifact cache: could not store %s: %s", key, error)
         return False
+
+
+def _probe(staging: Path, module: torch.nn.Module, samples: Samples) -> Any:
+    """Write the behaviour probe (one call on one row) into ``staging``; its outputs."""
+    probe = make_batch(samples, 1)
+    with torch.inference_mode():
+        outputs = probe.call(module)
+    if not write_probe(staging / PROBE_FILE, probe, outputs):
+        raise ValueError("its outputs cannot be kept as a behaviour probe")
+    return outputs
+
+
+def _copied(artifact: Path, staging: Path) -> dict[str, Any]:
+    """Copy the artifact's files into ``staging``; their digests by name."""
+    files: dict[str, Any] = {}
+    for path in artifact_files(artifact):
+        shutil.copy2(path, staging / path.name)
+        files[path.name] = dataclasses.asdict(digest(staging / path.name))
+    return files
 
 
 def _store_reference(

@@ -49,10 +49,11 @@ from aitune_fp.effects.accuracy import with_figures
 from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.batch_timing import BatchReport
 from aitune_fp.effects.cache import cached_build, evict, model_digest
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.integrity import digest
-from aitune_fp.effects.profiler import BatchReport, EarlyStop, profile_runner
+from aitune_fp.effects.profiler import EarlyStop, profile_runner
 from aitune_fp.effects.timing import ProfileSettings, Timer
 
 

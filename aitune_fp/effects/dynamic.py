@@ -185,6 +185,23 @@ def dynamic_to_json(spec: InputSpec) -> list[dict[str, Any]]:
     ]
 
 
+def _axis_entry(entry: Mapping[str, Any]) -> tuple[str, DynamicAxis]:
+    """The input name and dynamic axis of one :func:`dynamic_to_json` entry (a
+    ``ValueError`` names a bad one)."""
+    try:
+        d = DynamicAxis(
+            int(entry["axis"]),
+            int(entry["min"]),
+            int(entry["max"]),
+            int(entry["opt"]),
+            str(entry["dim"]),
+            bool(entry["inferred"]),
+        )
+        return str(entry["input"]), d
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"bad dynamic axis {dict(entry)!r}: {error}") from None
+
+
 def with_dynamic(spec: InputSpec, axes: Sequence[Mapping[str, Any]]) -> InputSpec:
     """``spec`` with the dynamic axes of :func:`dynamic_to_json`'s output (a ``ValueError``
     names a bad entry).
@@ -201,18 +218,7 @@ def with_dynamic(spec: InputSpec, axes: Sequence[Mapping[str, Any]]) -> InputSpe
     """
     by_input: dict[str, list[DynamicAxis]] = {}
     for entry in axes:
-        try:
-            d = DynamicAxis(
-                int(entry["axis"]),
-                int(entry["min"]),
-                int(entry["max"]),
-                int(entry["opt"]),
-                str(entry["dim"]),
-                bool(entry["inferred"]),
-            )
-            name = str(entry["input"])
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"bad dynamic axis {dict(entry)!r}: {error}") from None
+        name, d = _axis_entry(entry)
         if name not in spec.names:
             raise ValueError(f"dynamic axis of unknown input {name!r}")
         by_input.setdefault(name, []).append(d)

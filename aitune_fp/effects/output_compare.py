@@ -157,20 +157,26 @@ def compare(
     g, r = got.detach().double(), ref.detach().double()
     diff = (g - r).abs()
     allowed = bound.atol + bound.rtol * r.abs()
-    rel = diff / r.abs().clamp_min(max(bound.atol, 1e-12))
-    worst_at = int(diff.argmax())
-    idx = unravel(worst_at, ref.shape)
-    errors = Errors(
-        float(diff.max()),
-        float(rel.max()),
-        f"{label} {where} at index {idx}: got {g.flatten()[worst_at].item():.6g}, "
-        f"eager {r.flatten()[worst_at].item():.6g}",
-    )
+    errors = _peak_errors(f"{label} {where}", g, r, diff, bound)
     bad = int((diff > allowed).sum())
     if bad:
         excess_at = int((diff - allowed).argmax())
         raise Mismatch(_out_of_tolerance(f"{label} {where}", bad, errors, bound, g, r, excess_at))
     return errors
+
+
+def _peak_errors(
+    what: str, g: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, bound: Bound
+) -> Errors:
+    """The largest abs and rel errors of ``what``, and where the abs error peaks."""
+    rel = diff / r.abs().clamp_min(max(bound.atol, 1e-12))
+    at = int(diff.argmax())
+    return Errors(
+        float(diff.max()),
+        float(rel.max()),
+        f"{what} at index {unravel(at, r.shape)}: got {g.flatten()[at].item():.6g}, "
+        f"eager {r.flatten()[at].item():.6g}",
+    )
 
 
 def _out_of_tolerance(

@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -60,23 +60,18 @@ from aitune_fp.core.measure.stop_rules import (
     SweepRule,
     sweep_point,
 )
-from aitune_fp.core.measure.warmup import WarmupCall, WarmupRule, fixed_warmup
 from aitune_fp.core.records import BackendFailure, MeasuredBatch, Profile
-from aitune_fp.effects.inputs import Batch, Samples
-from aitune_fp.effects.machine import synchronize
+from aitune_fp.effects.batch_timing import BatchReport as BatchReport
+from aitune_fp.effects.batch_timing import measure_batch_size
+from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.memory import apart_from_peak
-from aitune_fp.effects.timing import (
-    Clock,
-    Timer,
-    call_timer,
-    call_with,
-    input_pool,
-    is_out_of_memory,
-    parallel_op,
-)
-from aitune_fp.effects.timing import ProfileSettings as ProfileSettings  # shell imports it here
+from aitune_fp.effects.timing import Clock, input_pool, is_out_of_memory
+from aitune_fp.effects.timing import ProfileSettings as ProfileSettings
+from aitune_fp.effects.timing import Timer as Timer
+from aitune_fp.effects.timing import call_timer as call_timer
 
-Judge = Callable[[Probe], Decision]
+# ``BatchReport``, ``ProfileSettings``, ``Timer`` and ``call_timer`` (the ``as`` imports) are
+# re-exported: the shell and effects/isolation import them from here.
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,99 +81,6 @@ class EarlyStop:
 
     rule: EarlyStopRule
     state: EarlyStopState
-
-
-@dataclass(frozen=True, slots=True)
-class BatchReport:
-    """What happened at one batch size: timed samples, why they stopped, calls made (the
-    priming call included), the warm-up samples and why the warm-up stopped;
-    ``stopped_early`` is the early-stop rule's reason when it stopped after the probe."""
-
-    batch_size: int
-    samples: tuple[float, ...]
-    reason: str
-    calls: int
-    warmup_ms: tuple[float, ...] = ()
-    warmup_reason: str = ""
-    stopped_early: str = ""
-
-
-def warmup_rule(rule: CallRule, settings: ProfileSettings) -> WarmupRule | None:
-    """The warm-up rule for ``rule``: the settings' rule with at least ``rule.warmup`` calls,
-    or exactly ``rule.warmup`` calls without one (``None``: no warm-up at all).
-
-    >>> from aitune_fp.core.measure.stop_rules import fixed_steps
-    >>> warmup_rule(fixed_steps(warmup=12), ProfileSettings()).min_calls
-    12
-    >>> warmup_rule(fixed_steps(warmup=0), ProfileSettings(warmup=None)) is None
-    True
-    """
-    chosen = settings.warmup
-    if chosen is None:
-        return fixed_warmup(rule.warmup) if rule.warmup > 0 else None
-    floor = max(chosen.min_calls, rule.warmup)
-    return replace(chosen, min_calls=floor, max_calls=max(chosen.max_calls, floor))
-
-
-def warm_up(
-    calls: Sequence[Callable[[], Any]],
-    rule: WarmupRule | None,
-    timer: Timer,
-    clock: Clock,
-    before: Callable[[], None] | None,
-) -> tuple[tuple[float, ...], str]:
-    """Call round the pool until the warm-up rule stops: the warm-up samples and why."""
-    if rule is None:
-        return (), "no warm-up"
-    state, began, i = rule.start(), clock(), 0
-    while True:
-        if before is not None:
-            before()
-        ms = timer(calls[i % len(calls)])
-        i += 1
-        state, decision = rule.step(state, WarmupCall(ms, clock() - began))
-        if decision.stop:
-            return state.samples, decision.reason
-
-
-def measure_batch_size(
-    runner: Callable[..., Any],
-    pool: tuple[Batch, ...],
-    rule: CallRule,
-    device: torch.device,
-    settings: ProfileSettings,
-    timer: Timer | None = None,
-    clock: Clock = time.monotonic,
-    probe_calls: int = 0,
-    judge: Judge | None = None,
-) -> BatchReport:
-    """Prime once, warm up, then call ``runner`` over the pool until ``rule`` stops; raises
-    on error. With ``judge``, the first ``probe_calls`` timed samples are the probe: a
-    ``judge`` that stops ends the batch size there."""
-    time_call = call_timer(device, settings) if timer is None else timer
-    before = parallel_op(device) if settings.input_mode == "parallel_op" else None
-    calls = [partial(call_with, runner, b.args, dict(b.kwargs)) for b in pool]
-    timed_rule = replace(rule, warmup=0)
-    with torch.inference_mode():
-        calls[0]()  # priming: absorbs compilation for this shape
-        synchronize(device)
-        deadline = clock() + settings.max_seconds_per_batch
-        warm, why = warm_up(calls, warmup_rule(rule, settings), time_call, clock, before)
-        state, i = timed_rule.start(), len(warm)
-        while True:
-            if before is not None:
-                before()
-            state, decision = timed_rule.step(state, time_call(calls[i % len(calls)]))
-            i += 1
-            reason = decision.reason if decision.stop else ""
-            stopped = ""
-            if not reason and judge is not None and len(state.samples) == probe_calls:
-                verdict = judge(Probe(pool[0].size, state.samples))
-                reason = stopped = verdict.reason if verdict.stop else ""
-            if not reason and len(state.samples) >= rule.min_samples and clock() > deadline:
-                reason = f"time limit {settings.max_seconds_per_batch:g} s reached"
-            if reason:
-                return BatchReport(pool[0].size, state.samples, reason, i + 1, warm, why, stopped)
 
 
 def profile_runner(
@@ -197,69 +99,136 @@ def profile_runner(
 ) -> IOResult[Profile, BackendFailure]:
     """Sweep ``batch_sizes`` in order and return every timed sample as a ``Profile``
     (with ``early``, clear losers stop after their probe: see the module's rules)."""
-    reports: dict[int, BatchReport] = {}
-    points: tuple[SweepPoint, ...] = ()
-    stop = "plan exhausted"
     active = early if early is not None and settings.early_stop else None
-    judged = None if active is None else active.state
+    probes = _Probes(active, None if active is None else active.state)
+    measure = partial(_measure, runner, samples, device, rule, settings, timer, clock, probes)
+    swept = _sweep(backend, batch_sizes, sweep, measure, on_batch)
+    if isinstance(swept, BackendFailure):
+        return IOFailure(swept)
+    reports, stop = swept
+    if not reports:
+        return IOFailure(BackendFailure(backend, "profile", "no batch size to profile"))
+    first_pass = _remeasure_first(reports, settings, measure, on_batch)
+    return IOSuccess(_profile(backend, reports, stop, settings, first_pass, probes.stopped_early()))
 
-    def judge(probe: Probe) -> Decision:
-        nonlocal judged
-        assert active is not None and judged is not None
-        judged, decision = active.rule.step(judged, probe)
+
+def _profile(
+    backend: str,
+    reports: dict[int, BatchReport],
+    stop: str,
+    settings: ProfileSettings,
+    first_pass: dict[int, tuple[float, ...]],
+    stopped_early: str | None,
+) -> Profile:
+    """The sweep's reports as a profile (warm-ups kept apart, first figures beside)."""
+    batches = {
+        bs: MeasuredBatch(len(r.warmup_ms), r.warmup_reason, r.warmup_ms, first_pass.get(bs))
+        for bs, r in reports.items()
+    }
+    return Profile(
+        backend,
+        {bs: r.samples for bs, r in reports.items()},
+        sweep_stop=stop,
+        input_mode=settings.input_mode,
+        batches=batches,
+        stopped_early=stopped_early,
+    )
+
+
+@dataclass(slots=True)
+class _Probes:
+    """The early-stop rule's state over one sweep's probes (``active=None``: no early stop)."""
+
+    active: EarlyStop | None
+    state: EarlyStopState | None
+
+    def judge(self, probe: Probe) -> Decision:
+        """Step the rule with ``probe``: its decision for the probed batch size."""
+        assert self.active is not None and self.state is not None
+        self.state, decision = self.active.rule.step(self.state, probe)
         return decision
 
-    def measure(bs: int) -> BatchReport:
-        pool = apart_from_peak(device, partial(input_pool, samples, bs, device, settings))
-        if active is None:
-            return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
-        calls = active.rule.probe_calls
-        return measure_batch_size(runner, pool, rule, device, settings, timer, clock, calls, judge)
+    def stopped_early(self) -> str | None:
+        """The rule's one-line summary (``None`` when nothing stopped early)."""
+        return self.active.rule.stopped_early(self.state) if self.active and self.state else None
 
+
+def _measure(
+    runner: Callable[..., Any],
+    samples: Samples,
+    device: torch.device,
+    rule: CallRule,
+    settings: ProfileSettings,
+    timer: Timer | None,
+    clock: Clock,
+    probes: _Probes,
+    bs: int,
+) -> BatchReport:
+    """One batch size measured over its input pool (built apart from the memory peak)."""
+    pool = apart_from_peak(device, partial(input_pool, samples, bs, device, settings))
+    if probes.active is None:
+        return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
+    calls = probes.active.rule.probe_calls
+    return measure_batch_size(
+        runner, pool, rule, device, settings, timer, clock, calls, probes.judge
+    )
+
+
+def _sweep(
+    backend: str,
+    batch_sizes: Iterable[int],
+    sweep: SweepRule,
+    measure: Callable[[int], BatchReport],
+    on_batch: Callable[[BatchReport], None],
+) -> tuple[dict[int, BatchReport], str] | BackendFailure:
+    """Each batch size's report until the sweep rule stops, and why it stopped; a failure
+    at the first batch size is the backend's, a later one ends the sweep."""
+    reports: dict[int, BatchReport] = {}
+    points: tuple[SweepPoint, ...] = ()
     for bs in batch_sizes:
         try:
             report = measure(bs)
         except Exception as error:  # a backend's failure is a value, never a crash
-            what = "out of memory" if is_out_of_memory(error) else "error"
             if not reports:
-                detail = "".join(traceback.format_exception_only(error)).strip()
-                return IOFailure(
-                    BackendFailure(backend, "profile", f"{what} at batch size {bs}: {detail}")
-                )
-            stop = f"{what} at batch size {bs}: {str(error).splitlines()[0][:200]}"
-            break
+                return BackendFailure(backend, "profile", _failed_at(bs, error, whole=True))
+            return reports, _failed_at(bs, error, whole=False)
         reports[bs] = report
         on_batch(report)
         points, decision = sweep.step(points, sweep_point(bs, report.samples, sweep.statistic))
         if decision.stop:
-            stop = decision.reason
-            break
-    if not reports:
-        return IOFailure(BackendFailure(backend, "profile", "no batch size to profile"))
-    first_pass: dict[int, tuple[float, ...]] = {}
-    first = next(iter(reports))
-    if settings.remeasure_first and len(reports) >= 2 and not reports[first].stopped_early:
-        try:
-            again = measure(first)
-        except Exception:  # keep the first figure: the sweep itself succeeded
-            again = None
-        if again is not None:
-            if differs_beyond_noise(reports[first].samples, again.samples):
-                first_pass[first] = reports[first].samples
-            reports[first] = again
-            on_batch(again)
-    return IOSuccess(
-        Profile(
-            backend,
-            {bs: r.samples for bs, r in reports.items()},
-            sweep_stop=stop,
-            input_mode=settings.input_mode,
-            batches={
-                bs: MeasuredBatch(
-                    len(r.warmup_ms), r.warmup_reason, r.warmup_ms, first_pass.get(bs)
-                )
-                for bs, r in reports.items()
-            },
-            stopped_early=active.rule.stopped_early(judged) if active and judged else None,
+            return reports, decision.reason
+    return reports, "plan exhausted"
+
+
+def _failed_at(bs: int, error: Exception, *, whole: bool) -> str:
+    """Why a batch size failed: out of memory or an error, with the error's whole message
+    (``whole``) or its first line cut at 200 characters."""
+    what = "out of memory" if is_out_of_memory(error) else "error"
+    if whole:
+        return (
+            f"{what} at batch size {bs}: " + "".join(traceback.format_exception_only(error)).strip()
         )
-    )
+    return f"{what} at batch size {bs}: {str(error).splitlines()[0][:200]}"
+
+
+def _remeasure_first(
+    reports: dict[int, BatchReport],
+    settings: ProfileSettings,
+    measure: Callable[[int], BatchReport],
+    on_batch: Callable[[BatchReport], None],
+) -> dict[int, tuple[float, ...]]:
+    """Measure the sweep's first batch size again (in ``reports``, see the module rules);
+    its first figure, by batch size, when the two differ beyond noise."""
+    first = next(iter(reports))
+    if not settings.remeasure_first or len(reports) < 2 or reports[first].stopped_early:
+        return {}
+    try:
+        again = measure(first)
+    except Exception:  # keep the first figure: the sweep itself succeeded
+        return {}
+    first_pass: dict[int, tuple[float, ...]] = {}
+    if differs_beyond_noise(reports[first].samples, again.samples):
+        first_pass[first] = reports[first].samples
+    reports[first] = again
+    on_batch(again)
+    return first_pass

@@ -42,11 +42,11 @@ from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.measure.warmup import fixed_warmup
 from aitune_fp.core.records import Profile
 from aitune_fp.core.strategy import Strategy
+from aitune_fp.effects.batch_timing import warm_up
 from aitune_fp.effects.call_guard import guarded
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.interleave import Judge, Timed, burst_caller, interleave
 from aitune_fp.effects.machine import synchronize
-from aitune_fp.effects.profiler import warm_up
 from aitune_fp.effects.timing import ProfileSettings, call_timer, call_with, input_pool, parallel_op
 
 log = logging.getLogger("aitune_fp")

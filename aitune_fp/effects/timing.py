@@ -134,19 +134,7 @@ def call_timer(
     ([1], True)
     """
     if device.type == "cuda" and settings.cuda_events:
-        with torch.cuda.device(device):  # events belong to the tuned device, not the current
-            start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-            end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-        stream = torch.cuda.current_stream(device)  # runners' own streams join back into it
-
-        def time_events(call: Callable[[], Any]) -> float:
-            start.record(stream)
-            call()
-            end.record(stream)
-            end.synchronize()
-            return float(start.elapsed_time(end))
-
-        return time_events
+        return _event_timer(device)
 
     def time_wall(call: Callable[[], Any]) -> float:
         synchronize(device)
@@ -156,6 +144,23 @@ def call_timer(
         return (time.perf_counter_ns() - t0) / 1e6
 
     return time_wall
+
+
+def _event_timer(device: torch.device) -> Callable[[Callable[[], Any]], float]:
+    """A function timing one call in ms with CUDA events on ``device``'s current stream."""
+    with torch.cuda.device(device):  # events belong to the tuned device, not the current
+        start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+    stream = torch.cuda.current_stream(device)  # runners' own streams join back into it
+
+    def time_events(call: Callable[[], Any]) -> float:
+        start.record(stream)
+        call()
+        end.record(stream)
+        end.synchronize()
+        return float(start.elapsed_time(end))
+
+    return time_events
 
 
 def call_with(runner: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

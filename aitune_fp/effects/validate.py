@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
@@ -138,6 +139,20 @@ def _check_batch(
     seen: list[Seen] | None = None,
 ) -> Errors:
     """Errors of one batch against eager's outputs (``stored`` ones when given)."""
+    got, ref = _outputs(built, eager_module, batch, where, stored)
+    precision = candidate_precision(built.info.get("precision"), device)
+    if seen is not None:
+        seen.append((batch, got, ref))
+    worst = Errors()
+    for label, g, r in check_structure(got, ref, where):
+        worst = worst.merge(_leaf_errors(label, where, g, r, tolerance, precision))
+    return worst
+
+
+def _outputs(
+    built: Built, eager_module: torch.nn.Module, batch: Batch, where: str, stored: Any
+) -> tuple[Any, Any]:
+    """The runner's outputs (copied) and eager's (``stored``, or run in strict fp32)."""
     with torch.inference_mode():
         try:
             got = clone_outputs(batch.call(built.runner))
@@ -145,23 +160,25 @@ def _check_batch(
             raise Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
         with strict_fp32():
             ref = stored if stored is not None else batch.call(eager_module)
-    precision = candidate_precision(built.info.get("precision"), device)
-    if seen is not None:
-        seen.append((batch, got, ref))
-    worst = Errors()
-    for label, g, r in check_structure(got, ref, where):
-        if not isinstance(r, torch.Tensor):
-            if g != r:
-                raise Mismatch(f"{label} {where} is {g!r}, eager {r!r}")
-            continue
-        check_finite(label, g, where)
-        floating = r.is_floating_point() or r.is_complex()
-        dtype = str(r.dtype).removeprefix("torch.")
-        bound = tolerance.bound(dtype, precision) if floating else None
-        if floating and precision in REDUCED:
-            continue  # judged by the accuracy policy on the figures of every batch
-        worst = worst.merge(compare(label, g, r, bound, where))
-    return worst
+    return got, ref
+
+
+def _leaf_errors(
+    label: str, where: str, g: Any, r: Any, tolerance: Tolerance, precision: str | None
+) -> Errors:
+    """Errors of one output leaf; raises :class:`Mismatch` on a broken rule. A floating
+    output computed in reduced precision is left to the accuracy policy."""
+    if not isinstance(r, torch.Tensor):
+        if g != r:
+            raise Mismatch(f"{label} {where} is {g!r}, eager {r!r}")
+        return Errors()
+    check_finite(label, g, where)
+    floating = r.is_floating_point() or r.is_complex()
+    if floating and precision in REDUCED:
+        return Errors()  # judged by the accuracy policy on the figures of every batch
+    dtype = str(r.dtype).removeprefix("torch.")
+    bound = tolerance.bound(dtype, precision) if floating else None
+    return compare(label, g, r, bound, where)
 
 
 def validate(
@@ -183,41 +200,66 @@ def validate(
     sizes = tuple(batch_sizes) if batch_sizes is not None else (1, samples.rows)
     if not sizes or min(sizes) < 1:
         raise ValueError(f"batch_sizes must be >= 1, got {sizes}")
-    checked: list[str] = []
-    worst = Errors()
     stored = cached_references(built, samples, sizes, device)
     seen: list[Seen] = []
+    checked: list[str] = []
+    worst = Errors()
     try:
         for where, batch in validation_batches(samples, sizes):
             ref = stored[where] if stored is not None else None
+            b = batch.to(device)
             worst = worst.merge(
-                _check_batch(
-                    built, eager_module, batch.to(device), where, tolerance, ref, device, seen
-                )
+                _check_batch(built, eager_module, b, where, tolerance, ref, device, seen)
             )
             checked.append(where)
     except Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
+    reference = "cached" if stored is not None else "eager"
+    judged = _judged(backend_name, built, eager_module, seen, tolerance, device, worst)
+    return judged.map(partial(_report, backend_name, tuple(checked), reference))
+
+
+def _report(
+    backend_name: str,
+    checked: tuple[str, ...],
+    reference: str,
+    judged: tuple[dict[str, float], Errors],
+) -> ValidationReport:
+    """The report of a validation that passed (the TF32 switches read now)."""
+    figures, worst = judged
+    return ValidationReport(
+        backend_name,
+        checked,
+        worst.abs_error,
+        worst.rel_error,
+        worst.worst,
+        reference,
+        Tf32Switches.now(),
+        figures,
+    )
+
+
+def _judged(
+    backend_name: str,
+    built: Built,
+    eager_module: torch.nn.Module,
+    seen: list[Seen],
+    tolerance: Tolerance,
+    device: torch.device,
+    worst: Errors,
+) -> IOResult[tuple[dict[str, float], Errors], BackendFailure]:
+    """The accuracy figures and the policy's verdict; in reduced precision the figures'
+    errors stand in for the elementwise ones, which were not taken."""
     precision = candidate_precision(built.info.get("precision"), device)
     figures, refused = assess(built.runner, precision, eager_module, seen, tolerance.policy, device)
     if refused is not None:
         why = f"refused by the accuracy policy ({precision}): {refused}; {summary(figures)}"
         return IOFailure(BackendFailure(backend_name, "validate", why))
-    if precision in REDUCED:  # its elementwise errors were not taken: the figures' are
+    if precision in REDUCED:
         worst = Errors(
             figures.get("max_abs_error", 0.0), figures.get("max_rel_error", 0.0), summary(figures)
         )
-    report = ValidationReport(
-        backend_name,
-        tuple(checked),
-        worst.abs_error,
-        worst.rel_error,
-        worst.worst,
-        "cached" if stored is not None else "eager",
-        Tf32Switches.now(),
-        figures,
-    )
-    return IOSuccess(report)
+    return IOSuccess((figures, worst))
 
 
 def validation_check(

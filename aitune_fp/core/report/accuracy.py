@@ -90,6 +90,16 @@ def _cell(figures: Mapping[str, float], name: str, fmt: str) -> str:
     return format(figures[name], fmt) if name in figures else "—"
 
 
+def _accuracy_row(o: BackendOutcome) -> str:
+    """One backend's row of the accuracy table."""
+    f = o.profile.accuracy if o.profile is not None else {}
+    return (
+        f"| {o.backend} | {precision_of_config(o.config)} | {_cell(f, 'rms_rel_error', '.3g')} "
+        f"| {_cell(f, 'cosine', '.6g')} | {_cell(f, 'top1_agreement', '.1%')} "
+        f"| {_cell(f, 'fp64_rms_rel_error', '.3g')} |"
+    )
+
+
 def accuracy_section(record: RunRecord) -> str | None:
     """A Markdown table: each profiled backend's precision and headline figures, then the
     winner's precision line; ``None`` when no backend has figures.
@@ -110,13 +120,7 @@ def accuracy_section(record: RunRecord) -> str | None:
     lines = [
         "| backend | precision | rel RMS | cosine | top-1 | rel RMS vs fp64 |",
         "|---|---|---|---|---|---|",
+        *(_accuracy_row(o) for o in rows),
     ]
-    for o in rows:
-        f = o.profile.accuracy if o.profile is not None else {}
-        lines.append(
-            f"| {o.backend} | {precision_of_config(o.config)} | {_cell(f, 'rms_rel_error', '.3g')} "
-            f"| {_cell(f, 'cosine', '.6g')} | {_cell(f, 'top1_agreement', '.1%')} "
-            f"| {_cell(f, 'fp64_rms_rel_error', '.3g')} |"
-        )
     line = precision_line(record)
     return "\n".join(lines) + (f"\n\n{line}" if line else "")

@@ -122,6 +122,12 @@ def _number_table(record: RunRecord, field: str, key_header: str, fmt: str) -> s
     return table(["backend", *keys], rows)
 
 
+def _stage_row(o: BackendOutcome, keys: list[str]) -> tuple[str | None, ...]:
+    """One backend's stage seconds in ``keys`` order (blank where a part did not run)."""
+    cells = (_fmt(o.stage_seconds.get(k), ".3f") for k in keys)
+    return (o.backend, *cells, format(total_seconds(o.stage_seconds), ".3f"))
+
+
 def stage_section(record: RunRecord) -> str:
     """Stage seconds per backend, pinned stages first (``export``, ``compile`` and ``cache``
     are parts of ``build``), a blank cell where a part did not run, and the total.
@@ -138,14 +144,7 @@ def stage_section(record: RunRecord) -> str:
         return "No stage times recorded."
     extra = sorted({k for o in outcomes for k in o.stage_seconds} - set(STAGES))
     keys = [*STAGES, *extra]
-    rows = [
-        (
-            o.backend,
-            *(_fmt(o.stage_seconds.get(k), ".3f") for k in keys),
-            format(total_seconds(o.stage_seconds), ".3f"),
-        )
-        for o in outcomes
-    ]
+    rows = [_stage_row(o, keys) for o in outcomes]
     return table(["backend", *keys, "total"], rows)
 
 

@@ -52,8 +52,7 @@ from aitune_fp.effects.max_batch import (
     size_before,
 )
 from aitune_fp.effects.precheck import eager_check
-from aitune_fp.effects.profiler import BatchReport, EarlyStop
-from aitune_fp.effects.timing import ProfileSettings
+from aitune_fp.effects.profiler import BatchReport, EarlyStop, ProfileSettings
 from aitune_fp.effects.validate import Tolerance, validation_check
 
 log = logging.getLogger("aitune_fp")

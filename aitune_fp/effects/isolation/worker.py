@@ -47,8 +47,13 @@ from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.isolation.protocol import outcome_values
-from aitune_fp.effects.profiler import BatchReport, EarlyStop
-from aitune_fp.effects.timing import ProfileSettings, Timer, call_timer
+from aitune_fp.effects.profiler import (
+    BatchReport,
+    EarlyStop,
+    ProfileSettings,
+    Timer,
+    call_timer,
+)
 from aitune_fp.effects.validate import Tolerance
 
 
