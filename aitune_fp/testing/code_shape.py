@@ -112,21 +112,21 @@ def uses_unsafe(source: str) -> bool:
     >>> uses_unsafe("from returns.io import IOResult")
     False
     """
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import) and any(
-            a.name.startswith("returns.unsafe") for a in node.names
-        ):
-            return True
-        if isinstance(node, ast.ImportFrom) and node.module is not None:
-            if node.module.startswith("returns.unsafe"):
-                return True
-            if node.module == "returns" and any(a.name == "unsafe" for a in node.names):
-                return True
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-            if name == "unsafe_perform_io":
-                return True
+    return any(_is_unsafe(node) for node in ast.walk(ast.parse(source)))
+
+
+def _is_unsafe(node: ast.AST) -> bool:
+    """Whether ``node`` imports ``returns.unsafe`` or calls ``unsafe_perform_io``."""
+    if isinstance(node, ast.Import):
+        return any(a.name.startswith("returns.unsafe") for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        named = module == "returns" and any(a.name == "unsafe" for a in node.names)
+        return module.startswith("returns.unsafe") or named
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        return name == "unsafe_perform_io"
     return False
 
 
