@@ -90,6 +90,14 @@ def _cell(figures: Mapping[str, float], name: str, fmt: str) -> str:
     return format(figures[name], fmt) if name in figures else "—"
 
 
+def _with_figures(record: RunRecord) -> list[BackendOutcome]:
+    """The outcomes whose profile carries accuracy figures, baseline first."""
+    return [
+        o for o in (record.baseline, *record.candidates)
+        if o is not None and o.profile is not None and o.profile.accuracy
+    ]  # fmt: skip
+
+
 def _accuracy_row(o: BackendOutcome) -> str:
     """One backend's row of the accuracy table."""
     f = o.profile.accuracy if o.profile is not None else {}
@@ -111,10 +119,7 @@ def accuracy_section(record: RunRecord) -> str | None:
     >>> accuracy_section(r).splitlines()[2]
     '| ort | int8 | 0.02 | — | — | — |'
     """
-    rows = [
-        o for o in (record.baseline, *record.candidates)
-        if o is not None and o.profile is not None and o.profile.accuracy
-    ]  # fmt: skip
+    rows = _with_figures(record)
     if not rows:
         return None
     lines = [
