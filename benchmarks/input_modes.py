@@ -24,7 +24,8 @@ from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.backends.registry import backend_by_name
 from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.profiler import ProfileSettings, profile_runner
+from aitune_fp.effects.profiler import profile_runner
+from aitune_fp.effects.timing import ProfileSettings
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.io import perform
 

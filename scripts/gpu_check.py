@@ -217,8 +217,9 @@ def _validate_and_time(
 ) -> tuple[str, str]:
     """Validate and time a built candidate on the caller's (and the dedicated) stream."""
     from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
-    from aitune_fp.effects.profiler import ProfileSettings, profile_runner
+    from aitune_fp.effects.profiler import profile_runner
     from aitune_fp.effects.tf32 import candidate_precision
+    from aitune_fp.effects.timing import ProfileSettings
     from aitune_fp.effects.validate import Tolerance, validate
     from aitune_fp.shell.io import perform
 
@@ -347,7 +348,8 @@ def memory() -> int:
     from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
     from aitune_fp.effects.inputs import normalise_samples
     from aitune_fp.effects.memory import MemoryWatch
-    from aitune_fp.effects.profiler import ProfileSettings, profile_runner
+    from aitune_fp.effects.profiler import profile_runner
+    from aitune_fp.effects.timing import ProfileSettings
 
     items = Items()
     device = torch.device("cuda", 0)

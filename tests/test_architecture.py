@@ -1,5 +1,8 @@
 """Package-level rules of the layout (docs/architecture.md): no import cycle, small files,
-one module unwrapping effects."""
+short function bodies, doctested effects, one module unwrapping effects, no ``Any`` records.
+
+The measures are defined in :mod:`aitune_fp.testing.code_shape`; ``scripts/code_shape.py``
+prints them per layer."""
 
 from __future__ import annotations
 
@@ -7,8 +10,13 @@ import re
 from pathlib import Path
 
 import grimp
+import pytest
 
 import aitune_fp
+from aitune_fp.testing import code_shape
+
+PACKAGE = Path(aitune_fp.__file__).parent
+P90_LIMITS = {"core": 12, "effects": 18, "shell": 18, "cli": 18}
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -52,26 +60,79 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles(graph) == [["aitune_fp.a", "aitune_fp.b", "aitune_fp.a"]]
 
 
-def _long_files(root: Path, limit: int) -> list[str]:
-    """The ``.py`` files under ``root`` with more than ``limit`` lines."""
-    return [
-        f"{path}: {n} lines"
-        for path in sorted(root.rglob("*.py"))
-        if (n := len(path.read_text(encoding="utf-8").splitlines())) > limit
-    ]
-
-
-def test_core_and_shell_files_are_small() -> None:
-    """No module in core/ or shell/ is over 300 lines (one purpose per file)."""
-    package = Path(aitune_fp.__file__).parent
-    assert _long_files(package / "core", 300) + _long_files(package / "shell", 300) == []
+def test_no_file_in_the_package_is_long() -> None:
+    """No module anywhere in aitune_fp is over 300 lines (one purpose per file)."""
+    assert code_shape.long_files(PACKAGE, 300) == []
 
 
 def test_the_size_check_sees_a_long_file(tmp_path: Path) -> None:
     """A 301-line file is reported, a 300-line one is not."""
     (tmp_path / "long.py").write_text("x = 1\n" * 301)
     (tmp_path / "ok.py").write_text("x = 1\n" * 300)
-    assert _long_files(tmp_path, 300) == [f"{tmp_path / 'long.py'}: 301 lines"]
+    assert code_shape.long_files(tmp_path, 300) == [f"{tmp_path / 'long.py'}: 301 lines"]
+
+
+@pytest.mark.parametrize(
+    "layer", ["core", "effects", "shell", "cli"]
+)
+def test_function_bodies_are_short(layer: str) -> None:
+    """The p90 of function body lengths stays within the layer's limit (core 12, others 18)."""
+    assert code_shape.layer_p90(PACKAGE / layer) <= P90_LIMITS[layer]
+
+
+def test_the_body_measure_sees_long_bodies(tmp_path: Path) -> None:
+    """One 20-line body among ten keeps p90 at the short length; two of ten lift it to 20."""
+    short = 'def f{}():\n    """Doc."""\n    return 1\n'
+    long = "def g{}():\n" + "    x = 1\n" * 20
+    (tmp_path / "a.py").write_text("".join(short.format(i) for i in range(9)) + long.format(0))
+    assert code_shape.layer_p90(tmp_path) == 1
+    shorts = "".join(short.format(i) for i in range(8))
+    (tmp_path / "a.py").write_text(shorts + long.format(0) + long.format(1))
+    assert code_shape.layer_p90(tmp_path) == 20
+
+
+@pytest.mark.parametrize("layer", ["effects", "shell"])
+def test_public_functions_carry_doctests(layer: str) -> None:
+    """At least 40 % of the layer's public module-level functions have a doctest."""
+    assert code_shape.doctest_share(PACKAGE / layer) >= 0.4
+
+
+def test_the_doctest_share_sees_missing_examples(tmp_path: Path) -> None:
+    """One of two public functions has an example: half; private and method examples are ignored."""
+    (tmp_path / "m.py").write_text(
+        'def f():\n    """>>> f()"""\ndef g():\n    pass\ndef _h():\n    """>>> _h()"""\n'
+        'class C:\n    def m(self):\n        """>>> 1"""\n'
+    )
+    assert code_shape.doctest_share(tmp_path) == 0.5
+
+
+def test_effects_are_unwrapped_in_one_module() -> None:
+    """Exactly one module imports returns.unsafe or calls unsafe_perform_io."""
+    assert len(code_shape.unsafe_modules(PACKAGE)) == 1
+
+
+def test_the_unsafe_count_sees_every_spelling(tmp_path: Path) -> None:
+    """An import of returns.unsafe, a ``from returns import unsafe`` and a bare call all count."""
+    (tmp_path / "a.py").write_text("import returns.unsafe\n")
+    (tmp_path / "b.py").write_text("from returns import unsafe\n")
+    (tmp_path / "c.py").write_text("x = io.unsafe_perform_io(y)\n")
+    (tmp_path / "d.py").write_text("from returns.io import IOResult\n")
+    assert [p.name for p in code_shape.unsafe_modules(tmp_path)] == ["a.py", "b.py", "c.py"]
+
+
+def test_the_shell_has_no_any_records() -> None:
+    """No shell record has an ``Any``-typed field and no shell alias stands for ``Any``."""
+    assert code_shape.any_records_under(PACKAGE / "shell") == []
+
+
+def test_the_any_check_sees_fields_and_aliases(tmp_path: Path) -> None:
+    """An ``Any`` alias and an ``Any``-typed dataclass field are reported, an ``int`` field not."""
+    (tmp_path / "m.py").write_text(
+        "from typing import Any\nimport dataclasses\nSetup = Any\n"
+        "@dataclasses.dataclass(frozen=True)\nclass R:\n    n: int\n    calls: tuple[Any, ...]\n"
+    )
+    path = tmp_path / "m.py"
+    assert code_shape.any_records_under(tmp_path) == [f"{path}: Setup", f"{path}: R.calls"]
 
 
 def test_the_unsafe_contract_flags_an_import_of_returns_unsafe() -> None:

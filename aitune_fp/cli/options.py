@@ -139,18 +139,28 @@ def _dynamic(text: str) -> tuple[str | int, dict[int, tuple[int, int]]]:
         )
     axes: dict[int, tuple[int, int]] = {}
     for part in axes_text.split(","):
-        match = _AXIS.fullmatch(part)
-        if match is None:
-            raise ValueError(
-                f"dynamic axis {text!r}: {part.strip()!r} is not AXIS=MIN..MAX (e.g. 1=8..64)"
-            )
-        axis, lo, hi = (int(g) for g in match.groups())
-        if not 1 <= lo <= hi:
-            raise ValueError(f"dynamic axis {text!r}: need 1 <= MIN <= MAX")
+        axis, lo, hi = _axis_range(text, part)
         if axis in axes:
             raise ValueError(f"dynamic axis {text!r}: axis {axis} given twice")
         axes[axis] = (lo, hi)
     return (int(name) if name.isdigit() else name), axes
+
+
+def _axis_range(text: str, part: str) -> tuple[int, int, int]:
+    """``(axis, min, max)`` of one ``AXIS=MIN..MAX`` part of the option ``text``.
+
+    >>> _axis_range("ids:1=8..64", " 1 = 8..64")
+    (1, 8, 64)
+    """
+    match = _AXIS.fullmatch(part)
+    if match is None:
+        raise ValueError(
+            f"dynamic axis {text!r}: {part.strip()!r} is not AXIS=MIN..MAX (e.g. 1=8..64)"
+        )
+    axis, lo, hi = (int(g) for g in match.groups())
+    if not 1 <= lo <= hi:
+        raise ValueError(f"dynamic axis {text!r}: need 1 <= MIN <= MAX")
+    return axis, lo, hi
 
 
 def merge_dynamic(

@@ -21,6 +21,7 @@ Rules:
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -130,21 +131,28 @@ def _spread_panel(axes: Any, record: RunRecord) -> None:
     axes.grid(True, axis="y", alpha=0.3)
 
 
+def _stage_bar(
+    axes: Any, row: int, segments: Iterable[tuple[str, float]], labelled: set[str]
+) -> None:
+    """One backend's stacked bar; each stage is labelled once over all bars."""
+    colours = {name: f"C{i}" for i, name in enumerate(SEGMENTS)}
+    left = 0.0
+    for name, seconds in segments:
+        label = None if name in labelled else name
+        labelled.add(name)
+        axes.barh(row, seconds, left=left, color=colours[name], label=label)
+        left += seconds
+
+
 def _stages_panel(axes: Any, record: RunRecord) -> None:
     """One stacked bar per backend: its stage seconds as disjoint parts."""
     outcomes = [o for o in record.outcomes if o.stage_seconds]
     if not outcomes:
         axes.text(0.5, 0.5, "no stage times recorded", ha="center", transform=axes.transAxes)
         return
-    colours = {name: f"C{i}" for i, name in enumerate(SEGMENTS)}
     labelled: set[str] = set()
     for row, outcome in enumerate(outcomes):
-        left = 0.0
-        for name, seconds in stage_segments(outcome.stage_seconds):
-            label = None if name in labelled else name
-            labelled.add(name)
-            axes.barh(row, seconds, left=left, color=colours[name], label=label)
-            left += seconds
+        _stage_bar(axes, row, stage_segments(outcome.stage_seconds), labelled)
     axes.set_yticks(range(len(outcomes)), [o.backend for o in outcomes], fontsize="small")
     axes.invert_yaxis()
     axes.set_xlabel("seconds")

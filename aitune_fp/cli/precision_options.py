@@ -53,6 +53,11 @@ def add_precision_options(parser: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="keep only candidates computing in these precisions: fp32,bf16,fp16,int8",
     )
+    _add_accuracy_options(parser)
+
+
+def _add_accuracy_options(parser: argparse.ArgumentParser) -> None:
+    """``--min-top1`` and ``--max-drop``: how much accuracy reduced precision may give up."""
     parser.add_argument(
         "--min-top1",
         type=max_drop_arg,

@@ -47,63 +47,94 @@ def _tune_one(
     err: Console,
 ) -> tuple[RunRecord, Any]:
     """Tune one model with the command's options; write its files; show its table."""
-    from aitune_fp.cli.options import merge_dynamic
-    from aitune_fp.effects.isolation import Timeouts
     from aitune_fp.shell.io import perform
-    from aitune_fp.shell.tune_module import run_tuning
-
-    shapes: dict[str, Any] = {}
-    if getattr(args, "unbatched", False):
-        shapes["batched"] = False
-    if getattr(args, "dynamic", None):
-        shapes["dynamic_axes"] = merge_dynamic(args.dynamic)
 
     _warn_if_uncached(args.cache_dir, err)
     record_path = folder / "run.json"
     before = record_path.stat().st_mtime_ns if record_path.is_file() else None
     try:
         with ProgressView(err, name) as view:
-            effect = run_tuning(
-                module,
-                samples,
-                bounded(args.strategy, args),
-                list(args.backends) if args.backends else None,
-                args.device,
-                args.cache_dir,
-                max_batch_size=args.max_batch_size,
-                model_name=name,
-                progress=view,
-                isolation=not args.no_isolation,
-                timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
-                record_path=record_path,
-                verify_seconds=getattr(args, "verify_seconds", None) or None,
-                reuse_baseline=getattr(args, "reuse_baseline", None),
-                **shapes,
-                **search_of(args),
-            )
+            effect = _tuning(module, samples, name, args, view, record_path)
     except KeyboardInterrupt:
-        now = record_path.stat().st_mtime_ns if record_path.is_file() else None
-        if now is not None and now != before:
-            err.print(f"partial run record: {record_path}", markup=False, highlight=False)
-        elif now is not None:
-            err.print(f"no run record written yet; {record_path} is a previous run's, kept",
-                      markup=False, highlight=False)  # fmt: skip
+        _say_where_the_record_is(record_path, before, err)
         raise
     result = perform(effect)
     if isinstance(result, Failure):
         raise CliError(f"{name}: {result.failure().message}")
     run = result.unwrap()
+    _write_and_show(run.record, name, folder, args, out, err)
+    return run.record, run.tuned
+
+
+def _shape_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``run_tuning``'s keywords for ``--unbatched`` and ``--dynamic`` (none when unset)."""
+    from aitune_fp.cli.options import merge_dynamic
+
+    shapes: dict[str, Any] = {}
+    if getattr(args, "unbatched", False):
+        shapes["batched"] = False
+    if getattr(args, "dynamic", None):
+        shapes["dynamic_axes"] = merge_dynamic(args.dynamic)
+    return shapes
+
+
+def _tuning(
+    module: Any, samples: Any, name: str, args: argparse.Namespace, view: Any, record_path: Path
+) -> Any:
+    """The tuning run of ``module`` with the command's options, as an effect."""
+    from aitune_fp.effects.isolation import Timeouts
+    from aitune_fp.shell.tune_module import run_tuning
+
+    return run_tuning(
+        module,
+        samples,
+        bounded(args.strategy, args),
+        list(args.backends) if args.backends else None,
+        args.device,
+        args.cache_dir,
+        max_batch_size=args.max_batch_size,
+        model_name=name,
+        progress=view,
+        isolation=not args.no_isolation,
+        timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
+        record_path=record_path,
+        verify_seconds=getattr(args, "verify_seconds", None) or None,
+        reuse_baseline=getattr(args, "reuse_baseline", None),
+        **_shape_options(args),
+        **search_of(args),
+    )
+
+
+def _say_where_the_record_is(record_path: Path, before: int | None, err: Console) -> None:
+    """On an interrupt: the partial record's path when this run wrote it, else that the
+    file there is a previous run's."""
+    now = record_path.stat().st_mtime_ns if record_path.is_file() else None
+    if now is not None and now != before:
+        err.print(f"partial run record: {record_path}", markup=False, highlight=False)
+    elif now is not None:
+        err.print(f"no run record written yet; {record_path} is a previous run's, kept",
+                  markup=False, highlight=False)  # fmt: skip
+
+
+def _write_and_show(
+    record: RunRecord,
+    name: str,
+    folder: Path,
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+) -> None:
+    """Write the run's files, show its table, say where the baseline came from."""
     try:
-        written = write_run(run.record, folder, err, plot=not args.no_plot)
+        written = write_run(record, folder, err, plot=not args.no_plot)
     except OSError as error:
         raise CliError(
             f"{name}: cannot write the run's files in {folder}: {error.strerror or error} "
             "(files already there are kept whole)"
         ) from None
-    show_run(out, run.record)
-    _baseline_note(run.record, err)
+    show_run(out, record)
+    _baseline_note(record, err)
     err.print("wrote " + ", ".join(str(p) for p in written), markup=False, highlight=False)
-    return run.record, run.tuned
 
 
 def _baseline_note(record: RunRecord, err: Console) -> None:
@@ -141,24 +172,25 @@ def demo(args: argparse.Namespace, out: Console, err: Console) -> int:
     from aitune_fp.models import DEMO_MODELS
 
     names = list(DEMO_MODELS) if args.model == "all" else [args.model]
-    problems = []
-    for name in names:
-        model = DEMO_MODELS[name]
-        try:
-            record, tuned = _tune_one(
-                model.build(), model.samples(), name, Path(args.out) / name, args, out, err
-            )
-        except CliError as error:
-            problems.append(str(error))
-            continue
-        if tuned is not None:
-            tuned.close()
-        problem = _failed(name, record)
-        if problem:
-            problems.append(problem)
+    problems = [p for name in names if (p := _demo_one(DEMO_MODELS[name], name, args, out, err))]
     if problems:
         raise CliError("; ".join(problems))
     return 0
+
+
+def _demo_one(
+    model: Any, name: str, args: argparse.Namespace, out: Console, err: Console
+) -> str | None:
+    """Tune one demo model under ``OUT/<name>``; what failed, or ``None``."""
+    try:
+        record, tuned = _tune_one(
+            model.build(), model.samples(), name, Path(args.out) / name, args, out, err
+        )
+    except CliError as error:
+        return str(error)
+    if tuned is not None:
+        tuned.close()
+    return _failed(name, record)
 
 
 def tune(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -176,18 +208,23 @@ def tune(args: argparse.Namespace, out: Console, err: Console) -> int:
         if problem:
             raise CliError(problem)
         if args.save is not None and tuned is not None:
-            from aitune_fp.shell.persist import manifest_digest, save
-
-            saved = save(tuned, args.save)
-            err.print(
-                f"saved the tuned module to {saved} (manifest {manifest_digest(saved)})",
-                markup=False,
-                highlight=False,
-            )
+            _save(tuned, args.save, err)
     finally:
         if tuned is not None:
             tuned.close()
     return 0
+
+
+def _save(tuned: Any, folder: str, err: Console) -> None:
+    """Save the tuned module to ``folder`` and print its manifest digest."""
+    from aitune_fp.shell.persist import manifest_digest, save
+
+    saved = save(tuned, folder)
+    err.print(
+        f"saved the tuned module to {saved} (manifest {manifest_digest(saved)})",
+        markup=False,
+        highlight=False,
+    )
 
 
 def load(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -205,12 +242,8 @@ def load(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         with torch.inference_mode():
             make_batch(tuned.samples, 1).call(tuned)
-        out.print(
-            f"{args.saved}: {tuned.backend} loaded and ran "
-            f"(manifest {manifest_digest(args.saved)})",
-            markup=False,
-            highlight=False,
-        )
+        line = f"{args.saved}: {tuned.backend} loaded and ran"
+        out.print(f"{line} (manifest {manifest_digest(args.saved)})", markup=False, highlight=False)
     finally:
         tuned.close()
     return 0

@@ -66,12 +66,16 @@ class _Sums:
         self.max_abs = max(self.max_abs, float(d.abs().max()))
         self.max_rel = max(self.max_rel, float((d.abs() / r.abs().clamp_min(1e-6)).max()))
         if r.dim() == 2 and r.shape[-1] >= 2 and not got.is_complex():
-            self.classifier = True
-            k = min(5, r.shape[-1])
-            want = r.argmax(-1)
-            self.rows += want.numel()
-            self.top1 += int((g.argmax(-1) == want).sum())
-            self.topk += int((g.topk(k, -1).indices == want.unsqueeze(-1)).any(-1).sum())
+            self._add_agreement(g, r)
+
+    def _add_agreement(self, g: torch.Tensor, r: torch.Tensor) -> None:
+        """Count a classifier's rows where the candidate's top-1 (top-5) holds eager's top-1."""
+        self.classifier = True
+        k = min(5, r.shape[-1])
+        want = r.argmax(-1)
+        self.rows += want.numel()
+        self.top1 += int((g.argmax(-1) == want).sum())
+        self.topk += int((g.topk(k, -1).indices == want.unsqueeze(-1)).any(-1).sum())
 
     def figures(self) -> dict[str, float]:
         rms = math.sqrt(self.diff2 / self.ref2) if self.ref2 > 0 else math.sqrt(self.diff2)
@@ -150,9 +154,7 @@ def fp64_figures(
                         got_pairs.append((g.cpu(), t.cpu()))
                         eager_pairs.append((e.cpu(), t.cpu()))
     except Exception:  # the module cannot run in float64: eager is the reference
-        pairs = [
-            (g, e) for _, a, b in calls for g, e in zip(_leaves(a), _leaves(b), strict=False)
-        ]
+        pairs = [(g, e) for _, a, b in calls for g, e in zip(_leaves(a), _leaves(b), strict=False)]
         floating = [(g.cpu(), e.cpu()) for g, e in pairs if e.is_floating_point()]
         return {
             "fp64_rms_rel_error": _rms(floating),
@@ -196,8 +198,6 @@ def metric_figures(
 def wants_fp64(precision: Any) -> bool:
     """Whether a candidate computing in ``precision`` gets the eager-relative figures."""
     return precision in REDUCED
-
-
 
 
 Seen = tuple[Any, Any, Any]

@@ -26,7 +26,14 @@ from pathlib import Path
 
 
 def write_bytes(path: Path, data: bytes) -> Path:
-    """Replace ``path`` with ``data`` atomically (parent folders are created); returns it."""
+    """Replace ``path`` with ``data`` atomically (parent folders are created); returns it.
+
+    >>> root = Path(tempfile.mkdtemp())
+    >>> write_bytes(root / "new" / "a.txt", b"one").read_bytes()
+    b'one'
+    >>> write_bytes(root / "new" / "a.txt", b"two").read_bytes(), sorted(os.listdir(root / "new"))
+    (b'two', ['a.txt'])
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -48,7 +55,15 @@ def write_text(path: Path, text: str) -> Path:
 
 
 def copy_file(source: Path, path: Path) -> Path:
-    """Copy ``source`` to ``path`` atomically (content and permission bits); returns it."""
+    """Copy ``source`` to ``path`` atomically (content and permission bits); returns it.
+
+    >>> root = Path(tempfile.mkdtemp())
+    >>> source = write_bytes(root / "a.sh", b"echo")
+    >>> source.chmod(0o755)
+    >>> copy = copy_file(source, root / "out" / "b.sh")
+    >>> copy.read_bytes(), oct(copy.stat().st_mode & 0o777)
+    (b'echo', '0o755')
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -70,6 +85,16 @@ def staging_dir(target: Path) -> Iterator[Path]:
     """A fresh temporary folder next to ``target``, removed when the block raises.
 
     Publish it with :func:`publish_dir` inside the block.
+
+    >>> root = Path(tempfile.mkdtemp())
+    >>> try:
+    ...     with staging_dir(root / "entry") as staging:
+    ...         _ = (staging / "half").write_text("written")
+    ...         raise OSError("disk full")
+    ... except OSError:
+    ...     pass
+    >>> os.listdir(root)  # the half-written folder is gone
+    []
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
@@ -85,6 +110,14 @@ def publish_dir(staging: Path, target: Path) -> Path:
 
     The earlier folder is first renamed aside (one rename), so a reader sees the old or
     the new folder; the old one is then deleted.
+
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for text in ("old", "new"):
+    ...     with staging_dir(root / "entry") as staging:
+    ...         _ = (staging / "file").write_text(text)
+    ...         _ = publish_dir(staging, root / "entry")
+    >>> (root / "entry" / "file").read_text(), os.listdir(root)
+    ('new', ['entry'])
     """
     old: Path | None = None
     if target.exists() or target.is_symlink():

@@ -37,29 +37,23 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import shutil
-import tempfile
 import time
-import uuid
+from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import torch
-from returns.io import IOFailure, IOResult
+from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.artifacts import (
-    artifact_files,
-    dump_output_spec,
-    load_built,
-    loadable,
-    output_spec,
-    read_output_spec,
-)
-from aitune_fp.effects.atomic import publish_dir, staging_dir
+from aitune_fp.effects.artifacts import loadable
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.cache_entry import (
+    cache_miss,
+    evict,
+    lookup,
+)
 from aitune_fp.effects.cache_key import (
     cache_key,
     code_digest,
@@ -67,16 +61,10 @@ from aitune_fp.effects.cache_key import (
     model_digest,
     weights_digest,
 )
-from aitune_fp.effects.cache_probe import PROBE_FILE, probe_problem, write_probe
-from aitune_fp.effects.inputs import Samples, make_batch
-from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy, safe_name
-from aitune_fp.effects.reference import (
-    INFO_KEY,
-    REFERENCE_FILE,
-    eager_references,
-    samples_digest,
-    write_references,
-)
+from aitune_fp.effects.cache_store import store, unusable_reason
+from aitune_fp.effects.inputs import Samples
+
+log = logging.getLogger("aitune_fp")
 
 __all__ = [
     "cache_key",
@@ -90,211 +78,6 @@ __all__ = [
     "unusable_reason",
     "weights_digest",
 ]
-log = logging.getLogger("aitune_fp")
-ENTRY_FILE: Final = "entry.json"
-ENTRY_FORMAT: Final = "aitune_fp.cache_entry/2"
-
-
-def _entry_dir(cache_dir: Path, key: str) -> Path:
-    return cache_dir / "artifacts" / key
-
-
-Entry = tuple[str, dict[str, FileDigest], str]
-
-
-def _read_entry(folder: Path, key: str, model: str) -> Entry | str:
-    """(artifact name, file digests, output spec text) of an entry, or why it is refused:
-    unreadable, of another format, or recorded for another key or model."""
-    try:
-        data = json.loads((folder / ENTRY_FILE).read_text(encoding="utf-8"))
-        if data.get("format") != ENTRY_FORMAT:
-            return f"an entry of another format ({data.get('format')!r})"
-        if data.get("key") != key or data.get("model") != model:
-            return "the entry was stored for another model or key (moved or copied here)"
-        files = {str(name): FileDigest(**d) for name, d in data["files"].items()}
-        if PROBE_FILE not in files:
-            return "the entry has no behaviour probe"
-        return str(data["artifact"]), files, str(data["outputs"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return "unreadable entry.json"
-
-
-def _read_reference(folder: Path, files: dict[str, FileDigest]) -> dict[str, str] | None:
-    """The entry's reference (its file's name and samples digest), when it lists one."""
-    try:
-        data = json.loads((folder / ENTRY_FILE).read_text(encoding="utf-8"))
-        ref = data.get("reference")
-        name, samples = str(ref["file"]), str(ref["samples"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return {"file": name, "samples": samples} if safe_name(name) and name in files else None
-
-
-def _entry_problem(folder: Path, entry: Entry | str) -> str | None:
-    """Why an entry cannot be trusted (``None`` when it is sealed and intact)."""
-    if isinstance(entry, str):
-        return entry
-    artifact, files, _ = entry
-    if not safe_name(artifact) or artifact not in files:
-        return f"its artifact {artifact!r} is not a file listed in the entry"
-    return check_sealed(folder, files, ENTRY_FILE)
-
-
-def _discard(folder: Path, why: str) -> None:
-    log.warning("artifact cache: discarding entry %s (%s); rebuilding", folder.name, why)
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def _miss(backend: Backend, why: str) -> IOResult[Built, BackendFailure]:
-    return IOFailure(BackendFailure(backend.describe(), "build", f"cache miss: {why}"))
-
-
-def lookup(
-    cache_dir: Path,
-    key: str,
-    backend: Backend,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    work_dir: Path,
-    model: str | None = None,
-) -> IOResult[Built, BackendFailure]:
-    """The cached runner for ``key``, or a failure saying why there is none (a bad entry is
-    removed on the way). ``module`` must give the entry's probe outputs
-    (:mod:`~aitune_fp.effects.cache_probe`); ``model`` is its :func:`model_digest`."""
-    folder = _entry_dir(cache_dir, key)
-    if not folder.is_dir():
-        return _miss(backend, "no entry")
-    entry = _read_entry(folder, key, model or model_digest(module))
-    problem = _entry_problem(folder, entry)
-    if isinstance(entry, str) or problem is not None:
-        _discard(folder, problem or "unreadable entry")
-        return _miss(backend, problem or "unreadable entry")
-    artifact, files, outputs = entry
-    try:
-        spec = read_output_spec(outputs)
-    except ValueError as error:
-        _discard(folder, str(error))
-        return _miss(backend, str(error))
-    copy = work_dir / f"cached-{uuid.uuid4().hex[:8]}"
-    problem = private_copy(folder, files, copy) or probe_problem(
-        copy / PROBE_FILE, module, device
-    )
-    if problem is not None:
-        shutil.rmtree(copy, ignore_errors=True)
-        _discard(folder, problem)
-        return _miss(backend, problem)
-
-    def discard(failure: BackendFailure) -> IOResult[Built, BackendFailure]:
-        _discard(folder, failure.message)
-        return IOFailure(failure)
-
-    reference = _read_reference(folder, files)
-
-    def hit(built: Built) -> Built:
-        log.info("artifact cache: %s reuses entry %s", backend.describe(), key)
-        info = {**built.info, "cache": "hit", "cache_key": key}
-        if reference is not None:
-            info[INFO_KEY] = {**reference, "file": str(copy / reference["file"])}
-        return dataclasses.replace(built, info=info)
-
-    loaded = load_built(backend, copy / artifact, samples.spec, spec, device, work_dir)
-    return loaded.map(hit).lash(discard)
-
-
-def evict(cache_dir: Path, key: str, why: str) -> None:
-    """Remove the entry ``key`` (it loaded but its runner failed validation)."""
-    folder = _entry_dir(cache_dir, key)
-    if folder.is_dir():
-        _discard(folder, why)
-
-
-def unusable_reason(cache_dir: Path) -> str | None:
-    """``None`` when entries can be written under ``cache_dir``, else why not (one line).
-
-    >>> import tempfile
-    >>> unusable_reason(Path(tempfile.mkdtemp())) is None
-    True
-    """
-    try:
-        parent = cache_dir / "artifacts"
-        parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=parent, prefix=".probe-"):
-            pass
-    except OSError as error:
-        return f"{cache_dir} is not writable: {error.strerror or error}"
-    return None
-
-
-def store(
-    cache_dir: Path,
-    key: str,
-    built: Built,
-    module: torch.nn.Module,
-    samples: Samples,
-    reference_sizes: tuple[int, ...] | None = None,
-    device: torch.device | None = None,
-    model: str | None = None,
-) -> bool:
-    """Copy ``built``'s artifact into the cache under ``key`` with its behaviour probe
-    (and the eager outputs of the validation batches at ``reference_sizes``); ``False`` if
-    it could not (an entry without a probe is never stored)."""
-    if built.artifact is None or not built.artifact.is_file():
-        return False
-    final = _entry_dir(cache_dir, key)
-    try:
-        with staging_dir(final) as staging:
-            probe = make_batch(samples, 1)
-            with torch.inference_mode():
-                outputs = probe.call(module)
-            if not write_probe(staging / PROBE_FILE, probe, outputs):
-                raise ValueError("its outputs cannot be kept as a behaviour probe")
-            files = {PROBE_FILE: dataclasses.asdict(digest(staging / PROBE_FILE))}
-            for path in artifact_files(built.artifact):
-                shutil.copy2(path, staging / path.name)
-                files[path.name] = dataclasses.asdict(digest(staging / path.name))
-            entry: dict[str, Any] = {
-                "format": ENTRY_FORMAT,
-                "key": key,
-                "model": model or model_digest(module),
-                "artifact": built.artifact.name,
-                "files": files,
-                "outputs": dump_output_spec(output_spec(outputs)),
-                "backend": built.info,
-            }
-            if reference_sizes and REFERENCE_FILE not in files:
-                entry["reference"] = _store_reference(
-                    staging, files, module, samples, reference_sizes, device
-                )
-            (staging / ENTRY_FILE).write_text(json.dumps(entry, indent=2, default=str))
-            publish_dir(staging, final)
-        return True
-    except (OSError, RuntimeError, TypeError, ValueError) as error:
-        log.warning("artifact cache: could not store %s: %s", key, error)
-        return False
-
-
-def _store_reference(
-    staging: Path,
-    files: dict[str, Any],
-    module: torch.nn.Module,
-    samples: Samples,
-    sizes: tuple[int, ...],
-    device: torch.device | None,
-) -> dict[str, str] | None:
-    """Write the eager reference into ``staging`` and list it in ``files``; its entry field."""
-    try:
-        here = device if device is not None else samples.items[0].flat()[0].device
-        outputs = eager_references(module, samples, sizes, here)
-        sha = samples_digest(samples)
-        if not write_references(staging / REFERENCE_FILE, sha, outputs):
-            return None
-    except Exception as error:  # no reference is no worse than before: validate with eager
-        (staging / REFERENCE_FILE).unlink(missing_ok=True)
-        log.warning("artifact cache: no eager reference kept: %s", error)
-        return None
-    files[REFERENCE_FILE] = dataclasses.asdict(digest(staging / REFERENCE_FILE))
-    return {"file": REFERENCE_FILE, "samples": sha}
 
 
 def cached_build(
@@ -319,18 +102,15 @@ def cached_build(
     """
     if cache_dir is None or not loadable(backend):
         return backend.build(module, samples, device, work_dir)
-    try:
-        model = model_digest(module)
-        key = cache_key(module, samples, backend, device, model)
-    except Exception as error:  # an odd tensor type must not fail the build: skip the cache
-        log.warning("artifact cache: cannot key %s (%s); building", backend.describe(), error)
+    keyed = _keyed(backend, module, samples, device)
+    if keyed is None:
         return backend.build(module, samples, device, work_dir)
-
+    model, key = keyed
     looked = time.perf_counter()
     found = (
         lookup(cache_dir, key, backend, module, samples, device, work_dir, model)
         if reuse
-        else _miss(backend, "a fresh build was asked for")
+        else cache_miss(backend, "a fresh build was asked for")
     )
     lookup_seconds = time.perf_counter() - looked
 
@@ -346,10 +126,25 @@ def cached_build(
     def rebuild(_: BackendFailure) -> IOResult[Built, BackendFailure]:
         return backend.build(module, samples, device, work_dir).map(stored)
 
-    def timed_hit(built: Built) -> Built:
-        return dataclasses.replace(built, info=_with_cache_seconds(built.info, lookup_seconds))
+    return found.map(partial(_timed_hit, lookup_seconds)).lash(rebuild)
 
-    return found.map(timed_hit).lash(rebuild)
+
+def _timed_hit(lookup_seconds: float, built: Built) -> Built:
+    """A hit with the lookup's seconds as its cache stage."""
+    return dataclasses.replace(built, info=_with_cache_seconds(built.info, lookup_seconds))
+
+
+def _keyed(
+    backend: Backend, module: torch.nn.Module, samples: Samples, device: torch.device
+) -> tuple[str, str] | None:
+    """The module's digest and the build's cache key; ``None`` (logged) when the module
+    cannot be keyed (an odd tensor type must not fail the build: it skips the cache)."""
+    try:
+        model = model_digest(module)
+        return model, cache_key(module, samples, backend, device, model)
+    except Exception as error:
+        log.warning("artifact cache: cannot key %s (%s); building", backend.describe(), error)
+        return None
 
 
 def _with_cache_seconds(info: dict[str, Any], seconds: float) -> dict[str, Any]:

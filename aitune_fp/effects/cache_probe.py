@@ -45,8 +45,12 @@ def _cpu(tree: Any) -> Any:
 def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
     """Write the probe of one call (``batch`` → ``outputs``); ``False`` (and no file) when
     it would not read back with the same structure."""
-    data = {"args": list(_cpu(batch.args)), "kwargs": dict(_cpu(dict(batch.kwargs))),
-            "size": batch.size, "outputs": _cpu(outputs)}
+    data = {
+        "args": list(_cpu(batch.args)),
+        "kwargs": dict(_cpu(dict(batch.kwargs))),
+        "size": batch.size,
+        "outputs": _cpu(outputs),
+    }
     try:
         torch.save(data, path)
         back = torch.load(path, map_location="cpu", weights_only=True)
@@ -65,22 +69,26 @@ def outputs_differ(got: Any, want: Any) -> str | None:
     if got_spec != want_spec:
         return "its outputs have another structure"
     for i, (g, w) in enumerate(zip(got_leaves, want_leaves, strict=True)):
-        if not isinstance(w, torch.Tensor):
-            if g != w:
-                return f"output {i} is {g!r}, the entry's model gave {w!r}"
-            continue
-        if not isinstance(g, torch.Tensor) or g.dtype != w.dtype or g.shape != w.shape:
-            return f"output {i} has another dtype or shape"
-        g = g.detach().to("cpu")
-        if not (g.is_floating_point() or g.is_complex()):
-            if not torch.equal(g, w):
-                return f"output {i} differs"
-            continue
-        scale = max(1.0, float(w.abs().max())) if w.numel() else 1.0
-        if not torch.allclose(g, w, rtol=PROBE_RTOL, atol=PROBE_ATOL * scale, equal_nan=True):
-            worst = float((g.double() - w.double()).abs().max())
-            return f"output {i} differs by up to {worst:.3g}"
+        problem = _leaf_differs(i, g, w)
+        if problem is not None:
+            return problem
     return None
+
+
+def _leaf_differs(i: int, g: Any, w: Any) -> str | None:
+    """Why output leaf ``i`` is not the probe's (``None``: it is, within tolerance)."""
+    if not isinstance(w, torch.Tensor):
+        return None if g == w else f"output {i} is {g!r}, the entry's model gave {w!r}"
+    if not isinstance(g, torch.Tensor) or g.dtype != w.dtype or g.shape != w.shape:
+        return f"output {i} has another dtype or shape"
+    g = g.detach().to("cpu")
+    if not (g.is_floating_point() or g.is_complex()):
+        return None if torch.equal(g, w) else f"output {i} differs"
+    scale = max(1.0, float(w.abs().max())) if w.numel() else 1.0
+    if torch.allclose(g, w, rtol=PROBE_RTOL, atol=PROBE_ATOL * scale, equal_nan=True):
+        return None
+    worst = float((g.double() - w.double()).abs().max())
+    return f"output {i} differs by up to {worst:.3g}"
 
 
 def probe_problem(path: Path, module: torch.nn.Module, device: torch.device) -> str | None:

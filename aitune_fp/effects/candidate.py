@@ -50,15 +50,12 @@ from aitune_fp.effects.accuracy import with_figures
 from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.batch_timing import BatchReport
 from aitune_fp.effects.cache import cached_build, evict, model_digest
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.integrity import digest
-from aitune_fp.effects.profiler import (
-    BatchReport,
-    ProfileSettings,
-    Timer,
-    profile_runner,
-)
+from aitune_fp.effects.profiler import profile_runner
+from aitune_fp.effects.timing import ProfileSettings, Timer
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +82,15 @@ def built_stages(built: Built) -> dict[str, float]:
 
 
 def append_log(work_dir: Path, text: str) -> None:
-    """Append ``text`` to ``work_dir/build.log`` (creating the folder)."""
+    """Append ``text`` to ``work_dir/build.log`` (creating the folder).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "onnxruntime"
+    >>> append_log(folder, "export: fresh\\n\\n")
+    >>> append_log(folder, "build: 1.2 s")
+    >>> (folder / "build.log").read_text()
+    'export: fresh\\nbuild: 1.2 s\\n'
+    """
     work_dir.mkdir(parents=True, exist_ok=True)
     with (work_dir / "build.log").open("a", encoding="utf-8") as fh:
         fh.write(text.rstrip() + "\n")

@@ -162,7 +162,14 @@ def dynamic_spec(
 
 
 def dynamic_to_json(spec: InputSpec) -> list[dict[str, Any]]:
-    """Every dynamic axis as JSON: input, axis, range, opt, dimension, inferred."""
+    """Every dynamic axis as JSON: input, axis, range, opt, dimension, inferred.
+
+    >>> import torch
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> spec = normalise_samples([torch.zeros(1, 4)], dynamic_axes={0: {1: (2, 8)}}).spec
+    >>> [(a["input"], a["axis"], a["min"], a["max"]) for a in dynamic_to_json(spec)]
+    [('input_0', 1, 2, 8)]
+    """
     return [
         {
             "input": t.name,
@@ -178,23 +185,40 @@ def dynamic_to_json(spec: InputSpec) -> list[dict[str, Any]]:
     ]
 
 
+def _axis_entry(entry: Mapping[str, Any]) -> tuple[str, DynamicAxis]:
+    """The input name and dynamic axis of one :func:`dynamic_to_json` entry (a
+    ``ValueError`` names a bad one)."""
+    try:
+        d = DynamicAxis(
+            int(entry["axis"]),
+            int(entry["min"]),
+            int(entry["max"]),
+            int(entry["opt"]),
+            str(entry["dim"]),
+            bool(entry["inferred"]),
+        )
+        return str(entry["input"]), d
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"bad dynamic axis {dict(entry)!r}: {error}") from None
+
+
 def with_dynamic(spec: InputSpec, axes: Sequence[Mapping[str, Any]]) -> InputSpec:
     """``spec`` with the dynamic axes of :func:`dynamic_to_json`'s output (a ``ValueError``
-    names a bad entry)."""
+    names a bad entry).
+
+    >>> import torch
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> spec = normalise_samples([torch.zeros(1, 4)], dynamic_axes={0: {1: (2, 8)}}).spec
+    >>> with_dynamic(spec, dynamic_to_json(spec)) == spec
+    True
+    >>> with_dynamic(spec, [{**dynamic_to_json(spec)[0], "input": "mask"}])
+    Traceback (most recent call last):
+    ...
+    ValueError: dynamic axis of unknown input 'mask'
+    """
     by_input: dict[str, list[DynamicAxis]] = {}
     for entry in axes:
-        try:
-            d = DynamicAxis(
-                int(entry["axis"]),
-                int(entry["min"]),
-                int(entry["max"]),
-                int(entry["opt"]),
-                str(entry["dim"]),
-                bool(entry["inferred"]),
-            )
-            name = str(entry["input"])
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"bad dynamic axis {dict(entry)!r}: {error}") from None
+        name, d = _axis_entry(entry)
         if name not in spec.names:
             raise ValueError(f"dynamic axis of unknown input {name!r}")
         by_input.setdefault(name, []).append(d)

@@ -47,45 +47,55 @@ from __future__ import annotations
 import enum
 import functools
 import hashlib
-import importlib.metadata
-import sys
-import sysconfig
 import types
 from typing import Any, Final
 
 import torch
 
+from aitune_fp.effects.code_facts import (
+    all_names,
+    attribute_or_none,
+    cell_full,
+    class_file,
+    is_library_file,
+    object_state,
+    package_version,
+    unwrap_member,
+    user_function,
+)
+
 MAX_NODES: Final = 200_000
 _SKIPPED_ATTRIBUTES: Final = frozenset({"_parameters", "_buffers", "_modules", "training"})
 _SKIPPED_CLASS_ATTRIBUTES: Final = frozenset(
-    {"__dict__", "__weakref__", "__doc__", "__module__", "__qualname__", "__annotations__",
-     "__slots__", "__firstlineno__", "__static_attributes__", "_abc_impl"}
+    {
+        "__dict__",
+        "__weakref__",
+        "__doc__",
+        "__module__",
+        "__qualname__",
+        "__annotations__",
+        "__slots__",
+        "__firstlineno__",
+        "__static_attributes__",
+        "_abc_impl",
+    }
 )
-_PLAIN: Final = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device,
-                 torch.Size, enum.Enum, range, slice, type(Ellipsis))
-
-
-@functools.lru_cache(maxsize=1)
-def _library_dirs() -> tuple[str, ...]:
-    """Folders whose code is a library's: the standard library and installed packages."""
-    paths = sysconfig.get_paths()
-    keys = ("stdlib", "platstdlib", "purelib", "platlib")
-    return tuple(sorted({paths[k] for k in keys if k in paths}))
-
-
-def _is_library_file(filename: str) -> bool:
-    return filename.startswith((*_library_dirs(), "<frozen"))
-
-
-@functools.lru_cache(maxsize=512)
-def _package_version(module_name: str | None) -> str:
-    root = (module_name or "").split(".")[0]
-    if not root or root in sys.stdlib_module_names or root == "builtins":
-        return root
-    try:
-        return f"{root}=={importlib.metadata.version(root)}"
-    except (importlib.metadata.PackageNotFoundError, ValueError):
-        return f"{root}=={getattr(sys.modules.get(root), '__version__', '?')}"
+_PLAIN: Final = (
+    type(None),
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    torch.dtype,
+    torch.device,
+    torch.Size,
+    enum.Enum,
+    range,
+    slice,
+    type(Ellipsis),
+)
 
 
 class _Walk:
@@ -186,13 +196,13 @@ class _Walk:
             self.feed(f"array|{v.dtype}|{v.shape}")
             self.h.update(v.tobytes())
             return
-        state = _object_state(v)
+        state = object_state(v)
         if state is not None:
             self.mapping(state)
         else:
             text = repr(v)
             self.feed("" if " at 0x" in text else text)
-        if not _is_library_file(_class_file(kind)):
+        if not is_library_file(class_file(kind)):
             self.cls(kind)
 
     def function(self, fn: Any) -> None:
@@ -201,13 +211,13 @@ class _Walk:
             return
         qualname = getattr(fn, "__qualname__", repr(fn))
         code = getattr(fn, "__code__", None)
-        if code is None or _is_library_file(code.co_filename):
+        if code is None or is_library_file(code.co_filename):
             module = getattr(fn, "__module__", None)
-            self.feed(f"fn:{module}.{qualname}|{_package_version(module)}")
+            self.feed(f"fn:{module}.{qualname}|{package_version(module)}")
             return
         self.feed(f"fn:{qualname}")  # user code: its import name is left out
         self.value((fn.__defaults__, fn.__kwdefaults__))
-        self.value(tuple(c.cell_contents for c in fn.__closure__ or () if _cell_full(c)))
+        self.value(tuple(c.cell_contents for c in fn.__closure__ or () if cell_full(c)))
         self.code(code, fn.__globals__)
 
     def code(self, co: types.CodeType, globals_: dict[str, Any]) -> None:
@@ -222,7 +232,7 @@ class _Walk:
         self.globals_named(co, globals_)
 
     def globals_named(self, co: types.CodeType, globals_: dict[str, Any]) -> None:
-        names = _all_names(co)
+        names = all_names(co)
         modules = []
         for name in sorted(names):
             if name in globals_:
@@ -233,7 +243,7 @@ class _Walk:
                     modules.append(found)
         for module in modules:  # attributes the code may read through a module: F.gelu
             for name in sorted(names):
-                found = _attribute(module, name)
+                found = attribute_or_none(module, name)
                 if found is not None and not isinstance(found, types.ModuleType):
                     self.feed(f"attr:{module.__name__}.{name}")
                     self.value(found)
@@ -243,14 +253,14 @@ class _Walk:
         for klass in kind.__mro__:
             if klass is object or klass is torch.nn.Module:
                 continue
-            library = _is_library_file(_class_file(klass))
-            version = _package_version(klass.__module__) if library else ""
+            library = is_library_file(class_file(klass))
+            version = package_version(klass.__module__) if library else ""
             self.feed(f"base:{klass.__qualname__}|{version}")
             for attr in sorted(vars(klass)):
                 if attr in _SKIPPED_CLASS_ATTRIBUTES:
                     continue
-                member = _unwrap(vars(klass)[attr])
-                if library and not _user_function(member):
+                member = unwrap_member(vars(klass)[attr])
+                if library and not user_function(member):
                     continue  # library code is named by its version, not followed
                 self.feed(f"member:{attr}")
                 self.value(member)
@@ -271,60 +281,6 @@ def _sub_digest(value: Any) -> str:
     walk = _Walk()
     walk.value(value)
     return str(walk.h.hexdigest())
-
-
-def _attribute(module: types.ModuleType, name: str) -> Any:
-    """``module.name``, or ``None`` (a lazy module may raise anything on a missing name)."""
-    try:
-        return getattr(module, name, None)
-    except Exception:
-        return None
-
-
-def _cell_full(cell: Any) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018 - an empty cell raises
-    except ValueError:
-        return False
-    return True
-
-
-def _all_names(co: types.CodeType) -> set[str]:
-    names = set(co.co_names)
-    for const in co.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _all_names(const)
-    return names
-
-
-def _unwrap(member: Any) -> Any:
-    """The function inside a ``staticmethod``, ``classmethod`` or ``property``."""
-    if isinstance(member, staticmethod | classmethod):
-        return member.__func__
-    if isinstance(member, property):
-        return (member.fget, member.fset)
-    return member
-
-
-def _user_function(member: Any) -> bool:
-    code = getattr(member, "__code__", None)
-    return code is not None and not _is_library_file(code.co_filename)
-
-
-def _class_file(kind: type) -> str:
-    module = sys.modules.get(kind.__module__)
-    return str(getattr(module, "__file__", None) or "<unknown>")
-
-
-def _object_state(v: Any) -> dict[str, Any] | None:
-    state: dict[str, Any] = dict(getattr(v, "__dict__", {}) or {})
-    for klass in type(v).__mro__:
-        for slot in getattr(klass, "__slots__", ()) if isinstance(
-            getattr(klass, "__slots__", ()), tuple | list
-        ) else ():
-            if hasattr(v, slot) and slot not in ("__dict__", "__weakref__"):
-                state[slot] = getattr(v, slot)
-    return state or None
 
 
 def behaviour_digest(module: torch.nn.Module) -> str:

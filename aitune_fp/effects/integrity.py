@@ -35,7 +35,14 @@ class FileDigest:
 
 
 def sha256_file(path: Path) -> str:
-    """The sha256 of a file's content, read in 1 MiB chunks."""
+    """The sha256 of a file's content, read in 1 MiB chunks.
+
+    >>> import hashlib, tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "a.bin"
+    >>> _ = path.write_bytes(b"abc")
+    >>> sha256_file(path) == hashlib.sha256(b"abc").hexdigest()
+    True
+    """
     h = hashlib.sha256()
     with path.open("rb") as fh:
         while chunk := fh.read(CHUNK):
@@ -44,7 +51,14 @@ def sha256_file(path: Path) -> str:
 
 
 def digest(path: Path) -> FileDigest:
-    """The size and sha256 of ``path``."""
+    """The size and sha256 of ``path``.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "a.bin"
+    >>> _ = path.write_bytes(b"abc")
+    >>> digest(path).size, digest(path) == digest(path)
+    (3, True)
+    """
     return FileDigest(path.stat().st_size, sha256_file(path))
 
 

@@ -41,18 +41,18 @@ Rules:
 
 from __future__ import annotations
 
-import math
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from aitune_fp.core.measure.early_stop import EarlyStop, Probe
+from aitune_fp.core.measure.early_stop import EarlyStop as EarlyStop
+from aitune_fp.core.measure.early_stop import EarlyStopState, Probe
 from aitune_fp.core.measure.first_point import differs_beyond_noise
 from aitune_fp.core.measure.stop_rules import (
     CallRule,
@@ -61,216 +61,18 @@ from aitune_fp.core.measure.stop_rules import (
     SweepRule,
     sweep_point,
 )
-from aitune_fp.core.measure.warmup import WarmupCall, WarmupRule, fixed_warmup
 from aitune_fp.core.records import BackendFailure, MeasuredBatch, Profile
-from aitune_fp.effects.inputs import Batch, Samples, make_batch
-from aitune_fp.effects.machine import free_memory_bytes, last_level_cache_bytes, synchronize
+from aitune_fp.effects.batch_timing import BatchReport as BatchReport
+from aitune_fp.effects.batch_timing import measure_batch_size
+from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.memory import apart_from_peak
+from aitune_fp.effects.timing import Clock, input_pool, is_out_of_memory
+from aitune_fp.effects.timing import ProfileSettings as ProfileSettings
+from aitune_fp.effects.timing import Timer as Timer
+from aitune_fp.effects.timing import call_timer as call_timer
 
-INPUT_MODES = frozenset({"rotating", "same", "parallel_op"})
-Timer = Callable[[Callable[[], Any]], float]
-Clock = Callable[[], float]
-Judge = Callable[[Probe], Decision]
-DEFAULT_WARMUP = WarmupRule()
-
-
-@dataclass(frozen=True, slots=True)
-class ProfileSettings:
-    """How the profiler feeds inputs and reads the clock.
-
-    ``pool_factor`` × LLC is the pool's target size; ``max_pool`` caps the number of
-    batches; ``memory_fraction`` caps the pool at that fraction of free memory;
-    ``max_seconds_per_batch`` ends a batch size early (after the rule's minimum) when
-    exceeded, so one slow backend cannot stall a run. ``warmup`` is the warm-up rule
-    (``None``: exactly the call rule's warm-up count, the old fixed warm-up);
-    ``remeasure_first`` re-measures the sweep's first batch size after the others;
-    ``early_stop`` lets a batch size that is clearly beaten after its probe stop there
-    (when the profile is given an :class:`EarlyStop`; ``False``: every batch size runs
-    its whole call rule).
-    """
-
-    input_mode: str = "rotating"
-    pool_factor: float = 2.0
-    max_pool: int = 64
-    memory_fraction: float = 0.25
-    cuda_events: bool = False
-    max_seconds_per_batch: float = 60.0
-    warmup: WarmupRule | None = DEFAULT_WARMUP
-    remeasure_first: bool = True
-    early_stop: bool = True
-
-    def __post_init__(self) -> None:
-        if self.input_mode not in INPUT_MODES:
-            raise ValueError(f"input_mode must be one of {sorted(INPUT_MODES)}")
-
-
-@dataclass(frozen=True, slots=True)
-class BatchReport:
-    """What happened at one batch size: timed samples, why they stopped, calls made (the
-    priming call included), the warm-up samples and why the warm-up stopped;
-    ``stopped_early`` is the early-stop rule's reason when it stopped after the probe."""
-
-    batch_size: int
-    samples: tuple[float, ...]
-    reason: str
-    calls: int
-    warmup_ms: tuple[float, ...] = ()
-    warmup_reason: str = ""
-    stopped_early: str = ""
-
-
-def is_out_of_memory(error: BaseException) -> bool:
-    """Whether ``error`` is an out-of-memory error from torch, CUDA or an allocator."""
-    if isinstance(error, torch.OutOfMemoryError | MemoryError):
-        return True
-    text = str(error).lower()
-    return "out of memory" in text or "failed to allocate" in text
-
-
-def batch_bytes(batch: Batch) -> int:
-    """Bytes held by a batch's tensors."""
-    return sum(t.numel() * t.element_size() for t in batch.flat())
-
-
-def input_pool(
-    samples: Samples, batch_size: int, device: torch.device, settings: ProfileSettings
-) -> tuple[Batch, ...]:
-    """Distinct pre-built batches for ``batch_size``, together larger than the LLC."""
-    first = make_batch(samples, batch_size).to(device)
-    if settings.input_mode == "same":
-        return (first,)
-    size = max(batch_bytes(first), 1)
-    target = settings.pool_factor * last_level_cache_bytes()
-    budget = settings.memory_fraction * free_memory_bytes(device)
-    count = max(2, min(settings.max_pool, math.ceil(target / size), int(budget // size)))
-    offsets = [(i * batch_size) % max(samples.rows, 1) + i for i in range(1, count)]
-    return (first, *(make_batch(samples, batch_size, offset=o).to(device) for o in offsets))
-
-
-def parallel_op(device: torch.device) -> Callable[[], None]:
-    """A parallel torch op as in-process preprocessing would run (wakes torch's threads)."""
-    a = torch.randn(512, 512, device=device)
-    out = torch.empty_like(a)
-
-    def run() -> None:
-        torch.mm(a, a, out=out)
-
-    return run
-
-
-def call_timer(
-    device: torch.device, settings: ProfileSettings
-) -> Callable[[Callable[[], Any]], float]:
-    """A function timing one call in ms, synchronising around it on CUDA."""
-    if device.type == "cuda" and settings.cuda_events:
-        with torch.cuda.device(device):  # events belong to the tuned device, not the current
-            start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-            end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-        stream = torch.cuda.current_stream(device)  # runners' own streams join back into it
-
-        def time_events(call: Callable[[], Any]) -> float:
-            start.record(stream)
-            call()
-            end.record(stream)
-            end.synchronize()
-            return float(start.elapsed_time(end))
-
-        return time_events
-
-    def time_wall(call: Callable[[], Any]) -> float:
-        synchronize(device)
-        t0 = time.perf_counter_ns()
-        call()
-        synchronize(device)
-        return (time.perf_counter_ns() - t0) / 1e6
-
-    return time_wall
-
-
-def call_with(runner: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``runner(*args, **kwargs)``: bound with ``partial`` before timing, so the timed
-    region does no argument building beyond Python's own call."""
-    return runner(*args, **kwargs)
-
-
-def warmup_rule(rule: CallRule, settings: ProfileSettings) -> WarmupRule | None:
-    """The warm-up rule for ``rule``: the settings' rule with at least ``rule.warmup`` calls,
-    or exactly ``rule.warmup`` calls without one (``None``: no warm-up at all).
-
-    >>> from aitune_fp.core.measure.stop_rules import fixed_steps
-    >>> warmup_rule(fixed_steps(warmup=12), ProfileSettings()).min_calls
-    12
-    >>> warmup_rule(fixed_steps(warmup=0), ProfileSettings(warmup=None)) is None
-    True
-    """
-    chosen = settings.warmup
-    if chosen is None:
-        return fixed_warmup(rule.warmup) if rule.warmup > 0 else None
-    floor = max(chosen.min_calls, rule.warmup)
-    return replace(chosen, min_calls=floor, max_calls=max(chosen.max_calls, floor))
-
-
-def warm_up(
-    calls: Sequence[Callable[[], Any]],
-    rule: WarmupRule | None,
-    timer: Timer,
-    clock: Clock,
-    before: Callable[[], None] | None,
-) -> tuple[tuple[float, ...], str]:
-    """Call round the pool until the warm-up rule stops: the warm-up samples and why."""
-    if rule is None:
-        return (), "no warm-up"
-    state, began, i = rule.start(), clock(), 0
-    while True:
-        if before is not None:
-            before()
-        ms = timer(calls[i % len(calls)])
-        i += 1
-        state, decision = rule.step(state, WarmupCall(ms, clock() - began))
-        if decision.stop:
-            return state.samples, decision.reason
-
-
-def measure_batch_size(
-    runner: Callable[..., Any],
-    pool: tuple[Batch, ...],
-    rule: CallRule,
-    device: torch.device,
-    settings: ProfileSettings,
-    timer: Timer | None = None,
-    clock: Clock = time.monotonic,
-    probe_calls: int = 0,
-    judge: Judge | None = None,
-) -> BatchReport:
-    """Prime once, warm up, then call ``runner`` over the pool until ``rule`` stops; raises
-    on error. With ``judge``, the first ``probe_calls`` timed samples are the probe: a
-    ``judge`` that stops ends the batch size there."""
-    time_call = call_timer(device, settings) if timer is None else timer
-    before = parallel_op(device) if settings.input_mode == "parallel_op" else None
-    calls = [partial(call_with, runner, b.args, dict(b.kwargs)) for b in pool]
-    timed_rule = replace(rule, warmup=0)
-    with torch.inference_mode():
-        calls[0]()  # priming: absorbs compilation for this shape
-        synchronize(device)
-        deadline = clock() + settings.max_seconds_per_batch
-        warm, why = warm_up(calls, warmup_rule(rule, settings), time_call, clock, before)
-        state, i = timed_rule.start(), len(warm)
-        while True:
-            if before is not None:
-                before()
-            state, decision = timed_rule.step(state, time_call(calls[i % len(calls)]))
-            i += 1
-            reason = decision.reason if decision.stop else ""
-            stopped = ""
-            if not reason and judge is not None and len(state.samples) == probe_calls:
-                verdict = judge(Probe(pool[0].size, state.samples))
-                reason = stopped = verdict.reason if verdict.stop else ""
-            if not reason and len(state.samples) >= rule.min_samples and clock() > deadline:
-                reason = f"time limit {settings.max_seconds_per_batch:g} s reached"
-            if reason:
-                return BatchReport(
-                    pool[0].size, state.samples, reason, i + 1, warm, why, stopped
-                )
+# ``BatchReport``, ``ProfileSettings``, ``Timer`` and ``call_timer`` (the ``as`` imports) are
+# re-exported: the shell and effects/isolation import them from here.
 
 
 def profile_runner(
@@ -289,80 +91,136 @@ def profile_runner(
 ) -> IOResult[Profile, BackendFailure]:
     """Sweep ``batch_sizes`` in order and return every timed sample as a ``Profile``
     (with ``early``, clear losers stop after their probe: see the module's rules)."""
-    reports: dict[int, BatchReport] = {}
-    points: tuple[SweepPoint, ...] = ()
-    stop = "plan exhausted"
     active = early if early is not None and settings.early_stop else None
-    judged = None if active is None else active.state
+    probes = _Probes(active, None if active is None else active.state)
+    measure = partial(_measure, runner, samples, device, rule, settings, timer, clock, probes)
+    swept = _sweep(backend, batch_sizes, sweep, measure, on_batch)
+    if isinstance(swept, BackendFailure):
+        return IOFailure(swept)
+    reports, stop = swept
+    if not reports:
+        return IOFailure(BackendFailure(backend, "profile", "no batch size to profile"))
+    first_pass = _remeasure_first(reports, settings, measure, on_batch)
+    return IOSuccess(_profile(backend, reports, stop, settings, first_pass, probes.stopped_early()))
 
-    def judge(probe: Probe) -> Decision:
-        nonlocal judged
-        assert active is not None and judged is not None
-        judged, decision = active.rule.step(judged, probe)
+
+def _profile(
+    backend: str,
+    reports: dict[int, BatchReport],
+    stop: str,
+    settings: ProfileSettings,
+    first_pass: dict[int, tuple[float, ...]],
+    stopped_early: str | None,
+) -> Profile:
+    """The sweep's reports as a profile (warm-ups kept apart, first figures beside)."""
+    batches = {
+        bs: MeasuredBatch(len(r.warmup_ms), r.warmup_reason, r.warmup_ms, first_pass.get(bs))
+        for bs, r in reports.items()
+    }
+    return Profile(
+        backend,
+        {bs: r.samples for bs, r in reports.items()},
+        sweep_stop=stop,
+        input_mode=settings.input_mode,
+        batches=batches,
+        stopped_early=stopped_early,
+    )
+
+
+@dataclass(slots=True)
+class _Probes:
+    """The early-stop rule's state over one sweep's probes (``active=None``: no early stop)."""
+
+    active: EarlyStop | None
+    state: EarlyStopState | None
+
+    def judge(self, probe: Probe) -> Decision:
+        """Step the rule with ``probe``: its decision for the probed batch size."""
+        assert self.active is not None and self.state is not None
+        self.state, decision = self.active.rule.step(self.state, probe)
         return decision
 
-    def measure(bs: int) -> BatchReport:
-        pool = apart_from_peak(device, partial(input_pool, samples, bs, device, settings))
-        if active is None:
-            return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
-        calls = active.rule.probe_calls
-        return measure_batch_size(
-            runner, pool, rule, device, settings, timer, clock, calls, judge
-        )
+    def stopped_early(self) -> str | None:
+        """The rule's one-line summary (``None`` when nothing stopped early)."""
+        return self.active.rule.stopped_early(self.state) if self.active and self.state else None
 
+
+def _measure(
+    runner: Callable[..., Any],
+    samples: Samples,
+    device: torch.device,
+    rule: CallRule,
+    settings: ProfileSettings,
+    timer: Timer | None,
+    clock: Clock,
+    probes: _Probes,
+    bs: int,
+) -> BatchReport:
+    """One batch size measured over its input pool (built apart from the memory peak)."""
+    pool = apart_from_peak(device, partial(input_pool, samples, bs, device, settings))
+    if probes.active is None:
+        return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
+    calls = probes.active.rule.probe_calls
+    return measure_batch_size(
+        runner, pool, rule, device, settings, timer, clock, calls, probes.judge
+    )
+
+
+def _sweep(
+    backend: str,
+    batch_sizes: Iterable[int],
+    sweep: SweepRule,
+    measure: Callable[[int], BatchReport],
+    on_batch: Callable[[BatchReport], None],
+) -> tuple[dict[int, BatchReport], str] | BackendFailure:
+    """Each batch size's report until the sweep rule stops, and why it stopped; a failure
+    at the first batch size is the backend's, a later one ends the sweep."""
+    reports: dict[int, BatchReport] = {}
+    points: tuple[SweepPoint, ...] = ()
     for bs in batch_sizes:
         try:
             report = measure(bs)
         except Exception as error:  # a backend's failure is a value, never a crash
-            what = "out of memory" if is_out_of_memory(error) else "error"
             if not reports:
-                detail = "".join(traceback.format_exception_only(error)).strip()
-                return IOFailure(
-                    BackendFailure(backend, "profile", f"{what} at batch size {bs}: {detail}")
-                )
-            stop = f"{what} at batch size {bs}: {str(error).splitlines()[0][:200]}"
-            break
+                return BackendFailure(backend, "profile", _failed_at(bs, error, whole=True))
+            return reports, _failed_at(bs, error, whole=False)
         reports[bs] = report
         on_batch(report)
         points, decision = sweep.step(points, sweep_point(bs, report.samples, sweep.statistic))
         if decision.stop:
-            stop = decision.reason
-            break
-    if not reports:
-        return IOFailure(BackendFailure(backend, "profile", "no batch size to profile"))
-    first_pass: dict[int, tuple[float, ...]] = {}
-    first = next(iter(reports))
-    if settings.remeasure_first and len(reports) >= 2 and not reports[first].stopped_early:
-        try:
-            again = measure(first)
-        except Exception:  # keep the first figure: the sweep itself succeeded
-            again = None
-        if again is not None:
-            if differs_beyond_noise(reports[first].samples, again.samples):
-                first_pass[first] = reports[first].samples
-            reports[first] = again
-            on_batch(again)
-    return IOSuccess(
-        Profile(
-            backend,
-            {bs: r.samples for bs, r in reports.items()},
-            sweep_stop=stop,
-            input_mode=settings.input_mode,
-            batches={
-                bs: MeasuredBatch(
-                    len(r.warmup_ms), r.warmup_reason, r.warmup_ms, first_pass.get(bs)
-                )
-                for bs, r in reports.items()
-            },
-            stopped_early=active.rule.stopped_early(judged) if active and judged else None,
+            return reports, decision.reason
+    return reports, "plan exhausted"
+
+
+def _failed_at(bs: int, error: Exception, *, whole: bool) -> str:
+    """Why a batch size failed: out of memory or an error, with the error's whole message
+    (``whole``) or its first line cut at 200 characters."""
+    what = "out of memory" if is_out_of_memory(error) else "error"
+    if whole:
+        return (
+            f"{what} at batch size {bs}: " + "".join(traceback.format_exception_only(error)).strip()
         )
-    )
+    return f"{what} at batch size {bs}: {str(error).splitlines()[0][:200]}"
 
 
-def timer_overhead_ns(device: torch.device, calls: int = 20_000) -> float:
-    """The profiler's own per-call overhead in ns: timing a no-op the same way."""
-    timer = call_timer(device, ProfileSettings())
-    total = 0.0
-    for _ in range(calls):
-        total += timer(lambda: None)
-    return total / calls * 1e6
+def _remeasure_first(
+    reports: dict[int, BatchReport],
+    settings: ProfileSettings,
+    measure: Callable[[int], BatchReport],
+    on_batch: Callable[[BatchReport], None],
+) -> dict[int, tuple[float, ...]]:
+    """Measure the sweep's first batch size again (in ``reports``, see the module rules);
+    its first figure, by batch size, when the two differ beyond noise."""
+    first = next(iter(reports))
+    if not settings.remeasure_first or len(reports) < 2 or reports[first].stopped_early:
+        return {}
+    try:
+        again = measure(first)
+    except Exception:  # keep the first figure: the sweep itself succeeded
+        return {}
+    first_pass: dict[int, tuple[float, ...]] = {}
+    if differs_beyond_noise(reports[first].samples, again.samples):
+        first_pass[first] = reports[first].samples
+    reports[first] = again
+    on_batch(again)
+    return first_pass

@@ -51,7 +51,18 @@ def validation_batches(samples: Samples, batch_sizes: Sequence[int]) -> list[tup
 
 
 def hash_tensor(h: Any, name: str, t: torch.Tensor) -> None:
-    """Feed ``h`` one named tensor: ``name|dtype|shape|`` then its bytes (on the CPU)."""
+    """Feed ``h`` one named tensor: ``name|dtype|shape|`` then its bytes (on the CPU).
+
+    >>> def hexed(name, t):
+    ...     h = hashlib.sha256()
+    ...     hash_tensor(h, name, t)
+    ...     return h.hexdigest()
+    >>> x = hexed("x", torch.zeros(2))
+    >>> x == hexed("x", torch.zeros(2)), x == hexed("x", torch.zeros(2, dtype=torch.float64))
+    (True, False)
+    >>> x == hexed("y", torch.zeros(2)), x == hexed("x", torch.zeros(1, 2))
+    (False, False)
+    """
     t = t.detach()
     h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
     flat = t.to("cpu").contiguous().reshape(-1)

@@ -22,15 +22,10 @@ import torch
 from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.effects.call_guard import guarded
 from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.interleave import Judge, Timed, burst_caller, interleave
 from aitune_fp.effects.machine import synchronize
-from aitune_fp.effects.profiler import (
-    ProfileSettings,
-    call_timer,
-    call_with,
-    input_pool,
-    parallel_op,
-)
-from aitune_fp.effects.rounds import ROUNDS_POOL, Judge, Timed, burst_caller, interleave
+from aitune_fp.effects.rounds import ROUNDS_POOL
+from aitune_fp.effects.timing import ProfileSettings, call_timer, call_with, input_pool, parallel_op
 
 log = logging.getLogger("aitune_fp")
 

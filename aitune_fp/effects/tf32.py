@@ -142,7 +142,18 @@ STRICT: Final = Tf32Switches("ieee", "ieee")
 
 @contextlib.contextmanager
 def strict_fp32() -> Iterator[None]:
-    """While open, torch computes float32 strictly (no TF32 matmuls or convolutions)."""
+    """While open, torch computes float32 strictly (no TF32 matmuls or convolutions).
+
+    >>> before = Tf32Switches.now()
+    >>> with use_switches(Tf32Switches(matmul="tf32", conv="tf32")):
+    ...     with strict_fp32():
+    ...         inside = Tf32Switches.now()
+    ...     outside = Tf32Switches.now()
+    >>> inside == STRICT, outside == Tf32Switches(matmul="tf32", conv="tf32")
+    (True, True)
+    >>> Tf32Switches.now() == before
+    True
+    """
     with use_switches(STRICT):
         yield
 

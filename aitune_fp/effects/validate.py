@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
-import torch.utils._pytree as pytree
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.accuracy.policy import DEFAULT_POLICY, REDUCED, AccuracyPolicy
@@ -39,6 +39,15 @@ from aitune_fp.core.report.accuracy import figures_text as summary
 from aitune_fp.effects.accuracy import Seen, assess
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Batch, Samples
+from aitune_fp.effects.output_compare import (
+    Bound,
+    Errors,
+    Mismatch,
+    check_finite,
+    check_structure,
+    clone_outputs,
+    compare,
+)
 from aitune_fp.effects.reference import cached_references, validation_batches
 from aitune_fp.effects.tf32 import (
     DEFAULT_SWITCHES,
@@ -46,18 +55,6 @@ from aitune_fp.effects.tf32 import (
     candidate_precision,
     strict_fp32,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Bound:
-    """One pair of tolerances: ``|got − ref| ≤ atol + rtol·|ref|``."""
-
-    rtol: float
-    atol: float
-
-    def __post_init__(self) -> None:
-        if not (self.rtol >= 0.0 and self.atol >= 0.0):
-            raise ValueError(f"rtol and atol must be >= 0, got {self.rtol!r}, {self.atol!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,112 +128,6 @@ class ValidationReport:
         }
 
 
-_NONE = "no floating outputs"
-
-
-@dataclass(frozen=True, slots=True)
-class _Errors:
-    """The largest errors of one comparison (``worst`` says where the abs error peaks)."""
-
-    abs_error: float = 0.0
-    rel_error: float = 0.0
-    worst: str = _NONE
-
-    def merge(self, other: _Errors) -> _Errors:
-        """The larger errors of both; ``worst`` follows the larger abs error."""
-        first = other if other.abs_error > self.abs_error or self.worst == _NONE else self
-        if other.worst == _NONE:
-            first = self
-        return _Errors(first.abs_error, max(self.rel_error, other.rel_error), first.worst)
-
-
-class _Mismatch(Exception):
-    """A validation rule was broken (internal; turned into a failure value)."""
-
-
-def _labelled(outputs: Any) -> tuple[list[tuple[str, Any]], Any]:
-    with_paths, spec = pytree.tree_flatten_with_path(outputs)
-    return [("output" + pytree.keystr(p), leaf) for p, leaf in with_paths], spec
-
-
-def _check_structure(got: Any, ref: Any, where: str) -> list[tuple[str, Any, Any]]:
-    got_leaves, got_spec = _labelled(got)
-    ref_leaves, ref_spec = _labelled(ref)
-    if got_spec != ref_spec:
-        raise _Mismatch(f"output structure differs from eager {where}: {got_spec} vs {ref_spec}")
-    pairs = []
-    for (label, g), (_, r) in zip(got_leaves, ref_leaves, strict=True):
-        if isinstance(r, torch.Tensor) != isinstance(g, torch.Tensor):
-            raise _Mismatch(f"{label} {where} is a {type(g).__name__}, eager a {type(r).__name__}")
-        if isinstance(r, torch.Tensor) and (g.shape != r.shape or g.dtype != r.dtype):
-            raise _Mismatch(
-                f"{label} {where} has shape {tuple(g.shape)} {g.dtype}, "
-                f"eager {tuple(r.shape)} {r.dtype}"
-            )
-        pairs.append((label, g, r))
-    return pairs
-
-
-def _check_finite(label: str, got: torch.Tensor, where: str) -> None:
-    if not (got.is_floating_point() or got.is_complex()):
-        return
-    nan = int(torch.isnan(got).sum())
-    inf = int(torch.isinf(got).sum())
-    if nan or inf:
-        raise _Mismatch(f"{label} {where} has {nan} NaN and {inf} Inf values")
-
-
-def _index(flat_index: int, shape: Sequence[int]) -> tuple[int, ...]:
-    index = []
-    for d in reversed(shape):
-        index.append(flat_index % d)
-        flat_index //= d
-    return tuple(reversed(index))
-
-
-def _compare(
-    label: str, got: torch.Tensor, ref: torch.Tensor, bound: Bound | None, where: str
-) -> _Errors:
-    """Errors of one output; raises :class:`_Mismatch` when it is out of tolerance."""
-    if bound is None:
-        wrong = int((got != ref).sum())
-        if wrong:
-            raise _Mismatch(f"{label} {where}: {wrong} of {ref.numel()} values differ from eager")
-        return _Errors()
-    if ref.numel() == 0:
-        return _Errors()
-    if ref.is_complex():
-        got, ref = torch.view_as_real(got), torch.view_as_real(ref)
-    g, r = got.detach().double(), ref.detach().double()
-    diff = (g - r).abs()
-    allowed = bound.atol + bound.rtol * r.abs()
-    rel = diff / r.abs().clamp_min(max(bound.atol, 1e-12))
-    worst_at = int(diff.argmax())
-    idx = _index(worst_at, ref.shape)
-    errors = _Errors(
-        float(diff.max()),
-        float(rel.max()),
-        f"{label} {where} at index {idx}: got {g.flatten()[worst_at].item():.6g}, "
-        f"eager {r.flatten()[worst_at].item():.6g}",
-    )
-    bad = int((diff > allowed).sum())
-    if bad:
-        excess_at = int((diff - allowed).argmax())
-        raise _Mismatch(
-            f"{label} {where} is not close to eager: {bad} of {ref.numel()} values out of "
-            f"tolerance (rtol {bound.rtol:g}, atol {bound.atol:g}); max abs error "
-            f"{errors.abs_error:.3g}, max rel error {errors.rel_error:.3g}; worst at index "
-            f"{_index(excess_at, ref.shape)}: got {g.flatten()[excess_at].item():.6g}, "
-            f"eager {r.flatten()[excess_at].item():.6g}"
-        )
-    return errors
-
-
-def _clone(outputs: Any) -> Any:
-    """Copies of tensor outputs (a runner may reuse its output buffers on the next call)."""
-    return pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, outputs)
-
-
 def _check_batch(
     built: Built,
     eager_module: torch.nn.Module,
@@ -246,32 +137,48 @@ def _check_batch(
     stored: Any = None,
     device: torch.device = torch.device("cpu"),
     seen: list[Seen] | None = None,
-) -> _Errors:
+) -> Errors:
     """Errors of one batch against eager's outputs (``stored`` ones when given)."""
-    with torch.inference_mode():
-        try:
-            got = _clone(batch.call(built.runner))
-        except Exception as error:
-            raise _Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
-        with strict_fp32():
-            ref = stored if stored is not None else batch.call(eager_module)
+    got, ref = _outputs(built, eager_module, batch, where, stored)
     precision = candidate_precision(built.info.get("precision"), device)
     if seen is not None:
         seen.append((batch, got, ref))
-    worst = _Errors()
-    for label, g, r in _check_structure(got, ref, where):
-        if not isinstance(r, torch.Tensor):
-            if g != r:
-                raise _Mismatch(f"{label} {where} is {g!r}, eager {r!r}")
-            continue
-        _check_finite(label, g, where)
-        floating = r.is_floating_point() or r.is_complex()
-        dtype = str(r.dtype).removeprefix("torch.")
-        bound = tolerance.bound(dtype, precision) if floating else None
-        if floating and precision in REDUCED:
-            continue  # judged by the accuracy policy on the figures of every batch
-        worst = worst.merge(_compare(label, g, r, bound, where))
+    worst = Errors()
+    for label, g, r in check_structure(got, ref, where):
+        worst = worst.merge(_leaf_errors(label, where, g, r, tolerance, precision))
     return worst
+
+
+def _outputs(
+    built: Built, eager_module: torch.nn.Module, batch: Batch, where: str, stored: Any
+) -> tuple[Any, Any]:
+    """The runner's outputs (copied) and eager's (``stored``, or run in strict fp32)."""
+    with torch.inference_mode():
+        try:
+            got = clone_outputs(batch.call(built.runner))
+        except Exception as error:
+            raise Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
+        with strict_fp32():
+            ref = stored if stored is not None else batch.call(eager_module)
+    return got, ref
+
+
+def _leaf_errors(
+    label: str, where: str, g: Any, r: Any, tolerance: Tolerance, precision: str | None
+) -> Errors:
+    """Errors of one output leaf; raises :class:`Mismatch` on a broken rule. A floating
+    output computed in reduced precision is left to the accuracy policy."""
+    if not isinstance(r, torch.Tensor):
+        if g != r:
+            raise Mismatch(f"{label} {where} is {g!r}, eager {r!r}")
+        return Errors()
+    check_finite(label, g, where)
+    floating = r.is_floating_point() or r.is_complex()
+    if floating and precision in REDUCED:
+        return Errors()  # judged by the accuracy policy on the figures of every batch
+    dtype = str(r.dtype).removeprefix("torch.")
+    bound = tolerance.bound(dtype, precision) if floating else None
+    return compare(label, g, r, bound, where)
 
 
 def validate(
@@ -293,41 +200,66 @@ def validate(
     sizes = tuple(batch_sizes) if batch_sizes is not None else (1, samples.rows)
     if not sizes or min(sizes) < 1:
         raise ValueError(f"batch_sizes must be >= 1, got {sizes}")
-    checked: list[str] = []
-    worst = _Errors()
     stored = cached_references(built, samples, sizes, device)
     seen: list[Seen] = []
+    checked: list[str] = []
+    worst = Errors()
     try:
         for where, batch in validation_batches(samples, sizes):
             ref = stored[where] if stored is not None else None
+            b = batch.to(device)
             worst = worst.merge(
-                _check_batch(
-                    built, eager_module, batch.to(device), where, tolerance, ref, device, seen
-                )
+                _check_batch(built, eager_module, b, where, tolerance, ref, device, seen)
             )
             checked.append(where)
-    except _Mismatch as mismatch:
+    except Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
+    reference = "cached" if stored is not None else "eager"
+    judged = _judged(backend_name, built, eager_module, seen, tolerance, device, worst)
+    return judged.map(partial(_report, backend_name, tuple(checked), reference))
+
+
+def _report(
+    backend_name: str,
+    checked: tuple[str, ...],
+    reference: str,
+    judged: tuple[dict[str, float], Errors],
+) -> ValidationReport:
+    """The report of a validation that passed (the TF32 switches read now)."""
+    figures, worst = judged
+    return ValidationReport(
+        backend_name,
+        checked,
+        worst.abs_error,
+        worst.rel_error,
+        worst.worst,
+        reference,
+        Tf32Switches.now(),
+        figures,
+    )
+
+
+def _judged(
+    backend_name: str,
+    built: Built,
+    eager_module: torch.nn.Module,
+    seen: list[Seen],
+    tolerance: Tolerance,
+    device: torch.device,
+    worst: Errors,
+) -> IOResult[tuple[dict[str, float], Errors], BackendFailure]:
+    """The accuracy figures and the policy's verdict; in reduced precision the figures'
+    errors stand in for the elementwise ones, which were not taken."""
     precision = candidate_precision(built.info.get("precision"), device)
     figures, refused = assess(built.runner, precision, eager_module, seen, tolerance.policy, device)
     if refused is not None:
         why = f"refused by the accuracy policy ({precision}): {refused}; {summary(figures)}"
         return IOFailure(BackendFailure(backend_name, "validate", why))
-    if precision in REDUCED:  # its elementwise errors were not taken: the figures' are
-        worst = _Errors(
+    if precision in REDUCED:
+        worst = Errors(
             figures.get("max_abs_error", 0.0), figures.get("max_rel_error", 0.0), summary(figures)
         )
-    report = ValidationReport(
-        backend_name,
-        tuple(checked),
-        worst.abs_error,
-        worst.rel_error,
-        worst.worst,
-        "cached" if stored is not None else "eager",
-        Tf32Switches.now(),
-        figures,
-    )
-    return IOSuccess(report)
+    return IOSuccess((figures, worst))
 
 
 def validation_check(

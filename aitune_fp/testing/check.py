@@ -29,14 +29,8 @@ from aitune_fp.core.laws import (
 from aitune_fp.core.measure.stop_rules import CallRule, SweepPoint, SweepRule
 from aitune_fp.core.records import BackendProfilingResult, Profile
 from aitune_fp.core.strategy import Strategy
-from aitune_fp.testing.generators import (
-    call_latencies,
-    fold_cases,
-    profiles,
-    result_triples,
-    sweep_paths,
-    sweep_points,
-)
+from aitune_fp.testing.generators import fold_cases, profiles, result_triples
+from aitune_fp.testing.rule_generators import call_latencies, sweep_paths, sweep_points
 
 Check = Callable[[], None]
 R = BackendProfilingResult

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aitune_fp.cli.main import DEFAULT_STRATEGY, build_parser
+from aitune_fp.cli.parser import DEFAULT_STRATEGY, build_parser
 from aitune_fp.core.strategies import latency_budget, max_throughput, min_latency
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from aitune_fp import max_throughput
-from aitune_fp.cli.main import build_parser, main
+from aitune_fp.cli.main import main
+from aitune_fp.cli.parser import build_parser
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, dumps, with_strategy
 from aitune_fp.core.records import Profile
 

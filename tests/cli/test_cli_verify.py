@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from aitune_fp.cli.main import DEFAULT_VERIFY_SECONDS, build_parser, main
+from aitune_fp.cli.main import main
+from aitune_fp.cli.parser import DEFAULT_VERIFY_SECONDS, build_parser
 from aitune_fp.core.record.run_record import loads
 
 
@@ -36,9 +37,7 @@ def test_tune_records_the_verification(tmp_path: Path) -> None:
     """``tune --verify-seconds`` records a verification object in run.json; 0 records null."""
     factory = tmp_path / "model.py"
     factory.write_text(
-        "import torch\n"
-        "def build():\n"
-        "    return torch.nn.Linear(4, 2), torch.randn(2, 4)\n"
+        "import torch\ndef build():\n    return torch.nn.Linear(4, 2), torch.randn(2, 4)\n"
     )
     common = [
         *("tune", f"{factory}:build", "--backends", "eager,eager", "--max-batch-size", "2"),

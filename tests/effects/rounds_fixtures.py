@@ -9,7 +9,7 @@ from aitune_fp.core.measure.burst import Burst
 from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.strategies import confident, min_latency
 from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.profiler import ProfileSettings
+from aitune_fp.effects.timing import ProfileSettings
 
 SAMPLES = normalise_samples([torch.randn(1, 8) for _ in range(3)])
 CPU = torch.device("cpu")

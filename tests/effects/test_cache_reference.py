@@ -19,8 +19,8 @@ from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.cache import cached_build
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.inputs import Samples, normalise_samples
-from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.reference import REFERENCE_FILE, cached_references
+from aitune_fp.effects.timing import ProfileSettings
 from aitune_fp.effects.validate import ValidationReport, validate
 from tests.effects.test_cache import ScaleFile
 

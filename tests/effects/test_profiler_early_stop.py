@@ -16,7 +16,8 @@ from aitune_fp.core.records import Profile
 from aitune_fp.core.strategies import max_throughput, min_latency
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.profiler import EarlyStop, ProfileSettings, profile_runner
+from aitune_fp.effects.profiler import EarlyStop, profile_runner
+from aitune_fp.effects.timing import ProfileSettings
 
 CPU = torch.device("cpu")
 SAMPLES = normalise_samples([torch.randn(1, 8) for _ in range(3)])

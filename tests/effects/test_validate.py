@@ -21,7 +21,8 @@ from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Samples, normalise_samples
-from aitune_fp.effects.validate import Bound, Tolerance, ValidationReport, validate
+from aitune_fp.effects.output_compare import Bound
+from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
 
 CPU = torch.device("cpu")
 

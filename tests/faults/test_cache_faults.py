@@ -18,7 +18,7 @@ from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.cache import cached_build, unusable_reason
 from aitune_fp.effects.candidate import run_candidate
 from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.profiler import ProfileSettings
+from aitune_fp.effects.timing import ProfileSettings
 from aitune_fp.effects.validate import validate
 from tests.effects.test_cache import ScaleFile
 

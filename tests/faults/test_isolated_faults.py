@@ -19,7 +19,7 @@ from aitune_fp.effects.isolation import (
     isolated_max_batch,
     materialized,
 )
-from aitune_fp.effects.profiler import ProfileSettings
+from aitune_fp.effects.timing import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
 from tests.faults.faulty import Faulty, FaultyModule, Plain
 

@@ -10,10 +10,11 @@ import pytest
 import torch
 from pyrsistent import pmap
 
-from aitune_fp.cli.main import build_parser, main
+from aitune_fp.cli.main import main
+from aitune_fp.cli.parser import build_parser
 from aitune_fp.core.record.run_record import RunRecord, loads
 from aitune_fp.core.strategies import min_latency
-from aitune_fp.effects.profiler import ProfileSettings
+from aitune_fp.effects.timing import ProfileSettings
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 

@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 DEMO_NAMES: Final = ("mlp", "cnn", "transformer")
 STATUSES: Final = ("complete", "failed", "interrupted", "skipped")
@@ -155,7 +155,13 @@ def entry_key(job: Job) -> str:
     >>> entry_key(a) == entry_key(Job(ModelEntry("mlp"), TargetEntry("cpu"), "max-throughput"))
     False
     """
-    facts = {
+    text = json.dumps(_job_facts(job), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _job_facts(job: Job) -> dict[str, Any]:
+    """What decides a job's result, as JSON-able values."""
+    return {
         "model": job.model.name,
         "factory": job.model.factory,
         "input_shapes": [list(s) for s in job.model.input_shapes],
@@ -166,5 +172,3 @@ def entry_key(job: Job) -> str:
         "backends": None if job.backends is None else list(job.backends),
         "max_batch_size": job.max_batch_size,
     }
-    text = json.dumps(facts, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

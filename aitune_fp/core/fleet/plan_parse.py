@@ -113,18 +113,25 @@ def _strategies(check: _Checker, value: Any) -> tuple[str, ...]:
     folders: dict[str, int] = {}
     meanings: dict[str, int] = {}
     for i, spec in enumerate(specs):
-        try:
-            meaning = json.dumps(strategy_config(parse_strategy(spec)), sort_keys=True)
-        except ValueError as error:
-            raise check.fail(("strategies", i), str(error)) from None
-        for seen, key, what in (
-            (folders, safe_name(spec), "folder"),
-            (meanings, meaning, "strategy"),
-        ):
-            if key in seen:
-                raise check.fail(("strategies", i), f"same {what} as strategies[{seen[key]}]")
-            seen[key] = i
+        meaning = _meaning(check, spec, i)
+        _first_seen(check, folders, safe_name(spec), i, "folder")
+        _first_seen(check, meanings, meaning, i, "strategy")
     return specs
+
+
+def _meaning(check: _Checker, spec: str, i: int) -> str:
+    """What strategy ``spec`` (``strategies[i]``) means, as canonical JSON."""
+    try:
+        return json.dumps(strategy_config(parse_strategy(spec)), sort_keys=True)
+    except ValueError as error:
+        raise check.fail(("strategies", i), str(error)) from None
+
+
+def _first_seen(check: _Checker, seen: dict[str, int], key: str, i: int, what: str) -> None:
+    """Note ``key`` of ``strategies[i]``; refuse it when an earlier strategy had it."""
+    if key in seen:
+        raise check.fail(("strategies", i), f"same {what} as strategies[{seen[key]}]")
+    seen[key] = i
 
 
 def _model(check: _Checker, table: Mapping[str, Any], i: int) -> ModelEntry:
@@ -218,11 +225,16 @@ def _unique(check: _Checker, key: str, names: Sequence[str], field: str) -> None
         seen[safe_name(name)] = i
 
 
+def _flag(check: _Checker, doc: Mapping[str, Any], key: str, default: bool) -> bool:
+    """The boolean ``doc[key]`` (``default`` when absent); anything else is refused."""
+    flag = doc.get(key, default)
+    if not isinstance(flag, bool):
+        raise check.fail((key,), f"expected true or false, got {flag!r}")
+    return flag
+
+
 def _settings(check: _Checker, doc: Mapping[str, Any]) -> Settings:
-    plot, save = doc.get("plot", True), doc.get("save", False)
-    for key, flag in (("plot", plot), ("save", save)):
-        if not isinstance(flag, bool):
-            raise check.fail((key,), f"expected true or false, got {flag!r}")
+    plot, save = _flag(check, doc, "plot", True), _flag(check, doc, "save", False)
     return Settings(
         backends=check.backends(doc["backends"], ("backends",)) if "backends" in doc else None,
         max_batch_size=check.positive_int(doc["max_batch_size"], ("max_batch_size",))
@@ -232,6 +244,16 @@ def _settings(check: _Checker, doc: Mapping[str, Any]) -> Settings:
         plot=plot,
         save=save,
     )
+
+
+def _toml(text: str) -> dict[str, Any]:
+    """The TOML document ``text``; a :class:`PlanError` on the line of a syntax error."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        match = _SYNTAX_LINE.search(str(error))
+        last = max(len(text.splitlines()), 1)  # "at end of document" names no line
+        raise PlanError(int(match.group(1)) if match else last, "toml", str(error)) from None
 
 
 def parse_plan(text: str, *, known_backends: Collection[str] | None = None) -> Plan:
@@ -247,12 +269,7 @@ def parse_plan(text: str, *, known_backends: Collection[str] | None = None) -> P
     ...
     aitune_fp.core.fleet.plan_parse.PlanError: line 1: strategies[0]: unknown strategy ...
     """
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        match = _SYNTAX_LINE.search(str(error))
-        last = max(len(text.splitlines()), 1)  # "at end of document" names no line
-        raise PlanError(int(match.group(1)) if match else last, "toml", str(error)) from None
+    doc = _toml(text)
     check = _Checker(text, known_backends)
     check.keys(doc, _TOP, ())
     if "strategies" not in doc:

@@ -21,8 +21,10 @@ from typing import Any
 
 from aitune_fp.core.fleet.index import FleetIndex, JobEntry, statuses
 from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.records import BackendProfilingResult
 from aitune_fp.core.report.account import decision_account
 from aitune_fp.core.report.formats import format_metric
+from aitune_fp.core.stats.bootstrap import Interval
 from aitune_fp.core.stats.confidence import speedup_interval
 from aitune_fp.core.strategies.registry import strategy_from_config
 
@@ -65,17 +67,25 @@ def _interval(record: RunRecord, speedup: float | None) -> tuple[float, float, f
     sel = record.selection
     if sel is None or sel.baseline is None or sel.fell_back_to_baseline or speedup is None:
         return None
+    interval = _decision_interval(record, sel.result, sel.baseline.result)
+    if interval is None or not math.isclose(interval.point, speedup, rel_tol=1e-9):
+        return None  # none, or measured elsewhere: the run's report has both
+    return interval.low, interval.high, interval.confidence
+
+
+def _decision_interval(
+    record: RunRecord, result: BackendProfilingResult, baseline: BackendProfilingResult
+) -> Interval | None:
+    """The speedup interval of the run's strategy (``None``: it has no confidence rule,
+    or the stored strategy cannot be restored)."""
     try:
         strategy = strategy_from_config(record.strategy)
         kind = strategy.metric.kind
         if strategy.confidence is None or kind is None:
             return None
-        interval = speedup_interval(strategy.confidence, kind, sel.result, sel.baseline.result)
+        return speedup_interval(strategy.confidence, kind, result, baseline)
     except (ValueError, KeyError):
         return None
-    if not math.isclose(interval.point, speedup, rel_tol=1e-9):
-        return None  # measured elsewhere: the run's report has both
-    return interval.low, interval.high, interval.confidence
 
 
 def fleet_row(entry: JobEntry, record: RunRecord | None) -> FleetRow:
@@ -127,14 +137,15 @@ def summary_markdown(index: FleetIndex, rows: Sequence[FleetRow], plots: Mapping
         "| model | target | strategy | selected backend | metric | speedup | status | note |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        cells = [r.model, r.target, r.strategy, r.backend or "—", r.metric or "—",
-                 r.speedup_text, r.status, r.message]  # fmt: skip
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    lines += [_table_line(r) for r in rows]
     for target in dict.fromkeys(r.target for r in rows):
-        lines += ["", f"## {target}", ""]
-        if target in plots:
-            lines.append(f"![speedups on {target}]({plots[target]})")
-        else:
-            lines.append("(no plot)")
+        plot = f"![speedups on {target}]({plots[target]})" if target in plots else "(no plot)"
+        lines += ["", f"## {target}", "", plot]
     return "\n".join(lines) + "\n"
+
+
+def _table_line(r: FleetRow) -> str:
+    """One job's line of the summary table."""
+    cells = [r.model, r.target, r.strategy, r.backend or "—", r.metric or "—",
+             r.speedup_text, r.status, r.message]  # fmt: skip
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"

@@ -26,7 +26,7 @@ from aitune_fp.core.report.sources import (
     sweep_figure,
     verification_samples,
 )
-from aitune_fp.core.report.tables import backend_rows
+from aitune_fp.core.report.tables import BackendRow, backend_rows
 
 TOLERANCE = 1e-9
 
@@ -113,12 +113,17 @@ def _lines_agree(record: RunRecord) -> bool:
     first = lines[0].startswith(head) and f" {format_metric(record, sel.value)}," in lines[0]
     if account.baseline is None:
         return first and not any(line.startswith("Speedup:") for line in lines)
-    speedup = (
-        f"{format_metric(record, account.baseline.value)} → {format_metric(record, sel.value)}"
-    )
+    return first and lines[1].startswith(f"Speedup: {_speedup_text(record, account)}")
+
+
+def _speedup_text(record: RunRecord, account: DecisionAccount) -> str:
+    """The account's speedup as the decision's second line states it."""
+    assert account.baseline is not None
+    base, sel = account.baseline.value, account.selected.value
+    speedup = f"{format_metric(record, base)} → {format_metric(record, sel)}"
     if account.speedup is not None:
         speedup += f" ({format_speedup(account.speedup)})"
-    return first and lines[1].startswith(f"Speedup: {speedup}")
+    return speedup
 
 
 def _lower_speedup_is_explained(record: RunRecord) -> bool:
@@ -139,6 +144,12 @@ def _verification_names_batch_sizes(record: RunRecord) -> bool:
     return len(line) == 1 and pick in line[0] and (other in line[0] or v.rounds < MIN_ROUNDS)
 
 
+def _reference_value(row: BackendRow, base_rows: list[BackendRow]) -> float | None:
+    """The baseline figure a row's speedup is over: its reference, else the baseline row's."""
+    ref = row.reference.value if row.reference is not None else None
+    return ref if ref is not None else (base_rows[0].metric if base_rows else None)
+
+
 def _rows_agree(record: RunRecord) -> bool:
     """Each row's speedup is its metric over the baseline figure it names (its reference,
     else the baseline row's), in the metric's direction."""
@@ -147,8 +158,7 @@ def _rows_agree(record: RunRecord) -> bool:
     for row in rows:
         if row.metric is None or row.speedup is None or kind is None:
             continue
-        ref = row.reference.value if row.reference is not None else None
-        ref = ref if ref is not None else (base_rows[0].metric if base_rows else None)
+        ref = _reference_value(row, base_rows)
         if ref is None:
             continue
         ratio = row.metric / ref if kind == "throughput" else ref / row.metric

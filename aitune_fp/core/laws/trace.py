@@ -10,7 +10,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from returns.result import Result
@@ -20,6 +20,15 @@ from aitune_fp.core.laws.fold_case import FoldCase
 from aitune_fp.core.laws.outcomes import Outcome
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Candidate, Profile
 from aitune_fp.core.strategy import Strategy
+
+
+def _pulled(
+    candidates: Iterable[Candidate], calls: list[Profile], seen_at_pull: list[int]
+) -> Iterator[Candidate]:
+    """``candidates`` one at a time, noting how many ``calls`` were made at each pull."""
+    for candidate in candidates:
+        seen_at_pull.append(len(calls))
+        yield candidate
 
 
 def traced_tune(strategy: Strategy, case: FoldCase) -> tuple[Outcome, tuple[int, ...]]:
@@ -36,17 +45,13 @@ def traced_tune(strategy: Strategy, case: FoldCase) -> tuple[Outcome, tuple[int,
     """
     calls: list[Profile] = []
     seen_at_pull: list[int] = []
-
-    def stream() -> Iterator[Candidate]:
-        for candidate in case.candidates:
-            seen_at_pull.append(len(calls))
-            yield candidate
+    stream = _pulled(case.candidates, calls, seen_at_pull)
 
     def counted(profile: Profile) -> Result[BackendProfilingResult, BackendFailure]:
         calls.append(profile)
         return strategy.measure(profile)
 
-    outcome = tune(replace(strategy, measure=counted), stream(), case.baseline)
+    outcome = tune(replace(strategy, measure=counted), stream, case.baseline)
     return outcome, tuple(seen_at_pull)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 
 from aitune_fp.core.laws.law import Law, implies
 from aitune_fp.core.measure.stop_rules import Decision
@@ -98,6 +99,17 @@ def _prefix_decides(rule: WarmupRule, latencies: Latencies) -> bool:
     return full[:cut] == other[:cut]
 
 
+def _ready(rule: WarmupRule, call: WarmupCall, samples: tuple[float, ...]) -> bool:
+    """Whether ``call``, the last of ``samples``, meets every condition of a stable stop."""
+    spread = rule.spread(samples)
+    return (
+        len(samples) >= rule.min_calls
+        and call.elapsed_s >= rule.min_seconds
+        and spread is not None
+        and spread <= rule.tolerance
+    )
+
+
 def _stable_exactly_when_windows_agree(rule: WarmupRule, latencies: Latencies) -> bool:
     """A stop is 'stable' exactly when the floor is done and the windows' spread is in
     tolerance, and no earlier call met those conditions."""
@@ -105,16 +117,23 @@ def _stable_exactly_when_windows_agree(rule: WarmupRule, latencies: Latencies) -
     _, decisions = drive_warmup(rule, calls)
     samples = tuple(c.latency_ms for c in calls)
     for i, decision in enumerate(decisions):
-        spread = rule.spread(samples[: i + 1])
-        ready = (
-            i + 1 >= rule.min_calls
-            and calls[i].elapsed_s >= rule.min_seconds
-            and spread is not None
-            and spread <= rule.tolerance
-        )
+        ready = _ready(rule, calls[i], samples[: i + 1])
         if ready != (decision.stop and decision.reason.startswith("stable")):
             return False
     return True
+
+
+def _expected_stop(rule: WarmupRule, ticks: Sequence[WarmupCall]) -> int:
+    """The call a constant stream should stop at: the first past the floor that is
+    stable (windows and ``min_seconds`` done) or past ``max_seconds``, else the cap."""
+    need = rule.stable_after
+    for n, c in enumerate(ticks, start=1):
+        if n < rule.min_calls:
+            continue
+        stable = need is not None and n >= need and c.elapsed_s >= rule.min_seconds
+        if stable or c.elapsed_s >= rule.max_seconds:
+            return n
+    return rule.max_calls
 
 
 def _constant_stops_when_full(rule: WarmupRule, latencies: Latencies) -> bool:
@@ -122,17 +141,8 @@ def _constant_stops_when_full(rule: WarmupRule, latencies: Latencies) -> bool:
     ``min_seconds``, unless a cap stops it first."""
     constant = (latencies[0],)
     calls, _, decision = _run(rule, constant)
-    ticks = warmup_calls(rule, constant)
+    expect = _expected_stop(rule, warmup_calls(rule, constant))
     need = rule.stable_after
-    expect = rule.max_calls
-    for i, c in enumerate(ticks):
-        n = i + 1
-        if n < rule.min_calls:
-            continue
-        stable = need is not None and n >= need and c.elapsed_s >= rule.min_seconds
-        if stable or c.elapsed_s >= rule.max_seconds:
-            expect = n
-            break
     early = need is not None and calls < need
     return calls == expect and not (early and decision.reason.startswith("stable"))
 

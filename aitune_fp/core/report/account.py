@@ -123,6 +123,15 @@ def participants(record: RunRecord) -> tuple[Participant, Participant | None] | 
     )
 
 
+def _moved_by_verification(record: RunRecord, mine: Figure, base: Figure) -> str:
+    """Why below 1.00× when the verification moved the pick without timing the baseline."""
+    return (
+        f"Why below 1.00×: {base.at} was not timed in the verification that moved the pick "
+        f"to {mine.at}, so both figures are the {mine.source}'s; the pick rests on the "
+        f"verification's paired rounds{_chain(record, mine, base)} (its line below)."
+    )
+
+
 def _why(record: RunRecord, pair: Pair) -> str | None:
     """Why a selected candidate is shown slower than the baseline (``None``: it is not)."""
     base, speedup = pair.baseline, pair.speedup
@@ -131,11 +140,7 @@ def _why(record: RunRecord, pair: Pair) -> str | None:
     mine = pair.figure
     v = record.verification
     if v is not None and not v.holds and mine.source != VERIFICATION:
-        return (
-            f"Why below 1.00×: {base.at} was not timed in the verification that moved the pick "
-            f"to {mine.at}, so both figures are the {mine.source}'s; the pick rests on the "
-            f"verification's paired rounds{_chain(record, mine, base)} (its line below)."
-        )
+        return _moved_by_verification(record, mine, base)
     return (
         f"Why below 1.00×: {mine.at} measured slower than {base.at} in the {mine.source} by "
         f"the ratio of these two figures; the strategy {record.strategy.get('strategy', '')} "

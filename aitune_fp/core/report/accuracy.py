@@ -92,6 +92,24 @@ def _cell(figures: Mapping[str, float], name: str, fmt: str) -> str:
     return format(figures[name], fmt) if name in figures else "—"
 
 
+def _with_figures(record: RunRecord) -> list[BackendOutcome]:
+    """The outcomes whose profile carries accuracy figures, baseline first."""
+    return [
+        o for o in (record.baseline, *record.candidates)
+        if o is not None and o.profile is not None and o.profile.accuracy
+    ]  # fmt: skip
+
+
+def _accuracy_row(o: BackendOutcome) -> str:
+    """One backend's row of the accuracy table."""
+    f = o.profile.accuracy if o.profile is not None else {}
+    return (
+        f"| {o.backend} | {precision_of_config(o.config)} | {_cell(f, 'rms_rel_error', '.3g')} "
+        f"| {_cell(f, 'cosine', '.6g')} | {_cell(f, 'top1_agreement', '.1%')} "
+        f"| {_cell(f, 'fp64_rms_rel_error', '.3g')} |"
+    )
+
+
 def accuracy_section(record: RunRecord) -> str | None:
     """A Markdown table: each profiled backend's precision and headline figures, then the
     winner's precision line; ``None`` when no backend has figures.
@@ -103,22 +121,13 @@ def accuracy_section(record: RunRecord) -> str | None:
     >>> accuracy_section(r).splitlines()[2]
     '| ort | int8 | 0.02 | — | — | — |'
     """
-    rows = [
-        o for o in (record.baseline, *record.candidates)
-        if o is not None and o.profile is not None and o.profile.accuracy
-    ]  # fmt: skip
+    rows = _with_figures(record)
     if not rows:
         return None
     lines = [
         "| backend | precision | rel RMS | cosine | top-1 | rel RMS vs fp64 |",
         "|---|---|---|---|---|---|",
+        *(_accuracy_row(o) for o in rows),
     ]
-    for o in rows:
-        f = o.profile.accuracy if o.profile is not None else {}
-        lines.append(
-            f"| {o.backend} | {precision_of_config(o.config)} | {_cell(f, 'rms_rel_error', '.3g')} "
-            f"| {_cell(f, 'cosine', '.6g')} | {_cell(f, 'top1_agreement', '.1%')} "
-            f"| {_cell(f, 'fp64_rms_rel_error', '.3g')} |"
-        )
     line = precision_line(record)
     return "\n".join(lines) + (f"\n\n{line}" if line else "")

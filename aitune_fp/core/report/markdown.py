@@ -24,7 +24,7 @@ from aitune_fp.core.report.accuracy import accuracy_section
 from aitune_fp.core.report.columns import headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.core.report.stages import total_seconds, wall_summary
-from aitune_fp.core.stats.summary import summarize
+from aitune_fp.core.stats.summary import SampleSummary, summarize
 
 
 def _cell(value: Any) -> str:
@@ -70,24 +70,24 @@ def stopped_early_section(record: RunRecord) -> str | None:
 
 def latency_rows(outcome: BackendOutcome) -> list[tuple[Any, ...]]:
     """Statistics of every measured batch size of one backend, ascending."""
-    if outcome.profile is None:
+    profile = outcome.profile
+    if profile is None:
         return []
-    rows = []
-    for bs in outcome.profile.batch_sizes:
-        s = summarize(outcome.profile.samples(bs))
-        rows.append(
-            (
-                bs,
-                s.count,
-                f"{s.mean:.3f}",
-                f"{s.median:.3f}",
-                f"{s.p90:.3f}",
-                f"{s.p99:.3f}",
-                f"{s.cv:.1%}",
-                f"{bs * 1000.0 / s.mean:.2f}",
-            )
-        )
-    return rows
+    return [_latency_row(bs, summarize(profile.samples(bs))) for bs in profile.batch_sizes]
+
+
+def _latency_row(bs: int, s: SampleSummary) -> tuple[Any, ...]:
+    """One batch size's row: samples, mean, median, p90, p99, CV and samples/s."""
+    return (
+        bs,
+        s.count,
+        f"{s.mean:.3f}",
+        f"{s.median:.3f}",
+        f"{s.p90:.3f}",
+        f"{s.p99:.3f}",
+        f"{s.cv:.1%}",
+        f"{bs * 1000.0 / s.mean:.2f}",
+    )
 
 
 def latency_section(record: RunRecord) -> str:
@@ -122,6 +122,12 @@ def _number_table(record: RunRecord, field: str, key_header: str, fmt: str) -> s
     return table(["backend", *keys], rows)
 
 
+def _stage_row(o: BackendOutcome, keys: list[str]) -> tuple[str | None, ...]:
+    """One backend's stage seconds in ``keys`` order (blank where a part did not run)."""
+    cells = (_fmt(o.stage_seconds.get(k), ".3f") for k in keys)
+    return (o.backend, *cells, format(total_seconds(o.stage_seconds), ".3f"))
+
+
 def stage_section(record: RunRecord) -> str:
     """Stage seconds per backend, pinned stages first (``export``, ``compile`` and ``cache``
     are parts of ``build``), a blank cell where a part did not run, and the total.
@@ -138,14 +144,7 @@ def stage_section(record: RunRecord) -> str:
         return "No stage times recorded."
     extra = sorted({k for o in outcomes for k in o.stage_seconds} - set(STAGES))
     keys = [*STAGES, *extra]
-    rows = [
-        (
-            o.backend,
-            *(_fmt(o.stage_seconds.get(k), ".3f") for k in keys),
-            format(total_seconds(o.stage_seconds), ".3f"),
-        )
-        for o in outcomes
-    ]
+    rows = [_stage_row(o, keys) for o in outcomes]
     return table(["backend", *keys, "total"], rows)
 
 

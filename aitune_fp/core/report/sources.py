@@ -135,6 +135,18 @@ def verification_samples(v: Verification, backend: str, batch_size: int) -> Sequ
     return v.samples_ms.get(backend, ()) if took_part else ()
 
 
+def _paired_samples(
+    record: RunRecord, backend: str, batch_size: int, source: str
+) -> tuple[Sequence[float], str] | None:
+    """The samples of ``backend`` in the final rounds or the verification, and the
+    statistic their figure takes (``None``: no such source in the run)."""
+    if source == ROUNDS:
+        return _round_samples(record, backend, batch_size), round_statistic(record)
+    if source == VERIFICATION and record.verification is not None:
+        return verification_samples(record.verification, backend, batch_size), "median"
+    return None
+
+
 def figure(record: RunRecord, backend: str, batch_size: int, source: str) -> Figure | None:
     """The figure of ``backend`` at ``batch_size`` in ``source`` (``None``: not there).
 
@@ -150,16 +162,9 @@ def figure(record: RunRecord, backend: str, batch_size: int, source: str) -> Fig
     if source == SWEEP:
         return sweep_figure(record, backend, batch_size)
     kind = metric_kind(record)
-    if kind is None:
+    found = _paired_samples(record, backend, batch_size, source)
+    if kind is None or found is None or not found[0]:
         return None
-    if source == ROUNDS:
-        samples, statistic = _round_samples(record, backend, batch_size), round_statistic(record)
-    elif source == VERIFICATION and record.verification is not None:
-        samples = verification_samples(record.verification, backend, batch_size)
-        statistic = "median"
-    else:
-        return None
-    if not samples:
-        return None
+    samples, statistic = found
     value = _metric(kind, batch_size, statistic_value(statistic, samples))
     return Figure(backend, batch_size, value, source, len(samples))

@@ -89,17 +89,21 @@ def backend_stats(strategy: Strategy, selection: Selection) -> tuple[BackendStat
     )
 
 
+def _samples_text(s: SampleSummary | None) -> str:
+    """The raw samples' spread in one phrase."""
+    if s is None:
+        return "no raw samples"
+    return (
+        f"median {s.median:.3f} ms, p90 {s.p90:.3f} ms, p99 {s.p99:.3f} ms, "
+        f"IQR {s.iqr:.3f} ms, CV {s.cv:.1%}, n={s.count}"
+    )
+
+
 def stats_line(strategy: Strategy, stats: BackendStats) -> str:
     """One line for one backend: its statistics and its speedup over the baseline."""
     mark = " (baseline)" if stats.is_baseline else ""
     head = f"{stats.backend}{mark}, batch size {stats.batch_size}"
-    s = stats.summary
-    body = (
-        "no raw samples"
-        if s is None
-        else f"median {s.median:.3f} ms, p90 {s.p90:.3f} ms, p99 {s.p99:.3f} ms, "
-        f"IQR {s.iqr:.3f} ms, CV {s.cv:.1%}, n={s.count}"
-    )
+    body = _samples_text(stats.summary)
     rounds = f", {stats.rounds} interleaved rounds" if stats.rounds else ""
     where = "paired final rounds" if stats.paired else "sweep samples"
     peak = stats.peak_memory_mb

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.records import BackendFailure, BackendProfilingResult
+from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Selection
 from aitune_fp.core.report.account import Pair, decision_account, pair_of, participants
 from aitune_fp.core.report.decision import decision_lines, provenance_lines
 from aitune_fp.core.report.formats import format_metric, format_peak_mb, value_format
@@ -91,15 +91,15 @@ def _status(record: RunRecord, outcome: BackendOutcome, failure: BackendFailure 
         return f"failed ({failure.stage})"
     if outcome.profile is None:
         return "not run"
-    sel = record.selection
     is_baseline = outcome is record.baseline
-    if (
-        sel is not None
-        and sel.fell_back_to_baseline == is_baseline
-        and (sel.backend == outcome.backend)
-    ):
+    if _is_selected(record.selection, outcome.backend, is_baseline):
         return "selected"
     return "baseline" if is_baseline else "profiled"
+
+
+def _is_selected(sel: Selection | None, backend: str, is_baseline: bool) -> bool:
+    """Whether the selection picked ``backend`` (the baseline only when it fell back)."""
+    return sel is not None and sel.fell_back_to_baseline == is_baseline and sel.backend == backend
 
 
 def shown_pair(record: RunRecord, outcome: BackendOutcome, status: str) -> Pair | None:

@@ -72,20 +72,25 @@ def triton_platform(kind: str, artifact: str | None) -> tuple[str, str]:
     ...     print(str(error).split(";")[0])
     not exportable to Triton: eager was saved as a recipe (no artifact to load)
     """
-    if artifact is None:
-        raise NotExportable(
-            f"not exportable to Triton: {kind} was saved as a recipe (no artifact to load); "
-            "serve it with aitune-fp serve"
-        )
-    if kind == "aot_inductor":
-        raise NotExportable(
-            "not exportable to Triton: an AOTInductor package needs Triton's Python backend "
-            "with the torch build it was compiled by; serve it with aitune-fp serve"
-        )
-    if kind not in PLATFORMS:
-        raise NotExportable(f"not exportable to Triton: no Triton platform runs a {kind} artifact")
+    why = _why_not_exportable(kind, artifact)
+    if why is not None:
+        raise NotExportable(f"not exportable to Triton: {why}")
     platform, filename, _ = PLATFORMS[kind]
     return platform, filename
+
+
+def _why_not_exportable(kind: str, artifact: str | None) -> str | None:
+    """Why Triton cannot serve a saved ``kind`` (``None``: it can)."""
+    if artifact is None:
+        return f"{kind} was saved as a recipe (no artifact to load); serve it with aitune-fp serve"
+    if kind == "aot_inductor":
+        return (
+            "an AOTInductor package needs Triton's Python backend with the torch build it was "
+            "compiled by; serve it with aitune-fp serve"
+        )
+    if kind not in PLATFORMS:
+        return f"no Triton platform runs a {kind} artifact"
+    return None
 
 
 def model_name(text: str) -> str:

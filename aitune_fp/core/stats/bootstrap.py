@@ -242,15 +242,21 @@ def _paired(
     if n < 2:
         return Interval(point, point, point, confidence, 0, True)
     indices = _paired_indices(key, n, resamples)
+    estimates = _paired_estimates(top, bottom, statistic, indices, resamples)
+    return _interval(point, estimates, confidence, resamples, True)
+
+
+def _paired_estimates(
+    top: list[float], bottom: list[float], statistic: str, indices: Sequence[int], resamples: int
+) -> list[float]:
+    """The ratio's estimate in each paired resample: the statistic of the per-round log
+    ratios (exponentiated) for a per-round statistic, else the ratio of the statistics."""
     if per_round(statistic):
         logs = [math.log(a / b) for a, b in zip(top, bottom, strict=True)]
-        estimates = [math.exp(v) for v in _resample_stats(logs, statistic, indices, resamples)]
-        return _interval(point, estimates, confidence, resamples, True)
+        return [math.exp(v) for v in _resample_stats(logs, statistic, indices, resamples)]
     ups = _resample_stats(top, statistic, indices, resamples)
     downs = _resample_stats(bottom, statistic, indices, resamples)
-    return _interval(
-        point, [u / d for u, d in zip(ups, downs, strict=True)], confidence, resamples, True
-    )
+    return [u / d for u, d in zip(ups, downs, strict=True)]
 
 
 def ratio_interval(

@@ -38,40 +38,31 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
-import json
 import shutil
-import uuid
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import torch
 
-from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends._export import (
     UNBOUNDED_BATCH,
     envelope_bound,
     spec_dynamic_shapes,
 )
+from aitune_fp.effects.backends._export_entries import (
+    ModelDigest,
+    behaves_otherwise,
+    export_key,
+    load_entry,
+    store_entry,
+)
 from aitune_fp.effects.backends._guard import BuildLog, first_line
-from aitune_fp.effects.cache_probe import outputs_differ
 from aitune_fp.effects.inputs import Batch, InputSpec
-from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy
-
-FORM: Final = "aitune_fp.export/1: module call, non-strict, batch + spec dims"
-"""The program form; part of every key, so a change of form never reuses old programs."""
-PROGRAM: Final = "program.pt2"
-ENTRY: Final = "entry.json"
-ENTRY_FORMAT: Final = "aitune_fp.shared_export/1"
 
 T = TypeVar("T")
-ModelDigest = Callable[[torch.nn.Module], str]
-"""A module's digest of code and weights (the artifact cache's; passed in, so this module
-needs no import of the cache, which imports the backends)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,47 +113,6 @@ class Program:
     key: str | None
 
 
-def _device_facts(device: torch.device) -> str:
-    if device.type == "cuda" and torch.cuda.is_available():
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        return f"cuda:{index}|{torch.cuda.get_device_name(index)}"
-    return str(device)
-
-
-def _batch_digest(batch: Batch) -> str:
-    """sha256 of the example batch's names, shapes, dtypes and bytes."""
-    h = hashlib.sha256()
-    names = [f"#{i}" for i in range(len(batch.args))] + list(batch.kwargs)
-    for name, t in zip(names, batch.flat(), strict=True):
-        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
-        flat = t.detach().to("cpu").contiguous().reshape(-1)
-        if flat.numel():
-            h.update(flat.view(torch.uint8).numpy().tobytes())
-    return h.hexdigest()
-
-
-def export_key(
-    model: torch.nn.Module,
-    batch: Batch,
-    spec: InputSpec,
-    bound: int,
-    device: torch.device,
-    model_digest: ModelDigest,
-) -> str:
-    """The key of the program :func:`export_program` makes from these (see the rules)."""
-    parts = {
-        "form": FORM,
-        "model": model_digest(model),
-        "training": model.training,
-        "inputs": repr(spec),
-        "batch": _batch_digest(batch),
-        "bound": bound,
-        "device": _device_facts(device),
-        "torch": torch.__version__,
-    }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
-
-
 def export_program(
     model: torch.nn.Module, batch: Batch, spec: InputSpec, bound: int = UNBOUNDED_BATCH
 ) -> Any:
@@ -172,67 +122,6 @@ def export_program(
     return torch.export.export(
         model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
     )
-
-
-def _read_entry(folder: Path, key: str) -> dict[str, FileDigest] | None:
-    try:
-        data = json.loads((folder / ENTRY).read_text(encoding="utf-8"))
-        if data.get("format") != ENTRY_FORMAT or data.get("key") != key:
-            return None
-        files = {str(n): FileDigest(**d) for n, d in data["files"].items()}
-        return files if set(files) == {PROGRAM} else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-def _load(entry: Path, key: str, work_dir: Path) -> tuple[Any, str | None]:
-    """The program of ``entry`` loaded from a verified private copy, or why not."""
-    files = _read_entry(entry, key)
-    if files is None:
-        return None, "unreadable entry.json"
-    problem = check_sealed(entry, files, ENTRY)
-    copy = work_dir / f"shared-export-{uuid.uuid4().hex[:8]}"
-    try:
-        problem = problem or private_copy(entry, files, copy)
-        if problem is not None:
-            return None, problem
-        try:
-            return torch.export.load(str(copy / PROGRAM)), None
-        except Exception as error:
-            return None, f"it does not load: {first_line(error)}"
-    finally:
-        shutil.rmtree(copy, ignore_errors=True)
-
-
-def _behaves_otherwise(program: Any, model: torch.nn.Module, batch: Batch) -> str | None:
-    """Why the stored ``program`` is not ``model`` on ``batch`` (``None``: it computes the
-    same outputs, within the probe's run-to-run tolerance)."""
-    try:
-        with torch.inference_mode():
-            got = batch.call(program.module())
-            want = batch.call(model)
-    except Exception as error:
-        return f"it does not run on the example batch: {first_line(error)}"
-    problem = outputs_differ(got, want)
-    return None if problem is None else f"it computes another model ({problem})"
-
-
-def _store(entry: Path, key: str, program: Any) -> str | None:
-    """Write ``program`` as the entry ``key`` (atomically); why not, or ``None``."""
-    try:
-        with staging_dir(entry) as staging:
-            torch.export.save(program, str(staging / PROGRAM))
-            record = {
-                "format": ENTRY_FORMAT,
-                "key": key,
-                "form": FORM,
-                "files": {PROGRAM: dataclasses.asdict(digest(staging / PROGRAM))},
-            }
-            (staging / ENTRY).write_text(json.dumps(record, indent=2), encoding="utf-8")
-            publish_dir(staging, entry)
-        return None
-    except Exception as error:
-        return first_line(error)
 
 
 def exported(
@@ -259,15 +148,15 @@ def exported(
             return Program(export_program(model, batch, spec, bound), "fresh", None)
         entry = shared.folder / key
         if entry.is_dir():
-            program, problem = _load(entry, key, work_dir)
-            problem = problem or _behaves_otherwise(program, model, batch)
+            program, problem = load_entry(entry, key, work_dir)
+            problem = problem or behaves_otherwise(program, model, batch)
             if problem is None:
                 log.write(f"export: shared, program {key} loaded from {entry}")
                 return Program(program, "shared", key)
             log.write(f"export: discarding the shared program {key} ({problem}); exporting")
             shutil.rmtree(entry, ignore_errors=True)
         program = export_program(model, batch, spec, bound)
-        problem = _store(entry, key, program)
+        problem = store_entry(entry, key, program)
         if problem is None:
             log.write(f"export: fresh, program {key} stored in {entry} for the other backends")
         else:

@@ -37,7 +37,11 @@ class Request:
 
 
 def total_rows(requests: Sequence[Request]) -> int:
-    """The rows of ``requests`` together (Ray Serve's ``batch_size_fn``)."""
+    """The rows of ``requests`` together (Ray Serve's ``batch_size_fn``).
+
+    >>> total_rows([Request((torch.zeros(2, 3),), {}, 2), Request((torch.zeros(5, 3),), {}, 5)])
+    7
+    """
     return sum(r.rows for r in requests)
 
 

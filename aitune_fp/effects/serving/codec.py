@@ -59,7 +59,11 @@ def input_sigs(spec: InputSpec) -> tuple[TensorSig, ...]:
 
 def media_type(header: str | None) -> str:
     """The media type of a ``Content-Type`` header, lower case, parameters dropped (JSON
-    when the header is missing)."""
+    when the header is missing).
+
+    >>> media_type("Application/JSON; charset=utf-8"), media_type(None), media_type("")
+    ('application/json', 'application/json', 'application/json')
+    """
     return (header or JSON).split(";", 1)[0].strip().lower() or JSON
 
 
@@ -136,7 +140,12 @@ def decode(
 
 
 def output_leaves(outputs: Any) -> dict[str, torch.Tensor]:
-    """The model's outputs by name, ``output_0`` … in the output structure's order."""
+    """The model's outputs by name, ``output_0`` … in the output structure's order.
+
+    >>> named = output_leaves({"logits": torch.ones(1, 2), "extra": (torch.zeros(1),)})
+    >>> {name: tuple(t.shape) for name, t in named.items()}
+    {'output_0': (1, 2), 'output_1': (1,)}
+    """
     leaves = pytree.tree_leaves(outputs)
     return {f"output_{i}": t.detach().cpu() for i, t in enumerate(leaves)}
 
@@ -160,7 +169,11 @@ def _numpy(tensor: torch.Tensor) -> Any:
 
 
 def error_body(reason: str) -> bytes:
-    """A refusal's JSON body: ``{"error": "<one line>"}``."""
+    """A refusal's JSON body: ``{"error": "<one line>"}``.
+
+    >>> error_body("input_0 has shape (2, 3),\\n  expected (-1, 4)")
+    b'{"error": "input_0 has shape (2, 3), expected (-1, 4)"}'
+    """
     return json.dumps({"error": " ".join(reason.split())}).encode()
 
 

@@ -1,0 +1,264 @@
+"""The argument parser of every command (``aitune-fp COMMAND --help``).
+
+Rules: without ``--strategy``, ``demo`` and ``tune`` decide with the confident comparison
+(:data:`DEFAULT_STRATEGY`) and verify the pick for :data:`DEFAULT_VERIFY_SECONDS`; building
+the parser imports no torch (the ``fleet`` and ``serve`` commands add their own parsers).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TypeAlias
+
+from aitune_fp.cli.options import (
+    DTYPES,
+    device_arg,
+    dtype_arg,
+    dynamic_arg,
+    factory_arg,
+    names_arg,
+    off_or_seconds_arg,
+    positive_arg,
+    seconds_arg,
+    shape_arg,
+    strategy_arg,
+)
+from aitune_fp.cli.precision_options import add_max_drop, add_precision_options
+from aitune_fp.core.strategies.registry import STRATEGY_SPECS, parse_strategy
+
+DEFAULT_BUILD_TIMEOUT = 600.0  # aitune_fp.effects.isolation.protocol (not imported: no torch)
+DEFAULT_CALL_TIMEOUT = 60.0
+PROG = "aitune-fp"
+DEMO_CHOICES = ("mlp", "cnn", "transformer", "all")
+DEFAULT_STRATEGY = "confident:max-throughput"
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+DEFAULT_VERIFY_SECONDS = 3.0  # ~1000 paired rounds at 1 ms a call; see docs/decision-quality.md
+
+
+def _tuning_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``demo`` and ``tune``.
+
+    Without ``--strategy`` they decide with the confident comparison
+    (:data:`DEFAULT_STRATEGY`); ``--strategy max-throughput`` is the plain rule.
+    """
+    _selection_options(parser)
+    _place_options(parser)
+    _verify_options(parser)
+    _isolation_options(parser)
+    add_precision_options(parser)
+
+
+def _selection_options(parser: argparse.ArgumentParser) -> None:
+    """What is tuned: the strategy, the backends, the device."""
+    parser.add_argument(
+        "--strategy",
+        type=strategy_arg,
+        default=parse_strategy(DEFAULT_STRATEGY),
+        metavar="SPEC",
+        help=f"selection strategy: {', '.join(STRATEGY_SPECS)} (default: {DEFAULT_STRATEGY})",
+    )
+    parser.add_argument(
+        "--backends",
+        type=names_arg,
+        default=None,
+        metavar="NAMES",
+        help="comma-separated backend names (default: every backend available on the device)",
+    )
+    parser.add_argument(
+        "--device", type=device_arg, default="cpu", help="cpu, cuda or cuda:N (default: cpu)"
+    )
+
+
+def _place_options(parser: argparse.ArgumentParser) -> None:
+    """How large and where: the batch-size bound, the cache folder, the plot."""
+    parser.add_argument(
+        "--max-batch-size",
+        type=positive_arg,
+        default=None,
+        metavar="N",
+        help="largest batch size to profile (default: found by sweeping eager)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        default=None,
+        metavar="DIR",
+        help="build folders and artifact cache (default: $AITUNE_FP_CACHE or ~/.cache/aitune_fp)",
+    )
+    parser.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
+
+
+def _verify_options(parser: argparse.ArgumentParser) -> None:
+    """The verification of the pick and the reuse of an earlier baseline."""
+    parser.add_argument(
+        "--verify-seconds",
+        type=off_or_seconds_arg,
+        default=DEFAULT_VERIFY_SECONDS,
+        metavar="N",
+        help="re-measure the pick against its runner-ups, interleaved, after selection: "
+        "until the evidence decides, for about N seconds, up to 3N while a runner-up leans "
+        f"beyond the margin; 0: off (default: {DEFAULT_VERIFY_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--reuse-baseline",
+        default=None,
+        metavar="RUN_JSON",
+        help="take the eager baseline's profile from this earlier run.json instead of "
+        "profiling eager again, only if its model (code and weights), inputs, batch sizes, "
+        "profiling plan and settings, environment and device all match; otherwise a warning "
+        "names what differs and the baseline is measured as usual",
+    )
+
+
+def _isolation_options(parser: argparse.ArgumentParser) -> None:
+    """Deadlines of builds and calls, and the worker processes."""
+    _deadline_options(parser)
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="build and profile every backend in this process (for debugging: a crash or "
+        "hang then ends the whole run)",
+    )
+
+
+def _deadline_options(parser: argparse.ArgumentParser) -> None:
+    """How long a build and a call may take."""
+    parser.add_argument(
+        "--build-timeout",
+        type=seconds_arg,
+        default=DEFAULT_BUILD_TIMEOUT,
+        metavar="SECONDS",
+        help=f"a build, export or compile running longer fails that backend "
+        f"(default: {DEFAULT_BUILD_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=seconds_arg,
+        default=DEFAULT_CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"one call that does not return in time fails that backend "
+        f"(default: {DEFAULT_CALL_TIMEOUT:g})",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Find the fastest correct way to run a PyTorch model for inference.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_demo, _add_tune, _add_report, _add_load, _add_reselect, _add_replay):
+        add(sub)
+    from aitune_fp.cli.fleet_commands import add_fleet_parser
+
+    add_fleet_parser(sub)
+    from aitune_fp.cli.serve_commands import add_serve_parsers
+
+    add_serve_parsers(sub)
+    return parser
+
+
+def _add_demo(sub: Commands) -> None:
+    """``demo``: tune the embedded demo models."""
+    demo = sub.add_parser("demo", help="tune the embedded demo models (the main job)")
+    demo.add_argument("--model", choices=DEMO_CHOICES, default="all", help="default: all")
+    demo.add_argument("--out", default="runs/demo", metavar="DIR", help="default: runs/demo")
+    _tuning_options(demo)
+
+
+def _add_tune(sub: Commands) -> None:
+    """``tune``: a model of the user's from a factory, with its inputs' shapes and dtypes."""
+    tune = sub.add_parser("tune", help="tune your own model from a factory")
+    tune.add_argument(
+        "factory",
+        type=factory_arg,
+        help="path/to/file.py:factory returning the module, or (module, samples)",
+    )
+    _synthetic_options(tune)
+    _input_options(tune)
+    tune.add_argument("--name", default=None, help="model name in the report (default: factory)")
+    tune.add_argument("--out", default="runs/tune", metavar="DIR", help="default: runs/tune")
+    tune.add_argument("--save", default=None, metavar="DIR", help="also save the tuned module")
+    _tuning_options(tune)
+
+
+def _synthetic_options(tune: argparse.ArgumentParser) -> None:
+    """``tune``'s options for synthetic samples: each input's shape and dtype."""
+    tune.add_argument(
+        "--input-shape",
+        type=shape_arg,
+        action="append",
+        metavar="SHAPE",
+        help="shape of one positional input, batch first, e.g. 8x3x64x64 (repeat per input)",
+    )
+    tune.add_argument(
+        "--dtype",
+        type=dtype_arg,
+        action="append",
+        metavar="DTYPE",
+        help=f"input dtype, one for all or one per input: {', '.join(DTYPES)}",
+    )
+
+
+def _input_options(tune: argparse.ArgumentParser) -> None:
+    """``tune``'s options on the samples: unbatched items and dynamic axes."""
+    tune.add_argument(
+        "--unbatched",
+        action="store_true",
+        help="the factory's samples are items without a batch axis (collated by tuning)",
+    )
+    tune.add_argument(
+        "--dynamic",
+        type=dynamic_arg,
+        action="append",
+        metavar="INPUT:AXIS=MIN..MAX",
+        help="a dynamic axis besides the batch, e.g. input_ids:1=8..64 or 0:2=16..64,3=16..64 "
+        "(INPUT: keyword name or positional index; inclusive range; repeat per input)",
+    )
+
+
+def _add_report(sub: Commands) -> None:
+    """``report``: show a stored run."""
+    report = sub.add_parser("report", help="show a stored run")
+    report.add_argument("run", metavar="RUN.json")
+    report.add_argument("--markdown", action="store_true", help="print the Markdown report")
+    report.add_argument("--plot", default=None, metavar="FILE.png", help="draw the plot")
+    report.add_argument(
+        "--stats",
+        action="store_true",
+        help="also print the decision's statistics: intervals and per-backend spread",
+    )
+
+
+def _add_load(sub: Commands) -> None:
+    """``load``: check and load a saved tuned module."""
+    load = sub.add_parser("load", help="check and load a saved tuned module, run it once")
+    load.add_argument("saved", metavar="DIR", help="a folder written by --save")
+    load.add_argument(
+        "--expected-digest",
+        default=None,
+        metavar="sha256:HEX",
+        help="refuse the folder unless its manifest has this digest (printed by --save)",
+    )
+    load.add_argument("--device", type=device_arg, default=None, help="default: as tuned")
+
+
+def _add_reselect(sub: Commands) -> None:
+    """``reselect``: re-select a stored run with another strategy."""
+    reselect = sub.add_parser("reselect", help="re-select a stored run with another strategy")
+    reselect.add_argument("run", metavar="RUN.json")
+    reselect.add_argument(
+        "--strategy", type=strategy_arg, default=None, metavar="SPEC",
+        help="the strategy to re-select with (default with --max-drop: the stored one)",
+    )  # fmt: skip
+    add_max_drop(reselect)
+    reselect.add_argument("--out", default=None, metavar="NEW.json", help="store the new run")
+
+
+def _add_replay(sub: Commands) -> None:
+    """``replay``: re-derive a stored run's decisions from its event log."""
+    replay = sub.add_parser("replay", help="re-derive a stored run's decisions from its log")
+    replay.add_argument("run", metavar="RUN.json")
+    replay.add_argument("--strategy", type=strategy_arg, default=None, metavar="SPEC",
+                        help="replay under another strategy: where would it diverge?")  # fmt: skip

@@ -1,0 +1,164 @@
+"""The interleaved-rounds loop: each participant timed once per round, in rotating order.
+
+Rules (of :mod:`aitune_fp.effects.rounds`; the pure decisions live in
+:mod:`aitune_fp.core.measure.rounds`): :func:`interleave` warms every participant up, then
+times rounds in the order of :func:`~aitune_fp.core.measure.rounds_plan.rotation`, so drift
+and noisy neighbours hit every participant alike; the injected judge says after a round
+whether the decision is clear; the judge is skipped while the rounds since its last verdict
+took less clock time than that verdict did; a participant whose call raises leaves the
+rounds with its samples kept as a prefix; on a device a turn is a burst
+(:func:`timed_burst`): a rest, settling calls, then timed calls whose median is the sample.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aitune_fp.core.measure.burst import Burst, sample, settles, times
+from aitune_fp.core.measure.rounds import RoundsVerdict
+from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
+
+log = logging.getLogger("aitune_fp")
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """What :func:`interleave` timed: each participant's round samples, and how it ended."""
+
+    samples: Mapping[str, tuple[float, ...]]
+    rounds: int
+    reason: str
+    seconds: float
+
+
+def timed_burst(
+    calls: Sequence[Callable[[], Any]],
+    timer: Callable[[Callable[[], Any]], float],
+    burst: Burst,
+    start: int,
+    before: Callable[[], None] | None = None,
+    rest: Callable[[float], None] = lambda ms: time.sleep(ms / 1000.0),
+) -> tuple[float, int]:
+    """One burst of ``calls`` (cycled from index ``start``): it rests, settles, then times
+    (:mod:`aitune_fp.core.measure.burst`); its sample in ms, and the index to start the
+    next burst at. The phases' lengths count the calls' timed ms.
+
+    >>> calls = [lambda: None] * 3
+    >>> ms = iter([5.0, 1.0, 1.0, 2.0])
+    >>> timed_burst(calls, lambda c: next(ms), Burst(settle_calls=1, min_calls=3), 2)
+    (1.0, 6)
+    """
+    if burst.rest_ms > 0.0:
+        rest(burst.rest_ms)
+    index = start
+
+    def one() -> float:
+        nonlocal index
+        if before is not None:
+            before()
+        ms = timer(calls[index % len(calls)])
+        index += 1
+        return ms
+
+    settled, spent = 0, 0.0
+    while settles(burst, settled, spent):
+        spent, settled = spent + one(), settled + 1
+    timed: list[float] = []
+    spent = 0.0
+    while times(burst, len(timed), spent):
+        timed.append(one())
+        spent += timed[-1]
+    return sample(burst, timed), index
+
+
+def burst_caller(
+    calls: Mapping[str, Sequence[Callable[[], Any]]],
+    timer: Callable[[Callable[[], Any]], float],
+    burst: Burst,
+    before: Callable[[], None] | None = None,
+) -> Callable[[str, int], float]:
+    """:func:`interleave`'s ``call`` on a device: one :func:`timed_burst` of the named
+    participant's ``calls`` (filled in by its warm-up), each participant resuming its input
+    pool where its previous burst ended."""
+    position: dict[str, int] = {}
+
+    def call(name: str, _round_index: int) -> float:
+        ms, position[name] = timed_burst(calls[name], timer, burst, position.get(name, 0), before)
+        return ms
+
+    return call
+
+
+Judge = Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]
+
+
+def interleave(
+    names: Sequence[str],
+    warm: Callable[[str], bool],
+    call: Callable[[str, int], float],
+    judge: Judge,
+    plan: RoundsPlan,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    affordable: Callable[[tuple[str, ...]], bool] = lambda _order: True,
+) -> Timed:
+    """Time ``names`` in interleaved rounds until the judge stops them.
+
+    ``warm(name)`` primes and warms a participant up (``False``: it failed and stays out);
+    ``call(name, round_index)`` times one call in ms (raising: the participant leaves);
+    ``judge(samples, rounds_done, elapsed, still_timed)`` is the core's verdict; ``clock``
+    reads seconds (any monotonic count will do); ``affordable(order)`` may refuse the next
+    round before it starts.
+
+    >>> from itertools import count
+    >>> tick = count()
+    >>> def judge(samples, done, elapsed, timed):
+    ...     return RoundsVerdict(done >= 3, "three rounds" if done >= 3 else "", timed)
+    >>> t = interleave(["a", "b"], lambda n: True, lambda n, i: 1.0 + i, judge,
+    ...                RoundsPlan(), clock=lambda: float(next(tick)))
+    >>> t.samples, t.rounds, t.reason
+    ({'a': (1.0, 2.0, 3.0), 'b': (1.0, 2.0, 3.0)}, 3, 'three rounds')
+    """
+    began = clock()
+    timed: dict[str, list[float]] = {name: [] for name in names}
+    active = tuple(name for name in names if warm(name))
+    done, reason = 0, "no rounds were run"
+    judge_cost, since_judged, judging = 0.0, 0.0, 0.0
+    while len(active) >= 2:
+        order = rotation(active, done)
+        if not affordable(order):
+            reason = f"call budget spent after {done} rounds"
+            break
+        failed = []
+        round_began = clock()
+        for name in order:
+            try:
+                timed[name].append(call(name, done))
+            except Exception as error:  # a failing backend leaves the rounds
+                log.warning("%s failed during the final rounds: %s", name, error)
+                failed.append(name)
+        done += 1
+        now = clock()
+        # the budget counts measuring (warm-up and round calls), not judging
+        elapsed, since_judged = now - began - judging, since_judged + now - round_began
+        budget_spent = done >= plan.max_rounds or elapsed >= plan.max_seconds
+        if not (failed or budget_spent) and since_judged < judge_cost:
+            continue  # judging costs more than the rounds since the last judgement
+        still = tuple(n for n in active if n not in failed)
+        verdict = judge(timed, done, elapsed, still)
+        active = tuple(n for n in verdict.active if n not in failed)
+        spent = clock() - now
+        judging += spent
+        if plan.judges(done, elapsed):
+            judge_cost, since_judged = spent, 0.0
+        if verdict.stop:
+            reason = verdict.reason
+            break
+    else:
+        reason = f"after {done} rounds fewer than two participants were left"
+    samples = {name: tuple(values) for name, values in timed.items()}
+    return Timed(samples, done, reason, clock() - began)
