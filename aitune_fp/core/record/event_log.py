@@ -39,15 +39,8 @@ from aitune_fp.core.session.events import Event, Profiled, Timed
 def encode_event(event: Event) -> dict[str, Any]:
     """One event as a JSON-able dict."""
     if isinstance(event, Profiled):
-        result = event.result
-        return {
-            "event": "profiled",
-            "name": event.name,
-            "profile": encode_profile(result.unwrap()) if isinstance(result, Success) else None,
-            "failure": encode_failure(result.failure()) if isinstance(result, Failure) else None,
-            "live": event.live,
-            "profile_seconds": event.profile_seconds,
-        }
+        return {"event": "profiled", "name": event.name, **_result(event.result),
+                "live": event.live, "profile_seconds": event.profile_seconds}  # fmt: skip
     return {
         "event": "timed",
         "purpose": event.purpose,
@@ -56,6 +49,13 @@ def encode_event(event: Event) -> dict[str, Any]:
         "reason": event.reason,
         "seconds": event.seconds,
     }
+
+
+def _result(result: Candidate) -> dict[str, Any]:
+    """A build's result: its profile or its failure (the other ``None``)."""
+    if isinstance(result, Success):
+        return {"profile": encode_profile(result.unwrap()), "failure": None}
+    return {"profile": None, "failure": encode_failure(result.failure())}
 
 
 def encode_events(events: Sequence[Event]) -> list[dict[str, Any]]:
@@ -67,26 +67,25 @@ def decode_event(doc: Reader) -> Event:
     """One event from :func:`encode_event`'s output; ``ValueError`` naming a bad path."""
     kind = doc.text("event")
     if kind == "profiled":
-        profile = doc.decoded_or_none("profile", decode_profile)
-        failure = doc.decoded_or_none("failure", decode_failure)
-        result: Candidate
-        if profile is not None and failure is None:
-            result = Success(profile)
-        elif failure is not None and profile is None:
-            result = Failure(failure)
-        else:
-            raise ValueError(f"{doc.path}: a profiled event has a profile or a failure")
-        return Profiled(doc.text("name"), result, doc.flag("live"), doc.number("profile_seconds"))
+        return Profiled(doc.text("name"), _decoded_result(doc), doc.flag("live"),
+                        doc.number("profile_seconds"))  # fmt: skip
     if kind == "timed":
         samples = doc.child("samples")
-        return Timed(
-            doc.text("purpose"),
-            pmap({k: samples.numbers(k) for k in samples.data}),
-            doc.integer("rounds"),
-            doc.text("reason"),
-            doc.number("seconds"),
-        )
+        timed = pmap({k: samples.numbers(k) for k in samples.data})
+        return Timed(doc.text("purpose"), timed, doc.integer("rounds"), doc.text("reason"),
+                     doc.number("seconds"))  # fmt: skip
     raise ValueError(f"{doc.path}.event: expected profiled or timed, got {kind!r}")
+
+
+def _decoded_result(doc: Reader) -> Candidate:
+    """A profiled event's result: exactly one of its profile and its failure."""
+    profile = doc.decoded_or_none("profile", decode_profile)
+    failure = doc.decoded_or_none("failure", decode_failure)
+    if profile is not None and failure is None:
+        return Success(profile)
+    if failure is not None and profile is None:
+        return Failure(failure)
+    raise ValueError(f"{doc.path}: a profiled event has a profile or a failure")
 
 
 def read_events(record: Reader) -> tuple[Event, ...]:

@@ -69,20 +69,20 @@ def rounds_judge(session: Session, setup: RoundsSetup) -> Judge:
     return judge
 
 
-def begin_rounds(session: Session) -> tuple[Session, tuple[Command, ...], bool]:
-    """The rounds' commands, and whether they wait for an answer (``False``: no rounds)."""
+def _setup(session: Session) -> RoundsSetup | None:
+    """The rounds the strategy asks for after the sweep (``None``: none)."""
     strategy = session.strategy
     if strategy.plan.rounds is None or strategy.confidence is None:
-        return session, (), False
+        return None
     base = session.baseline_profile if strategy.validate_performance else None
-    setup = setup_rounds(
-        strategy,
-        session.fold,
-        _candidates(session),
-        session.live,
-        base.backend if base is not None else None,
-        session.sweep_seconds,
-    )
+    name = base.backend if base is not None else None
+    return setup_rounds(strategy, session.fold, _candidates(session), session.live, name,
+                        session.sweep_seconds)  # fmt: skip
+
+
+def begin_rounds(session: Session) -> tuple[Session, tuple[Command, ...], bool]:
+    """The rounds' commands, and whether they wait for an answer (``False``: no rounds)."""
+    setup = _setup(session)
     if setup is None:
         return session, (), False
     if not setup.runs:
@@ -111,11 +111,4 @@ def on_rounds(session: Session, event: Timed) -> Step:
         Say(f"final rounds: {event.reason} ({event.seconds:.1f} s)"),
         Amend(tuple(everyone), event.seconds / len(everyone) if everyone else 0.0),
     )
-    profiles = session.profiles.update(timed)
-    base = session.baseline_profile
-    return replace(
-        session,
-        fold=state,
-        profiles=profiles,
-        baseline_profile=timed.get(base.backend, base) if base is not None else None,
-    ), said
+    return replace(session, fold=state, profiles=session.profiles.update(timed)), said

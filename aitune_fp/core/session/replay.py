@@ -25,7 +25,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyrsistent import pmap
@@ -78,14 +78,19 @@ def answers(log: Sequence[Event]) -> Callable[[Command], Event | None]:
             missing = BackendFailure(command.name, "measure", "not built in the recorded run")
             return built.get(command.name, Profiled(command.name, Failure(missing)))
         if isinstance(command, TimeRounds | Verify):
-            purpose = "rounds" if isinstance(command, TimeRounds) else "verify"
-            keys = _keys(command)
-            found = timed.get(purpose, Timed(purpose))
-            samples = {k: v for k, v in found.samples.items() if k in keys}
-            return Timed(purpose, pmap(samples), found.rounds, found.reason, found.seconds)
+            return _restricted(command, timed)
         return None
 
     return answer
+
+
+def _restricted(command: TimeRounds | Verify, timed: Mapping[str, Timed]) -> Timed:
+    """The logged timing of the command's purpose, kept to the participants it asks for."""
+    purpose = "rounds" if isinstance(command, TimeRounds) else "verify"
+    keys = _keys(command)
+    found = timed.get(purpose, Timed(purpose))
+    samples = {k: v for k, v in found.samples.items() if k in keys}
+    return Timed(purpose, pmap(samples), found.rounds, found.reason, found.seconds)
 
 
 def _keys(command: TimeRounds | Verify) -> frozenset[str]:
@@ -143,10 +148,8 @@ def describe(command: Command) -> str:
     ('build a', 'close a, b')
     """
     match command:
-        case Build(name, baseline, early, reuse):
-            extra = " (baseline)" if baseline else ""
-            extra += f", early stop against {early.state.best_name}" if early else ""
-            return f"build {name}{extra}{', reused' if reuse else ''}"
+        case Build():
+            return _build_line(command)
         case Close(names):
             return f"close {', '.join(sorted(names))}"
         case TimeRounds(participants, plan):
@@ -156,6 +159,20 @@ def describe(command: Command) -> str:
             return f"verify: {', '.join(k for k, _, _ in entries)} for {seconds:g} s"
         case Done(selection):
             return "done: " + selection.map(lambda s: f"selects {s.backend}").value_or("fails")
+    return _note_line(command)
+
+
+def _build_line(command: Build) -> str:
+    """``build NAME`` with its role, its early stop and whether its profile is reused."""
+    extra = " (baseline)" if command.baseline else ""
+    if command.early_stop is not None:
+        extra += f", early stop against {command.early_stop.state.best_name}"
+    return f"build {command.name}{extra}{', reused' if command.reuse else ''}"
+
+
+def _note_line(command: Command) -> str:
+    """A log line, a journal write or an amendment, named."""
+    match command:
         case Say(line):
             return f"say: {line}"
         case Journal(name):

@@ -81,47 +81,57 @@ def begin(session: Session) -> Step:
 
 def on_baseline(session: Session, event: Profiled) -> Step:
     """The baseline's answer: the fold starts from it, then the first candidate."""
-    profile = event.result.value_or(None)
     session = replace(
-        session,
+        _measured(session, event),
         fold=start(session.strategy, event.result),
         live=session.live | {event.name} if event.live else session.live,
-        baseline_profile=profile,
-        profiles=session.profiles.set(event.name, profile) if profile else session.profiles,
-        sweep_seconds=session.sweep_seconds + event.profile_seconds,
+        baseline_profile=event.result.value_or(None),
     )
     return ask_next(replace(session, phase="sweep"), 0, (Journal(event.name),))
 
 
 def on_candidate(session: Session, event: Profiled) -> Step:
     """A candidate's answer: fold it, close who can no longer win, journal, go on."""
-    strategy, previous = session.strategy, session.fold.best
-    state = step(strategy, session.fold, event.result)
-    profile = event.result.value_or(None)
-    said: list[Command] = []
-    live = session.live
-    if event.live:
-        if state.best is not None and state.best.backend == event.name != getattr(
-            previous, "backend", None
-        ):
-            said.append(Say(f"new best: {event.name} ({strategy.fmt(state.best.result.metric)})"))
-        live = live | {event.name}
-        closing = live - kept(session, state)
-        if closing:
-            said.append(Close(frozenset(closing)))
-            live = live - closing
+    state = step(session.strategy, session.fold, event.result)
+    live, said = _released(session, state, event)
     session = replace(
-        session,
+        _measured(session, event),
         fold=state,
         fed=(*session.fed, event.result),
         live=live,
+    )
+    said = (*said, Journal(event.name))
+    if settled(session.strategy, state):
+        return replace(session, phase="swept"), said
+    return ask_next(session, session.pending + 1, said)
+
+
+def _measured(session: Session, event: Profiled) -> Session:
+    """``session`` knowing the answer's profile and its sweep's seconds."""
+    profile = event.result.value_or(None)
+    return replace(
+        session,
         profiles=session.profiles.set(event.name, profile) if profile else session.profiles,
         sweep_seconds=session.sweep_seconds + event.profile_seconds,
     )
-    said.append(Journal(event.name))
-    if settled(strategy, state):
-        return replace(session, phase="swept"), tuple(said)
-    return ask_next(session, session.pending + 1, tuple(said))
+
+
+def _released(
+    session: Session, state: TuneState, event: Profiled
+) -> tuple[frozenset[str], tuple[Command, ...]]:
+    """The runners alive after ``event`` (a new live one joins, those who can no longer
+    win or challenge are closed), and what is said about it."""
+    if not event.live:
+        return session.live, ()
+    said: tuple[Command, ...] = ()
+    before = session.fold.best.backend if session.fold.best is not None else None
+    if state.best is not None and state.best.backend == event.name != before:
+        said = (Say(f"new best: {event.name} ({session.strategy.fmt(state.best.result.metric)})"),)
+    live = session.live | {event.name}
+    closing = live - kept(session, state)
+    if closing:
+        said = (*said, Close(frozenset(closing)))
+    return live - closing, said
 
 
 def _not_built(session: Session, name: str) -> str | None:

@@ -85,16 +85,24 @@ def plan_verification(
     neighbours = plateau(strategy, mine, size) if mine is not None else ()
     if winner not in live or not (names or neighbours):
         return None
+    labels = {f"{winner}@{bs}": bs for bs in neighbours}
+    entries = _entries(selection, names, labels)
+    plan = timing_plan(seconds, EXTEND)
+    return VerifyPlan(strategy, selection, seconds, names, pmap(labels), entries, mine, plan)
+
+
+def _entries(
+    selection: Selection, names: Sequence[str], labels: Mapping[str, int]
+) -> tuple[tuple[str, str, int], ...]:
+    """(key, backend, batch size) for the winner, each challenger at its selected batch
+    size, and the winner at each other batch size by label."""
     sizes = {s.backend: s.result.selected_batch_size for s in selection.ranking}
     if selection.baseline is not None:
         sizes[selection.baseline.backend] = selection.baseline.result.selected_batch_size
-    sizes[winner] = size
-    labels = {f"{winner}@{bs}": bs for bs in neighbours}
-    entries = tuple((n, n, sizes[n]) for n in (winner, *names)) + tuple(
-        (k, winner, bs) for k, bs in labels.items()
-    )
-    plan = timing_plan(seconds, EXTEND)
-    return VerifyPlan(strategy, selection, seconds, names, pmap(labels), entries, mine, plan)
+    winner = selection.backend
+    sizes[winner] = selection.result.selected_batch_size
+    timed = tuple((n, n, sizes[n]) for n in (winner, *names))
+    return timed + tuple((k, winner, bs) for k, bs in labels.items())
 
 
 def judged(

@@ -24,6 +24,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from aitune_fp.effects.inputs import InputSpec
+
 _REASON_LINES = 6
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # ONNX Runtime colours its native log lines
 
@@ -142,3 +144,25 @@ def open_checked_session(
     if missing_providers(requested, active):
         raise ProviderMismatch(mismatch_message(requested, active, text))
     return session
+
+
+def trt_profile_options(spec: InputSpec, max_batch_size: int) -> dict[str, str]:
+    """The TensorRT provider's optimisation profile: the same rows as the ``tensorrt``
+    backend's (:meth:`~aitune_fp.effects.input_spec.TensorSpec.profile`): batch 1 / max /
+    max, every dynamic axis at its declared min / opt / max (never pinned to the samples).
+
+    >>> import torch
+    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> spec = normalise_samples([torch.zeros(1, 8), torch.zeros(1, 12)]).spec
+    >>> trt_profile_options(spec, 4)["trt_profile_max_shapes"]
+    'input_0:4x12'
+    """
+    rows = [t.profile((1, max_batch_size, max_batch_size), spec.batch_axis) for t in spec.tensors]
+    keys = ("trt_profile_min_shapes", "trt_profile_opt_shapes", "trt_profile_max_shapes")
+    return {
+        key: ",".join(
+            f"{t.name}:" + "x".join(str(d) for d in row[which])
+            for t, row in zip(spec.tensors, rows, strict=True)
+        )
+        for which, key in enumerate(keys)
+    }

@@ -40,7 +40,7 @@ from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
 from aitune_fp.effects.backends._ort_info import ort_info, ort_precision
 from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
 from aitune_fp.effects.backends._ort_runners import session_runner
-from aitune_fp.effects.backends._ort_session import open_checked_session
+from aitune_fp.effects.backends._ort_session import open_checked_session, trt_profile_options
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._streams import dedicated_stream, device_index
 from aitune_fp.effects.backends._versions import unsupported
@@ -281,24 +281,3 @@ def _provider_missing(provider: str) -> str | None:
     if shadowed is not None:
         return f"onnxruntime's {provider} is missing: {shadowed}"
     return f"onnxruntime's {provider} is not installed (needs onnxruntime-gpu)"
-
-
-def trt_profile_options(spec: InputSpec, max_batch_size: int) -> dict[str, str]:
-    """The TensorRT provider's optimisation profile: the same rows as the ``tensorrt``
-    backend's (:meth:`~aitune_fp.effects.input_spec.TensorSpec.profile`): batch 1 / max /
-    max, every dynamic axis at its declared min / opt / max (never pinned to the samples).
-
-    >>> from aitune_fp.effects.inputs import normalise_samples
-    >>> spec = normalise_samples([torch.zeros(1, 8), torch.zeros(1, 12)]).spec
-    >>> trt_profile_options(spec, 4)["trt_profile_max_shapes"]
-    'input_0:4x12'
-    """
-    rows = [t.profile((1, max_batch_size, max_batch_size), spec.batch_axis) for t in spec.tensors]
-    keys = ("trt_profile_min_shapes", "trt_profile_opt_shapes", "trt_profile_max_shapes")
-    return {
-        key: ",".join(
-            f"{t.name}:" + "x".join(str(d) for d in row[which])
-            for t, row in zip(spec.tensors, rows, strict=True)
-        )
-        for which, key in enumerate(keys)
-    }
