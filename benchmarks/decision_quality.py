@@ -57,18 +57,18 @@ from pathlib import Path
 from returns.result import Success
 
 from aitune_fp.core.fold import fold_all, tune
-from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds, round_members
-from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
-from aitune_fp.core.measure.verification import Paired, judge
-from aitune_fp.core.measure.verification_plan import (
+from aitune_fp.core.records import Profile
+from aitune_fp.core.rounds.round_members import RoundsVerdict, judge_rounds, round_members
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan, rotation
+from aitune_fp.core.strategies import confident, min_latency
+from aitune_fp.core.strategy import Strategy
+from aitune_fp.core.verification.judge import Paired, judge
+from aitune_fp.core.verification.verification_plan import (
     CHALLENGERS,
     EXTEND,
     challengers,
     unsettled,
 )
-from aitune_fp.core.records import Profile
-from aitune_fp.core.strategies import confident, min_latency
-from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.interleave import interleave
 
 WARMUP = 10
@@ -457,7 +457,7 @@ def run_real(
     from aitune_fp.effects.timing import ProfileSettings
     from aitune_fp.models import DEMO_MODELS
     from aitune_fp.shell.io import perform
-    from aitune_fp.shell.rounds import final_rounds
+    from aitune_fp.shell.standalone_rounds import final_rounds
 
     device = torch.device("cpu")
     settings = ProfileSettings()

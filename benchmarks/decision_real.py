@@ -17,7 +17,7 @@ release is held back for the benchmark). After both tunes of a (model, strategy)
 tune's runners are re-measured at every batch size its sweep profiled, in an interleaved
 window of ``--window-seconds`` per tune (its own runners only; warmed to steady state
 first, order rotated per round). Each participant's turn is a long burst
-(:mod:`aitune_fp.core.measure.burst`): 30 ms of rest, at least 5 calls and 50 ms of
+(:mod:`aitune_fp.core.rounds.burst`): 30 ms of rest, at least 5 calls and 50 ms of
 settling, then at least 5 calls and ``--burst-ms`` (100 ms) timed, whose median is its
 round's sample. The bursts matter. Timed one call at a time among runners of three
 runtimes, nobody runs at the speed it has alone. An ONNX Runtime session never settles
@@ -101,8 +101,8 @@ def keeping(sink: dict[str, Any]) -> Iterator[None]:
 def strategy_of(name: str, budget_ms: float, setting: str = "after") -> Any:
     """The confident strategy named (the CLI's default kind of decision); ``before``
     judges batch sizes by the mean, as it did before the robust sweeps."""
-    from aitune_fp.core.measure.burst import Burst
-    from aitune_fp.core.measure.rounds_plan import RoundsPlan
+    from aitune_fp.core.rounds.burst import Burst
+    from aitune_fp.core.rounds.rounds_plan import RoundsPlan
     from aitune_fp.core.strategies import confident, latency_budget, max_throughput, min_latency
 
     plain = {
@@ -173,8 +173,8 @@ def window(
 
     import torch
 
-    from aitune_fp.core.measure.burst import Burst
-    from aitune_fp.core.measure.verification_plan import timing_plan, timing_verdict
+    from aitune_fp.core.rounds.burst import Burst
+    from aitune_fp.core.verification.verification_plan import timing_plan, timing_verdict
     from aitune_fp.effects.rounds import time_paired
     from aitune_fp.effects.timing import ProfileSettings
 

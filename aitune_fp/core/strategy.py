@@ -28,7 +28,6 @@ from typing import Final
 from pyrsistent import PMap, pmap
 from returns.result import Result
 
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.measure.stop_rules import (
     CallRule,
     SweepRule,
@@ -36,6 +35,7 @@ from aitune_fp.core.measure.stop_rules import (
     throughput_saturation,
 )
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile, TuneState
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.stats.confidence import ConfidenceRule, MetricKind, check_kind
 
 Measure = Callable[[Profile], Result[BackendProfilingResult, BackendFailure]]
@@ -70,7 +70,7 @@ class ProfilingPlan:
     ``batching=False`` measures batch size 1 only (no max-batch search). ``max_batch_size``
     caps the sweep (``None``: found by sweeping the baseline). ``rounds``, when set, asks
     for interleaved final rounds of the baseline and the leading candidates after the
-    sweeps (see :mod:`aitune_fp.core.measure.rounds_plan`); they need a strategy with a
+    sweeps (see :mod:`aitune_fp.core.rounds.rounds_plan`); they need a strategy with a
     ``confidence`` rule.
 
     >>> ProfilingPlan().batch_sizes(5)

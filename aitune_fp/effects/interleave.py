@@ -1,8 +1,8 @@
 """The interleaved-rounds loop: each participant timed once per round, in rotating order.
 
 Rules (of :mod:`aitune_fp.effects.rounds`; the pure decisions live in
-:mod:`aitune_fp.core.measure.rounds`): :func:`interleave` warms every participant up, then
-times rounds in the order of :func:`~aitune_fp.core.measure.rounds_plan.rotation`, so drift
+:mod:`aitune_fp.core.rounds.round_members`): :func:`interleave` warms every participant up, then
+times rounds in the order of :func:`~aitune_fp.core.rounds.rounds_plan.rotation`, so drift
 and noisy neighbours hit every participant alike; the injected judge says after a round
 whether the decision is clear; the judge is skipped while the rounds since its last verdict
 took less clock time than that verdict did; a participant whose call raises leaves the
@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aitune_fp.core.measure.burst import Burst, sample, settles, times
-from aitune_fp.core.measure.rounds import RoundsVerdict
-from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
+from aitune_fp.core.rounds.burst import Burst, sample, settles, times
+from aitune_fp.core.rounds.round_members import RoundsVerdict
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan, rotation
 
 log = logging.getLogger("aitune_fp")
 
@@ -44,7 +44,7 @@ def timed_burst(
     rest: Callable[[float], None] = lambda ms: time.sleep(ms / 1000.0),
 ) -> tuple[float, int]:
     """One burst of ``calls`` (cycled from index ``start``): it rests, settles, then times
-    (:mod:`aitune_fp.core.measure.burst`); its sample in ms, and the index to start the
+    (:mod:`aitune_fp.core.rounds.burst`); its sample in ms, and the index to start the
     next burst at. The phases' lengths count the calls' timed ms.
 
     >>> calls = [lambda: None] * 3

@@ -1,6 +1,6 @@
 """Interleaved final rounds: the timing loop, and its adapter for backends on a device.
 
-Rules (the pure decisions live in :mod:`aitune_fp.core.measure.rounds`):
+Rules (the pure decisions live in :mod:`aitune_fp.core.rounds.round_members`):
 - :func:`interleave` is the loop, with its clock and its timed call injected: it warms
   every participant up, then times rounds, each participant once per round in the order
   of :func:`rotation` (A B C, B C A, …), so drift and noisy neighbours hit every
@@ -18,7 +18,9 @@ Rules (the pure decisions live in :mod:`aitune_fp.core.measure.rounds`):
   ``burst``): a rest, settling calls, then timed calls whose median is the round's
   sample, so each backend is timed at the steady state it has when it runs alone, not
   right after another runtime took its threads and caches or left its threads spinning;
-- :func:`run_rounds` times backends' runners on a device with it: every participant at
+- :func:`time_rounds` times backends' runners on a device with it (the session's
+  ``TimeRounds``; :func:`run_rounds` is the same for participants with their sweep
+  profiles, judged by the core's rounds judge): every participant at
   the batch size its sweep selected, with inputs from the same kind of rotating pool as
   the profiler (at most 8 batches: between two calls of one backend the others run,
   which already evicts its inputs from the caches), after one priming call and
@@ -37,10 +39,10 @@ from typing import Any
 
 import torch
 
-from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.measure.warmup import fixed_warmup
 from aitune_fp.core.records import Profile
+from aitune_fp.core.rounds.round_members import RoundsVerdict, judge_rounds
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.batch_timing import warm_up
 from aitune_fp.effects.call_guard import guarded
@@ -75,34 +77,55 @@ class RoundsOutcome:
 ROUNDS_POOL = 8
 
 
-def _calls(
-    p: Participant, samples: Samples, device: torch.device, settings: ProfileSettings
-) -> list[Callable[[], Any]]:
-    small = replace(settings, max_pool=min(settings.max_pool, ROUNDS_POOL))
-    pool = input_pool(samples, p.batch_size, device, small)
-    return [guarded(partial(call_with, p.runner, b.args, dict(b.kwargs))) for b in pool]
-
-
-def _warmed(
-    p: Participant,
+def pooled_calls(
+    runner: Callable[..., Any],
+    batch_size: int,
     samples: Samples,
     device: torch.device,
     settings: ProfileSettings,
-    plan: RoundsPlan,
 ) -> list[Callable[[], Any]]:
-    """The participant's calls after priming and warm-up; none when that raised."""
-    try:
-        calls = _calls(p, samples, device, settings)
-        for i in range(plan.warmup_calls + 1):
-            calls[i % len(calls)]()
-    except Exception as error:  # a failing backend stays out of the rounds
-        log.warning("%s failed before the final rounds: %s", p.name, error)
-        return []
-    return calls
+    """The participant's calls, one per batch of its input pool, each under the deadline."""
+    small = replace(settings, max_pool=min(settings.max_pool, ROUNDS_POOL))
+    pool = input_pool(samples, batch_size, device, small)
+    return [guarded(partial(call_with, runner, b.args, dict(b.kwargs))) for b in pool]
 
 
-def _with_rounds(p: Participant, timed: list[float]) -> Profile:
-    return replace(p.profile, rounds_ms={p.batch_size: timed}) if timed else p.profile
+def time_rounds(
+    participants: Sequence[tuple[str, Callable[..., Any], int]],
+    samples: Samples,
+    device: torch.device,
+    plan: RoundsPlan,
+    judge: Judge,
+    settings: ProfileSettings = ProfileSettings(),
+) -> Timed:
+    """Time ``(name, runner, batch size)`` participants in the final rounds until ``judge``
+    stops them: each primed with one call and ``plan.warmup_calls`` untimed calls (one
+    that raises there stays out), then bursts in rotating rounds (the session's
+    ``TimeRounds``; see the module's rules)."""
+    by_name = {name: (runner, bs) for name, runner, bs in participants}
+    timer = call_timer(device, settings)
+    before = parallel_op(device) if settings.input_mode == "parallel_op" else None
+    calls: dict[str, list[Callable[[], Any]]] = {}
+    call = burst_caller(calls, timer, plan.burst, before)
+
+    def warm(name: str) -> bool:
+        runner, bs = by_name[name]
+        try:
+            calls[name] = pooled_calls(runner, bs, samples, device, settings)
+            for i in range(plan.warmup_calls + 1):
+                calls[name][i % len(calls[name])]()
+        except Exception as error:  # a failing backend stays out of the rounds
+            log.warning("%s failed before the final rounds: %s", name, error)
+            calls[name] = []
+        synchronize(device)
+        return bool(calls[name])
+
+    with torch.inference_mode():
+        return interleave(list(by_name), warm, call, judge, plan)
+
+
+def _with_rounds(p: Participant, timed: Sequence[float]) -> Profile:
+    return replace(p.profile, rounds_ms={p.batch_size: tuple(timed)}) if timed else p.profile
 
 
 def run_rounds(
@@ -116,42 +139,27 @@ def run_rounds(
     *,
     time_baseline: bool = True,
 ) -> RoundsOutcome:
-    """Time ``baseline`` and ``candidates`` in interleaved rounds until the judge stops.
+    """Time ``baseline`` and ``candidates`` (participants with their sweep profiles) in
+    interleaved rounds, judged by :func:`~aitune_fp.core.rounds.round_members.judge_rounds`.
 
     With ``time_baseline=False`` the baseline is judged on its sweep samples only and
     never called here.
     """
     everyone = (*((baseline,) if baseline else ()), *candidates)
-    timed_ones = tuple(p for p in everyone if time_baseline or p is not baseline)
-    timer = call_timer(device, settings)
-    before = parallel_op(device) if settings.input_mode == "parallel_op" else None
-    calls: dict[str, list[Callable[[], Any]]] = {}
-    call = burst_caller(calls, timer, plan.burst, before)
-
-    def warm(name: str) -> bool:
-        p = next(q for q in timed_ones if q.name == name)
-        calls[name] = _warmed(p, samples, device, settings, plan)
-        synchronize(device)
-        return bool(calls[name])
+    timed_ones = [(p.name, p.runner, p.batch_size) for p in everyone
+                  if time_baseline or p is not baseline]  # fmt: skip
 
     def judge(
         so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
     ) -> RoundsVerdict:
-        profiles = {p.name: _with_rounds(p, list(so_far.get(p.name, ()))) for p in everyone}
-        return judge_rounds(
-            strategy,
-            profiles[baseline.name] if baseline else None,
-            [profiles[c.name] for c in candidates],
-            done,
-            elapsed,
-            plan,
-            still_timed=still,
-        )
+        now = {p.name: _with_rounds(p, so_far.get(p.name, ())) for p in everyone}
+        base = now[baseline.name] if baseline else None
+        cands = [now[c.name] for c in candidates]
+        return judge_rounds(strategy, base, cands, done, elapsed, plan, still_timed=still)
 
-    with torch.inference_mode():
-        result = interleave([p.name for p in timed_ones], warm, call, judge, plan)
+    result = time_rounds(timed_ones, samples, device, plan, judge, settings)
     # a participant that left early keeps only the rounds it was timed in together
-    kept = tuple(_with_rounds(p, list(result.samples.get(p.name, ()))) for p in everyone)
+    kept = tuple(_with_rounds(p, result.samples.get(p.name, ())) for p in everyone)
     return RoundsOutcome(kept, result.rounds, result.reason, result.seconds)
 
 
@@ -189,9 +197,8 @@ def time_paired(
 
     def warm(name: str) -> bool:
         runner, bs = by_name[name]
-        p = Participant(name, runner, Profile(name, {bs: [1.0]}), bs)
         try:
-            calls[name] = _calls(p, samples, device, settings)
+            calls[name] = pooled_calls(runner, bs, samples, device, settings)
             calls[name][0]()  # priming: absorbs a recompilation for this shape
             synchronize(device)
             warm_up(calls[name], rule, timer, clock, before)

@@ -55,8 +55,7 @@ from aitune_fp.effects.call_guard import call_deadline
 from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.interleave import Timed as Interleaved
 from aitune_fp.effects.isolation import materialize
-from aitune_fp.effects.round_timing import time_rounds
-from aitune_fp.effects.rounds import time_paired
+from aitune_fp.effects.rounds import time_paired, time_rounds
 from aitune_fp.shell import workers
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.setup import RunState, Setup, as_result

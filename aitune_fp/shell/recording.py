@@ -17,12 +17,12 @@ from typing import Any
 from pyrsistent import freeze, pmap
 from returns.result import Failure, Result
 
-from aitune_fp.core.measure.verification import Verification
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.record.wall import WallAccount
 from aitune_fp.core.records import Selection, TuneError
 from aitune_fp.core.strategies.registry import strategy_config
+from aitune_fp.core.verification.judge import Verification
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import source_of
 from aitune_fp.effects.candidate import CandidateRun

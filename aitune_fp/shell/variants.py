@@ -9,7 +9,7 @@ Rules:
   tolerance's default policy, which keeps today's fp32 rule and admits reduced precision
   only through the eager-relative rule;
 - :func:`variant_bases` names each variant's base for the session's pruning
-  (:mod:`aitune_fp.core.session.variants`): a candidate whose config differs from its
+  (:mod:`aitune_fp.core.session.pruning`): a candidate whose config differs from its
   kind's defaults is a variant of the default candidate of that kind when there is one
   (of the eager baseline for eager's variants, when the strategy profiles one).
 """

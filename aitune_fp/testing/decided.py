@@ -4,9 +4,9 @@ and the verification, made by the real pure pieces the shell runs.
 Rules:
 - :func:`decide` is the pure pipeline after the sweeps, as the shell drives it: the fold,
   the final rounds' samples swapped into the timed profiles and the fold re-run
-  (:func:`~aitune_fp.core.measure.final_rounds.refold`'s contract), then the verification
-  judged (:func:`~aitune_fp.core.measure.verification.judge`) and applied
-  (:func:`~aitune_fp.core.measure.verification.verified`); it gives the
+  (:func:`~aitune_fp.core.rounds.final_rounds.refold`'s contract), then the verification
+  judged (:func:`~aitune_fp.core.verification.judge.judge`) and applied
+  (:func:`~aitune_fp.core.verification.judge.verified`); it gives the
   :class:`~aitune_fp.core.record.run_record.RunRecord` the shell would write;
 - :func:`decided_runs` draws its inputs: a shipped strategy (``confident`` three times in
   four), candidates and an ``eager`` baseline from :mod:`.generators`, round samples for
@@ -25,13 +25,13 @@ from pyrsistent import pmap
 from returns.result import Success
 
 from aitune_fp.core.fold import tune
-from aitune_fp.core.measure.verification import Paired, Verification, judge, scored, verified
-from aitune_fp.core.measure.verification_plan import admits, at_batch_size
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.records import BackendProfilingResult, Candidate, Profile, Selection
 from aitune_fp.core.strategies.confident import confident
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
+from aitune_fp.core.verification.judge import Paired, Verification, judge, scored, verified
+from aitune_fp.core.verification.verification_plan import admits, at_batch_size
 from aitune_fp.testing.generators import (
     BASELINE_NAME,
     TIE_POOL,

@@ -31,8 +31,8 @@ from statistics import median
 from pyrsistent import pmap
 from returns.result import Failure, Success
 
-from aitune_fp.core.measure.rounds_plan import rotation
 from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.rounds.rounds_plan import rotation
 from aitune_fp.core.session import Build, Command, Event, Judge, Profiled, Timed, TimeRounds, Verify
 
 BURST = 3

@@ -10,16 +10,16 @@ from hypothesis import strategies as st
 from returns.result import Success
 
 from aitune_fp.core.fold import TuneState, start, step, tune
-from aitune_fp.core.measure.rounds import (
+from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
+from aitune_fp.core.report.stats import backend_stats, decision_line, noise_report, stats_line
+from aitune_fp.core.rounds.round_members import (
     RoundMembers,
     contenders,
     judge_rounds,
     round_members,
     settled_by_sweeps,
 )
-from aitune_fp.core.measure.rounds_plan import RoundsPlan, rotation
-from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
-from aitune_fp.core.report.stats import backend_stats, decision_line, noise_report, stats_line
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.strategies import confident, max_throughput, min_latency
 
 R = BackendProfilingResult

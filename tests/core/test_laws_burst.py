@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aitune_fp.core.laws.burst import BURST_LAWS, burst_phases
-from aitune_fp.core.measure.burst import STEADY, Burst, sample
+from aitune_fp.core.rounds.burst import STEADY, Burst, sample
 
 
 @st.composite

@@ -9,8 +9,12 @@ from returns.result import Success
 
 from aitune_fp import Profile, max_throughput, min_latency, tune
 from aitune_fp.core.laws.verification import VERIFICATION_LAWS
-from aitune_fp.core.measure.verification import MIN_ROUNDS, Paired, Verification, judge, verified
-from aitune_fp.core.measure.verification_plan import at_batch_size, batch_neighbours, challengers
+from aitune_fp.core.verification.judge import MIN_ROUNDS, Paired, Verification, judge, verified
+from aitune_fp.core.verification.verification_plan import (
+    at_batch_size,
+    batch_neighbours,
+    challengers,
+)
 
 
 @st.composite

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aitune_fp.core.measure.rounds_plan import rotation
-from aitune_fp.core.measure.verification import MARGIN, Paired, Verification, judge
+from aitune_fp.core.rounds.rounds_plan import rotation
+from aitune_fp.core.verification.judge import MARGIN, Paired, Verification, judge
 
 LOOKS = (6, 9, 13, 19, 28, 42, 63, 94, 141, 211, 316, 474)  # judged there, as the timing would
 BURST = 3  # calls per round's burst; the round's sample is their median

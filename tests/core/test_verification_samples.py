@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aitune_fp.core.measure.verification import Paired, compare, judge
-from aitune_fp.core.record.verification import decode_verification, encode_verification
+from aitune_fp.core.record.verification_codec import decode_verification, encode_verification
+from aitune_fp.core.verification.judge import Paired, compare, judge
 
 latency = st.floats(min_value=0.1, max_value=10.0, allow_nan=False)
 

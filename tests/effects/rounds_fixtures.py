@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from aitune_fp.core.measure.burst import Burst
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
+from aitune_fp.core.rounds.burst import Burst
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategies import confident, min_latency
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.timing import ProfileSettings

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import torch
 
-from aitune_fp.core.measure.burst import Burst
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.records import Profile
+from aitune_fp.core.rounds.burst import Burst
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.effects.rounds import Participant, run_rounds
 from tests.effects.rounds_fixtures import CPU, PLAN, SAMPLES, SETTINGS, STRATEGY, Recorder
 

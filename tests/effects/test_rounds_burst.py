@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import torch
 
-from aitune_fp.core.measure.burst import Burst
-from aitune_fp.core.measure.verification_plan import timing_plan, timing_verdict
+from aitune_fp.core.rounds.burst import Burst
+from aitune_fp.core.verification.verification_plan import timing_plan, timing_verdict
 from aitune_fp.effects.rounds import time_paired
 from tests.effects.rounds_fixtures import CPU, SAMPLES, SETTINGS
 

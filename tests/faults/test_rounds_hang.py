@@ -7,9 +7,9 @@ import time
 
 import torch
 
-from aitune_fp.core.measure.burst import Burst
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
-from aitune_fp.core.measure.verification_plan import timing_plan, timing_verdict
+from aitune_fp.core.rounds.burst import Burst
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
+from aitune_fp.core.verification.verification_plan import timing_plan, timing_verdict
 from aitune_fp.effects.call_guard import CallHung, call_deadline, guarded
 from aitune_fp.effects.rounds import time_paired
 from tests.effects.rounds_fixtures import CPU, SAMPLES, SETTINGS, STRATEGY, Recorder

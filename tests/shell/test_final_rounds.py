@@ -7,7 +7,7 @@ from returns.result import Failure, Result, Success
 from aitune_fp.core.fold import TuneState, start, step
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategies import min_latency
-from aitune_fp.shell.rounds import final_rounds
+from aitune_fp.shell.standalone_rounds import final_rounds
 from tests.effects.rounds_fixtures import CPU, PLAN, SAMPLES, SETTINGS, STRATEGY, Recorder
 
 

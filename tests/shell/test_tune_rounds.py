@@ -9,8 +9,8 @@ import torch
 from returns.unsafe import unsafe_perform_io
 
 from aitune_fp import ProfilingPlan, min_latency
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.measure.stop_rules import fixed_steps
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategies import confident
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend

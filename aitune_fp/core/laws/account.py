@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 from aitune_fp.core.laws.law import Law, implies
-from aitune_fp.core.measure.verification import MIN_ROUNDS
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.account import DecisionAccount, decision_account, participants
 from aitune_fp.core.report.columns import headers, table_cells
@@ -27,6 +26,7 @@ from aitune_fp.core.report.sources import (
     verification_samples,
 )
 from aitune_fp.core.report.tables import BackendRow, backend_rows
+from aitune_fp.core.verification.judge import MIN_ROUNDS
 
 TOLERANCE = 1e-9
 

@@ -3,8 +3,8 @@ sample lies within its timed calls, settling calls of any height do not move it,
 ``Burst()`` is one timed call.
 
 Every law takes ``(burst, times_ms)``: a burst and the per-call times of a stream it is fed
-(:func:`burst_phases` replays :func:`~aitune_fp.core.measure.burst.settles` and
-:func:`~aitune_fp.core.measure.burst.times` over the stream, cycling it).
+(:func:`burst_phases` replays :func:`~aitune_fp.core.rounds.burst.settles` and
+:func:`~aitune_fp.core.rounds.burst.times` over the stream, cycling it).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from aitune_fp.core.laws.law import Law
-from aitune_fp.core.measure.burst import Burst, sample, settles, times
+from aitune_fp.core.rounds.burst import Burst, sample, settles, times
 
 
 def burst_phases(

@@ -3,8 +3,8 @@ significant, paired loss beyond the margin, says "clear" only of decided interva
 does not depend on the order of its challengers.
 
 Every law here takes ``(winner, others, kind)``: the winner's and the challengers'
-paired samples (:class:`~aitune_fp.core.measure.verification.Paired`) and the metric kind
-(``latency`` or ``throughput``), judged by :func:`~aitune_fp.core.measure.verification.judge`
+paired samples (:class:`~aitune_fp.core.verification.judge.Paired`) and the metric kind
+(``latency`` or ``throughput``), judged by :func:`~aitune_fp.core.verification.judge.judge`
 with its defaults.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from aitune_fp.core.laws.law import Law, implies
-from aitune_fp.core.measure.verification import MARGIN, MIN_ROUNDS, Paired, costs, judge
 from aitune_fp.core.stats.evidence import verdict
+from aitune_fp.core.verification.judge import MARGIN, MIN_ROUNDS, Paired, costs, judge
 
 Others = tuple[Paired, ...]
 

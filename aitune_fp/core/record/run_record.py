@@ -26,7 +26,7 @@ from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import tune
 from aitune_fp.core.record import codec
-from aitune_fp.core.record import verification as verifying
+from aitune_fp.core.record import verification_codec as verifying
 from aitune_fp.core.record.event_log import encode_events, read_events
 from aitune_fp.core.record.max_batch import MaxBatchSearch, encode_max_batch, read_max_batch
 from aitune_fp.core.record.provenance import Provenance, encode_provenance, read_provenance

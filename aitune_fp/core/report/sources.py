@@ -28,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from aitune_fp.core.measure.verification import Verification
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import BackendProfilingResult
 from aitune_fp.core.stats.statistics import statistic_value
+from aitune_fp.core.verification.judge import Verification
 
 SWEEP: Final = "sweep"
 ROUNDS: Final = "final rounds"

@@ -15,7 +15,7 @@ Rules:
 - it replaces the stored one-line ``reason`` among the selection's notes
   (:func:`shown_notes`), every other note is kept as it is, in order.
 
->>> from aitune_fp.core.measure.verification import Comparison
+>>> from aitune_fp.core.verification.judge import Comparison
 >>> v = Verification(True, "onnxruntime", "onnxruntime", 1.061, (1.02, 1.1), 3.0, 16, 8, 10,
 ...                  comparisons=(Comparison("onnxruntime", 8, 1.061, (1.02, 1.1), False),))
 >>> verification_line(v).split(": ", 1)[1]
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aitune_fp.core.measure.verification import MIN_ROUNDS, Comparison, Verification
+from aitune_fp.core.verification.judge import MIN_ROUNDS, Comparison, Verification
 
 
 def _ci(speedup: float, ci95: tuple[float, float]) -> str:

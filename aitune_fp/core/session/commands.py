@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from returns.result import Result
 
 from aitune_fp.core.measure.early_stop import EarlyStop
-from aitune_fp.core.measure.rounds import RoundsVerdict
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
-from aitune_fp.core.measure.verification import Verification
 from aitune_fp.core.records import Profile, Selection, TuneError
+from aitune_fp.core.rounds.round_members import RoundsVerdict
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
+from aitune_fp.core.verification.judge import Verification
 
 Judge = Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]
 """``judge(samples so far, rounds done, seconds elapsed, still timed) -> verdict``."""

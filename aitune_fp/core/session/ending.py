@@ -16,7 +16,6 @@ from dataclasses import replace
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import finish
-from aitune_fp.core.measure.verification import Verification, verified
 from aitune_fp.core.records import Profile, Selection, TuneError
 from aitune_fp.core.session.commands import Close, Command, Done, Say, Verify
 from aitune_fp.core.session.events import Timed
@@ -27,6 +26,7 @@ from aitune_fp.core.session.verify_plan import (
     plan_verification,
     stop_rule,
 )
+from aitune_fp.core.verification.judge import Verification, verified
 
 Step = tuple[Session, tuple[Command, ...]]
 

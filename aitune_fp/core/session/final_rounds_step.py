@@ -1,11 +1,11 @@
 """The final rounds after the sweep: who is timed, their judge, and the fold after.
 
-Rules (:mod:`aitune_fp.core.measure.final_rounds` states them): rounds run only with a
+Rules (:mod:`aitune_fp.core.rounds.final_rounds` states them): rounds run only with a
 rounds plan, a ``confidence`` rule and a leader, among the contenders still alive, each
 at its selected batch size, the baseline only while some contender is unsettled against
 it, and only when at least two would be timed; their budget is the plan's, cut to its
 share of the sweeps' seconds. The judge is the core's
-(:func:`~aitune_fp.core.measure.rounds.judge_rounds`). After the rounds the same fold is
+(:func:`~aitune_fp.core.rounds.round_members.judge_rounds`). After the rounds the same fold is
 re-run over the same baseline and candidates with the participants' round samples, the
 record's profiles are amended with them, and a note says how the rounds ended.
 """
@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from aitune_fp.core.measure.final_rounds import (
+from aitune_fp.core.records import Profile
+from aitune_fp.core.rounds.final_rounds import (
     RoundsSetup,
     refold,
     rounds_note,
     setup_rounds,
     skipped,
 )
-from aitune_fp.core.measure.rounds import RoundsVerdict, judge_rounds
-from aitune_fp.core.records import Profile
+from aitune_fp.core.rounds.round_members import RoundsVerdict, judge_rounds
 from aitune_fp.core.session.commands import Amend, Command, Judge, Say, TimeRounds
 from aitune_fp.core.session.events import Timed
 from aitune_fp.core.session.state import Session

@@ -17,8 +17,8 @@ from typing import Any
 
 from pyrsistent import pmap
 
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.session.replay import Replayed, replay
 from aitune_fp.core.session.state import SessionPlan
 from aitune_fp.core.strategies.registry import strategy_from_config

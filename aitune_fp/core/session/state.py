@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pyrsistent import PMap, pmap
 from returns.result import Result
 
-from aitune_fp.core.measure.final_rounds import RoundsSetup
-from aitune_fp.core.measure.verification import Verification
 from aitune_fp.core.records import Candidate, Profile, Selection, TuneError, TuneState
+from aitune_fp.core.rounds.final_rounds import RoundsSetup
 from aitune_fp.core.session.events import Event
 from aitune_fp.core.session.verify_plan import VerifyPlan
 from aitune_fp.core.strategy import Strategy
+from aitune_fp.core.verification.judge import Verification
 
 PHASES = ("baseline", "sweep", "rounds", "verify", "done")
 
@@ -30,7 +30,7 @@ class SessionPlan:
     user's order, the baseline's name, whether clear losers may stop early, the
     verification's seconds (``None`` or ``0``: none), a baseline profile to reuse
     instead of profiling one, and each variant's base by name (variants of a clearly
-    beaten base are not built: :mod:`aitune_fp.core.session.variants`)."""
+    beaten base are not built: :mod:`aitune_fp.core.session.pruning`)."""
 
     strategy: Strategy
     candidates: tuple[str, ...]

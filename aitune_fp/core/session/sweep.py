@@ -4,7 +4,7 @@ Rules:
 - with ``validate_performance`` the baseline is built first, with no early stop (or
   only its runner, when a baseline profile is reused); without it there is none;
 - candidates are asked for one at a time, in the user's order; one the strategy does not
-  admit, or a variant of a clearly beaten base (:mod:`aitune_fp.core.session.variants`),
+  admit, or a variant of a clearly beaten base (:mod:`aitune_fp.core.session.pruning`),
   is never built (a ``measure`` failure in the fold, and a log line); each other is
   built with the early stop against the best so far (the fold's leader, else the
   baseline; none when the plan turns early stops off, for a metric with no interval, or
@@ -25,13 +25,13 @@ from returns.result import Failure
 
 from aitune_fp.core.fold import settled, start, step
 from aitune_fp.core.measure.early_stop import EarlyStop, early_stop_for
-from aitune_fp.core.measure.rounds import contenders
-from aitune_fp.core.measure.verification_plan import CHALLENGERS, runner_ups
 from aitune_fp.core.records import BackendFailure, Candidate, TuneState
+from aitune_fp.core.rounds.round_members import contenders
 from aitune_fp.core.session.commands import Build, Close, Command, Journal, Say
 from aitune_fp.core.session.events import Profiled
+from aitune_fp.core.session.pruning import pruned
 from aitune_fp.core.session.state import Session
-from aitune_fp.core.session.variants import pruned
+from aitune_fp.core.verification.verification_plan import CHALLENGERS, runner_ups
 
 Step = tuple[Session, tuple[Command, ...]]
 

@@ -1,14 +1,14 @@
 """Who a verification times and how its samples are judged (pure).
 
-Rules (the decisions :mod:`aitune_fp.core.measure.verification_plan` states, gathered
+Rules (the decisions :mod:`aitune_fp.core.verification.verification_plan` states, gathered
 for one selection): the challengers are the selection's closest runner-ups that still
 have a runner, the second only while the sweeps leave it unsettled; under a throughput
 metric the winner also takes part at other batch sizes of its sweep (``backend@batch``),
 which count only when the strategy admits them on their samples; no verification when
 the winner has no runner or nobody is left to challenge it. The judge is the core's
-(:func:`~aitune_fp.core.measure.verification.judge`) on the samples so far, and the
+(:func:`~aitune_fp.core.verification.judge.judge`) on the samples so far, and the
 timing stops on evidence or on its budget
-(:func:`~aitune_fp.core.measure.verification_plan.evidence_verdict`).
+(:func:`~aitune_fp.core.verification.verification_plan.evidence_verdict`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from dataclasses import dataclass
 
 from pyrsistent import PMap, pmap
 
-from aitune_fp.core.measure.rounds import RoundsVerdict
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
-from aitune_fp.core.measure.verification import MIN_ROUNDS, Paired, Verification, judge
-from aitune_fp.core.measure.verification_plan import (
+from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
+from aitune_fp.core.rounds.round_members import RoundsVerdict
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
+from aitune_fp.core.strategy import Strategy
+from aitune_fp.core.verification.judge import MIN_ROUNDS, Paired, Verification, judge
+from aitune_fp.core.verification.verification_plan import (
     CHALLENGERS,
     EXTEND,
     admits,
@@ -32,8 +34,6 @@ from aitune_fp.core.measure.verification_plan import (
     timing_plan,
     unsettled,
 )
-from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
-from aitune_fp.core.strategy import Strategy
 
 
 @dataclass(frozen=True, slots=True)

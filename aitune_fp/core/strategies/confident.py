@@ -10,7 +10,7 @@ robust to rare outliers; the strategy's own percentile for ``min_latency_at``), 
 reported metric, the speedup and the interval agree. Paired interleaved rounds are judged by
 the per-round median ratio instead (``paired_statistic``; see
 :func:`default_paired_statistic`). By default the leaders are timed again
-in interleaved final rounds (:mod:`aitune_fp.core.measure.rounds_plan`), paid for by a sweep of
+in interleaved final rounds (:mod:`aitune_fp.core.rounds.rounds_plan`), paid for by a sweep of
 5 instead of 20 timed calls per batch size. The sweep's stop rules see each batch size's
 latency by the same statistic, and so do the batch-size choice of max throughput and a
 mean latency budget (:func:`~aitune_fp.core.strategies.robust.robust`): in a 5-call sweep
@@ -42,9 +42,9 @@ from functools import partial
 
 from returns.result import Result
 
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.stats.confidence import (
     ConfidenceRule,
     MetricKind,

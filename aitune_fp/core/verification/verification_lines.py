@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aitune_fp.core.measure.verification_records import Comparison, Found, Paired
 from aitune_fp.core.stats.evidence import described
+from aitune_fp.core.verification.verification_records import Comparison, Found, Paired
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.records import BackendProfilingResult
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.stats.confidence import speedup_interval
 from aitune_fp.core.stats.evidence import Verdict, described, verdict
 from aitune_fp.core.strategies.confident import metric_kind

@@ -7,7 +7,7 @@ this module decides, from those paired samples alone, whether the decision holds
 Rules:
 - the *challengers* are the selection's closest other scored backends and, under a
   throughput metric, the winner at its sweep's neighbouring batch sizes (who takes part,
-  and for how long: :mod:`aitune_fp.core.measure.verification_plan`);
+  and for how long: :mod:`aitune_fp.core.verification.verification_plan`);
 - a round's *cost* is its latency in ms for a latency metric and its latency per sample
   (ms / batch size) for a throughput metric (or a metric without a kind), so backends at
   different batch sizes compare on what the strategy maximises;
@@ -42,7 +42,8 @@ Rules:
 - :func:`verified` gives the selection that results: unchanged when it holds, else the
   challenger's (its scored result, the baseline's fallback flag when it is the baseline;
   for the winner at another batch size, the strategy's result at that batch size,
-  :func:`~aitune_fp.core.measure.verification_plan.at_batch_size`, passed in as ``alternatives``),
+  :func:`~aitune_fp.core.verification.verification_plan.at_batch_size`, passed in as
+  ``alternatives``),
   with the verification's line appended to the notes either way (never a silent change).
 
 >>> w = Paired("a", 1, (1.0, 1.02, 0.98) * 10)
@@ -61,17 +62,17 @@ from dataclasses import replace
 
 from pyrsistent import pmap
 
-from aitune_fp.core.measure.verification_lines import Said, line
-from aitune_fp.core.measure.verification_records import (
+from aitune_fp.core.records import BackendProfilingResult, Scored, Selection
+from aitune_fp.core.stats.evidence import verdict
+from aitune_fp.core.stats.order_interval import median_ratio_interval
+from aitune_fp.core.verification.verification_lines import Said, line
+from aitune_fp.core.verification.verification_records import (
     Comparison,
     Found,
     Paired,
     Verification,
     costs,
 )
-from aitune_fp.core.records import BackendProfilingResult, Scored, Selection
-from aitune_fp.core.stats.evidence import verdict
-from aitune_fp.core.stats.order_interval import median_ratio_interval
 
 __all__ = [
     "Comparison",

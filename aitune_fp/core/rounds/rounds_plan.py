@@ -2,9 +2,9 @@
 
 Rules: after every candidate's sweep has fixed its batch size, the baseline and up to
 ``contenders`` leading candidates are timed again in rounds (A B C, then B C A, …: the
-order rotates every round), one burst each per round (:mod:`aitune_fp.core.measure.burst`:
+order rotates every round), one burst each per round (:mod:`aitune_fp.core.rounds.burst`:
 a rest, settling calls, then timed calls whose median is the round's sample; ``burst`` defaults to
-:data:`~aitune_fp.core.measure.burst.STEADY`, ``Burst()`` is one call) after
+:data:`~aitune_fp.core.rounds.burst.STEADY`, ``Burst()`` is one call) after
 ``warmup_calls`` untimed calls each. Rounds go on until the decision is clear (at least
 ``min_rounds``), or ``max_rounds`` rounds or ``max_seconds`` of wall time are spent. The
 decision is judged after ``min_rounds`` rounds and then every ``judge_every`` rounds
@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from aitune_fp.core.measure.burst import STEADY, Burst
+from aitune_fp.core.rounds.burst import STEADY, Burst
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 Rules:
 - rounds run only with a rounds plan, a ``confidence`` rule and a leader; their time
   budget is cut to the plan's share of the sweeps' duration (:meth:`RoundsPlan.within`);
-- the members come from :func:`~aitune_fp.core.measure.rounds.round_members`: the
+- the members come from :func:`~aitune_fp.core.rounds.round_members.round_members`: the
   contenders of the fold's state, and the baseline unless the sweeps already settle every
   contender against it; only backends that are still live (have a runner) and profiled
   can be timed, each at the batch size its sweep selected;
@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from returns.result import Success
 
 from aitune_fp.core.fold import fold_all
-from aitune_fp.core.measure.rounds import round_members
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.records import Candidate, Profile, TuneState
+from aitune_fp.core.rounds.round_members import round_members
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategy import Strategy
 
 

@@ -1,4 +1,4 @@
-"""Laws of the variant pruning (aitune_fp.core.session.variants) on noise-free simulated
+"""Laws of the variant pruning (aitune_fp.core.session.pruning) on noise-free simulated
 machines: a variant is skipped only when its base is measured and beaten beyond the
 bound, and where no variant gains more than the bound over its base, pruning never
 changes the pick."""
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pyrsistent import pmap
 
 from aitune_fp.core.session import Build, Command, Event, SessionPlan, run
-from aitune_fp.core.session.variants import VARIANT_GAIN
+from aitune_fp.core.session.pruning import VARIANT_GAIN
 from aitune_fp.core.strategies import max_throughput, min_latency
 from aitune_fp.testing.simulated import SimulatedMachine
 

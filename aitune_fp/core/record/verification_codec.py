@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aitune_fp.core.measure.verification import Comparison, Verification
 from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.values import encode_float
+from aitune_fp.core.verification.judge import Comparison, Verification
 
 __all__ = ["Verification", "decode_verification", "encode_verification", "read_verification"]
 

@@ -1,7 +1,7 @@
 """The verification's records: paired samples, comparisons, and the verification (pure).
 
-The rules that fill them are :mod:`aitune_fp.core.measure.verification`'s; the run record
-stores a :class:`Verification` (:mod:`aitune_fp.core.record.verification`).
+The rules that fill them are :mod:`aitune_fp.core.verification.judge`'s; the run record
+stores a :class:`Verification` (:mod:`aitune_fp.core.record.verification_codec`).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Verification:
     participant's paired samples as judged (ms per call, aligned by round), by backend, so
     a reader can recompute each interval; ``outcome`` how the verified pick stands
     (``clear``, ``settled``, ``leaning``, ``undecided`` or ``too few rounds``: see
-    :func:`~aitune_fp.core.measure.verification.outcome_of`; empty in older records);
+    :func:`~aitune_fp.core.verification.judge.outcome_of`; empty in older records);
     ``standing`` the verified pick's comparisons with every other participant when it
     moved (``comparisons`` are the original winner's), else empty.
     """

@@ -17,7 +17,7 @@ Rules:
   candidate's win over it is undecided; everyone else leaves the rounds, and the rounds
   stop when no candidate is open: ``clear`` when every comparison with the winner is
   decided (a win beyond the margin or an equivalence within it), ``settled`` otherwise
-  (:mod:`aitune_fp.core.measure.rounds_lines`);
+  (:mod:`aitune_fp.core.rounds.rounds_lines`);
 - the rounds never stop before ``min_rounds``; between judging rounds
   (``plan.judge_every``) everyone still timed stays; they stop at ``max_rounds`` or once
   ``max_seconds`` are spent, saying so; the judge keeps no state and reads no clock (the
@@ -32,9 +32,9 @@ from dataclasses import dataclass, replace
 from returns.result import Success
 
 from aitune_fp.core.fold import TuneState, tune
-from aitune_fp.core.measure.rounds_lines import budget_line, settled_line, standing
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
 from aitune_fp.core.records import BackendProfilingResult, Profile
+from aitune_fp.core.rounds.rounds_lines import budget_line, settled_line, standing
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.stats.confidence import beats, clearly_not_faster
 from aitune_fp.core.strategies.confident import metric_kind
 from aitune_fp.core.strategy import Strategy
@@ -258,7 +258,7 @@ def _stop_reason(
     elapsed_s: float,
     plan: RoundsPlan,
 ) -> str | None:
-    """Why the rounds stop now (:mod:`aitune_fp.core.measure.rounds_lines`), or ``None``."""
+    """Why the rounds stop now (:mod:`aitune_fp.core.rounds.rounds_lines`), or ``None``."""
     spent = rounds_done >= plan.max_rounds or elapsed_s >= plan.max_seconds
     if still_open and not spent:
         return None

@@ -30,11 +30,11 @@ from collections.abc import Sequence
 
 from returns.result import Success
 
-from aitune_fp.core.measure.rounds import RoundsVerdict
-from aitune_fp.core.measure.rounds_plan import RoundsPlan
-from aitune_fp.core.measure.verification import Paired, scored
 from aitune_fp.core.records import BackendProfilingResult, Profile, Scored, Selection
+from aitune_fp.core.rounds.round_members import RoundsVerdict
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategy import Strategy
+from aitune_fp.core.verification.judge import Paired, scored
 
 CHALLENGERS = 2
 MAX_ROUNDS = 1_000_000
@@ -220,7 +220,7 @@ def evidence_verdict(
     """The verification's stop (pure): on evidence, or on its budget, adapted to the gap.
 
     ``outcome`` is the judge's on the rounds so far
-    (:func:`~aitune_fp.core.measure.verification.outcome_of`). The timing stops as soon as
+    (:func:`~aitune_fp.core.verification.judge.outcome_of`). The timing stops as soon as
     the pick is ``clear`` or ``settled``; at ``seconds`` (the asked budget) unless it is
     ``leaning`` (a challenger's point beyond the margin, its interval not yet: more rounds
     can move the pick) or has ``too few rounds`` to be judged at all; and in any case at
