@@ -14,7 +14,19 @@ Rules:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+
+class _Ranged(Protocol):
+    """An engine config with an optimisation batch size."""
+
+    @property
+    def opt_batch_size(self) -> int | None: ...
+
+
+_C = TypeVar("_C", bound=_Ranged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +62,19 @@ class EngineSettings:
     def precision(self) -> str:
         """The least precise arithmetic the engine may use."""
         return "float16" if self.fp16 else "tf32" if self.tf32 else "float32"
+
+
+def batch_range(config: _C, max_batch_size: int) -> _C:
+    """``config`` (a frozen dataclass with ``max_batch_size`` and ``opt_batch_size``) with
+    its engines' batch range set: an optimisation batch size above it is lowered to it.
+
+    >>> @dataclass(frozen=True)
+    ... class Engine:
+    ...     max_batch_size: int | None = None
+    ...     opt_batch_size: int | None = None
+    >>> batch_range(Engine(opt_batch_size=64), 16), batch_range(Engine(opt_batch_size=8), 16)
+    (Engine(max_batch_size=16, opt_batch_size=16), Engine(max_batch_size=16, opt_batch_size=8))
+    """
+    opt = config.opt_batch_size
+    lowered = opt if opt is None or opt <= max_batch_size else max_batch_size
+    return dataclasses.replace(config, max_batch_size=max_batch_size, opt_batch_size=lowered)  # type: ignore[type-var]

@@ -22,7 +22,6 @@ Rules:
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Final
@@ -32,7 +31,7 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._availability import cuda_backend_reason
-from aitune_fp.effects.backends._engine_settings import EngineSettings
+from aitune_fp.effects.backends._engine_settings import EngineSettings, batch_range
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
 from aitune_fp.effects.backends._precision import (
@@ -146,9 +145,7 @@ class TensorRT(ConfigIdentity):
 
     def with_batch_range(self, max_batch_size: int) -> Backend:
         """The engine's batch range set (an optimisation batch above it lowered to it)."""
-        opt = self.opt_batch_size
-        lowered = opt if opt is None or opt <= max_batch_size else max_batch_size
-        return dataclasses.replace(self, max_batch_size=max_batch_size, opt_batch_size=lowered)
+        return batch_range(self, max_batch_size)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Needs a CUDA device, ``tensorrt`` (a supported version) and ``onnxscript``."""
