@@ -157,6 +157,8 @@ def test_demo_runs_end_to_end_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixtu
             str(tmp_path / "demo"),
             "--cache-dir",
             str(tmp_path / "cache"),
+            "--verify-seconds",  # still verified, in a shorter budget than the default 3 s
+            "0.5",
         ]
     )
     out = capsys.readouterr().out

@@ -165,13 +165,14 @@ def test_the_record_is_written_before_any_backend(tmp_path: Path) -> None:
 
 
 HANGS_AT_TWO = '''
-import time, torch
+import pathlib, time, torch
 class Model(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = torch.nn.Linear(8, 4)
     def forward(self, x):
         if x.shape[0] >= 2:
+            pathlib.Path({hung!r}).touch()
             time.sleep(3600)
         return self.fc(x)
 def make():
@@ -187,7 +188,8 @@ def test_an_interrupt_before_any_record_keeps_the_previous_run_json(tmp_path: Pa
     (tmp_path / "out").mkdir()
     previous = "previous run's record\n"
     (tmp_path / "out" / "run.json").write_text(previous)
-    (tmp_path / "model.py").write_text(HANGS_AT_TWO)
+    hung = tmp_path / "hung"  # the model touches it when its call at batch size 2 hangs
+    (tmp_path / "model.py").write_text(HANGS_AT_TWO.format(hung=str(hung)))
     root = str(Path(aitune_fp.__file__).parents[1])
     cmd = [sys.executable, "-m", "aitune_fp", "tune", "model.py:make", "--out", "out",
            "--cache-dir", "cache", "--no-plot", "--backends", "onnxruntime",
@@ -195,7 +197,10 @@ def test_an_interrupt_before_any_record_keeps_the_previous_run_json(tmp_path: Pa
     env = {**os.environ, "PYTHONPATH": root}
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
-    time.sleep(25)  # imports done, the sweep's worker waits on the hung call at batch size 2
+    deadline = time.monotonic() + 240
+    while not hung.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert hung.exists(), proc.communicate()[1]  # the sweep's worker waits on the hung call
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -11,13 +11,15 @@ Rules:
   TensorRT providers are missing because another build's extension runs instead, and
   :func:`shadow_reason` says so with both versions and the fix;
 - nothing here imports ``onnxruntime``: it reads distribution metadata only, so asking is
-  cheap and safe before any SDK is loaded.
+  cheap and safe before any SDK is loaded; the builds are looked up by name, so only their
+  own metadata is read, never every installed distribution's (every run record asks).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -105,12 +107,13 @@ def ort_install(path: Iterable[str] | None = None) -> OrtInstall:
     >>> ort_install(path=[]).installed, ort_install(path=[]).active
     ((), None)
     """
+    where = sys.path if path is None else list(path)
     found: dict[str, metadata.Distribution] = {}
-    search = metadata.distributions() if path is None else metadata.distributions(path=list(path))
-    for dist in search:
-        name = _canonical(dist.metadata["Name"] or "")
-        if name in BUILDS and name not in found:
-            found[name] = dist
+    for build in BUILDS:  # looked up by name: no other distribution's metadata is parsed
+        for dist in metadata.distributions(name=build, path=where):
+            if _canonical(dist.metadata["Name"] or "") == build:
+                found[build] = dist  # the first on the path, as the import system sees it
+                break
     installed = tuple(sorted((name, dist.version) for name, dist in found.items()))
     if len(found) == 1:
         return OrtInstall(installed, next(iter(found)))
