@@ -66,3 +66,25 @@ def test_every_job_gets_a_fresh_worker_from_one_server(tmp_path: Path) -> None:
     assert all(len(p) == 1 for p in pids) and pids[0] != pids[1]
     assert not ({before, os.getpid()} & (pids[0] | pids[1]))
     assert _server_pid() == before
+
+
+def _frozen_count(queue: object) -> None:
+    """Put this process's count of frozen objects on ``queue``."""
+    import gc
+
+    queue.put(gc.get_freeze_count())  # type: ignore[attr-defined]
+
+
+def test_a_worker_starts_with_the_servers_heap_frozen() -> None:
+    """A process forked from the server inherits its preloaded objects in the permanent
+    generation (the server froze its heap last), so the worker's collections skip them."""
+    server.shutdown()
+    ctx = server.context([])
+    server.start([])
+    queue = ctx.Queue()
+    worker = ctx.Process(target=_frozen_count, args=(queue,))
+    worker.start()
+    count = queue.get(timeout=120)
+    worker.join(timeout=60)
+    assert count > 10_000
+    assert server.preloaded()[-1] == server.FROZEN_HEAP

@@ -46,6 +46,7 @@ ALWAYS_PRELOAD: Final = (
     "aitune_fp.effects.backends.registry",
 )
 COMPILER_IMPORTS: Final = "aitune_fp.effects.isolation.compiler_imports"
+FROZEN_HEAP: Final = "aitune_fp.effects.isolation.frozen_heap"
 _STATE: dict[str, Any] = {}
 
 
@@ -53,15 +54,19 @@ def wanted(libraries: Iterable[str] = ()) -> tuple[str, ...]:
     """What a server for ``libraries`` preloads: torch and the worker's own modules, the
     libraries (the caller passes only those a fork server may import:
     :func:`~aitune_fp.effects.preload.libraries_of`), and with Inductor's, the compilers'
-    modules and CPU probe (:mod:`.compiler_imports`).
+    modules and CPU probe (:mod:`.compiler_imports`); last, the heap frozen
+    (:mod:`.frozen_heap`).
 
-    >>> "onnxruntime" in wanted(["onnxruntime"]), wanted(["torch._inductor"])[-1]
-    (True, 'aitune_fp.effects.isolation.compiler_imports')
+    >>> "onnxruntime" in wanted(["onnxruntime"])
+    True
+    >>> [n.split(".")[-1] for n in wanted(["torch._inductor", FROZEN_HEAP])[-2:]]
+    ['compiler_imports', 'frozen_heap']
     """
-    names = [*ALWAYS_PRELOAD, *libraries]
+    last = (COMPILER_IMPORTS, FROZEN_HEAP)
+    names = [*ALWAYS_PRELOAD, *(n for n in libraries if n not in last)]
     if any(n.startswith("torch._inductor") for n in names):
         names.append(COMPILER_IMPORTS)
-    return tuple(dict.fromkeys(names))
+    return (*dict.fromkeys(names), FROZEN_HEAP)
 
 
 def _server() -> Any:
@@ -100,7 +105,7 @@ def start(libraries: Iterable[str] = ()) -> None:
         return
     if running():  # it lacks a library: one restart with everything both tunes need
         log.info("restarting the workers' server for %s", ", ".join(sorted(set(names) - set(have))))
-        names = tuple(dict.fromkeys([*have, *names]))
+        names = wanted([*have, *names])
         shutdown()
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(list(names))
