@@ -128,7 +128,7 @@ def run_tuning(
     target = Path(record_path) if record_path is not None else None
     if target is not None:
         setup = with_journal(setup, target, names, model_name, baseline.provenance, clock)
-    bases = variant_bases(candidates, names, "eager" if strategy.validate_performance else None)
+    bases = variant_bases(candidates, names)
     plan = SessionPlan(strategy, names, "eager", setup.settings.early_stop, verify_seconds,
                        baseline.profile, pmap(bases))  # fmt: skip
     announce(setup, plan, prepared.unwrap(), clock)

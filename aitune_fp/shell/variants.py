@@ -11,7 +11,8 @@ Rules:
 - :func:`variant_bases` names each variant's base for the session's pruning
   (:mod:`aitune_fp.core.session.pruning`): a candidate whose config differs from its
   kind's defaults is a variant of the default candidate of that kind when there is one
-  (of the eager baseline for eager's variants, when the strategy profiles one).
+  (eager's variants have none: the baseline is not a candidate, and an eager variant's
+  build is only a cast, so there is nothing to save by skipping it).
 """
 
 from __future__ import annotations
@@ -69,9 +70,7 @@ def with_policy(tolerance: Tolerance | None, accuracy: AccuracyPolicy | None) ->
     return base if accuracy is None else replace(base, policy=accuracy)
 
 
-def variant_bases(
-    candidates: Sequence[Backend], names: Sequence[str], baseline: str | None
-) -> dict[str, str]:
+def variant_bases(candidates: Sequence[Backend], names: Sequence[str]) -> dict[str, str]:
     """Each variant's name and its base's name (see the module's rules).
 
     >>> from aitune_fp.effects.backends.eager import TorchEager
@@ -79,15 +78,10 @@ def variant_bases(
     >>> configs = [OnnxRuntime(), OnnxRuntime(precision="int8-dynamic"),
     ...            TorchEager(precision="bfloat16")]
     >>> names = [c.describe() for c in configs]
-    >>> variant_bases(configs, names, "eager")  # doctest: +NORMALIZE_WHITESPACE
-    {"onnxruntime(precision='int8-dynamic')": 'onnxruntime',
-     "eager(precision='bfloat16')": 'eager'}
-    >>> variant_bases(configs, names, None)
+    >>> variant_bases(configs, names)
     {"onnxruntime(precision='int8-dynamic')": 'onnxruntime'}
     """
     defaults = {n for c, n in zip(candidates, names, strict=True) if n == c.name}
-    if baseline is not None:
-        defaults.add(baseline)
     return {
         name: config.name
         for config, name in zip(candidates, names, strict=True)

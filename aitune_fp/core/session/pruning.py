@@ -2,15 +2,16 @@
 
 Rule: a *variant* is a candidate that differs from a backend's default configuration
 only in its variant fields (precision, quantization, runtime options:
-``onnxruntime(precision='int8-dynamic')`` is a variant of ``onnxruntime``; eager's
-variants have the baseline as their base). When its base was measured and the best so
-far is more than ``VARIANT_GAIN`` times as good as the base (the strategy's own speedup
-of the best over it), the variant is not built: it is recorded as a ``measure`` failure
-that says why. ``VARIANT_GAIN`` (4×) is above the largest gain any variant showed over
-its own base in our measurements (2.99×: eager bf16 by cast over eager fp32, a BERT
-classifier at batch 16, Intel Xeon with AMX; ONNX Runtime int8 gained at most 2.2× over
-fp32), so a pruned variant could not have won. A base that failed, or that is not
-measured yet, prunes nothing; neither does a run with no variants declared.
+``onnxruntime(precision='int8-dynamic')`` is a variant of ``onnxruntime``; a base may
+also be the baseline, though a tune declares only candidates as bases). When its base
+was measured and the best so far is more than ``VARIANT_GAIN`` times as good as the base
+(the strategy's own speedup of the best over it), the variant is not built: it is
+recorded as a ``measure`` failure that says why. ``VARIANT_GAIN`` (4×) is above the
+largest gain any variant showed over its own base in our measurements (2.99×: eager bf16
+by cast over eager fp32, a BERT classifier at batch 16, Intel Xeon with AMX; ONNX
+Runtime int8 gained at most 2.2× over fp32), so a pruned variant could not have won. A
+base that failed, or that is not measured yet, prunes nothing; neither does a run with no
+variants declared.
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.fold import start, step
