@@ -11,38 +11,20 @@ before it was kept) cannot be replayed, a ``ValueError`` saying so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import fields, replace
-from typing import Any
-
 from pyrsistent import pmap
 
 from aitune_fp.core.record.run_record import RunRecord
-from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.session.replay import Replayed, replay
 from aitune_fp.core.session.state import SessionPlan
 from aitune_fp.core.strategies.registry import strategy_from_config
 from aitune_fp.core.strategy import Strategy
 
-_ROUNDS = frozenset(f.name for f in fields(RoundsPlan)) - {"burst"}
-
-
-def _with_rounds(strategy: Strategy, stored: Mapping[str, Any]) -> Strategy:
-    """``strategy`` with the final-rounds plan the record stores (its budgets and members
-    decide which rounds the session asks for; the burst shape only how they are timed)."""
-    profiling = stored.get("profiling")
-    rounds = profiling.get("rounds") if isinstance(profiling, Mapping) else None
-    if strategy.plan.rounds is None or not isinstance(rounds, Mapping):
-        return strategy
-    plan = replace(strategy.plan.rounds, **{k: v for k, v in rounds.items() if k in _ROUNDS})
-    return replace(strategy, plan=replace(strategy.plan, rounds=plan))
-
 
 def recorded_plan(record: RunRecord, strategy: Strategy | None = None) -> SessionPlan:
     """The plan the record's run was decided by (``strategy`` instead of its own; the
-    stored strategy is rebuilt by the registry with its stored final-rounds plan)."""
+    stored strategy is rebuilt by the registry, with its stored final-rounds plan)."""
     if strategy is None:
-        strategy = _with_rounds(strategy_from_config(record.strategy), record.strategy)
+        strategy = strategy_from_config(record.strategy)
     names = tuple(str(n) for n in record.strategy.get("backends", ()))
     seconds = record.options.get("verify_seconds")
     base = record.baseline

@@ -153,7 +153,8 @@ def confident(
     so the rounds are paid for by a shorter sweep. ``robust_batches=False`` judges batch
     sizes (sweep points, the pick, a budget) by the mean, as before the robust sweeps,
     and is stored as the parameter ``robust_batches: False``. The stored config keeps the
-    rule; the rounds plan and ``sweep_steps`` are not restored (not needed offline).
+    rule and the rounds plan (restored without its burst shape); ``sweep_steps`` is not
+    restored.
     """
     kind = metric_kind(strategy)
     chosen = statistic or default_statistic(strategy)

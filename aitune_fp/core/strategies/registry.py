@@ -14,8 +14,9 @@ Rules:
 - :data:`STRATEGY_SPECS` lists the specs for the CLI's help and the docs;
 - :func:`strategy_config` writes a strategy as the JSON-able dict a run record stores, and
   :func:`strategy_from_config` gives the shipped strategy back from it
-  (``validate_performance`` included; the rounds plan is not needed offline), restoring
-  a combinator's inner strategy first;
+  (``validate_performance`` included, and the stored final-rounds plan's budgets and
+  members for a strategy that plans rounds: they decide which rounds a replayed session
+  asks for; the burst shape is not stored), restoring a combinator's inner strategy first;
 - every malformed spec or config is a ``ValueError`` whose message says what is accepted.
 """
 
@@ -31,6 +32,7 @@ from pyrsistent import PMap, pmap
 
 from aitune_fp.core import strategies as _package
 from aitune_fp.core.measure.stop_rules import CallRule
+from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategies.declared import Combinator, Declaration, Shipped
 from aitune_fp.core.strategy import ProfilingPlan, Strategy
 
@@ -109,9 +111,34 @@ def strategy_from_config(config: Mapping[str, Any]) -> Strategy:
     ValueError: stored strategy 'mine' is not a shipped strategy
     """
     params = config.get("parameters") or {}
-    strategy = _restore(config.get("strategy"), params)
+    strategy = _with_stored_rounds(_restore(config.get("strategy"), params), config)
     validate = config.get("validate_performance", True)
     return dataclasses.replace(strategy, validate_performance=bool(validate))
+
+
+_ROUNDS_FIELDS: Final = frozenset(f.name for f in dataclasses.fields(RoundsPlan)) - {"burst"}
+
+
+def _with_stored_rounds(strategy: Strategy, config: Mapping[str, Any]) -> Strategy:
+    """``strategy`` with the final-rounds plan ``config`` stores (none planned or none
+    stored: as it is).
+
+    >>> from aitune_fp.core.strategies.confident import confident
+    >>> from aitune_fp.core.strategies.min_latency import min_latency
+    >>> s = confident(min_latency, rounds=RoundsPlan(contenders=2, max_seconds=4.0))
+    >>> again = strategy_from_config(strategy_config(s)).plan.rounds
+    >>> again.contenders, again.max_seconds
+    (2, 4.0)
+    """
+    profiling = config.get("profiling")
+    stored = profiling.get("rounds") if isinstance(profiling, Mapping) else None
+    planned = strategy.plan.rounds
+    if planned is None or not isinstance(stored, Mapping):
+        return strategy
+    rounds = dataclasses.replace(
+        planned, **{k: v for k, v in stored.items() if k in _ROUNDS_FIELDS}
+    )
+    return dataclasses.replace(strategy, plan=dataclasses.replace(strategy.plan, rounds=rounds))
 
 
 def _restore(name: object, params: Mapping[str, Any]) -> Strategy:
