@@ -117,11 +117,11 @@ def commands_of(
 def replay(
     recorded: SessionPlan, log: Sequence[Event], plan: SessionPlan | None = None
 ) -> Replayed:
-    """Replay ``log`` under ``plan`` (default: the recorded one) and find where it diverges."""
-    _, theirs, _ = commands_of(recorded, log)
+    """Replay ``log`` under ``plan`` (default: the recorded one, which cannot diverge from
+    itself) and find where it diverges."""
+    session, theirs, done = commands_of(recorded, log)
     if plan is None:
-        session, mine, done = commands_of(recorded, log)
-        return Replayed(session, mine, done, _first_difference(theirs, mine))
+        return Replayed(session, theirs, done, None)
     session, mine, done = commands_of(plan, log)
     return Replayed(session, mine, done, _first_difference(theirs, mine))
 
