@@ -48,9 +48,9 @@ def swept(
     """
     names = tuple(p.backend for p in (r.value_or(None) for r in fed) if p is not None)
     plan = SessionPlan(strategy, names, baseline.backend if baseline else "eager")
-    seconds = 1e300 if sweep_seconds is None else sweep_seconds
+    # no sweep seconds (0): the rounds' budget is not cut (RoundsPlan.within)
     return Session(plan, "swept", state, fed=tuple(fed), live=frozenset(live),
-                   baseline_profile=baseline, sweep_seconds=seconds)  # fmt: skip
+                   baseline_profile=baseline, sweep_seconds=sweep_seconds or 0.0)  # fmt: skip
 
 
 def final_rounds(
