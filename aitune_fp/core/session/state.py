@@ -4,7 +4,8 @@ Rules: a :class:`Session` is never changed, only replaced by ``step``; ``events`
 log of every answer it was given, in order (a run keeps it, and replaying it reproduces
 the session: :mod:`aitune_fp.core.session.replay`); ``phase`` says which answer it
 waits for: ``baseline`` or ``sweep`` (a ``Profiled``), ``rounds`` or ``verify`` (a
-``Timed``), ``done`` (none).
+``Timed``), ``done`` (none); ``swept`` is the passing moment between the sweep and what
+follows it, never seen by an interpreter.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from aitune_fp.core.session.events import Event
 from aitune_fp.core.session.verify_plan import VerifyPlan
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.core.verification.judge import Verification
-
-PHASES = ("baseline", "sweep", "rounds", "verify", "done")
 
 
 @dataclass(frozen=True, slots=True)
