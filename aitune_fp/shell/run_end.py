@@ -67,9 +67,8 @@ def make_winner(
     made = perform(winner_built(setup, run, selection))
     if isinstance(made, Failure):
         return None, Failure(TuneError(made.failure()))
+    # the baseline is the first run, so a fallback finds eager's own config
     config = next((r.backend for r in run.runs if r.name == selection.backend), TorchEager())
-    if selection.fell_back_to_baseline:
-        config = TorchEager()
     return (made.unwrap(), config), outcome
 
 
