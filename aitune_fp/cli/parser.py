@@ -48,6 +48,16 @@ def _tuning_options(parser: argparse.ArgumentParser) -> None:
     add_precision_options(parser)
 
 
+def _escaped(text: str) -> str:
+    """``text`` as an argparse help string: its ``%`` doubled (argparse formats help with
+    ``%``, so a strategy example such as ``within-accuracy=0.5%:<spec>`` would break ``--help``).
+
+    >>> _escaped("within-accuracy=0.5%:<spec>")
+    'within-accuracy=0.5%%:<spec>'
+    """
+    return text.replace("%", "%%")
+
+
 def _selection_options(parser: argparse.ArgumentParser) -> None:
     """What is tuned: the strategy, the backends, the device."""
     parser.add_argument(
@@ -55,7 +65,7 @@ def _selection_options(parser: argparse.ArgumentParser) -> None:
         type=strategy_arg,
         default=parse_strategy(DEFAULT_STRATEGY),
         metavar="SPEC",
-        help=f"selection strategy: {', '.join(STRATEGY_SPECS)} (default: {DEFAULT_STRATEGY})",
+        help=_escaped(f"selection strategy: {', '.join(STRATEGY_SPECS)} (default: {DEFAULT_STRATEGY})"),
     )
     parser.add_argument(
         "--backends",
