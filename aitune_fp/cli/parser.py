@@ -65,7 +65,9 @@ def _selection_options(parser: argparse.ArgumentParser) -> None:
         type=strategy_arg,
         default=parse_strategy(DEFAULT_STRATEGY),
         metavar="SPEC",
-        help=_escaped(f"selection strategy: {', '.join(STRATEGY_SPECS)} (default: {DEFAULT_STRATEGY})"),
+        help=_escaped(
+            f"selection strategy: {', '.join(STRATEGY_SPECS)} (default: {DEFAULT_STRATEGY})"
+        ),
     )
     parser.add_argument(
         "--backends",
