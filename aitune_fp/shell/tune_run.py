@@ -35,6 +35,7 @@ from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import with_max_batch_size
 from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.effects.isolation import Timeouts
+from aitune_fp.effects.isolation.ready import wait_ready
 from aitune_fp.effects.isolation.server import start as start_workers
 from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
 from aitune_fp.effects.profiler import ProfileSettings
@@ -143,6 +144,9 @@ def _searched(
     setup fixed with it."""
     workspace = open_workspace(Path(asked.cache_dir or default_cache_dir()))
     clock.lap("setup")
+    if asked.isolation:  # the server's preload, as its own stage (not the first worker's)
+        wait_ready(asked.timeouts.build)
+        clock.lap("worker_pool_start")
     strategy = asked.strategy
     found = search_max_batch(module, normalised, dev, strategy.plan, asked.max_batch_size,
                              isolation=asked.isolation, timeouts=asked.timeouts,
