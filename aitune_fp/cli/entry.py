@@ -17,6 +17,7 @@ Rules:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -32,10 +33,8 @@ def leave(code: int) -> NoReturn:
             thread.join()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing to say
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more to say
-            pass
     os._exit(code)
 
 
