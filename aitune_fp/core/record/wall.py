@@ -7,9 +7,10 @@ Rules:
   disjoint ``(name, seconds)`` parts measured in the tune process: ``startup`` (interpreter
   and imports, CLI only), ``setup`` (device, samples, candidates, the workers' server
   asked to start), ``worker_pool_start`` (waiting for that server to finish its imports:
-  isolated runs only), ``max_batch_search``, ``plan`` (the work folder, the baseline keys,
-  the first journal record), ``candidates`` (the baseline and every candidate, their
-  workers included), ``preload_join``, ``final_rounds``, ``verification``, ``record``;
+  isolated runs only), ``preload_join`` (this process's own background import of them,
+  joined before anything is timed), ``max_batch_search``, ``plan`` (the work folder, the
+  baseline keys, the first journal record), ``candidates`` (the baseline and every candidate, their
+  workers included), ``final_rounds``, ``verification``, ``record``;
 - the CLI adds ``plot`` (:func:`with_stage`): drawing ``plot.png``, after the account
   closed and before ``run.json`` is written, so the written wall ends at the record;
 - ``unaccounted`` is the wall less the stages (never hidden: the console line and the
