@@ -6,6 +6,7 @@ Rules:
   config's ``precision`` field, else ``float32``);
 - its figures are those recorded with its profile (``Profile.accuracy``); the cell shows
   the precision and the headline figures (:func:`figures_text`), ``—`` without figures;
+- the speed/accuracy front follows the table (:mod:`.pareto`);
 - the decision line names the winner's precision and its figures; a run with no figures
   (recorded before them) has no such line.
 """
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.report.pareto import front_line
 
 SHORT = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "int8": "int8"}
 
@@ -112,6 +114,7 @@ def _accuracy_row(o: BackendOutcome) -> str:
 
 def accuracy_section(record: RunRecord) -> str | None:
     """A Markdown table: each profiled backend's precision and headline figures, then the
+    speed/accuracy front (:func:`~aitune_fp.core.report.pareto.front_line`) and the
     winner's precision line; ``None`` when no backend has figures.
 
     >>> from aitune_fp.core.records import Profile
@@ -129,5 +132,5 @@ def accuracy_section(record: RunRecord) -> str | None:
         "|---|---|---|---|---|---|",
         *(_accuracy_row(o) for o in rows),
     ]
-    line = precision_line(record)
-    return "\n".join(lines) + (f"\n\n{line}" if line else "")
+    after = [x for x in (front_line(record), precision_line(record)) if x]
+    return "\n".join(lines) + "".join(f"\n\n{x}" for x in after)
