@@ -3,7 +3,8 @@
 Rules: the record holds every run's config (a dataclass config as its fields, else its
 name), profile or failure, stage times, validation errors and artifact; the baseline is
 the first run when the strategy validates performance; a candidate refused before it was
-built (not admitted, or a pruned variant) is a failure row with its reason
+built (not admitted, or a pruned variant) is a failure row with its reason, and once
+the run has ended one it never reached is a ``not run`` row
 (:mod:`aitune_fp.core.record.unbuilt`); the strategy is stored by
 :func:`~aitune_fp.core.strategies.registry.strategy_config` with the candidates' names;
 a candidate's ``stopped_early`` is its profile's (the early-stop rule's line), also on
@@ -89,7 +90,9 @@ def run_record(
         device=str(setup.device),
         strategy=freeze(strategy_config(setup.strategy, list(names))),
         baseline=outcomes[0] if has_baseline and outcomes else None,
-        candidates=with_unbuilt(outcomes[1:] if has_baseline else outcomes, names, _refused(run)),
+        candidates=with_unbuilt(
+            outcomes[1:] if has_baseline else outcomes, names, _refused(run), run.done is not None
+        ),
         selection=outcome.value_or(None),
         error=outcome.failure() if isinstance(outcome, Failure) else None,
         environment=freeze(environment_fingerprint(setup.device, (r.backend for r in run.runs))),
