@@ -25,7 +25,7 @@ def test_panel_draws_the_front_and_crosses_the_dominated() -> None:
     assert crossed.get_marker() == "x"
     assert sorted(crossed.get_ydata()) == pytest.approx([1.0, 4.0 / 3.0])  # eager, inductor
     labels = {t.get_text() for t in axes.texts}
-    assert {"eager", "inductor", "onnxruntime"} <= labels
+    assert {"eager (baseline)", "inductor", "onnxruntime"} <= labels
 
 
 def test_plot_with_the_panel_is_a_png(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,6 +21,7 @@ from aitune_fp.core.report.pareto import (
     pareto_front,
     trade_off,
 )
+from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.core.strategies import max_throughput, min_latency
 
 # few distinct values, so ties (equal speed or equal error) are common
@@ -109,9 +112,9 @@ def test_run_points_use_the_strategy_speedup_and_the_accuracy_drop(strategy: obj
     """Speed is the row's speedup (either metric direction), error the policy's drop."""
     points, found = trade_off(_run(strategy))
     by = {p.name: p for p in points}
-    assert set(by) == {"eager", "onnxruntime", "onnxruntime(precision='int8-dynamic')",
+    assert set(by) == {"eager (baseline)", "onnxruntime", "onnxruntime(precision='int8-dynamic')",
                        "inductor"}  # fmt: skip
-    assert by["eager"].speed == 1.0 and by["eager"].error == 0.0
+    assert by["eager (baseline)"].speed == 1.0 and by["eager (baseline)"].error == 0.0
     assert by["onnxruntime(precision='int8-dynamic')"].speed == pytest.approx(4.0)
     assert by["onnxruntime(precision='int8-dynamic')"].error == pytest.approx(0.02)
     assert {p.name for p in found.front} == {"onnxruntime", "onnxruntime(precision='int8-dynamic')"}
@@ -128,7 +131,7 @@ def test_table_marks_the_front_and_the_dominated() -> None:
     assert cells["eager"] == "reference · dominated"
     assert cells["inductor"].endswith(" · dominated")
     assert cells["tensorrt"] == "—"
-    assert front_cell(record, "nothing") == "—"
+    assert front_cell(record, dataclasses.replace(backend_rows(record)[1], backend="x")) == "—"
 
 
 def test_report_shows_the_front_line_and_the_winner_precision() -> None:
@@ -136,8 +139,21 @@ def test_report_shows_the_front_line_and_the_winner_precision() -> None:
     record = _run()
     line = front_line(record)
     assert line is not None and line.startswith("Speed/accuracy front: onnxruntime(precision=")
-    assert "dominated: eager (by onnxruntime); inductor (by onnxruntime)" in line
+    assert "dominated: eager (baseline) by onnxruntime; inductor by onnxruntime" in line
     section = accuracy_section(record)
     assert section is not None and line in section
     assert "Precision: int8; against eager: rel RMS 0.017" in section
     assert "| reference · dominated |" in render_markdown(record)
+
+
+def test_a_candidate_named_like_the_baseline_is_its_own_point() -> None:
+    """A candidate ``eager`` beside the ``eager`` baseline: two points, no name clash (the
+    CLI's ``--backends eager`` makes such a run)."""
+    base = _outcome("eager", 4.0, {})
+    twin = _outcome("eager", 2.0, {}, rms_rel_error=0.0)
+    record = with_strategy(
+        RunRecord("m", "cpu", {}, base, (twin,), None, None, {}, {}, 8), max_throughput
+    )
+    points, found = trade_off(record)
+    assert {p.name for p in points} == {"eager", "eager (baseline)"}
+    assert found.front and front_line(record) is not None

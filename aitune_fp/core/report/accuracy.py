@@ -2,7 +2,8 @@
 
 Rules:
 - a backend's precision comes from its stored config (:func:`precision_of_config`:
-  ``int8`` for ONNX Runtime's quantized variants, ``float16`` for an ``fp16`` build, the
+  ``int8`` for ONNX Runtime's quantized variants, ``float16`` for an ``fp16`` build,
+  ``bfloat16`` for a ``bf16`` one (TensorRT, Torch-TensorRT), the
   config's ``precision`` field, else ``float32``);
 - its figures are those recorded with its profile (``Profile.accuracy``); the cell shows
   the precision and the headline figures (:func:`figures_text`), ``—`` without figures;
@@ -30,6 +31,8 @@ def precision_of_config(config: Mapping[str, Any]) -> str:
     ('int8', 'float16')
     >>> precision_of_config({}), precision_of_config({"computes_in": "bfloat16"})
     ('float32', 'bfloat16')
+    >>> precision_of_config({"fp16": False, "bf16": True})
+    'bfloat16'
     """
     if "computes_in" in config:  # a backend from outside aitune_fp says it itself
         return str(config["computes_in"])
@@ -38,6 +41,8 @@ def precision_of_config(config: Mapping[str, Any]) -> str:
         return "int8"
     if config.get("fp16"):
         return "float16"
+    if config.get("bf16"):
+        return "bfloat16"
     return precision
 
 

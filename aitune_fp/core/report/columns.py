@@ -60,7 +60,7 @@ def _accuracy(record: RunRecord, row: BackendRow) -> str:
     cell = accuracy_cell(outcomes.get(row.backend))
     if row.role == "baseline" and cell == "—":
         cell = "reference"
-    place = front_cell(record, row.backend)
+    place = front_cell(record, row)
     return cell if place == "—" else f"{cell} · {place}"
 
 

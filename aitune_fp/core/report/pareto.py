@@ -14,8 +14,9 @@ Rules:
   then least error, then name), so it does not depend on the order of the points;
 - in a stored run (:func:`trade_off`) the points are the backends whose table row shows
   a speedup and whose profile carries accuracy figures; the baseline is the reference
-  (error 0, speedup 1). A candidate without a speedup (failed, refused, never run) or
-  without figures (a run recorded before them) is not a point.
+  (error 0, speedup 1), named ``<backend> (baseline)`` as in the table (a candidate may
+  share its backend's name). A candidate without a speedup (failed, refused, never
+  run) or without figures (a run recorded before them) is not a point.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pyrsistent import PMap, pmap
 
 from aitune_fp.core.accuracy.drop import accuracy_drop
 from aitune_fp.core.record.run_record import RunRecord
-from aitune_fp.core.report.tables import backend_rows
+from aitune_fp.core.report.tables import BackendRow, backend_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +94,11 @@ def pareto_front(points: Iterable[TradePoint]) -> ParetoFront:
     return ParetoFront(front, pmap(dominated))
 
 
+def point_name(row: BackendRow) -> str:
+    """The name a table row's point has: its backend, ``(baseline)`` for the baseline."""
+    return row.backend + (" (baseline)" if row.role == "baseline" else "")
+
+
 def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
     """The run's points (see the module's rules) and their front.
 
@@ -106,26 +112,27 @@ def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
         if row.speedup is None or not math.isfinite(row.speedup) or outcome.profile is None:
             continue
         if outcome is record.baseline:
-            points.append(TradePoint(row.backend, row.speedup, 0.0))
+            points.append(TradePoint(point_name(row), row.speedup, 0.0))
             continue
         error = accuracy_drop(outcome.profile.accuracy)
         if error is not None and math.isfinite(error):
-            points.append(TradePoint(row.backend, row.speedup, error))
+            points.append(TradePoint(point_name(row), row.speedup, error))
     return tuple(points), pareto_front(points)
 
 
-def front_cell(record: RunRecord, backend: str) -> str:
+def front_cell(record: RunRecord, row: BackendRow) -> str:
     """The table's cell: ``front`` for a front member, ``dominated`` for another point,
-    ``—`` for a backend that is not a point (:func:`front_line` names the dominators)."""
+    ``—`` for a row that is not a point (:func:`front_line` names the dominators)."""
     points, found = trade_off(record)
-    if not any(p.name == backend for p in points):
+    name = point_name(row)
+    if not any(p.name == name for p in points):
         return "—"
-    return "front" if found.on_front(backend) else "dominated"
+    return "front" if found.on_front(name) else "dominated"
 
 
 def front_line(record: RunRecord) -> str | None:
-    """``Speed/accuracy front: a (1.52×, drop 0.017), b (1.20×, drop 0); dominated: c
-    (by a)``, or ``None`` when fewer than two backends are points."""
+    """``Speed/accuracy front: a (1.52×, drop 0.017), b (1.20×, drop 0); dominated: c by
+    a``, or ``None`` when fewer than two backends are points."""
     points, found = trade_off(record)
     if len(points) < 2:
         return None
@@ -133,6 +140,6 @@ def front_line(record: RunRecord) -> str | None:
     line = f"Speed/accuracy front: {members}"
     if found.dominated_by:
         dominated = sorted(found.dominated_by.items())
-        others = "; ".join(f"{n} (by {', '.join(by)})" for n, by in dominated)
+        others = "; ".join(f"{n} by {', '.join(by)}" for n, by in dominated)
         line += f"; dominated: {others}"
     return line
