@@ -15,21 +15,28 @@ Rules:
 - in a stored run (:func:`trade_off`) the points are the backends whose table row shows
   a speedup and whose profile carries accuracy figures; the baseline is the reference
   (error 0, speedup 1), named ``<backend> (baseline)`` as in the table (a candidate may
-  share its backend's name). A candidate without a speedup (failed, refused, never
-  run) or without figures (a run recorded before them) is not a point.
+  share its backend's name). A candidate refused only by ``within_accuracy``'s bound (a
+  ``measure`` failure ``accuracy drop … exceeds max_drop``) is a point too, the trade
+  it stands for: its speed is the stored strategy without the bound, measured on its
+  sweep, over the baseline's sweep. Any other candidate without a speedup (failed,
+  refused, never run) or without figures (a run recorded before them) is not a point.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pyrsistent import PMap, pmap
 
 from aitune_fp.core.accuracy.drop import accuracy_drop
-from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.report.tables import BackendRow, backend_rows
+from aitune_fp.core.strategies.registry import strategy_from_config
+
+REFUSED_FOR_DROP = "accuracy drop "
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +106,37 @@ def point_name(row: BackendRow) -> str:
     return row.backend + (" (baseline)" if row.role == "baseline" else "")
 
 
+def unbounded_speedup(record: RunRecord, outcome: BackendOutcome) -> float | None:
+    """``outcome``'s speedup over the baseline by the stored strategy without its
+    accuracy bound, from the sweeps (``None``: no bound stored, or not measurable)."""
+    params = dict(record.strategy.get("parameters") or {})
+    base = record.baseline
+    if "max_drop" not in params or base is None or base.profile is None:
+        return None
+    params["max_drop"] = sys.float_info.max  # admits every finite drop
+    try:
+        strategy = strategy_from_config({**record.strategy, "parameters": params})
+    except (ValueError, KeyError, TypeError):
+        return None
+    if outcome.profile is None:
+        return None
+    mine, theirs = strategy.measure(outcome.profile), strategy.measure(base.profile)
+    both = mine.value_or(None), theirs.value_or(None)
+    if both[0] is None or both[1] is None:
+        return None
+    return strategy.speedup(both[0], both[1])
+
+
+def _speed(record: RunRecord, row: BackendRow, outcome: BackendOutcome) -> float | None:
+    """The row's speedup, or for a candidate refused by the accuracy bound its unbounded
+    one (see the module's rules)."""
+    if row.speedup is not None:
+        return row.speedup
+    if row.status == "failed (measure)" and row.reason.startswith(REFUSED_FOR_DROP):
+        return unbounded_speedup(record, outcome)
+    return None
+
+
 def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
     """The run's points (see the module's rules) and their front.
 
@@ -109,14 +147,15 @@ def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
     """
     points = []
     for row, outcome in zip(backend_rows(record), record.outcomes, strict=True):
-        if row.speedup is None or not math.isfinite(row.speedup) or outcome.profile is None:
+        speed = _speed(record, row, outcome)
+        if speed is None or not math.isfinite(speed) or outcome.profile is None:
             continue
         if outcome is record.baseline:
-            points.append(TradePoint(point_name(row), row.speedup, 0.0))
+            points.append(TradePoint(point_name(row), speed, 0.0))
             continue
         error = accuracy_drop(outcome.profile.accuracy)
         if error is not None and math.isfinite(error):
-            points.append(TradePoint(point_name(row), row.speedup, error))
+            points.append(TradePoint(point_name(row), speed, error))
     return tuple(points), pareto_front(points)
 
 
