@@ -84,11 +84,27 @@ def accuracy_cell(outcome: BackendOutcome | None) -> str:
 
 
 def precision_line(record: RunRecord) -> str | None:
-    """``Precision: int8 (onnxruntime(...)), rel RMS …`` for the winner, or ``None``."""
+    """``Precision: int8; against eager: rel RMS …`` for the winner; for the baseline
+    selected in a run where candidates have figures, ``Precision: float32 (the baseline,
+    eager: the reference)``; ``None`` otherwise (no selection, or no figures).
+
+    >>> from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
+    >>> base = BackendOutcome("eager", "eager", "k", {}, profile=Profile("eager", {1: [1.0]}))
+    >>> o = BackendOutcome("ort", "onnxruntime", "k", {"precision": "int8-dynamic"},
+    ...     profile=Profile("ort", {1: [2.0]}, accuracy={"rms_rel_error": 0.02}))
+    >>> sel = Selection("eager", BackendProfilingResult(1.0, 1, 1.0, 1.0), True)
+    >>> precision_line(RunRecord("m", "cpu", {}, base, (o,), sel, None, {}, {}, None))
+    'Precision: float32 (the baseline, eager: the reference)'
+    """
     sel = record.selection
     if sel is None:
         return None
-    outcome = next((o for o in record.outcomes if o.backend == sel.backend), None)
+    if sel.fell_back_to_baseline and record.baseline is not None:
+        if not _with_figures(record):
+            return None
+        precision = precision_of_config(record.baseline.config)
+        return f"Precision: {precision} (the baseline, {record.baseline.backend}: the reference)"
+    outcome = next((o for o in record.candidates if o.backend == sel.backend), None)
     if outcome is None or outcome.profile is None or not outcome.profile.accuracy:
         return None
     precision = precision_of_config(outcome.config)
