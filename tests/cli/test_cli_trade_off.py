@@ -23,12 +23,13 @@ def run_json(tmp_path: Path) -> Path:
 def test_report_prints_the_front_and_marks_rows(
     run_json: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``report`` marks front members and dominated rows and names the front in a line."""
+    """``report`` marks front members and names the front and the dominated in a line."""
     assert main(["report", str(run_json)]) == 0
     out = capsys.readouterr().out
-    assert "· front" in out and "reference · dominated" in out
+    assert "fp32 1e-07 100% · front" in out and "int8 0.017 98% · front" in out
     assert "Precision: int8; against eager: rel RMS 0.017" in out
     assert "Speed/accuracy front: onnxruntime(precision='int8-dynamic') (4.00×" in out
+    assert "; dominated by onnxruntime: eager (baseline), inductor" in out
 
 
 def test_reselect_with_a_drop_bound_keeps_the_front_and_prints_the_new_precision(

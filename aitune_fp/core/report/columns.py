@@ -4,9 +4,10 @@ Rules:
 - :data:`COLUMNS` lists every column in order, each a header, an alignment and a cell
   function of the run and the row; the console and the Markdown report draw exactly
   these, so a new column (an accuracy figure, say) is one entry here;
-- the accuracy cell ends with the row's place on the Pareto front of speed against
-  accuracy drop (:mod:`.pareto`): ``· front`` or ``· dominated`` (nothing when the row is
-  not a point); the baseline, the reference, reads ``reference``;
+- the accuracy cell of a row on the Pareto front of speed against accuracy drop
+  (:mod:`.pareto`) ends with ``· front`` (a dominated row, or one that is not a point,
+  has no marker: the line under the decision names who dominates it); a baseline
+  without figures, the reference, reads ``reference``;
 - a cell is text; a missing value is ``—`` (the reason column leaves a blank instead);
 - ``measured in`` names where the row's figures come from (``sweep``, ``final rounds``,
   ``verification``): the metric and the speedup of a row always come from the same one;
@@ -60,8 +61,7 @@ def _accuracy(record: RunRecord, row: BackendRow) -> str:
     cell = accuracy_cell(outcomes.get(row.backend))
     if row.role == "baseline" and cell == "—":
         cell = "reference"
-    place = front_cell(record, row)
-    return cell if place == "—" else f"{cell} · {place}"
+    return f"{cell} · front" if front_cell(record, row) == "front" else cell
 
 
 COLUMNS: Final = (

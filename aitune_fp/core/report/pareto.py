@@ -87,8 +87,8 @@ def pareto_front(points: Iterable[TradePoint]) -> ParetoFront:
     >>> pts = [TradePoint("eager", 1.0, 0.0), TradePoint("ort", 1.2, 0.0),
     ...        TradePoint("int8", 2.0, 0.017), TradePoint("bf16", 1.5, 0.03)]
     >>> found = pareto_front(pts)
-    >>> [p.name for p in found.front], dict(found.dominated_by)
-    (['int8', 'ort'], {'bf16': ('int8',), 'eager': ('ort',)})
+    >>> [p.name for p in found.front], sorted(found.dominated_by.items())
+    (['int8', 'ort'], [('bf16', ('int8',)), ('eager', ('ort',))])
     """
     pts = sorted(points, key=_order)
     names = [p.name for p in pts]
@@ -170,15 +170,17 @@ def front_cell(record: RunRecord, row: BackendRow) -> str:
 
 
 def front_line(record: RunRecord) -> str | None:
-    """``Speed/accuracy front: a (1.52×, drop 0.017), b (1.20×, drop 0); dominated: c by
-    a``, or ``None`` when fewer than two backends are points."""
+    """``Speed/accuracy front: a (1.52×, drop 0.017), b (1.20×, drop 0); dominated by a:
+    c, d; by a, b: e``, or ``None`` when fewer than two backends are points."""
     points, found = trade_off(record)
     if len(points) < 2:
         return None
     members = ", ".join(f"{p.name} ({p.speed:.2f}×, drop {p.error:.3g})" for p in found.front)
     line = f"Speed/accuracy front: {members}"
-    if found.dominated_by:
-        dominated = sorted(found.dominated_by.items())
-        others = "; ".join(f"{n} by {', '.join(by)}" for n, by in dominated)
-        line += f"; dominated: {others}"
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, by in sorted(found.dominated_by.items()):
+        groups.setdefault(by, []).append(name)
+    if groups:
+        parts = [f"by {', '.join(by)}: {', '.join(names)}" for by, names in groups.items()]
+        line += f"; dominated {'; '.join(parts)}"
     return line
