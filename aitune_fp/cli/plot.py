@@ -192,7 +192,11 @@ def _trade_off_panel(axes: Any, record: RunRecord) -> None:
         axes.annotate(p.name, (p.error, p.speed), fontsize="x-small",
                       textcoords="offset points", xytext=(4, 4))  # fmt: skip
     positive = [p.error for p in points if p.error > 0]
-    axes.set_xscale("symlog", linthresh=min(positive) if positive else 1e-6)
+    if positive:  # linear near 0, logarithmic from the smallest drop on
+        axes.set_xscale("symlog", linthresh=min(positive))
+        axes.set_xlim(-min(positive) / 2, max(positive) * 3)  # room for the labels
+    else:  # every point as accurate as eager by the figure: one column at 0
+        axes.set_xlim(-0.01, 0.05)
     axes.set_xlabel("accuracy drop against eager (top-1 disagreement, else rel RMS)")
     axes.set_ylabel("speedup over the baseline")
     axes.grid(True, alpha=0.3)
