@@ -22,7 +22,7 @@ from aitune_fp.core.report.pareto import (
     trade_off,
 )
 from aitune_fp.core.report.tables import backend_rows
-from aitune_fp.core.strategies import max_throughput, min_latency
+from aitune_fp.core.strategies import max_throughput, min_latency, within_accuracy
 
 # few distinct values, so ties (equal speed or equal error) are common
 speeds = st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])
@@ -157,3 +157,15 @@ def test_a_candidate_named_like_the_baseline_is_its_own_point() -> None:
     points, found = trade_off(record)
     assert {p.name for p in points} == {"eager", "eager (baseline)"}
     assert found.front and front_line(record) is not None
+
+
+@pytest.mark.parametrize("inner", [max_throughput, min_latency])
+def test_a_candidate_refused_by_the_drop_bound_stays_a_point(inner: object) -> None:
+    """Under within_accuracy the refused int8 keeps its place: its speedup by the stored
+    strategy without the bound (4× either way), and it is still on the front."""
+    record = _run(within_accuracy(0.01, inner))  # type: ignore[arg-type]
+    int8 = "onnxruntime(precision='int8-dynamic')"
+    assert record.selection is not None and record.selection.backend == "onnxruntime"
+    points, found = trade_off(record)
+    by = {p.name: p for p in points}
+    assert by[int8].speed == pytest.approx(4.0) and found.on_front(int8)
