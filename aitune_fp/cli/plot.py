@@ -18,7 +18,8 @@ Rules:
 - fourth panel: speed against accuracy (:func:`~aitune_fp.core.report.pareto.trade_off`):
   each backend with a speedup and accuracy figures as a point (its speedup over the
   baseline against its accuracy drop), the Pareto front as filled dots joined by a step
-  line, the dominated points as grey crosses, each labelled by name;
+  line, the dominated points as grey crosses, each labelled by name; a candidate the
+  accuracy bound refused (``--max-drop``) is ringed in red;
 - failed backends are listed under the plots with their stage.
 """
 
@@ -32,7 +33,7 @@ from typing import Any
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.report.account import decision_account
 from aitune_fp.core.report.formats import format_metric, format_speedup
-from aitune_fp.core.report.pareto import trade_off
+from aitune_fp.core.report.pareto import over_bound, trade_off
 from aitune_fp.core.report.stages import SEGMENTS, stage_segments
 from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.core.stats.statistics import mean, median
@@ -188,6 +189,11 @@ def _trade_off_panel(axes: Any, record: RunRecord) -> None:
     if others:
         axes.plot([p.error for p in others], [p.speed for p in others], linestyle="none",
                   marker="x", markersize=8, color="grey", label="dominated")  # fmt: skip
+    over = [p for p in points if p.name in over_bound(record)]
+    if over:
+        axes.plot([p.error for p in over], [p.speed for p in over], linestyle="none",
+                  marker="o", markersize=14, markerfacecolor="none", color="tab:red",
+                  label="refused: over max_drop")  # fmt: skip
     for p in points:
         axes.annotate(p.name, (p.error, p.speed), fontsize="x-small",
                       textcoords="offset points", xytext=(4, 4))  # fmt: skip

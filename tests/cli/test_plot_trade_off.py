@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from aitune_fp.cli.plot import _trade_off_panel, plot_run
+from aitune_fp.core.strategies import max_throughput, within_accuracy
 from tests.core.test_pareto import _run
 
 pytest.importorskip("matplotlib")
@@ -32,3 +33,14 @@ def test_plot_with_the_panel_is_a_png(tmp_path: Path) -> None:
     """The whole figure, four panels, is still written as a PNG."""
     path = plot_run(_run(), tmp_path / "p.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_candidate_over_the_drop_bound_is_ringed() -> None:
+    """Under within_accuracy the refused int8 is drawn, ringed as over max_drop."""
+    from matplotlib.figure import Figure
+
+    axes = Figure().subplots()
+    _trade_off_panel(axes, _run(within_accuracy(0.01, max_throughput)))
+    lines = {line.get_label(): line for line in axes.get_lines()}
+    ring = lines["refused: over max_drop"]
+    assert list(ring.get_ydata()) == pytest.approx([4.0])

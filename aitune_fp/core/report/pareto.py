@@ -159,6 +159,15 @@ def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
     return tuple(points), pareto_front(points)
 
 
+def over_bound(record: RunRecord) -> frozenset[str]:
+    """The points of candidates the accuracy bound refused (their speed is unbounded)."""
+    return frozenset(
+        point_name(row)
+        for row in backend_rows(record)
+        if row.speedup is None and row.reason.startswith(REFUSED_FOR_DROP)
+    )
+
+
 def front_cell(record: RunRecord, row: BackendRow) -> str:
     """The table's cell: ``front`` for a front member, ``dominated`` for another point,
     ``—`` for a row that is not a point (:func:`front_line` names the dominators)."""
@@ -171,11 +180,14 @@ def front_cell(record: RunRecord, row: BackendRow) -> str:
 
 def front_line(record: RunRecord) -> str | None:
     """``Speed/accuracy front: a (1.52×, drop 0.017), b (1.20×, drop 0); dominated by a:
-    c, d; by a, b: e``, or ``None`` when fewer than two backends are points."""
+    c, d; by a, b: e``, or ``None`` when fewer than two backends are points; a member
+    the accuracy bound refused says so (``drop 0.02, over max_drop``)."""
     points, found = trade_off(record)
     if len(points) < 2:
         return None
-    members = ", ".join(f"{p.name} ({p.speed:.2f}×, drop {p.error:.3g})" for p in found.front)
+    over = over_bound(record)
+    shown = [(p, ", over max_drop" if p.name in over else "") for p in found.front]
+    members = ", ".join(f"{p.name} ({p.speed:.2f}×, drop {p.error:.3g}{o})" for p, o in shown)
     line = f"Speed/accuracy front: {members}"
     groups: dict[tuple[str, ...], list[str]] = {}
     for name, by in sorted(found.dominated_by.items()):
