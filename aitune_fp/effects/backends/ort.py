@@ -66,6 +66,7 @@ _OPT_LEVELS = {
     "extended": "ORT_ENABLE_EXTENDED",
     "all": "ORT_ENABLE_ALL",
 }
+_EXECUTION_MODES = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
 
 
 def _load_saved(config: OnnxRuntime, request: LoadRequest) -> Built:
@@ -123,6 +124,7 @@ class OnnxRuntime(ConfigIdentity):
     provider: str = "auto"
     intra_op_threads: int = 0
     graph_optimization: str = "all"
+    execution_mode: str = "sequential"
     fp16: bool = False
     tf32: bool = False
     max_batch_size: int = 1024
@@ -141,6 +143,11 @@ class OnnxRuntime(ConfigIdentity):
             raise ValueError(
                 f"graph_optimization must be one of {tuple(_OPT_LEVELS)}, "
                 f"got {self.graph_optimization!r}"
+            )
+        if self.execution_mode not in _EXECUTION_MODES:
+            raise ValueError(
+                f"execution_mode must be one of {tuple(_EXECUTION_MODES)}, "
+                f"got {self.execution_mode!r}"
             )
         if self.intra_op_threads < 0 or self.max_batch_size < 1:
             raise ValueError("intra_op_threads must be >= 0 and max_batch_size >= 1")
@@ -243,6 +250,7 @@ class OnnxRuntime(ConfigIdentity):
         options.graph_optimization_level = getattr(
             ort.GraphOptimizationLevel, _OPT_LEVELS[self.graph_optimization]
         )
+        options.execution_mode = getattr(ort.ExecutionMode, _EXECUTION_MODES[self.execution_mode])
         for key, value in self.session_config:
             options.add_session_config_entry(key, value)
         providers = self._providers(spec, device, work_dir)
