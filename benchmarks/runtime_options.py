@@ -40,13 +40,13 @@ from torch.utils import _pytree as pytree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from precision import BertLogits  # noqa: E402  (the benchmark next door)
+from precision import BertLogits
 
-from aitune_fp.effects.backends._build_log import BuildLog  # noqa: E402
-from aitune_fp.effects.backends.base import LoadRequest  # noqa: E402
-from aitune_fp.effects.backends.ort import OnnxRuntime  # noqa: E402
-from aitune_fp.effects.inputs import normalise_samples  # noqa: E402
-from aitune_fp.models import DEMO_MODELS  # noqa: E402
+from aitune_fp.effects.backends._build_log import BuildLog
+from aitune_fp.effects.backends.base import LoadRequest
+from aitune_fp.effects.backends.ort import OnnxRuntime
+from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.models import DEMO_MODELS
 
 BATCHES = (1, 16)
 ORT_OPTIONS: tuple[dict[str, Any], ...] = (
@@ -92,6 +92,7 @@ def _ort_runners(
     runners = {}
     for options in ORT_OPTIONS:
         config = OnnxRuntime(**options)
+        assert built.artifact is not None
         request = LoadRequest(built.artifact, samples.spec, outputs, cpu, work, BuildLog())
         runners[config.describe()] = loader(config, request).runner
     return runners
@@ -175,7 +176,8 @@ def _report(name: str, medians: dict[tuple[str, int], float]) -> None:
     for label in labels:
         cells = ""
         for b in BATCHES:
-            mark = "**" if best[b] == label else "*" if best_of[(_backend(label), b)] == label else ""
+            own = best_of[(_backend(label), b)] == label
+            mark = "**" if best[b] == label else "*" if own else ""
             cells += f"{medians[(label, b)]:11.3f}{mark:3s}"
         print(f"{label:64s}{cells}")
     for b in BATCHES:
