@@ -37,11 +37,13 @@ from aitune_fp.effects.backends._availability import (
 )
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
+from aitune_fp.effects.backends._ort_fp16 import session_graph
 from aitune_fp.effects.backends._ort_info import ort_info, ort_precision
-from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
+from aitune_fp.effects.backends._ort_install import provider_missing
 from aitune_fp.effects.backends._ort_runners import session_runner
 from aitune_fp.effects.backends._ort_session import open_checked_session, trt_profile_options
 from aitune_fp.effects.backends._runner import prepared
+from aitune_fp.effects.backends._runtime_fields import runtime_option
 from aitune_fp.effects.backends._streams import dedicated_stream, device_index
 from aitune_fp.effects.backends._versions import unsupported
 from aitune_fp.effects.backends.base import (
@@ -52,7 +54,7 @@ from aitune_fp.effects.backends.base import (
     Library,
     LoadRequest,
 )
-from aitune_fp.effects.backends.ort_quant import QUANTIZED, quantized
+from aitune_fp.effects.backends.ort_quant import QUANTIZED
 from aitune_fp.effects.inputs import InputSpec, Samples
 
 PROVIDERS = {
@@ -82,11 +84,14 @@ def _load_saved(config: OnnxRuntime, request: LoadRequest) -> Built:
 class OnnxRuntime(ConfigIdentity):
     """Export to ``work_dir/model.onnx`` and run it with an ONNX Runtime session.
 
-    ``intra_op_threads`` 0 lets ONNX Runtime choose; ``graph_optimization`` is one of
-    ``disable``/``basic``/``extended``/``all``; ``session_config`` holds extra
-    ``(key, value)`` session config entries. ``fp16`` and ``max_batch_size`` apply to the
-    TensorRT provider (its optimisation profile covers batch 1 … ``max_batch_size``);
-    ``tf32`` lets the CUDA provider use TF32 matmuls.
+    Runtime options (session options, not part of the artifact's cache key:
+    :mod:`._runtime_fields`): ``intra_op_threads`` (0 lets ONNX Runtime choose),
+    ``graph_optimization`` (``disable``/``basic``/``extended``/``all``) and
+    ``execution_mode`` (``sequential``/``parallel``); ``session_config`` holds extra
+    ``(key, value)`` session config entries. ``fp16`` makes the TensorRT provider build
+    fp16 engines and the CUDA provider run the graph converted to float16
+    (:mod:`._ort_fp16`); ``max_batch_size`` sets the TensorRT provider's optimisation
+    profile (batch 1 … ``max_batch_size``); ``tf32`` lets the CUDA provider use TF32 matmuls.
 
     >>> OnnxRuntime().describe(), OnnxRuntime(provider="tensorrt", fp16=True).describe()
     ('onnxruntime', "onnxruntime(provider='tensorrt', fp16=True)")
@@ -115,16 +120,19 @@ class OnnxRuntime(ConfigIdentity):
         variants={
             "default": {
                 "cpu": ({"precision": "int8-dynamic"},),
-                "cuda": ({"provider": "tensorrt", "fp16": True},),
+                "cuda": (
+                    {"provider": "tensorrt", "fp16": True},
+                    {"provider": "cuda", "fp16": True},
+                ),
             },
             "wide": {"cpu": ({"precision": "int8-static"}, {"intra_op_threads": 1})},
         },
     )
 
     provider: str = "auto"
-    intra_op_threads: int = 0
-    graph_optimization: str = "all"
-    execution_mode: str = "sequential"
+    intra_op_threads: int = runtime_option(0)
+    graph_optimization: str = runtime_option("all")
+    execution_mode: str = runtime_option("sequential")
     fp16: bool = False
     tf32: bool = False
     max_batch_size: int = 1024
@@ -151,8 +159,8 @@ class OnnxRuntime(ConfigIdentity):
             )
         if self.intra_op_threads < 0 or self.max_batch_size < 1:
             raise ValueError("intra_op_threads must be >= 0 and max_batch_size >= 1")
-        if self.fp16 and self.provider != "tensorrt":
-            raise ValueError("fp16 applies to the TensorRT provider only")
+        if self.fp16 and self.provider not in ("tensorrt", "cuda"):
+            raise ValueError("fp16 applies to the TensorRT and CUDA providers only")
         if self.precision not in ("float32", *QUANTIZED):
             raise ValueError(f"precision must be float32 or one of {QUANTIZED}")
 
@@ -202,7 +210,7 @@ class OnnxRuntime(ConfigIdentity):
             lambda: needs_cuda(device),
             lambda: missing_library("onnxruntime", "onnxscript"),
             lambda: unsupported("onnxruntime"),
-            lambda: _provider_missing(PROVIDERS[provider]),
+            lambda: provider_missing(PROVIDERS[provider]),
             cuda_unusable,
         )
 
@@ -214,8 +222,7 @@ class OnnxRuntime(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             graph = export_onnx(model, samples, device, work_dir / "model.onnx", log)
-            if self.precision in QUANTIZED:
-                graph = quantized(graph, samples, self.precision, work_dir, log)
+            graph = session_graph(self, graph, samples, device, work_dir, log)
             with log.timed("compile"):
                 session = self.open_session(graph, samples.spec, device, work_dir, log.write)
             info = ort_info(self, session, device)
@@ -277,15 +284,3 @@ class OnnxRuntime(ConfigIdentity):
             **trt_profile_options(spec, self.max_batch_size),
         }
         return [("TensorrtExecutionProvider", trt_options), cuda]
-
-
-def _provider_missing(provider: str) -> str | None:
-    """A reason when the installed onnxruntime does not offer ``provider``."""
-    import onnxruntime as ort
-
-    if provider in ort.get_available_providers():
-        return None
-    shadowed = shadow_reason(ort_install())
-    if shadowed is not None:
-        return f"onnxruntime's {provider} is missing: {shadowed}"
-    return f"onnxruntime's {provider} is not installed (needs onnxruntime-gpu)"
