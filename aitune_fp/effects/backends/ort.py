@@ -119,13 +119,18 @@ class OnnxRuntime(ConfigIdentity):
         defaults={"cpu": ({},), "cuda": ({}, {"provider": "tensorrt"})},
         variants={
             "default": {
-                "cpu": ({"precision": "int8-dynamic"},),
+                "cpu": ({"precision": "int8-dynamic"}, {"intra_op_threads": 1}),
                 "cuda": (
                     {"provider": "tensorrt", "fp16": True},
                     {"provider": "cuda", "fp16": True},
                 ),
             },
-            "wide": {"cpu": ({"precision": "int8-static"}, {"intra_op_threads": 1})},
+            "wide": {
+                "cpu": (
+                    {"precision": "int8-static"},
+                    {"intra_op_threads": 1, "graph_optimization": "basic"},
+                )
+            },
         },
     )
 

@@ -4,12 +4,14 @@ Rules (the measurements behind them are in ``docs/precision.md``; each variant i
 by its backend, :class:`~.base.Declaration` ``variants``):
 - ``none``: today's fp32 candidates (:func:`~.registry.default_backends`);
 - ``default`` adds the variants that moved a pick on the demo or BERT-like models: on CPU
-  eager in bfloat16 (cast: faster than autocast where bf16 is native) and ONNX Runtime
-  with dynamic int8 quantization; on CUDA eager in float16 and bfloat16 and the fp16
-  builds of TensorRT, Torch-TensorRT and ONNX Runtime's TensorRT provider;
+  eager in bfloat16 (cast: faster than autocast where bf16 is native), ONNX Runtime
+  with dynamic int8 quantization and ONNX Runtime at one intra-op thread (a runtime
+  option: it reuses the export); on CUDA eager in float16 and bfloat16, the fp16 builds of
+  TensorRT, Torch-TensorRT and ONNX Runtime's TensorRT provider, and ONNX Runtime's CUDA
+  provider on the graph converted to float16;
 - ``wide`` adds, on CPU, eager bf16 under autocast, ONNX Runtime with static QDQ int8
-  calibrated on the samples, and ONNX Runtime at one intra-op thread; on CUDA eager bf16
-  under autocast;
+  calibrated on the samples, ONNX Runtime at one thread with basic graph optimisation,
+  and eager at one torch thread; on CUDA eager bf16 under autocast;
 - a variant that cannot run here (no native bf16, no CUDA) stays in the set and fails at
   build with its reason, so the run record says what was not tried;
 - ``precisions`` keeps only the candidates computing in those precisions
@@ -47,7 +49,7 @@ def search_candidates(search: Search, device: torch.device | str) -> tuple[Backe
 
     >>> [b.describe() for b in search_candidates(Search(), "cpu")]  # doctest: +NORMALIZE_WHITESPACE
     ['inductor', 'aot_inductor', 'onnxruntime', "eager(precision='bfloat16')",
-     "onnxruntime(precision='int8-dynamic')"]
+     "onnxruntime(precision='int8-dynamic')", 'onnxruntime(intra_op_threads=1)']
     >>> [b.describe() for b in search_candidates(Search("none"), "cpu")]
     ['inductor', 'aot_inductor', 'onnxruntime']
     >>> narrow = Search("wide", frozenset({"int8"}))
