@@ -105,7 +105,11 @@ class OnnxRuntime(ConfigIdentity):
         order=30,
         libraries=("torch.onnx", "onnxscript", "onnxruntime"),
         sdks=("onnxruntime",),
-        sdk_modules=("aitune_fp.effects.backends.ort_quant",),
+        sdk_modules=(
+            "aitune_fp.effects.backends.ort_quant",
+            "aitune_fp.effects.backends._ort_fp16",
+            "aitune_fp.effects.backends._ort_install",
+        ),
         versions=(
             Library("onnx", ("onnx",)),
             Library(
