@@ -14,6 +14,9 @@ Rules:
   tensors in place with IO binding on CUDA, where the CUDA and TensorRT providers compute
   on the device's dedicated stream (:mod:`._streams`, ``user_compute_stream``); outputs
   come back in the eager module's structure (tensor, tuple, list or dict);
+- the session runs the export, its int8 form (:mod:`.ort_quant`) or, for ``fp16`` on the
+  CUDA provider, its float16 form (:mod:`._ort_fp16`); threads, graph optimisation and
+  execution mode are session options outside the artifact's cache key;
 - ``onnxruntime`` is imported only inside this module's functions.
 """
 
