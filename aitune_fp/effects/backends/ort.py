@@ -44,7 +44,13 @@ from aitune_fp.effects.backends._ort_fp16 import session_graph
 from aitune_fp.effects.backends._ort_info import ort_info, ort_precision
 from aitune_fp.effects.backends._ort_install import provider_missing
 from aitune_fp.effects.backends._ort_runners import session_runner
-from aitune_fp.effects.backends._ort_session import open_checked_session, trt_profile_options
+from aitune_fp.effects.backends._ort_session import (
+    EXECUTION_MODES,
+    OPT_LEVELS,
+    open_checked_session,
+    session_options,
+    trt_profile_options,
+)
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._runtime_fields import runtime_option
 from aitune_fp.effects.backends._streams import dedicated_stream, device_index
@@ -65,13 +71,6 @@ PROVIDERS = {
     "cuda": "CUDAExecutionProvider",
     "tensorrt": "TensorrtExecutionProvider",
 }
-_OPT_LEVELS = {
-    "disable": "ORT_DISABLE_ALL",
-    "basic": "ORT_ENABLE_BASIC",
-    "extended": "ORT_ENABLE_EXTENDED",
-    "all": "ORT_ENABLE_ALL",
-}
-_EXECUTION_MODES = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
 
 
 def _load_saved(config: OnnxRuntime, request: LoadRequest) -> Built:
@@ -126,7 +125,11 @@ class OnnxRuntime(ConfigIdentity):
         defaults={"cpu": ({},), "cuda": ({}, {"provider": "tensorrt"})},
         variants={
             "default": {
-                "cpu": ({"precision": "int8-dynamic"}, {"intra_op_threads": 1}),
+                "cpu": (
+                    {"precision": "int8-dynamic"},
+                    {"intra_op_threads": 1},
+                    {"intra_op_threads": 1, "graph_optimization": "basic"},
+                ),
                 "cuda": (
                     {"provider": "tensorrt", "fp16": True},
                     {"provider": "cuda", "fp16": True},
@@ -135,7 +138,7 @@ class OnnxRuntime(ConfigIdentity):
             "wide": {
                 "cpu": (
                     {"precision": "int8-static"},
-                    {"intra_op_threads": 1, "graph_optimization": "basic"},
+                    {"graph_optimization": "basic"},
                 )
             },
         },
@@ -159,14 +162,14 @@ class OnnxRuntime(ConfigIdentity):
             raise ValueError(
                 f"onnxruntime provider must be one of {choices}, got {self.provider!r}"
             )
-        if self.graph_optimization not in _OPT_LEVELS:
+        if self.graph_optimization not in OPT_LEVELS:
             raise ValueError(
-                f"graph_optimization must be one of {tuple(_OPT_LEVELS)}, "
+                f"graph_optimization must be one of {tuple(OPT_LEVELS)}, "
                 f"got {self.graph_optimization!r}"
             )
-        if self.execution_mode not in _EXECUTION_MODES:
+        if self.execution_mode not in EXECUTION_MODES:
             raise ValueError(
-                f"execution_mode must be one of {tuple(_EXECUTION_MODES)}, "
+                f"execution_mode must be one of {tuple(EXECUTION_MODES)}, "
                 f"got {self.execution_mode!r}"
             )
         if self.intra_op_threads < 0 or self.max_batch_size < 1:
@@ -264,14 +267,7 @@ class OnnxRuntime(ConfigIdentity):
         :class:`~._ort_session.ProviderMismatch` unless it runs on those providers."""
         import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.intra_op_threads
-        options.graph_optimization_level = getattr(
-            ort.GraphOptimizationLevel, _OPT_LEVELS[self.graph_optimization]
-        )
-        options.execution_mode = getattr(ort.ExecutionMode, _EXECUTION_MODES[self.execution_mode])
-        for key, value in self.session_config:
-            options.add_session_config_entry(key, value)
+        options = session_options(ort, self)
         providers = self._providers(spec, device, work_dir)
         return open_checked_session(ort, str(graph.path), options, providers, said_to)
 
