@@ -8,8 +8,9 @@ Rules:
   is never part of it, so keys match across processes and import paths;
 - :func:`cache_key` adds the input spec, the batch envelope the build runs in (an
   exporter's example rows and batch bound: a one-row envelope exports a static batch), the
-  backend's kind, config key and implementation (a calibrated variant, static int8, also
-  the samples' values it was calibrated on)
+  backend's kind, config key without its runtime options (threads, ONNX Runtime's graph
+  optimisation: :mod:`~aitune_fp.effects.backends._runtime_fields`) and implementation (a
+  calibrated variant, static int8, also the samples' values it was calibrated on)
   source, the device (and GPU model), and the versions of Python and of every inference
   library (those the shipped backends and this one declare).
 """
@@ -25,6 +26,7 @@ from pathlib import Path
 import torch
 
 from aitune_fp.effects.backends._export import UNBOUNDED_BATCH, envelope_bound, example_rows
+from aitune_fp.effects.backends._runtime_fields import artifact_key
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.environment import library_versions
 from aitune_fp.effects.fingerprint import behaviour_digest
@@ -102,7 +104,7 @@ def cache_key(
         "model": model or model_digest(module),
         "inputs": repr(samples.spec),
         "envelope": [example_rows(), envelope_bound(UNBOUNDED_BATCH)],
-        "backend": [backend.name, backend.key(), implementation_digest(backend)],
+        "backend": [backend.name, artifact_key(backend), implementation_digest(backend)],
         "device": _device_facts(device),
         "python": platform.python_version(),
         "machine": platform.machine(),

@@ -13,6 +13,7 @@ from aitune_fp.core.fleet.plan import (
     safe_name,
 )
 from aitune_fp.core.fleet.plan_parse import DTYPES
+from aitune_fp.core.fleet.plan_tuning import TuneChoices
 
 SPECS = (
     "max-throughput",
@@ -30,6 +31,16 @@ names = st.text(
     max_size=12,
 ).filter(lambda s: s.strip() == s and s != "")
 shapes = st.tuples(*[st.integers(1, 64)] * 2) | st.tuples(st.integers(1, 8))
+choices = st.builds(
+    TuneChoices,
+    search=st.none() | st.sampled_from(["none", "default", "wide"]),
+    precision=st.none()
+    | st.lists(st.sampled_from(["fp32", "bf16", "fp16", "int8"]), min_size=1, unique=True).map(
+        tuple
+    ),
+    max_drop=st.none() | st.floats(0, 10, allow_nan=False),
+    min_top1=st.none() | st.floats(0, 1, allow_nan=False),
+)
 backend_lists = st.none() | st.lists(st.sampled_from(BACKENDS), min_size=1, max_size=3).map(tuple)
 
 
@@ -38,13 +49,14 @@ def _unique_by_folder(items: list[ModelEntry] | list[TargetEntry], key: str) -> 
     return len(set(folders)) == len(folders)
 
 
-demo_models = st.sampled_from(DEMO_NAMES).map(ModelEntry)
+demo_models = st.builds(ModelEntry, st.sampled_from(DEMO_NAMES), tuning=choices)
 factory_models = st.builds(
     ModelEntry,
     name=names,
     factory=st.sampled_from(["models/tiny.py:build", "pkg.zoo:make_net", "/abs/m.py:f"]),
     input_shapes=st.lists(shapes, max_size=2).map(tuple),
     dtypes=st.lists(st.sampled_from(DTYPES), max_size=2).map(tuple),
+    tuning=choices,
 )
 targets = st.builds(
     TargetEntry,
@@ -53,6 +65,7 @@ targets = st.builds(
     backends=backend_lists,
     max_batch_size=st.none() | st.integers(1, 512),
     num_cpus=st.none() | st.sampled_from([0.5, 1.0, 4.0, 16.0]),
+    tuning=choices,
 )
 cuda_targets = st.builds(
     TargetEntry, device=st.just("cuda"), accelerator_type=st.sampled_from(["A10G", "L4", "H100"])
@@ -64,6 +77,7 @@ settings = st.builds(
     retries=st.integers(0, 5),
     plot=st.booleans(),
     save=st.booleans(),
+    tuning=choices,
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from hypothesis import given
@@ -218,3 +219,79 @@ def test_a_backend_from_outside_the_package_passes_the_name_check() -> None:
     assert plan.settings.backends == ("my_pkg.fast:Fast",)
     with pytest.raises(PlanError):
         parse_plan(text.format("fast"), known_backends={"eager"})
+
+
+PRECISION_PLAN = """
+strategies = ["max-throughput"]
+search = "wide"
+max_drop = "0.5%"
+
+[[models]]
+name = "mlp"
+min_top1 = 0.97
+[[models]]
+name = "cnn"
+search = "none"
+
+[[targets]]
+device = "cpu"
+precision = ["fp32", "int8"]
+max_drop = 0.02
+"""
+
+
+def test_precision_choices_parse_to_the_search_and_policy_of_each_job() -> None:
+    """A job takes each of search, precision, max_drop and min_top1 from its model, else its
+    target, else the plan, and they become the Search and policy the CLI flags would."""
+    from aitune_fp.core.accuracy import AccuracyPolicy, Search
+
+    mlp, cnn = expand(parse_plan(PRECISION_PLAN))
+    assert mlp.tuning.search_space() == Search("wide", frozenset({"float32", "int8"}))
+    assert cnn.tuning.search_space() == Search("none", frozenset({"float32", "int8"}))
+    assert mlp.tuning.policy() == AccuracyPolicy(min_top1=0.97)
+    assert cnn.tuning.policy() is None
+    assert (mlp.tuning.max_drop, cnn.tuning.max_drop) == (0.02, 0.02)  # the target's wins
+    plan = parse_plan(PRECISION_PLAN)
+    assert plan.settings.tuning.max_drop == 0.005
+
+
+def test_precision_choices_are_in_the_entry_key_only_when_stated() -> None:
+    """Stating a choice changes a job's entry key; a plan stating none keeps its old key."""
+    from aitune_fp.core.fleet.plan_tuning import TuneChoices
+
+    job = expand(parse_plan(PINNED))[0]
+    assert "tuning" not in json.dumps(_facts(job))
+    wide = dataclasses.replace(job, model=ModelEntry("mlp", tuning=TuneChoices(search="wide")))
+    assert entry_key(wide) != entry_key(job)
+
+
+def _facts(job: object) -> object:
+    from aitune_fp.core.fleet.plan import _job_facts
+
+    return _job_facts(job)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ('search = "widest"', "search"),
+        ('precision = ["fp8"]', "precision[0]"),
+        ('precision = "int8"', "precision"),
+        ("max_drop = -0.1", "max_drop"),
+        ('max_drop = "lots"', "max_drop"),
+        ("min_top1 = 1.5", "min_top1"),
+        ("min_top1 = true", "min_top1"),
+    ],
+)
+@pytest.mark.parametrize("where", ["top", "model", "target"])
+def test_a_bad_precision_choice_is_one_line_naming_its_key(
+    bad: str, field: str, where: str
+) -> None:
+    """A bad search, precision or bound is a one-line PlanError naming the key and its line."""
+    text = _plan_with(bad, where, 1)
+    with pytest.raises(PlanError) as caught:
+        parse_plan(text)
+    prefix = {"top": "", "model": "models[1].", "target": "targets[1]."}[where]
+    assert caught.value.field == prefix + field
+    assert text.splitlines()[caught.value.line - 1].strip() == bad
+    assert "\n" not in str(caught.value)

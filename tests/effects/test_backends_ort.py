@@ -112,7 +112,7 @@ def test_bad_configs_are_refused() -> None:
     """Unknown providers and fp16 outside the TensorRT provider are refused at construction."""
     with pytest.raises(ValueError, match="provider must be one of"):
         OnnxRuntime(provider="rocm")
-    with pytest.raises(ValueError, match="fp16 applies to the TensorRT provider only"):
+    with pytest.raises(ValueError, match="fp16 applies to the TensorRT and CUDA providers only"):
         OnnxRuntime(fp16=True)
 
 

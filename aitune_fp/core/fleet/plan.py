@@ -10,11 +10,15 @@ Rules:
 - a target is a device (``cpu``, ``cuda``, ``cuda:N``), optionally an accelerator type, and
   its own backends / max batch size / CPUs, which override the plan's; its name defaults to
   the device (``cuda-A10G`` with an accelerator type);
+- the plan, a target and a model may each state a precision search and accuracy bounds
+  (:class:`~aitune_fp.core.fleet.plan_tuning.TuneChoices`); a job takes each from its
+  model, else its target, else the plan;
 - a :class:`Job` is one model on one target with one strategy: exactly one ``tune`` run;
   its id is ``<model>/<target>/<strategy>`` with each part made filesystem-safe by
   :func:`safe_name`, and it is also the job's folder under the output folder;
 - a job's :func:`entry_key` hashes everything that decides its tune's result (model, device,
-  accelerator type, strategy, effective backends and max batch size), so a stored run is
+  accelerator type, strategy, effective backends, max batch size and the precision
+  choices it states), so a stored run is
   reused only for the same plan entry.
 """
 
@@ -23,8 +27,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
+
+from aitune_fp.core.fleet.plan_tuning import TuneChoices
 
 DEMO_NAMES: Final = ("mlp", "cnn", "transformer")
 STATUSES: Final = ("complete", "failed", "interrupted", "skipped")
@@ -54,6 +60,7 @@ class Settings:
     retries: int = 2
     plot: bool = True
     save: bool = False
+    tuning: TuneChoices = field(default_factory=TuneChoices)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +71,7 @@ class ModelEntry:
     factory: str | None = None
     input_shapes: tuple[tuple[int, ...], ...] = ()
     dtypes: tuple[str, ...] = ()
+    tuning: TuneChoices = field(default_factory=TuneChoices)
 
     @property
     def is_demo(self) -> bool:
@@ -81,6 +89,7 @@ class TargetEntry:
     backends: tuple[str, ...] | None = None
     max_batch_size: int | None = None
     num_cpus: float | None = None
+    tuning: TuneChoices = field(default_factory=TuneChoices)
 
     @property
     def label(self) -> str:
@@ -144,6 +153,17 @@ class Job:
             return self.target.max_batch_size
         return self.settings.max_batch_size
 
+    @property
+    def tuning(self) -> TuneChoices:
+        """Each precision choice from the model, else the target, else the plan.
+
+        >>> model = ModelEntry("mlp", tuning=TuneChoices(min_top1=0.97))
+        >>> target = TargetEntry("cpu", tuning=TuneChoices(search="wide", min_top1=0.9))
+        >>> Job(model, target, "min-latency").tuning.argv()
+        ('--search', 'wide', '--min-top1', '0.97')
+        """
+        return self.model.tuning.over(self.target.tuning).over(self.settings.tuning)
+
 
 def entry_key(job: Job) -> str:
     """A stable hash of what decides the job's result (not retries, plot or CPUs).
@@ -161,7 +181,9 @@ def entry_key(job: Job) -> str:
 
 def _job_facts(job: Job) -> dict[str, Any]:
     """What decides a job's result, as JSON-able values."""
+    stated = job.tuning.facts()  # absent when none: keys of plans without them are unchanged
     return {
+        **({"tuning": stated} if stated else {}),
         "model": job.model.name,
         "factory": job.model.factory,
         "input_shapes": [list(s) for s in job.model.input_shapes],

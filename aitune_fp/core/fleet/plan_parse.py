@@ -8,7 +8,9 @@ Rules:
   required, at least one each); a model has ``name`` and optionally ``factory``,
   ``input_shape`` (a list of ``4x16`` shapes) and ``dtype`` (a list); a target has
   ``device`` and optionally ``accelerator_type``, ``name``, ``backends``,
-  ``max_batch_size`` and ``num_cpus``;
+  ``max_batch_size`` and ``num_cpus``; the plan, a model and a target may also state
+  ``search``, ``precision``, ``max_drop`` and ``min_top1``
+  (:mod:`~aitune_fp.core.fleet.plan_tuning`);
 - every value is checked: types, strategy specs (:func:`~aitune_fp.core.parse.parse_strategy`),
   shapes, dtypes, devices, demo names, backend names (when the caller knows them; a
   ``module:Class`` backend from outside the package is checked when a job resolves it), and that
@@ -35,6 +37,7 @@ from aitune_fp.core.fleet.plan import (
     TargetEntry,
     safe_name,
 )
+from aitune_fp.core.fleet.plan_tuning import KEYS, parse_choices
 from aitune_fp.core.fleet.toml_lines import field_line, field_name
 from aitune_fp.core.parse import parse_shape
 from aitune_fp.core.strategies.registry import parse_strategy, strategy_config
@@ -44,10 +47,13 @@ DTYPES: Final = (
     "bool",
 )  # fmt: skip
 _TOP: Final = (
-    "strategies", "backends", "max_batch_size", "retries", "plot", "save", "models", "targets",
+    "strategies", "backends", "max_batch_size", "retries", "plot", "save", *KEYS, "models",
+    "targets",
 )  # fmt: skip
-_MODEL: Final = ("name", "factory", "input_shape", "dtype")
-_TARGET: Final = ("device", "accelerator_type", "name", "backends", "max_batch_size", "num_cpus")
+_MODEL: Final = ("name", "factory", "input_shape", "dtype", *KEYS)
+_TARGET: Final = (
+    "device", "accelerator_type", "name", "backends", "max_batch_size", "num_cpus", *KEYS,
+)  # fmt: skip
 _DEVICE: Final = re.compile(r"cpu|cuda(:[0-9]+)?")
 _FACTORY: Final = re.compile(r".+:[A-Za-z_][A-Za-z0-9_]*")
 _SYNTAX_LINE: Final = re.compile(r"at line (\d+)")
@@ -166,7 +172,7 @@ def _model(check: _Checker, table: Mapping[str, Any], i: int) -> ModelEntry:
     if factory is None and (shapes or dtypes):
         key = "input_shape" if shapes else "dtype"
         raise check.fail((*path, key), "a demo model brings its own samples")
-    return ModelEntry(name, factory, tuple(shapes), dtypes)
+    return ModelEntry(name, factory, tuple(shapes), dtypes, parse_choices(table, path, check.fail))
 
 
 def _target(check: _Checker, table: Mapping[str, Any], i: int) -> TargetEntry:
@@ -200,6 +206,7 @@ def _target(check: _Checker, table: Mapping[str, Any], i: int) -> TargetEntry:
         if "max_batch_size" in table
         else None,
         num_cpus=None if cpus is None else float(cpus),
+        tuning=parse_choices(table, path, check.fail),
     )
 
 
@@ -243,6 +250,7 @@ def _settings(check: _Checker, doc: Mapping[str, Any]) -> Settings:
         retries=check.positive_int(doc.get("retries", 2), ("retries",), least=0),
         plot=plot,
         save=save,
+        tuning=parse_choices(doc, (), check.fail),
     )
 
 

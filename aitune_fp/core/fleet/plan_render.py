@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from aitune_fp.core.fleet.plan import ModelEntry, Plan, Settings, TargetEntry
+from aitune_fp.core.fleet.plan_tuning import render_choices
 
 
 def _string(text: str) -> str:
@@ -52,7 +53,7 @@ def _settings(settings: Settings) -> list[str]:
         lines.append("plot = false")
     if settings.save:
         lines.append("save = true")
-    return lines
+    return lines + render_choices(settings.tuning)
 
 
 def _model(model: ModelEntry) -> list[str]:
@@ -63,7 +64,7 @@ def _model(model: ModelEntry) -> list[str]:
         lines.append(f"input_shape = {_list('x'.join(map(str, s)) for s in model.input_shapes)}")
     if model.dtypes:
         lines.append(f"dtype = {_list(model.dtypes)}")
-    return lines
+    return lines + render_choices(model.tuning)
 
 
 def _target(target: TargetEntry) -> list[str]:
@@ -78,7 +79,7 @@ def _target(target: TargetEntry) -> list[str]:
         lines.append(f"max_batch_size = {target.max_batch_size}")
     if target.num_cpus is not None:
         lines.append(f"num_cpus = {_number(target.num_cpus)}")
-    return lines
+    return lines + render_choices(target.tuning)
 
 
 def render_plan(plan: Plan) -> str:

@@ -5,7 +5,8 @@ Rules:
   really runs on, the device and the precision the providers compute in: the TensorRT
   provider ``float16`` with ``fp16`` else ``tf32`` (TensorRT allows TF32 unless told
   otherwise and ONNX Runtime's provider has no option to forbid it), the CUDA provider
-  ``tf32`` with ``tf32`` else ``float32``, the CPU provider ``float32``; a quantized
+  ``float16`` with ``fp16`` (the graph converted, :mod:`._ort_fp16`), else ``tf32`` with
+  ``tf32``, else ``float32``, the CPU provider ``float32``; a quantized
   model ``int8``;
 - a runner loaded back from a cached ONNX file gets the very same keys as the build that
   stored it, so validation of a cache hit uses the bound of the precision it really runs
@@ -26,11 +27,15 @@ def ort_precision(provider: str, *, fp16: bool, tf32: bool) -> str:
     >>> ort_precision("tensorrt", fp16=True, tf32=False), ort_precision("tensorrt", fp16=False,
     ...     tf32=False), ort_precision("cuda", fp16=False, tf32=True)
     ('float16', 'tf32', 'tf32')
+    >>> ort_precision("cuda", fp16=True, tf32=False)
+    'float16'
     >>> ort_precision("cpu", fp16=False, tf32=True)
     'float32'
     """
     if provider == "tensorrt":
         return "float16" if fp16 else "tf32"
+    if provider == "cuda" and fp16:
+        return "float16"
     return "tf32" if provider == "cuda" and tf32 else "float32"
 
 

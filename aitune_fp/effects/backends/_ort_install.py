@@ -148,3 +148,15 @@ def shadow_reason(install: OrtInstall) -> str | None:
         f"{versions[install.active]} (both install the onnxruntime package and "
         f"{install.active}'s files won); {fix}"
     )
+
+
+def provider_missing(provider: str) -> str | None:
+    """A reason when the installed onnxruntime does not offer ``provider``."""
+    import onnxruntime as ort
+
+    if provider in ort.get_available_providers():
+        return None
+    shadowed = shadow_reason(ort_install())
+    if shadowed is not None:
+        return f"onnxruntime's {provider} is missing: {shadowed}"
+    return f"onnxruntime's {provider} is not installed (needs onnxruntime-gpu)"

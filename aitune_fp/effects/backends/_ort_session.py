@@ -22,10 +22,17 @@ import re
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Final
 
 from aitune_fp.effects.inputs import InputSpec
 
+OPT_LEVELS: Final = {
+    "disable": "ORT_DISABLE_ALL",
+    "basic": "ORT_ENABLE_BASIC",
+    "extended": "ORT_ENABLE_EXTENDED",
+    "all": "ORT_ENABLE_ALL",
+}
+EXECUTION_MODES: Final = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
 _REASON_LINES = 6
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # ONNX Runtime colours its native log lines
 
@@ -101,6 +108,20 @@ def _native_stderr(sink: io.StringIO) -> Iterator[None]:
             os.close(saved)
             tmp.seek(0)
             sink.write(tmp.read().decode("utf-8", errors="replace"))
+
+
+def session_options(ort: Any, config: Any) -> Any:
+    """``ort.SessionOptions`` with ``config``'s runtime options: intra-op threads, graph
+    optimisation level, execution mode and extra session config entries."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = config.intra_op_threads
+    options.graph_optimization_level = getattr(
+        ort.GraphOptimizationLevel, OPT_LEVELS[config.graph_optimization]
+    )
+    options.execution_mode = getattr(ort.ExecutionMode, EXECUTION_MODES[config.execution_mode])
+    for key, value in config.session_config:
+        options.add_session_config_entry(key, value)
+    return options
 
 
 def open_checked_session(

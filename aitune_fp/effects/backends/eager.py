@@ -6,6 +6,8 @@ cannot run on the device fails at build, not while being timed. ``precision`` ``
 or ``float16`` makes it a reduced-precision candidate (:mod:`._lowp`: a cast copy, or
 ``autocast=True``), whose floating inputs and outputs keep eager's dtypes; the build info
 says so (``io_cast``), and ``load`` rebuilds it the same way from the saved config.
+``threads`` (a runtime option, :mod:`._threads`) runs each call at that many torch
+intra-op threads and restores the process's count after it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._lowp import DTYPES, low_precision, lowp_unavailable
 from aitune_fp.effects.backends._precision import output_dtypes
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
+from aitune_fp.effects.backends._runtime_fields import runtime_option
+from aitune_fp.effects.backends._threads import with_torch_threads
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.inputs import Samples
 
@@ -44,7 +48,7 @@ class TorchEager(ConfigIdentity):
                 "cuda": ({"precision": "float16"}, {"precision": "bfloat16"}),
             },
             "wide": {
-                "cpu": ({"precision": "bfloat16", "autocast": True},),
+                "cpu": ({"precision": "bfloat16", "autocast": True}, {"threads": 1}),
                 "cuda": ({"precision": "bfloat16", "autocast": True},),
             },
         },
@@ -52,6 +56,8 @@ class TorchEager(ConfigIdentity):
 
     precision: str = "float32"
     autocast: bool = False
+    threads: int = runtime_option(0)
+    """torch intra-op threads while it runs (0: the process's count; :mod:`._threads`)."""
     name: str = field(default="eager", init=False)
 
     def __post_init__(self) -> None:
@@ -59,6 +65,8 @@ class TorchEager(ConfigIdentity):
             raise ValueError(f"eager precision must be float32 or one of {tuple(DTYPES)}")
         if self.autocast and self.precision == "float32":
             raise ValueError("autocast needs a reduced precision")
+        if self.threads < 0:
+            raise ValueError(f"threads must be >= 0, got {self.threads}")
 
     @property
     def computes_in(self) -> str:
@@ -89,6 +97,9 @@ class TorchEager(ConfigIdentity):
                     "precision": self.precision,
                     "io_cast": f"{how}: floating inputs to {self.precision}, outputs back",
                 }
+            if self.threads:
+                runner = with_torch_threads(runner, self.threads)
+                info["torch_threads"] = self.threads
             log.write(f"eager module {type(model).__name__} on {device} ({self.precision})")
             return Built(runner, info=info)
 

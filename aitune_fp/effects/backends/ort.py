@@ -14,6 +14,9 @@ Rules:
   tensors in place with IO binding on CUDA, where the CUDA and TensorRT providers compute
   on the device's dedicated stream (:mod:`._streams`, ``user_compute_stream``); outputs
   come back in the eager module's structure (tensor, tuple, list or dict);
+- the session runs the export, its int8 form (:mod:`.ort_quant`) or, for ``fp16`` on the
+  CUDA provider, its float16 form (:mod:`._ort_fp16`); threads, graph optimisation and
+  execution mode are session options outside the artifact's cache key;
 - ``onnxruntime`` is imported only inside this module's functions.
 """
 
@@ -37,11 +40,19 @@ from aitune_fp.effects.backends._availability import (
 )
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
+from aitune_fp.effects.backends._ort_fp16 import session_graph
 from aitune_fp.effects.backends._ort_info import ort_info, ort_precision
-from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
+from aitune_fp.effects.backends._ort_install import provider_missing
 from aitune_fp.effects.backends._ort_runners import session_runner
-from aitune_fp.effects.backends._ort_session import open_checked_session, trt_profile_options
+from aitune_fp.effects.backends._ort_session import (
+    EXECUTION_MODES,
+    OPT_LEVELS,
+    open_checked_session,
+    session_options,
+    trt_profile_options,
+)
 from aitune_fp.effects.backends._runner import prepared
+from aitune_fp.effects.backends._runtime_fields import runtime_option
 from aitune_fp.effects.backends._streams import dedicated_stream, device_index
 from aitune_fp.effects.backends._versions import unsupported
 from aitune_fp.effects.backends.base import (
@@ -52,19 +63,13 @@ from aitune_fp.effects.backends.base import (
     Library,
     LoadRequest,
 )
-from aitune_fp.effects.backends.ort_quant import QUANTIZED, quantized
+from aitune_fp.effects.backends.ort_quant import QUANTIZED
 from aitune_fp.effects.inputs import InputSpec, Samples
 
 PROVIDERS = {
     "cpu": "CPUExecutionProvider",
     "cuda": "CUDAExecutionProvider",
     "tensorrt": "TensorrtExecutionProvider",
-}
-_OPT_LEVELS = {
-    "disable": "ORT_DISABLE_ALL",
-    "basic": "ORT_ENABLE_BASIC",
-    "extended": "ORT_ENABLE_EXTENDED",
-    "all": "ORT_ENABLE_ALL",
 }
 
 
@@ -81,11 +86,14 @@ def _load_saved(config: OnnxRuntime, request: LoadRequest) -> Built:
 class OnnxRuntime(ConfigIdentity):
     """Export to ``work_dir/model.onnx`` and run it with an ONNX Runtime session.
 
-    ``intra_op_threads`` 0 lets ONNX Runtime choose; ``graph_optimization`` is one of
-    ``disable``/``basic``/``extended``/``all``; ``session_config`` holds extra
-    ``(key, value)`` session config entries. ``fp16`` and ``max_batch_size`` apply to the
-    TensorRT provider (its optimisation profile covers batch 1 … ``max_batch_size``);
-    ``tf32`` lets the CUDA provider use TF32 matmuls.
+    Runtime options (session options, not part of the artifact's cache key:
+    :mod:`._runtime_fields`): ``intra_op_threads`` (0 lets ONNX Runtime choose),
+    ``graph_optimization`` (``disable``/``basic``/``extended``/``all``) and
+    ``execution_mode`` (``sequential``/``parallel``); ``session_config`` holds extra
+    ``(key, value)`` session config entries. ``fp16`` makes the TensorRT provider build
+    fp16 engines and the CUDA provider run the graph converted to float16
+    (:mod:`._ort_fp16`); ``max_batch_size`` sets the TensorRT provider's optimisation
+    profile (batch 1 … ``max_batch_size``); ``tf32`` lets the CUDA provider use TF32 matmuls.
 
     >>> OnnxRuntime().describe(), OnnxRuntime(provider="tensorrt", fp16=True).describe()
     ('onnxruntime', "onnxruntime(provider='tensorrt', fp16=True)")
@@ -99,7 +107,11 @@ class OnnxRuntime(ConfigIdentity):
         order=30,
         libraries=("torch.onnx", "onnxscript", "onnxruntime"),
         sdks=("onnxruntime",),
-        sdk_modules=("aitune_fp.effects.backends.ort_quant",),
+        sdk_modules=(
+            "aitune_fp.effects.backends.ort_quant",
+            "aitune_fp.effects.backends._ort_fp16",
+            "aitune_fp.effects.backends._ort_install",
+        ),
         versions=(
             Library("onnx", ("onnx",)),
             Library(
@@ -113,16 +125,29 @@ class OnnxRuntime(ConfigIdentity):
         defaults={"cpu": ({},), "cuda": ({}, {"provider": "tensorrt"})},
         variants={
             "default": {
-                "cpu": ({"precision": "int8-dynamic"},),
-                "cuda": ({"provider": "tensorrt", "fp16": True},),
+                "cpu": (
+                    {"precision": "int8-dynamic"},
+                    {"intra_op_threads": 1},
+                    {"intra_op_threads": 1, "graph_optimization": "basic"},
+                ),
+                "cuda": (
+                    {"provider": "tensorrt", "fp16": True},
+                    {"provider": "cuda", "fp16": True},
+                ),
             },
-            "wide": {"cpu": ({"precision": "int8-static"}, {"intra_op_threads": 1})},
+            "wide": {
+                "cpu": (
+                    {"precision": "int8-static"},
+                    {"graph_optimization": "basic"},
+                )
+            },
         },
     )
 
     provider: str = "auto"
-    intra_op_threads: int = 0
-    graph_optimization: str = "all"
+    intra_op_threads: int = runtime_option(0)
+    graph_optimization: str = runtime_option("all")
+    execution_mode: str = runtime_option("sequential")
     fp16: bool = False
     tf32: bool = False
     max_batch_size: int = 1024
@@ -137,15 +162,20 @@ class OnnxRuntime(ConfigIdentity):
             raise ValueError(
                 f"onnxruntime provider must be one of {choices}, got {self.provider!r}"
             )
-        if self.graph_optimization not in _OPT_LEVELS:
+        if self.graph_optimization not in OPT_LEVELS:
             raise ValueError(
-                f"graph_optimization must be one of {tuple(_OPT_LEVELS)}, "
+                f"graph_optimization must be one of {tuple(OPT_LEVELS)}, "
                 f"got {self.graph_optimization!r}"
+            )
+        if self.execution_mode not in EXECUTION_MODES:
+            raise ValueError(
+                f"execution_mode must be one of {tuple(EXECUTION_MODES)}, "
+                f"got {self.execution_mode!r}"
             )
         if self.intra_op_threads < 0 or self.max_batch_size < 1:
             raise ValueError("intra_op_threads must be >= 0 and max_batch_size >= 1")
-        if self.fp16 and self.provider != "tensorrt":
-            raise ValueError("fp16 applies to the TensorRT provider only")
+        if self.fp16 and self.provider not in ("tensorrt", "cuda"):
+            raise ValueError("fp16 applies to the TensorRT and CUDA providers only")
         if self.precision not in ("float32", *QUANTIZED):
             raise ValueError(f"precision must be float32 or one of {QUANTIZED}")
 
@@ -195,7 +225,7 @@ class OnnxRuntime(ConfigIdentity):
             lambda: needs_cuda(device),
             lambda: missing_library("onnxruntime", "onnxscript"),
             lambda: unsupported("onnxruntime"),
-            lambda: _provider_missing(PROVIDERS[provider]),
+            lambda: provider_missing(PROVIDERS[provider]),
             cuda_unusable,
         )
 
@@ -207,8 +237,7 @@ class OnnxRuntime(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             model = prepared(module, device)
             graph = export_onnx(model, samples, device, work_dir / "model.onnx", log)
-            if self.precision in QUANTIZED:
-                graph = quantized(graph, samples, self.precision, work_dir, log)
+            graph = session_graph(self, graph, samples, device, work_dir, log)
             with log.timed("compile"):
                 session = self.open_session(graph, samples.spec, device, work_dir, log.write)
             info = ort_info(self, session, device)
@@ -238,13 +267,7 @@ class OnnxRuntime(ConfigIdentity):
         :class:`~._ort_session.ProviderMismatch` unless it runs on those providers."""
         import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.intra_op_threads
-        options.graph_optimization_level = getattr(
-            ort.GraphOptimizationLevel, _OPT_LEVELS[self.graph_optimization]
-        )
-        for key, value in self.session_config:
-            options.add_session_config_entry(key, value)
+        options = session_options(ort, self)
         providers = self._providers(spec, device, work_dir)
         return open_checked_session(ort, str(graph.path), options, providers, said_to)
 
@@ -269,15 +292,3 @@ class OnnxRuntime(ConfigIdentity):
             **trt_profile_options(spec, self.max_batch_size),
         }
         return [("TensorrtExecutionProvider", trt_options), cuda]
-
-
-def _provider_missing(provider: str) -> str | None:
-    """A reason when the installed onnxruntime does not offer ``provider``."""
-    import onnxruntime as ort
-
-    if provider in ort.get_available_providers():
-        return None
-    shadowed = shadow_reason(ort_install())
-    if shadowed is not None:
-        return f"onnxruntime's {provider} is missing: {shadowed}"
-    return f"onnxruntime's {provider} is not installed (needs onnxruntime-gpu)"

@@ -2,9 +2,11 @@
 
 Rules:
 - a job is ``python -m aitune_fp tune FACTORY --name … --strategy … --device … --out TMP``
-  (demo models through :mod:`aitune_fp.models.factories`), run with the interpreter of the
-  process running the job, its output written to a private temporary folder; a crash of
-  the tune (a segfault, ``os._exit``, the OOM killer) ends that process only;
+  (demo models through :mod:`aitune_fp.models.factories`), plus the ``--search``,
+  ``--precision``, ``--max-drop`` and ``--min-top1`` flags of the precision choices the
+  plan states for it (:attr:`~aitune_fp.core.fleet.plan.Job.tuning`), run with the
+  interpreter of the process running the job, its output written to a private temporary
+  folder; a crash of the tune (a segfault, ``os._exit``, the OOM killer) ends that process only;
 - the tune's process dies with the process that started it (``PR_SET_PDEATHSIG`` on Linux),
   so a lost worker or a killed plan leaves no tune running;
 - exit 0 with a ``run.json`` is ``complete``; any other exit is ``failed`` with the tune's
@@ -107,7 +109,7 @@ def tune_argv(
         argv += ["--cache-dir", cache_dir]
     if not job.settings.plot:
         argv.append("--no-plot")
-    return tuple(argv)
+    return (*argv, *job.tuning.argv())
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
