@@ -79,19 +79,28 @@ class Service:
     stopping: str = ""
     last: float = field(default_factory=time.monotonic)
     selector: Any = field(default_factory=selectors.DefaultSelector)
+    socket_file: tuple[int, int] = (0, 0)
+
+    def __post_init__(self) -> None:
+        """Remember the socket file as it is now (ours), so that closing never removes one
+        a later service put there."""
+        info = self.socket_path.stat()
+        self.socket_file = (info.st_dev, info.st_ino)
 
     def serve(self) -> None:
         """Answer requests until stopped or idle; then clean up."""
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, self._on_signal)
+        signals = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in signals}
         self.selector.register(self.listener, selectors.EVENT_READ, ("accept", None))
         try:
             while not self.stopping:
-                for key, _ in self.selector.select(1.0):
+                for key, _ in self.selector.select(min(1.0, self.idle)):
                     self._event(*key.data)
                 self._tick()
         finally:
             self._close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.stopping = f"signal {signal.Signals(signum).name}"
@@ -215,9 +224,8 @@ class Service:
     def _close(self) -> None:
         say(f"stopping: {self.stopping or 'error'}")
         with contextlib.suppress(OSError):
-            if self.socket_path.exists() and os.path.samestat(
-                self.socket_path.stat(), os.fstat(self.listener.fileno())
-            ):
+            info = self.socket_path.stat()
+            if (info.st_dev, info.st_ino) == self.socket_file:
                 self.socket_path.unlink()
         with contextlib.suppress(OSError):
             self.listener.close()
