@@ -18,7 +18,9 @@ from aitune_fp.effects.isolation import service_wire as wire
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_folder_others_may_enter_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_folder_others_may_enter_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The service folder must be 0700: a group- or world-accessible one is refused."""
     folder = tmp_path / "svc"
     folder.mkdir(mode=0o755)
@@ -104,8 +106,8 @@ def test_a_stale_socket_is_removed_and_no_service_is_reported(tmp_path: Path) ->
     assert wire.is_socket(folder / wire.SOCKET)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AITUNE_FP_SERVICE_DIR": str(folder)}
     began = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "aitune_fp", "service", "status"],
-                          capture_output=True, text=True, timeout=120, env=env, check=False)  # fmt: skip
+    status = [sys.executable, "-m", "aitune_fp", "service", "status"]
+    done = subprocess.run(status, capture_output=True, text=True, timeout=120, env=env, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "no service running" in done.stdout
     assert not (folder / wire.SOCKET).exists()
