@@ -65,7 +65,8 @@ def _status(out: Any) -> int:
     out.print(
         f"service pid {answer['pid']}: {answer['served']} tunes served, "
         f"{answer['running']} running, idle {answer['idle_for']:.0f} s of "
-        f"{answer['idle_timeout']:g} s, warm in {answer.get('warm_seconds', 0.0):.1f} s; "
+        f"{answer['idle_timeout']:g} s, warm in {answer.get('warm_seconds', 0.0):.1f} s, "
+        f"fork server {answer.get('fork_server')}; "
         f"{'serves this installation' if mine else 'started for another installation'}; "
         f"socket {socket_path()}, log {answer.get('log')}",
         highlight=False,

@@ -170,3 +170,31 @@ def test_a_client_of_another_environment_runs_here(service: tuple[dict[str, str]
     done = _run(other, "demo", "--help", cwd=work)
     assert done.returncode == 0 and "usage" in done.stdout
     assert "service not used" in done.stderr
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_stop_ends_the_service_and_its_fork_server(service: tuple[dict[str, str], Path]) -> None:
+    """``service stop`` (last in this module) ends the service process and its fork
+    server and removes the socket; status then says none runs."""
+    env, work = service
+    words = (
+        _run(env, "service", "status", cwd=work).stdout.replace(",", " ").replace(";", " ").split()
+    )
+    service_pid = int(words[2].rstrip(":"))
+    fork_server = int(words[words.index("server") + 1])
+    assert _alive(service_pid) and _alive(fork_server)
+    stopped = _run(env, "service", "stop", cwd=work)
+    assert stopped.returncode == 0 and "service stopped" in stopped.stdout
+    assert not (work / "svc" / "service.sock").exists()
+    deadline = time.monotonic() + 30
+    while (_alive(service_pid) or _alive(fork_server)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(service_pid) and not _alive(fork_server)
+    assert "no service running" in _run(env, "service", "status", cwd=work).stdout
