@@ -121,7 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         from aitune_fp.cli.service_client import attach
 
-        code = attach(sys.argv[1:])
+        try:
+            code = attach(sys.argv[1:])
+        except KeyboardInterrupt:  # before the service said which tune to forward it to
+            return _said("interrupted", 130)
         if code is not None:
             return code
     return _main(argv, fresh=argv is None)
