@@ -37,6 +37,7 @@ from typing import Any, Final, NoReturn
 from aitune_fp.cli.head_start import LIBRARIES
 from aitune_fp.effects.isolation import server
 from aitune_fp.effects.isolation import service_wire as wire
+from aitune_fp.effects.isolation.ready import wait_ready
 from aitune_fp.effects.isolation.service_daemon import Service, say
 
 CLI_MODULES: Final = (
@@ -47,6 +48,7 @@ CLI_MODULES: Final = (
     "rich.console",
     "aitune_fp.models",
     "aitune_fp.cli.main",
+    "aitune_fp.cli.entry",
     "aitune_fp.cli.tune_commands",
     "aitune_fp.cli.console",
     "aitune_fp.cli.plot",
@@ -72,11 +74,7 @@ def warm_up() -> None:
         except Exception as error:  # a missing extra: its backend reports it in the tune
             say(f"warm-up: {name} not imported: {type(error).__name__}: {error}")
     server.start(libraries())
-    ctx = server.context()
-    probe = ctx.Process(target=int, daemon=True)  # answers once the server has imported all
-    with server._main_hidden():
-        probe.start()
-    probe.join()
+    wait_ready()  # the server forks once it has imported everything
     gc.collect()
     gc.freeze()
 
