@@ -13,8 +13,10 @@ Rules:
 - its digest (:func:`~aitune_fp.effects.isolation.service_wire.digest`) is taken before
   those imports, as a client's is; what they added to the environment (Inductor's cache
   folder) is passed to each tune under the client's own environment;
-- it creates no tensor, starts no thread and touches no device, so a plain fork of it is
-  as safe as one of the fork server (it logs the thread count to prove it);
+- it creates no tensor, starts no Python thread and touches no device, so a plain fork of
+  it is as safe as one of the fork server, which imports the same libraries (native
+  threads those start on import, ONNX Runtime's, are in both); it logs the counts, and
+  refuses to serve if a Python thread runs;
 - the socket is bound under a temporary name, made ``0600`` and renamed into place once
   listening, so a client never finds a socket nobody answers on; the service's loop is
   :mod:`~aitune_fp.effects.isolation.service_daemon`, its tunes
@@ -117,7 +119,11 @@ def main() -> int:
     added = {key: value for key, value in os.environ.items() if key not in before}
     warm = time.monotonic() - began
     threads = threading.active_count()
-    say(f"warm in {warm:.1f} s; {threads} thread(s); fork server {server.server_pid()}")
+    native = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 0
+    say(
+        f"warm in {warm:.1f} s; {threads} Python thread(s), {native} in all (libraries' own, "
+        f"as in the fork server); fork server {server.server_pid()}"
+    )
     if threads != 1:
         say("refusing to serve: a thread started during the warm-up, forking would be unsafe")
         server.shutdown()

@@ -119,7 +119,8 @@ def test_a_tune_through_the_service_records_what_one_without_it_does(
     ]
     assert records[0]["wall"]["from_process_start"] is True
     assert "models.py:first --backends eager" in _log(work)
-    assert "attached" in _log(work) and "own" not in _log(work)
+    assert f"--out {work / 'attached'}" in _log(work)
+    assert f"--out {work / 'own'}" not in _log(work)
 
 
 def test_two_tunes_in_one_service_do_not_share_state(service: tuple[dict[str, str], Path]) -> None:

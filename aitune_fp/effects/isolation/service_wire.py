@@ -96,7 +96,8 @@ def send(sock: socket.socket, message: Mapping[str, Any], fds: Sequence[int] = (
     data = json.dumps(message).encode()
     data = HEADER.pack(len(data)) + data
     sent = socket.send_fds(sock, [data], list(fds)) if fds else sock.send(data)
-    sock.sendall(data[sent:])
+    if sent < len(data):  # never an empty send: the peer may have answered and closed
+        sock.sendall(data[sent:])
 
 
 def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
