@@ -39,6 +39,19 @@ def crash():
 def slow():
     print("factory running", flush=True)
     time.sleep(120)
+
+
+class Stuck(torch.nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 1:  # not the one-row check in the tune process: a worker's batch
+            with open(os.environ["STUCK_MARK"], "a") as mark:
+                mark.write(f"{os.getpid()} ")
+            time.sleep(120)
+        return x * 1.0
+
+
+def stuck():
+    return Stuck(), [torch.randn(2, 4)]
 """
 
 
@@ -161,6 +174,30 @@ def test_ctrl_c_at_the_client_interrupts_the_tune(service: tuple[dict[str, str],
     _, err = client.communicate(timeout=120)
     assert client.returncode == 130, err[-3000:]
     assert "interrupted" in err
+
+
+def test_ctrl_c_while_a_worker_runs_ends_the_tune_and_its_worker(
+    service: tuple[dict[str, str], Path],
+) -> None:
+    """SIGINT to the client while a worker is stuck in the model's forward ends the tune
+    with 130, and the worker (forked from the service's fork server) is gone after it."""
+    env, work = service
+    mark = work / "stuck.pids"
+    args = [sys.executable, "-m", "aitune_fp", "tune", "models.py:stuck", "--backends", "eager",
+            "--out", str(work / "stuck")]  # fmt: skip
+    marked = {**env, "STUCK_MARK": str(mark)}
+    client = subprocess.Popen(args, cwd=work, env=marked, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not mark.exists() and time.monotonic() < deadline and client.poll() is None:
+        time.sleep(0.2)
+    assert mark.exists(), client.communicate(timeout=60)
+    workers = [int(p) for p in mark.read_text().split()]
+    client.send_signal(signal.SIGINT)
+    _, err = client.communicate(timeout=120)
+    assert client.returncode == 130, err[-3000:]
+    time.sleep(1.0)
+    assert not any(_alive(pid) for pid in workers), workers
 
 
 def test_a_client_of_another_environment_runs_here(service: tuple[dict[str, str], Path]) -> None:

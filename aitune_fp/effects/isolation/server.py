@@ -23,8 +23,9 @@ Rules:
 - a tune forked from the long-lived service (:mod:`.service_daemon`) uses the service's
   running server (:func:`adopt_inherited`): the server is not its child, so it is checked
   with a signal 0 rather than waited for, and this process never stops it (its
-  :func:`shutdown` only forgets it); a tune that needs a library the inherited server
-  lacks starts a server of its own, as a fresh process would.
+  :func:`shutdown` only forgets it); its workers run with this process's environment
+  (:class:`EnvProcess`), not the server's; a tune that needs a library the inherited
+  server lacks starts a server of its own, as a fresh process would.
 """
 
 from __future__ import annotations
@@ -170,6 +171,23 @@ def adopt_inherited() -> None:
         original(srv)
 
     srv.ensure_running = ensure_running
+    ctx: Any = multiprocessing.get_context("forkserver")
+    ctx.Process = EnvProcess  # this process's copy of the context only
+
+
+class EnvProcess(multiprocessing.context.ForkServerProcess):
+    """A worker of an inherited server (:func:`adopt_inherited`): it runs with the
+    environment of the process that started it, not the server's (the service's, started
+    earlier and maybe from another shell), as a worker of a tune's own server does."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._aitune_fp_env = dict(os.environ)
+
+    def run(self) -> None:
+        os.environ.clear()
+        os.environ.update(self._aitune_fp_env)
+        super().run()
 
 
 def _forget() -> None:
