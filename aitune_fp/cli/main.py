@@ -16,6 +16,10 @@ Rules:
   says otherwise;
 - commands that only read a stored run (``report``, ``reselect``, ``replay``) never
   import torch.
+- a ``tune`` or ``demo`` started from the shell attaches to this user's tuning service
+  when one is running (:mod:`aitune_fp.cli.service_client`; ``--no-service`` or
+  ``AITUNE_FP_SERVICE=0`` opt out): the service forks a fresh process that runs
+  :func:`run_forked` with this command line; without a service nothing changes.
 """
 
 from __future__ import annotations
