@@ -1,7 +1,7 @@
 """``aitune-fp``: the command line (also ``python -m aitune_fp``).
 
 Commands: ``demo``, ``tune``, ``report``, ``reselect``, ``replay``, ``fleet``, ``serve``,
-``export``
+``export``, ``service``
 (``aitune-fp COMMAND --help``).
 
 Rules:
@@ -16,6 +16,10 @@ Rules:
   says otherwise;
 - commands that only read a stored run (``report``, ``reselect``, ``replay``) never
   import torch.
+- a ``tune`` or ``demo`` started from the shell attaches to this user's tuning service
+  when one is running (:mod:`aitune_fp.cli.service_client`; ``--no-service`` or
+  ``AITUNE_FP_SERVICE=0`` opt out): the service forks a fresh process that runs
+  :func:`run_forked` with this command line; without a service nothing changes.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ def _command(name: str) -> Command:
         from aitune_fp.cli import tune_commands as module
     elif name == "fleet":
         from aitune_fp.cli import fleet_commands as module  # type: ignore[no-redef]
+    elif name == "service":
+        from aitune_fp.cli import service_commands as module  # type: ignore[no-redef]
     elif name in ("serve", "export"):
         from aitune_fp.cli import serve_commands as module  # type: ignore[no-redef]
     else:
@@ -114,7 +120,28 @@ def _logging(*, debug: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code. A ``tune`` or ``demo`` started from
+    the shell runs in this user's tuning service when one is running (docs/service.md)."""
+    if argv is None:
+        from aitune_fp.cli.service_client import attach
+
+        try:
+            code = attach(sys.argv[1:])
+        except KeyboardInterrupt:  # before the service said which tune to forward it to
+            return _said("interrupted", 130)
+        if code is not None:
+            return code
+    return _main(argv, fresh=argv is None)
+
+
+def run_forked(argv: list[str], started: float | None) -> int:
+    """Run the command line in a tune the service forked for a client that started at
+    ``started`` (``CLOCK_BOOTTIME`` seconds): as a fresh process would, counting from then."""
+    return _main(argv, fresh=True, started=started)
+
+
+def _main(argv: Sequence[str] | None, *, fresh: bool, started: float | None = None) -> int:
+    """Parse and run; ``fresh``: this process was started for this command."""
     try:
         from rich.console import Console
     except ImportError:
@@ -122,8 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     parser = build_parser()
     args = parser.parse_args(argv)
-    if argv is None:
-        _started_for(args)
+    if fresh:
+        _started_for(args, started)
     _logging(debug=args.debug)
     out, err = _consoles(Console)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -133,14 +160,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _started_for(args: argparse.Namespace) -> None:
-    """A process started for this command: its wall counts from its start, and the
-    workers' server imports while this process does (its own, and matplotlib's)."""
+def _started_for(args: argparse.Namespace, started: float | None) -> None:
+    """A process started for this command: its wall counts from its start (or the
+    client's, ``started``), and the workers' server imports while this process does (its
+    own, and matplotlib's)."""
     from aitune_fp.cli.head_start import head_start
     from aitune_fp.cli.plot_import import import_for_plot
     from aitune_fp.shell.wall_clock import count_from_process_start
 
-    count_from_process_start()
+    count_from_process_start(started)
     head_start(args)
     import_for_plot(args)
 

@@ -130,6 +130,11 @@ def _isolation_options(parser: argparse.ArgumentParser) -> None:
         help="build and profile every backend in this process (for debugging: a crash or "
         "hang then ends the whole run)",
     )
+    parser.add_argument(
+        "--no-service",
+        action="store_true",
+        help="run here even when a tuning service is running (docs/service.md)",
+    )
 
 
 def _deadline_options(parser: argparse.ArgumentParser) -> None:
@@ -168,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     from aitune_fp.cli.serve_commands import add_serve_parsers
 
     add_serve_parsers(sub)
+    from aitune_fp.cli.service_commands import add_service_parser
+
+    add_service_parser(sub)
     return parser
 
 

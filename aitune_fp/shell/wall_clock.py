@@ -19,14 +19,17 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from aitune_fp.core.record.wall import WallAccount
 
-_ARMED: dict[str, bool] = {"process": False}
+_ARMED: dict[str, Any] = {"process": False, "started": None}
 
 
-def count_from_process_start() -> None:
-    """Make the next :class:`Stopwatch` count from this process's start.
+def count_from_process_start(started: float | None = None) -> None:
+    """Make the next :class:`Stopwatch` count from this process's start, or from
+    ``started`` (``CLOCK_BOOTTIME`` seconds) when the process the user started is another
+    one (a tune the long-lived service forked for its client).
 
     >>> count_from_process_start()
     >>> first, second = Stopwatch().account(), Stopwatch().account()
@@ -34,15 +37,19 @@ def count_from_process_start() -> None:
     (True, False)
     """
     _ARMED["process"] = True
+    _ARMED["started"] = started
 
 
-def process_age() -> float | None:
-    """Seconds since this process started (``None`` where it cannot be read).
+def process_age(started: float | None = None) -> float | None:
+    """Seconds since this process started, or since ``started`` (``CLOCK_BOOTTIME``
+    seconds) when given (``None`` where it cannot be read).
 
     >>> age = process_age()
     >>> age is None or 0.0 <= age < 10 * 24 * 3600
     True
     """
+    if started is not None:
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
     try:
         fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
         started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time, ticks
@@ -63,8 +70,8 @@ class Stopwatch:
 
     def __init__(self) -> None:
         now = time.perf_counter()
-        age = process_age() if _ARMED["process"] else None
-        _ARMED["process"] = False
+        age = process_age(_ARMED["started"]) if _ARMED["process"] else None
+        _ARMED["process"], _ARMED["started"] = False, None
         self._origin = now - (age or 0.0)
         self._mark = now
         self._stages: list[tuple[str, float]] = [] if age is None else [("startup", age)]

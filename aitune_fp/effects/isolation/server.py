@@ -19,7 +19,13 @@ Rules:
   (:func:`server_environment`), never from its working directory first;
 - the user's ``__main__`` is hidden from multiprocessing while a process starts
   (:func:`_main_hidden`): a worker never re-runs the user's script (which need not have
-  an ``if __name__ == "__main__"`` guard).
+  an ``if __name__ == "__main__"`` guard);
+- a tune forked from the long-lived service (:mod:`.service_daemon`) uses the service's
+  running server (:func:`adopt_inherited`): the server is not its child, so it is checked
+  with a signal 0 rather than waited for, and this process never stops it (its
+  :func:`shutdown` only forgets it); its workers run with this process's environment
+  (:class:`EnvProcess`), not the server's; a tune that needs a library the inherited
+  server lacks starts a server of its own, as a fresh process would.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterable, Iterator
-from multiprocessing import forkserver
+from multiprocessing import forkserver, resource_tracker
 from typing import Any, Final
 
 log = logging.getLogger("aitune_fp")
@@ -79,6 +85,12 @@ def running() -> bool:
     return getattr(_server(), "_forkserver_pid", None) is not None
 
 
+def server_pid() -> int | None:
+    """The running server's pid (``None`` when none runs)."""
+    pid = getattr(_server(), "_forkserver_pid", None)
+    return None if pid is None else int(pid)
+
+
 def preloaded() -> tuple[str, ...]:
     """What the running server imported (empty when none runs)."""
     return tuple(_STATE.get("preloaded", ())) if running() else ()
@@ -118,12 +130,73 @@ def start(libraries: Iterable[str] = ()) -> None:
 
 
 def shutdown() -> None:
-    """Stop this process's fork server (nothing when none runs)."""
-    if running():  # it may still be importing: killed, not waited for (no worker runs now)
+    """Stop this process's fork server (nothing when none runs); an inherited one
+    (:func:`adopt_inherited`) is only forgotten, never stopped."""
+    if running() and _STATE.get("inherited") == _server()._forkserver_pid:
+        _forget()
+    elif running():  # it may still be importing: killed, not waited for (no worker runs now)
         with contextlib.suppress(OSError):
             os.kill(_server()._forkserver_pid, signal.SIGKILL)
         with contextlib.suppress(OSError, ChildProcessError):
             _server()._stop()
+    _STATE.pop("preloaded", None)
+
+
+def keep_running() -> None:
+    """Restart this process's server if it died (the service, before each tune it forks;
+    a no-op when none was started or it is alive)."""
+    if running():
+        with _main_hidden():
+            forkserver.ensure_running()
+
+
+def adopt_inherited() -> None:
+    """In a process forked (plain ``os.fork``) from one whose server runs: use that
+    server for this process's workers and never stop it (see the module's rules)."""
+    srv = _server()
+    pid = srv._forkserver_pid
+    if pid is None:
+        return
+    _STATE["inherited"] = pid
+    original = type(srv).ensure_running
+
+    def ensure_running() -> None:
+        if srv._forkserver_pid is not None and srv._forkserver_pid == _STATE.get("inherited"):
+            resource_tracker.ensure_running()
+            try:
+                os.kill(srv._forkserver_pid, 0)
+                return
+            except OSError:  # the service's server is gone: start one of our own
+                _forget()
+        original(srv)
+
+    srv.ensure_running = ensure_running
+    ctx: Any = multiprocessing.get_context("forkserver")
+    ctx.Process = EnvProcess  # this process's copy of the context only
+
+
+class EnvProcess(multiprocessing.context.ForkServerProcess):
+    """A worker of an inherited server (:func:`adopt_inherited`): it runs with the
+    environment of the process that started it, not the server's (the service's, started
+    earlier and maybe from another shell), as a worker of a tune's own server does."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._aitune_fp_env = dict(os.environ)
+
+    def run(self) -> None:
+        os.environ.clear()
+        os.environ.update(self._aitune_fp_env)
+        super().run()
+
+
+def _forget() -> None:
+    """Drop this process's handles of an inherited server (it keeps running)."""
+    srv = _server()
+    with contextlib.suppress(OSError, TypeError):
+        os.close(srv._forkserver_alive_fd)
+    srv._forkserver_pid = srv._forkserver_alive_fd = srv._forkserver_address = None
+    _STATE.pop("inherited", None)
     _STATE.pop("preloaded", None)
 
 

@@ -1,0 +1,170 @@
+"""The CLI's side of the long-lived tuning service: attach a ``tune`` or ``demo`` to it, or
+ask it for its status or to stop.
+
+Rules (standard library only, before the CLI imports anything heavy):
+- ``aitune-fp tune`` and ``demo`` attach when this user's service is running
+  (:func:`attach`), unless ``--no-service`` is given or ``AITUNE_FP_SERVICE=0``; without
+  a running service nothing changes: the command runs in this process as always;
+- attaching sends the command line, working directory, environment, search path, start
+  time and this process's stdin/stdout/stderr; the service forks a fresh tune that
+  prints here and whose exit code this process exits with; Ctrl-C, SIGTERM and SIGHUP
+  here are forwarded to the tune (SIGHUP as SIGTERM) through a pidfd, so a signal never
+  reaches a recycled pid;
+- any failure to attach (no socket, a stale socket of a service that died — removed
+  here —, a folder that is not private, a refusal, a service of another installation:
+  a one-line note) means the command runs in this process, so attaching is never worse
+  than not; once the tune started, a service that dies under it ends this command with
+  exit code 1 and one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from aitune_fp.effects.isolation import service_wire as wire
+
+ATTACHING: Final = frozenset({"tune", "demo"})
+FORWARDED: Final = {signal.SIGINT: signal.SIGINT, signal.SIGTERM: signal.SIGTERM,
+                    signal.SIGHUP: signal.SIGTERM}  # fmt: skip
+
+
+def wants_service(argv: Sequence[str], env: dict[str, str] | None = None) -> bool:
+    """Whether this command line should try the service (see the rules).
+
+    >>> wants_service(["demo", "--model", "mlp"], {}), wants_service(["report", "r.json"], {})
+    (True, False)
+    >>> wants_service(["tune", "m.py:f", "--no-service"], {})
+    False
+    >>> wants_service(["demo"], {"AITUNE_FP_SERVICE": "0"})
+    False
+    """
+    env = dict(os.environ) if env is None else env
+    if env.get("AITUNE_FP_SERVICE", "1") == "0" or "--no-service" in argv:
+        return False
+    command = next((a for a in argv if not a.startswith("-")), None)
+    return command in ATTACHING
+
+
+def connect(timeout: float = 5.0) -> socket.socket | None:
+    """A connection to this user's service, or ``None`` (a stale socket is removed)."""
+    try:
+        path = wire.private_dir(create=False) / wire.SOCKET
+    except OSError:
+        return None
+    except wire.Unsafe as error:
+        _note(f"service not used: {error}")
+        return None
+    if not wire.is_socket(path):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+        return sock
+    except ConnectionRefusedError:  # nobody listens: the service died
+        sock.close()
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+    except OSError:
+        sock.close()
+        return None
+
+
+def ask(op: str, timeout: float = 5.0) -> dict[str, Any] | None:
+    """The service's answer to ``op`` (``status``, ``stop``), or ``None`` when none runs."""
+    sock = connect(timeout)
+    if sock is None:
+        return None
+    with sock:
+        try:
+            wire.send(sock, {"op": op})
+            return wire.receive(sock)[0]
+        except (OSError, EOFError, ValueError):
+            return None
+
+
+def attach(argv: Sequence[str]) -> int | None:
+    """Run this command line in the service: its exit code, or ``None`` to run it here."""
+    if not wants_service(argv) or not _stdio_open():
+        return None
+    sock = connect()
+    if sock is None:
+        return None
+    with sock:
+        try:
+            wire.send(sock, _request(argv), [0, 1, 2])
+            reply = wire.receive(sock)[0]
+        except (OSError, EOFError, ValueError):
+            return None
+        if "pid" not in reply:
+            _note(f"service not used: {reply.get('refused', 'no answer')}; tuning in this process")
+            return None
+        return _wait(sock, int(reply["pid"]))
+
+
+def _request(argv: Sequence[str]) -> dict[str, Any]:
+    env = dict(os.environ)
+    return {
+        "op": "tune",
+        "argv": list(argv),
+        "argv0": sys.argv[0] if sys.argv else "aitune-fp",
+        "cwd": os.getcwd(),
+        "env": env,
+        "path": wire.search_path(),
+        "digest": wire.digest(env),
+        "started": wire.process_start(),
+        "encoding": getattr(sys.stdout, "encoding", None),
+    }
+
+
+def _wait(sock: socket.socket, pid: int) -> int:
+    """Forward signals to the tune until the service reports its exit code."""
+    try:
+        pidfd: int | None = os.pidfd_open(pid)
+    except OSError:
+        pidfd = None
+
+    def forward(signum: int, frame: Any) -> None:
+        if pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(pidfd, FORWARDED[signal.Signals(signum)])
+
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
+    sock.settimeout(None)
+    try:
+        return int(wire.receive(sock)[0]["exit"])
+    except (OSError, EOFError, ValueError, KeyError):
+        _note("error: the service ended during the tune")
+        return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _stdio_open() -> bool:
+    """Whether descriptors 0, 1 and 2 are open (they are what the tune prints to)."""
+    try:
+        for fd in (0, 1, 2):
+            os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _note(line: str) -> None:
+    print(f"aitune-fp: {line}", file=sys.stderr)
+
+
+def socket_path() -> Path:
+    """Where this user's service listens (whether or not one does)."""
+    return wire.service_dir() / wire.SOCKET

@@ -1,0 +1,118 @@
+"""``aitune-fp service start|stop|status``: the long-lived tuning service's lifecycle.
+
+Rules:
+- ``start`` starts this user's service (:mod:`aitune_fp.cli.service_main`) as a daemon in
+  its own session, logging to ``service.log`` in the service's folder, with this
+  process's interpreter, search path and environment, and waits until it answers (it
+  imports torch and the backends' libraries and starts the workers' fork server first);
+  a service that is already running is left as it is (exit 0, says so); one that
+  cannot start is exit 1 with the end of its log;
+- ``stop`` asks it to stop (running tunes are terminated) and waits until its socket is
+  gone; ``status`` prints what it is doing; both exit 0 with "no service running" when
+  none runs;
+- ``--idle-timeout`` (seconds, default :data:`IDLE_TIMEOUT`): the service exits after
+  that long without a request or a running tune.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Final
+
+from aitune_fp.cli.options import seconds_arg
+from aitune_fp.cli.service_client import ask, socket_path
+from aitune_fp.effects.isolation import service_wire as wire
+
+IDLE_TIMEOUT: Final = 900.0
+START_WAIT: Final = 300.0
+
+
+def add_service_parser(sub: Any) -> None:
+    """The ``service`` command's parser."""
+    parser = sub.add_parser(
+        "service",
+        help="a long-lived tuning service that tune and demo attach to (docs/service.md)",
+    )
+    parser.add_argument("action", choices=("start", "stop", "status"))
+    parser.add_argument(
+        "--idle-timeout",
+        type=seconds_arg,
+        default=IDLE_TIMEOUT,
+        metavar="SECONDS",
+        help=f"the service exits after this long unused (default: {IDLE_TIMEOUT:g})",
+    )
+
+
+def service(args: argparse.Namespace, out: Any, err: Any) -> int:
+    """Run ``service ACTION``."""
+    if args.action == "status":
+        return _status(out)
+    if args.action == "stop":
+        return _stop(out)
+    return _start(args.idle_timeout, out)
+
+
+def _status(out: Any) -> int:
+    answer = ask("status")
+    if answer is None:
+        out.print("no service running", highlight=False)
+        return 0
+    mine = answer.get("digest") == wire.digest()
+    out.print(
+        f"service pid {answer['pid']}: {answer['served']} tunes served, "
+        f"{answer['running']} running, idle {answer['idle_for']:.0f} s of "
+        f"{answer['idle_timeout']:g} s, warm in {answer.get('warm_seconds', 0.0):.1f} s, "
+        f"fork server {answer.get('fork_server')}; "
+        f"{'serves this installation' if mine else 'started for another installation'}; "
+        f"socket {socket_path()}, log {answer.get('log')}",
+        highlight=False,
+    )
+    return 0
+
+
+def _stop(out: Any) -> int:
+    answer = ask("stop")
+    if answer is None:
+        out.print("no service running", highlight=False)
+        return 0
+    deadline = time.monotonic() + 30.0
+    while wire.is_socket(socket_path()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    out.print(f"service stopped ({answer.get('running', 0)} running tunes terminated)",
+              highlight=False)  # fmt: skip
+    return 0
+
+
+def _start(idle: float, out: Any) -> int:
+    from aitune_fp.cli.outputs import CliError
+
+    answer = ask("status")
+    if answer is not None:
+        out.print(f"service already running (pid {answer['pid']})", highlight=False)
+        return 0
+    try:
+        folder = wire.private_dir(create=True)
+    except (OSError, wire.Unsafe) as error:
+        raise CliError(f"cannot use the service folder: {error}") from error
+    log = folder / wire.LOG
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(wire.search_path()), "PYTHONSAFEPATH": "1"}
+    command = [sys.executable, "-m", "aitune_fp.cli.service_main", "--idle-timeout", str(idle)]
+    with open(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as sink:
+        daemon = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
+                                  env=env, cwd=folder, start_new_session=True)  # fmt: skip
+    began = time.monotonic()
+    while time.monotonic() - began < START_WAIT:
+        answer = ask("status") if wire.is_socket(socket_path()) else None
+        if answer is not None:
+            out.print(f"service started (pid {answer['pid']}) in {time.monotonic() - began:.1f} s;"
+                      f" log {log}", highlight=False)  # fmt: skip
+            return 0
+        if daemon.poll() is not None:
+            break
+        time.sleep(0.1)
+    tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+    raise CliError(f"the service did not start; {log} ends with: {' | '.join(tail)}")

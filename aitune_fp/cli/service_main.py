@@ -1,0 +1,148 @@
+"""The long-lived tuning service's process (``python -m aitune_fp.cli.service_main``,
+started by ``aitune-fp service start``).
+
+Rules:
+- one service per user and folder: it holds an exclusive lock on ``service.lock`` for its
+  whole life, and a second one exits at once;
+- before it listens it pays, once, what every tune process and the workers' fork server
+  otherwise pay at start (:func:`warm_up`): torch, every backend's libraries (those a
+  fork server may import), Inductor's compiler modules and CPU probe, matplotlib's
+  drawing, the CLI's tune path; it starts the workers' fork server with the same
+  libraries and waits until that has imported them too; then it collects and freezes
+  its heap (as :mod:`~aitune_fp.effects.isolation.frozen_heap` does in the fork server);
+- its digest (:func:`~aitune_fp.effects.isolation.service_wire.digest`) is taken before
+  those imports, as a client's is; what they added to the environment (Inductor's cache
+  folder) is passed to each tune under the client's own environment;
+- it creates no tensor, starts no Python thread and touches no device, so a plain fork of
+  it is as safe as one of the fork server, which imports the same libraries (native
+  threads those start on import, ONNX Runtime's, are in both); it logs the counts, and
+  refuses to serve if a Python thread runs;
+- the socket is bound under a temporary name, made ``0600`` and renamed into place once
+  listening, so a client never finds a socket nobody answers on; the service's loop is
+  :mod:`~aitune_fp.effects.isolation.service_daemon`, its tunes
+  :mod:`~aitune_fp.effects.isolation.service_child`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import gc
+import importlib
+import os
+import socket
+import threading
+import time
+from typing import Any, Final, NoReturn
+
+from aitune_fp.cli.head_start import LIBRARIES
+from aitune_fp.effects.isolation import server
+from aitune_fp.effects.isolation import service_wire as wire
+from aitune_fp.effects.isolation.ready import wait_ready
+from aitune_fp.effects.isolation.service_daemon import Service, say
+
+CLI_MODULES: Final = (
+    "torch",
+    "cloudpickle",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",
+    "rich.console",
+    "aitune_fp.models",
+    "aitune_fp.cli.main",
+    "aitune_fp.cli.entry",
+    "aitune_fp.cli.tune_commands",
+    "aitune_fp.cli.console",
+    "aitune_fp.cli.plot",
+    "aitune_fp.cli.factory",
+    "aitune_fp.shell.tune_module",
+    "aitune_fp.shell.persist",
+    "aitune_fp.effects.isolation.isolated",
+    "aitune_fp.effects.isolation.service_child",
+    "aitune_fp.effects.backends.registry",
+)
+
+
+def libraries() -> list[str]:
+    """Every backend's libraries a fork server may import (the head start's table)."""
+    return [lib for libs in LIBRARIES.values() for lib in libs]
+
+
+def warm_up() -> None:
+    """Import what a tune and its workers need, start the fork server, freeze the heap."""
+    for name in (*CLI_MODULES, *libraries(), server.COMPILER_IMPORTS):
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # a missing extra: its backend reports it in the tune
+            say(f"warm-up: {name} not imported: {type(error).__name__}: {error}")
+    server.start(libraries())
+    wait_ready()  # the server forks once it has imported everything
+    gc.collect()
+    gc.freeze()
+
+
+def _forked(message: dict[str, Any], fds: list[int], close: list[int]) -> NoReturn:
+    from aitune_fp.cli.main import run_forked
+    from aitune_fp.effects.isolation.service_child import become_tune
+
+    become_tune(message, fds, close, run_forked)
+
+
+def _listen(path: Any) -> socket.socket:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(temporary))
+    os.chmod(temporary, 0o600)
+    listener.listen(16)
+    os.replace(temporary, path)
+    return listener
+
+
+def main() -> int:
+    """Run the service until it is stopped or idle."""
+    parser = argparse.ArgumentParser(prog="aitune_fp.cli.service_main")
+    parser.add_argument("--idle-timeout", type=float, default=900.0)
+    args = parser.parse_args()
+    folder = wire.private_dir(create=True)
+    lock = os.open(folder / wire.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        say("another service holds the lock; exiting")
+        return 0
+    began = time.monotonic()
+    mine, before = wire.digest(), dict(os.environ)  # before the imports, as a client's
+    say("warming up")
+    warm_up()
+    added = {key: value for key, value in os.environ.items() if key not in before}
+    warm = time.monotonic() - began
+    threads = threading.active_count()
+    native = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 0
+    say(
+        f"warm in {warm:.1f} s; {threads} Python thread(s), {native} in all (libraries' own, "
+        f"as in the fork server); fork server {server.server_pid()}"
+    )
+    if threads != 1:
+        say("refusing to serve: a thread started during the warm-up, forking would be unsafe")
+        server.shutdown()
+        return 1
+    path = folder / wire.SOCKET
+    service = Service(
+        _listen(path),
+        path,
+        args.idle_timeout,
+        _forked,
+        private_fds=[lock],
+        digest=mine,
+        warm_env=added,
+        info={"warm_seconds": warm, "log": str(folder / wire.LOG), "started": time.time()},
+    )
+    say(f"listening on {path} (idle timeout {args.idle_timeout:g} s)")
+    service.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
