@@ -54,12 +54,12 @@ def step(session: Session, event: Event) -> Step:
     logged = replace(session, events=(*session.events, event))
     match event:
         case Prebuilt() if session.phase == "prebuild":
-            said = tuple(
+            warned = tuple(
                 Say(f"building {name} ahead failed (its own build follows): {why}", "warning")
                 for name, why in sorted(event.failures.items())
             )
             after, more = _onwards(*begin(logged))
-            return after, (*said, *more)
+            return after, (*warned, *more)
         case Profiled() if session.phase in ("baseline", "sweep"):
             expected = session.waiting_for
             if event.name != expected:

@@ -1,0 +1,166 @@
+"""Builds ahead as the interpreter carries them out (which and when: the session's
+:mod:`aitune_fp.core.session.prebuild`).
+
+Rules:
+- :func:`capable` tells the session what this interpreter can build ahead: only with
+  isolation (the builds run in workers; a run in this process builds nothing ahead), and
+  only candidates whose build fills a cache the sweep's build then reads: a backend with a
+  loadable artifact while the run has a usable artifact cache, or TorchInductor's
+  just-in-time compile while Inductor's FX-graph cache is on; at most
+  :func:`parallel_builds` at once;
+- :func:`prebuilt` answers a ``Prebuild``: its jobs run ``parallel`` at a time, in the
+  session's order, each in a fresh worker forked from the fork server, under the build's
+  timeout and the same watchdog as any job (:func:`~aitune_fp.effects.isolation.isolated.
+  run_prebuild`), in a folder of its own inside the candidate's (removed afterwards); it
+  returns only when every job has ended, so nothing runs (and nothing is timed) while a
+  build ahead does; a job that cannot be sent, crashes, hangs or fails is a failure in the
+  ``Prebuilt`` (a warning; the sweep's own build finds and records the real failure),
+  never raised;
+- interrupted (``KeyboardInterrupt``, ``SystemExit``), every worker still running is
+  killed with its process group before the interruption goes on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Mapping
+
+from pyrsistent import pmap
+
+from aitune_fp.core.session import Prebuild, Prebuilt, SessionPlan
+from aitune_fp.effects.artifacts import loadable
+from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.backends.inductor import InductorJIT
+from aitune_fp.effects.cache import unusable_reason
+from aitune_fp.effects.isolation.client import NotIsolated
+from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
+from aitune_fp.effects.prebuild import PrebuildJob
+from aitune_fp.shell import workers
+from aitune_fp.shell.setup import Setup
+
+log = logging.getLogger("aitune_fp")
+
+
+def parallel_builds(cores: int) -> int:
+    """How many builds run at once on ``cores`` cores: compiles are mostly single-threaded,
+    so two on two cores; on more, one per two cores (a compiler's own thread pool gets the
+    rest).
+
+    >>> [parallel_builds(n) for n in (1, 2, 4, 8, 16)]
+    [1, 2, 2, 4, 8]
+    """
+    return min(cores, max(2, cores // 2))
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _jit_cache_on() -> bool:
+    """Whether TorchInductor keeps compiled graphs on disk (its FX-graph cache)."""
+    try:
+        from torch._inductor import config
+
+        return bool(config.fx_graph_cache)
+    except Exception:  # pragma: no cover - no Inductor in this torch
+        return False
+
+
+def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) -> SessionPlan:
+    """``plan`` with what this run can build ahead (see the module's rules)."""
+    if not setup.isolation:
+        return plan
+    cache = workers.cache_dir(setup)
+    cached = cache is not None and unusable_reason(cache) is None
+    jit = _jit_cache_on()
+
+    def can(backend: Backend) -> bool:
+        return (cached and loadable(backend)) or (jit and isinstance(backend, InductorJIT))
+
+    names = tuple(n for n in plan.candidates if n in backends and can(backends[n]))
+    return dataclasses.replace(plan, ahead=names, parallel=parallel_builds(_cores()))
+
+
+def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
+    folder = workers.work_dir(setup, backend, name) / ".ahead"
+    return PrebuildJob(backend, name, setup.module, setup.samples, str(setup.device), folder,
+                       workers.cache_dir(setup), setup.batch_sizes,
+                       workers.validation_sizes(setup))  # fmt: skip
+
+
+def prebuilt(setup: Setup, command: Prebuild, backends: Mapping[str, Backend]) -> Prebuilt:
+    """Carry out ``command`` (see the module's rules); its ``Prebuilt``."""
+    began = time.monotonic()
+    log.info("building ahead, %d at a time: %s", command.parallel, ", ".join(command.names))
+    setup.emit("stage", stage="building ahead")
+    failures: dict[str, str] = {}
+    jobs: list[tuple[str, bytes, PrebuildJob]] = []
+    for name in command.names:  # serialised here: the by-value registry is process-wide
+        job = _job(setup, backends[name], name)
+        payload = prebuild_payload(job)
+        if isinstance(payload, NotIsolated):
+            failures[name] = payload.reason
+        else:
+            jobs.append((name, payload, job))
+    _run_all(setup, jobs, command.parallel, failures)
+    for _, _, job in jobs:
+        shutil.rmtree(job.work_dir, ignore_errors=True)
+    seconds = time.monotonic() - began
+    log.info("built ahead in %.1f s (%d failed)", seconds, len(failures))
+    return Prebuilt(seconds, pmap(failures))
+
+
+def _run_all(
+    setup: Setup, jobs: list[tuple[str, bytes, PrebuildJob]], parallel: int, out: dict[str, str]
+) -> None:
+    """Run ``jobs`` ``parallel`` at a time; each failure's words into ``out``."""
+    pending = list(reversed(jobs))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                name, payload, _ = pending.pop()
+            try:
+                failed = run_prebuild(payload, setup.timeouts)
+            except Exception as error:  # a thread must not die silently
+                failed = f"{type(error).__name__}: {error}"
+            if failed is not None:
+                with lock:
+                    out[name] = failed
+
+    threads = [threading.Thread(target=worker, daemon=True, name=f"aitune-ahead-{i}")
+               for i in range(max(1, min(parallel, len(jobs))))]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    except BaseException:
+        with lock:
+            pending.clear()
+        _kill_workers()
+        raise
+
+
+def _kill_workers() -> None:
+    """Kill the process group of every worker this process still runs (interrupted)."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        if child.pid is not None:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                child.kill()
