@@ -7,7 +7,9 @@ Rules:
   only candidates whose build fills a cache the sweep's build then reads: a backend with a
   loadable artifact while the run has a usable artifact cache, or TorchInductor's
   just-in-time compile while Inductor's FX-graph cache is on; at most
-  :func:`parallel_builds` at once;
+  :func:`parallel_builds` at once (the environment variable ``AITUNE_FP_PREBUILD``, when
+  set to a whole number, replaces that number: ``0`` builds nothing ahead, as does any
+  number under 2 by the session's rule);
 - :func:`prebuilt` answers a ``Prebuild``: its jobs run ``parallel`` at a time, in the
   session's order, each in a fresh worker forked from the fork server, under the build's
   timeout and the same watchdog as any job (:func:`~aitune_fp.effects.isolation.isolated.
@@ -65,6 +67,18 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def builds_at_once(environ: Mapping[str, str], cores: int) -> int:
+    """``AITUNE_FP_PREBUILD`` when it is a whole number, else :func:`parallel_builds`.
+
+    >>> builds_at_once({"AITUNE_FP_PREBUILD": "0"}, 8), builds_at_once({}, 8)
+    (0, 4)
+    >>> builds_at_once({"AITUNE_FP_PREBUILD": "many"}, 2)
+    2
+    """
+    asked = environ.get("AITUNE_FP_PREBUILD", "").strip()
+    return max(0, int(asked)) if asked.isdigit() else parallel_builds(cores)
+
+
 def _jit_cache_on() -> bool:
     """Whether TorchInductor keeps compiled graphs on disk (its FX-graph cache)."""
     try:
@@ -87,7 +101,8 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
         return (cached and loadable(backend)) or (jit and isinstance(backend, InductorJIT))
 
     names = tuple(n for n in plan.candidates if n in backends and can(backends[n]))
-    return dataclasses.replace(plan, ahead=names, parallel=parallel_builds(_cores()))
+    at_once = builds_at_once(os.environ, _cores())
+    return dataclasses.replace(plan, ahead=names, parallel=at_once)
 
 
 def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
