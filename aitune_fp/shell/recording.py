@@ -98,8 +98,9 @@ def run_record(
         verification=verification,
         provenance=provenance or Provenance(),
         events=run.session.events if run.session is not None else (),
-        options=freeze({**options_of(setup), "variants": _variants(run),
-                        "prebuild": _prebuild(run)}),  # fmt: skip
+        options=freeze(
+            {**options_of(setup), "variants": _variants(run), "prebuild": _prebuild(run)}
+        ),
     )
 
 

@@ -7,7 +7,8 @@ Rules:
   disjoint ``(name, seconds)`` parts measured in the tune process: ``startup`` (interpreter
   and imports, CLI only), ``setup`` (device, samples, candidates, the workers' server
   asked to start), ``max_batch_search``, ``plan`` (the work folder, the baseline keys,
-  the first journal record), ``candidates`` (the baseline and every candidate, their
+  the first journal record), ``prebuild`` (the builds ahead, when any ran:
+  :mod:`aitune_fp.core.session.prebuild`), ``candidates`` (the baseline and every candidate, their
   workers included), ``preload_join``, ``final_rounds``, ``verification``, ``record``;
 - ``unaccounted`` is the wall less the stages (never hidden: the console line and the
   report print it, with its share of the wall);
