@@ -113,6 +113,15 @@ def _safe(backend: str, stage: str, fn: Callable[[], IOResult[Any, BackendFailur
         return IOFailure(BackendFailure(backend, stage, f"{type(error).__name__}: {error}\n{text}"))
 
 
+def envelope_of(
+    samples: Samples, batch_sizes: tuple[int, ...], validation_sizes: tuple[int, ...] | None
+) -> int | None:
+    """The build's batch envelope: the largest of the batch sizes, the validation sizes and
+    the samples' own rows (the eager check ran every sample)."""
+    rows = (item.size for item in samples.items)
+    return max((*batch_sizes, *(validation_sizes or ()), *rows), default=None)
+
+
 def shared_build(
     backend: Backend,
     module: torch.nn.Module,
@@ -128,8 +137,7 @@ def shared_build(
     """The candidate's build as the sweep runs it (and a build ahead, with the same cache
     key): through the artifact cache, sharing ``torch.export`` programs, inside the
     tune's batch envelope (see the module's rules)."""
-    rows = (item.size for item in samples.items)  # the eager check ran every sample
-    largest = max((*batch_sizes, *(validation_sizes or ()), *rows), default=None)
+    largest = envelope_of(samples, batch_sizes, validation_sizes)
     with sharing(exports_folder(work_dir, cache_dir), model_digest), batch_envelope(largest):
         return cached_build(backend, module, samples, device, work_dir, cache_dir,
                             reuse=reuse, reference_sizes=validation_sizes)  # fmt: skip

@@ -9,6 +9,10 @@ Rules:
   called once at each validation batch size and each profiled batch size, in the
   sweep's order (validation, then profiling), untimed: the compiles those shapes cause in
   the sweep are then cache hits too;
+- :func:`cached_already` says whether a loadable backend's artifact is in the cache
+  already (its entry's folder under the key the sweep's build will look up, computed in
+  the same envelope): such a build has nothing to do ahead (a warm tune builds nothing
+  ahead); a key that cannot be computed reads as not cached;
 - nothing is validated or timed; the runner is closed; the answer is ``None`` (done) or
   why the build failed (its first line), never an exception; ``on_call`` is told before
   each call (the isolation worker's heartbeat).
@@ -26,8 +30,10 @@ from typing import Any
 import torch
 
 from aitune_fp.effects.artifacts import loadable
+from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.candidate import shared_build
+from aitune_fp.effects.cache import cache_key
+from aitune_fp.effects.candidate import envelope_of, shared_build
 from aitune_fp.effects.inputs import Samples, make_batch
 from aitune_fp.effects.isolation.protocol import outcome_values
 
@@ -44,6 +50,26 @@ def warm_sizes(batch_sizes: tuple[int, ...], validation_sizes: tuple[int, ...]) 
     (1, 8, 2, 4)
     """
     return tuple(dict.fromkeys((*validation_sizes, *batch_sizes)))
+
+
+def cached_already(
+    backend: Backend,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    cache_dir: Path | None,
+    batch_sizes: tuple[int, ...],
+    validation_sizes: tuple[int, ...],
+) -> bool:
+    """Whether ``backend``'s artifact for this build is in ``cache_dir`` already."""
+    if cache_dir is None or not loadable(backend):
+        return False
+    try:
+        with batch_envelope(envelope_of(samples, batch_sizes, validation_sizes)):
+            key = cache_key(module, samples, backend, device)
+    except Exception:
+        return False
+    return (cache_dir / "artifacts" / key / "entry.json").is_file()
 
 
 def build_ahead(

@@ -5,7 +5,8 @@ Rules:
 - :func:`capable` tells the session what this interpreter can build ahead: only with
   isolation (the builds run in workers; a run in this process builds nothing ahead), and
   only candidates whose build fills a cache the sweep's build then reads: a backend with a
-  loadable artifact while the run has a usable artifact cache, or TorchInductor's
+  loadable artifact while the run has a usable artifact cache and the artifact is not in
+  it yet (:func:`~aitune_fp.effects.prebuild.cached_already`), or TorchInductor's
   just-in-time compile while Inductor's FX-graph cache is on; at most
   :func:`parallel_builds` at once (the environment variable ``AITUNE_FP_PREBUILD``, when
   set to a whole number, replaces that number: ``0`` builds nothing ahead, as does any
@@ -42,7 +43,7 @@ from aitune_fp.effects.backends.inductor import InductorJIT
 from aitune_fp.effects.cache import unusable_reason
 from aitune_fp.effects.isolation.client import NotIsolated
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
-from aitune_fp.effects.prebuild import PrebuildJob
+from aitune_fp.effects.prebuild import PrebuildJob, cached_already
 from aitune_fp.shell import workers
 from aitune_fp.shell.setup import Setup
 
@@ -98,7 +99,11 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     jit = _jit_cache_on()
 
     def can(backend: Backend) -> bool:
-        return (cached and loadable(backend)) or (jit and isinstance(backend, InductorJIT))
+        if cached and loadable(backend):
+            sizes = workers.validation_sizes(setup)
+            return not cached_already(backend, setup.module, setup.samples, setup.device,
+                                      cache, setup.batch_sizes, sizes)  # fmt: skip
+        return jit and isinstance(backend, InductorJIT)
 
     names = tuple(n for n in plan.candidates if n in backends and can(backends[n]))
     at_once = builds_at_once(os.environ, _cores())
