@@ -8,16 +8,20 @@ sweep later builds, validates and profiles every candidate exactly as it would h
 (its build then only loads). The rules:
 
 - a candidate is built ahead only when the interpreter says its build can be
-  (``SessionPlan.ahead``), the strategy admits it, and it is no variant (a variant's
-  pruning depends on its base's measurement, which does not exist yet: it might never
-  be built);
+  (``SessionPlan.ahead``) and the strategy admits it;
+- variants come after every other candidate: a variant is pruned when its base is
+  measured far behind the best (:mod:`~aitune_fp.core.session.pruning`), which nobody
+  knows yet, so its build ahead may be wasted work; placed last, it takes a slot the
+  longer builds leave idle, and a pruned variant's build ahead changes no decision (the
+  sweep still never builds it);
 - nothing is built ahead for a strategy that may settle early (``Strategy.settled``:
   later candidates may never be built), nor with fewer than two builds allowed at once
   (``SessionPlan.parallel``: one at a time overlaps nothing and would only build twice),
   nor when fewer than two candidates qualify (one build overlaps nothing);
 - the command asks for ``min(parallel, number of names)`` builds at once, in the user's
-  order; it is the session's first command, answered by one ``Prebuilt``, and nothing
-  else runs (nothing is timed) until every build ahead has ended;
+  order (variants last); it is the session's first command, answered by one
+  ``Prebuilt``, and nothing else runs (nothing is timed) until every build ahead has
+  ended;
 - the ``Prebuilt`` answer changes no decision: the commands after it, and the selection,
   are those of the same session without building ahead (a law); each failure it reports
   is said as a warning only (the sweep's own build records the real one).
@@ -28,9 +32,9 @@ sweep later builds, validates and profiles every candidate exactly as it would h
 >>> prebuild_of(plan)
 Prebuild(names=('a', 'b', 'c'), parallel=2)
 >>> from pyrsistent import pmap
->>> prebuild_of(SessionPlan(max_throughput, ("a", "b", "c"), variant_of=pmap({"c": "a"}),
+>>> prebuild_of(SessionPlan(max_throughput, ("a", "b", "c"), variant_of=pmap({"a": "c"}),
 ...                         ahead=("a", "b", "c"), parallel=4))
-Prebuild(names=('a', 'b'), parallel=2)
+Prebuild(names=('b', 'c', 'a'), parallel=3)
 >>> prebuild_of(SessionPlan(first_wins(max_throughput), ("a", "b"), ahead=("a", "b"),
 ...                         parallel=2)) is None
 True
@@ -55,8 +59,10 @@ def ahead_names(plan: SessionPlan) -> tuple[str, ...]:
     if plan.parallel < 2 or plan.strategy.settled is not None:
         return ()
     can = set(plan.ahead)
-    names = tuple(n for n in plan.admitted if n in can and n not in plan.variant_of)
-    return names if len(names) >= 2 else ()
+    names = [n for n in plan.admitted if n in can]
+    ordered = (*(n for n in names if n not in plan.variant_of),
+               *(n for n in names if n in plan.variant_of))  # fmt: skip
+    return ordered if len(ordered) >= 2 else ()
 
 
 def prebuild_of(plan: SessionPlan) -> Prebuild | None:
