@@ -57,7 +57,7 @@ def _tune(folder: Path, backends: list[Any], name: str) -> RunRecord:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cache for both tunes (the second finds the first's ONNX Runtime artifact)."""
+    """The healthy tune's folder and cache."""
     return tmp_path_factory.mktemp("ahead")
 
 
@@ -101,14 +101,15 @@ def test_a_run_that_built_ahead_replays_to_its_own_commands(healthy: RunRecord) 
 
 
 def test_a_segfault_while_building_ahead_is_a_warning_and_the_sweep_records_it(
-    folder: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A backend whose build segfaults fails its build ahead (a warning naming SIGSEGV); the
+    """A backend whose build segfaults fails its build ahead (a warning naming SIGSEGV; the
+    cache is cold, so ONNX Runtime is built ahead beside it); the
     sweep builds it again in its own worker and records that failure at build, and the
     healthy candidate is still built, profiled and selected."""
     monkeypatch.setenv("AITUNE_FP_PREBUILD", "2")
     with caplog.at_level(logging.WARNING, logger="aitune_fp"):
-        record = _tune(folder, [CrashingJIT(), "onnxruntime"], "crashing")
+        record = _tune(tmp_path, [CrashingJIT(), "onnxruntime"], "crashing")  # a cold cache
     first = record.events[0]
     assert isinstance(first, Prebuilt) and set(first.failures) == {"crashing_jit"}
     assert "SIGSEGV" in first.failures["crashing_jit"]
