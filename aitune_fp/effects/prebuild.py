@@ -60,13 +60,15 @@ def cached_already(
     cache_dir: Path | None,
     batch_sizes: tuple[int, ...],
     validation_sizes: tuple[int, ...],
+    model: str | None = None,
 ) -> bool:
-    """Whether ``backend``'s artifact for this build is in ``cache_dir`` already."""
+    """Whether ``backend``'s artifact for this build is in ``cache_dir`` already (``model``:
+    the module's digest, when the caller has it)."""
     if cache_dir is None or not loadable(backend):
         return False
     try:
         with batch_envelope(envelope_of(samples, batch_sizes, validation_sizes)):
-            key = cache_key(module, samples, backend, device)
+            key = cache_key(module, samples, backend, device, model)
     except Exception:
         return False
     return (cache_dir / "artifacts" / key / "entry.json").is_file()

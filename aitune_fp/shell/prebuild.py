@@ -19,8 +19,9 @@ Rules:
   build ahead does; a job that cannot be sent, crashes, hangs or fails is a failure in the
   ``Prebuilt`` (a warning; the sweep's own build finds and records the real failure),
   never raised;
-- interrupted (``KeyboardInterrupt``, ``SystemExit``), every worker still running is
-  killed with its process group before the interruption goes on.
+- interrupted (``KeyboardInterrupt``, ``SystemExit``), no job starts any more and every
+  worker still running (or starting meanwhile) is killed with its process group until
+  each job has ended; then the interruption goes on.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -40,7 +42,7 @@ from aitune_fp.core.session import Prebuild, Prebuilt, SessionPlan
 from aitune_fp.effects.artifacts import loadable
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.inductor import InductorJIT
-from aitune_fp.effects.cache import unusable_reason
+from aitune_fp.effects.cache import model_digest, unusable_reason
 from aitune_fp.effects.isolation.client import NotIsolated
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
 from aitune_fp.effects.prebuild import PrebuildJob, cached_already
@@ -81,13 +83,14 @@ def builds_at_once(environ: Mapping[str, str], cores: int) -> int:
 
 
 def _jit_cache_on() -> bool:
-    """Whether TorchInductor keeps compiled graphs on disk (its FX-graph cache)."""
-    try:
-        from torch._inductor import config
-
-        return bool(config.fx_graph_cache)
-    except Exception:  # pragma: no cover - no Inductor in this torch
-        return False
+    """Whether TorchInductor keeps compiled graphs on disk (its FX-graph cache): its config
+    when this process has imported it (never imported here for this: a background thread
+    may be importing Inductor), else torch's default, on, unless the environment turns it
+    off."""
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None:
+        return bool(getattr(config, "fx_graph_cache", False))
+    return os.environ.get("TORCHINDUCTOR_FX_GRAPH_CACHE", "1") != "0"
 
 
 def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) -> SessionPlan:
@@ -98,16 +101,28 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     cached = cache is not None and unusable_reason(cache) is None
     jit = _jit_cache_on()
 
+    model: list[str | None] = []  # the module's digest, computed once (when needed)
+
     def can(backend: Backend) -> bool:
         if cached and loadable(backend):
+            if not model:
+                model.append(_digest(setup))
             sizes = workers.validation_sizes(setup)
             return not cached_already(backend, setup.module, setup.samples, setup.device,
-                                      cache, setup.batch_sizes, sizes)  # fmt: skip
+                                      cache, setup.batch_sizes, sizes, model[0])  # fmt: skip
         return jit and isinstance(backend, InductorJIT)
 
     names = tuple(n for n in plan.candidates if n in backends and can(backends[n]))
     at_once = builds_at_once(os.environ, _cores())
     return dataclasses.replace(plan, ahead=names, parallel=at_once)
+
+
+def _digest(setup: Setup) -> str | None:
+    """The module's digest for the cache keys (``None``: it cannot be keyed)."""
+    try:
+        return model_digest(setup.module)
+    except Exception:
+        return None
 
 
 def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
@@ -170,7 +185,10 @@ def _run_all(
     except BaseException:
         with lock:
             pending.clear()
-        _kill_workers()
+        while any(thread.is_alive() for thread in threads):  # one may still be starting one
+            _kill_workers()
+            for thread in threads:
+                thread.join(timeout=0.2)
         raise
 
 

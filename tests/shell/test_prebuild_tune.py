@@ -100,6 +100,19 @@ def test_a_run_that_built_ahead_replays_to_its_own_commands(healthy: RunRecord) 
     assert again.done.selection.unwrap().backend == healthy.selection.backend
 
 
+def test_a_warm_tune_builds_nothing_ahead(healthy: RunRecord, folder: Path) -> None:
+    """Tuned again with the same cache, ONNX Runtime's artifact is cached already, which
+    leaves one candidate to build ahead (Inductor): nothing is built ahead, and the sweep
+    still loads ONNX Runtime from the cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AITUNE_FP_PREBUILD", "2")
+        again = _tune(folder, ["inductor", "onnxruntime"], "warm")
+    assert not any(isinstance(e, Prebuilt) for e in again.events)
+    assert dict(again.options["prebuild"])["names"] == ("inductor",)
+    ort = next(o for o in again.outcomes if o.backend == "onnxruntime")
+    assert ort.artifact is not None and "cached-" in Path(ort.artifact).parent.name
+
+
 def test_a_segfault_while_building_ahead_is_a_warning_and_the_sweep_records_it(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
