@@ -7,7 +7,9 @@ Rules:
   only candidates whose build fills a cache the sweep's build then reads: a backend with a
   loadable artifact while the run has a usable artifact cache and the artifact is not in
   it yet (:func:`~aitune_fp.effects.prebuild.cached_already`), or TorchInductor's
-  just-in-time compile while Inductor's FX-graph cache is on; at most
+  just-in-time compile while Inductor's FX-graph cache is on; never a backend whose build
+  itself times kernels (:func:`times_kernels`: TensorRT's tactic selection, Inductor's
+  autotuning modes), which needs a quiet machine as any timing does; at most
   :func:`parallel_builds` at once (the environment variable ``AITUNE_FP_PREBUILD``, when
   set to a whole number, replaces that number: ``0`` builds nothing ahead, as does any
   number under 2 by the session's rule);
@@ -93,6 +95,22 @@ def _jit_cache_on() -> bool:
     return os.environ.get("TORCHINDUCTOR_FX_GRAPH_CACHE", "1") != "0"
 
 
+def times_kernels(backend: Backend) -> bool:
+    """Whether ``backend``'s build picks kernels by timing them.
+
+    >>> from aitune_fp.effects.backends.trt import TensorRT
+    >>> times_kernels(TensorRT()), times_kernels(InductorJIT(mode="max-autotune"))
+    (True, True)
+    >>> times_kernels(InductorJIT())
+    False
+    """
+    if backend.name in ("tensorrt", "torch_tensorrt"):
+        return True
+    configs = dict(getattr(backend, "inductor_configs", ()) or ())
+    tuned = any("autotune" in str(k) and bool(v) for k, v in configs.items())
+    return "autotune" in str(getattr(backend, "mode", "") or "") or tuned
+
+
 def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) -> SessionPlan:
     """``plan`` with what this run can build ahead (see the module's rules)."""
     if not setup.isolation:
@@ -112,9 +130,12 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
                                       cache, setup.batch_sizes, sizes, model[0])  # fmt: skip
         return jit and isinstance(backend, InductorJIT)
 
-    names = tuple(n for n in plan.candidates if n in backends and can(backends[n]))
     at_once = builds_at_once(os.environ, _cores())
-    return dataclasses.replace(plan, ahead=names, parallel=at_once)
+    if at_once < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
+        return dataclasses.replace(plan, parallel=at_once)
+    names = tuple(n for n in plan.candidates
+                  if n in backends and not times_kernels(backends[n]) and can(backends[n]))
+    return dataclasses.replace(plan, ahead=names, parallel=at_once)  # fmt: skip
 
 
 def _digest(setup: Setup) -> str | None:
