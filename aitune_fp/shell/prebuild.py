@@ -42,8 +42,11 @@ from pyrsistent import pmap
 
 from aitune_fp.core.session import Prebuild, Prebuilt, SessionPlan
 from aitune_fp.effects.artifacts import loadable
+from aitune_fp.effects.backends.aot_inductor import AOTInductor
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.inductor import InductorJIT
+from aitune_fp.effects.backends.torch_trt import TorchTensorRT
+from aitune_fp.effects.backends.trt import TensorRT
 from aitune_fp.effects.cache import model_digest, unusable_reason
 from aitune_fp.effects.isolation.client import NotIsolated
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
@@ -89,9 +92,9 @@ def _jit_cache_on() -> bool:
     when this process has imported it (never imported here for this: a background thread
     may be importing Inductor), else torch's default, on, unless the environment turns it
     off."""
-    config = sys.modules.get("torch._inductor.config")
-    if config is not None:
-        return bool(getattr(config, "fx_graph_cache", False))
+    settings = sys.modules.get("torch._inductor.config")
+    if settings is not None:
+        return bool(settings.fx_graph_cache)
     return os.environ.get("TORCHINDUCTOR_FX_GRAPH_CACHE", "1") != "0"
 
 
@@ -104,11 +107,13 @@ def times_kernels(backend: Backend) -> bool:
     >>> times_kernels(InductorJIT())
     False
     """
-    if backend.name in ("tensorrt", "torch_tensorrt"):
+    if isinstance(backend, TensorRT | TorchTensorRT):
         return True
-    configs = dict(getattr(backend, "inductor_configs", ()) or ())
-    tuned = any("autotune" in str(k) and bool(v) for k, v in configs.items())
-    return "autotune" in str(getattr(backend, "mode", "") or "") or tuned
+    if isinstance(backend, InductorJIT):
+        return "autotune" in (backend.mode or "")
+    if isinstance(backend, AOTInductor):
+        return any("autotune" in str(k) and bool(v) for k, v in backend.inductor_configs)
+    return False
 
 
 def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) -> SessionPlan:
