@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-
-from aitune_fp.cli.main import main
+from aitune_fp.cli.entry import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -72,9 +72,7 @@ def test_the_size_check_sees_a_long_file(tmp_path: Path) -> None:
     assert code_shape.long_files(tmp_path, 300) == [f"{tmp_path / 'long.py'}: 301 lines"]
 
 
-@pytest.mark.parametrize(
-    "layer", ["core", "effects", "shell", "cli"]
-)
+@pytest.mark.parametrize("layer", ["core", "effects", "shell", "cli"])
 def test_function_bodies_are_short(layer: str) -> None:
     """The p90 of function body lengths stays within the layer's limit (core 12, others 18)."""
     assert code_shape.layer_p90(PACKAGE / layer) <= P90_LIMITS[layer]
@@ -188,4 +186,4 @@ def test_backends_are_read_through_their_protocol_not_probed() -> None:
 def test_the_probe_check_sees_a_probe(tmp_path: Path) -> None:
     """A getattr on a config is reported; one on another object is not."""
     (tmp_path / "m.py").write_text('x = getattr(config, "tf32", False)\ny = getattr(args, "a")\n')
-    assert _probes(tmp_path) == [f"{tmp_path / 'm.py'}:1: x = getattr(config, \"tf32\", False)"]
+    assert _probes(tmp_path) == [f'{tmp_path / "m.py"}:1: x = getattr(config, "tf32", False)']

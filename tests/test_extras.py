@@ -71,7 +71,7 @@ def test_install_docs_give_the_extra_index_for_tensorrt() -> None:
     """docs/gpu.md names NVIDIA's index for the TensorRT extras and warns against both ORTs."""
     text = (PYPROJECT.parent / "docs" / "gpu.md").read_text()
     assert "--extra-index-url https://pypi.nvidia.com" in text
-    assert "\"aitune_fp[ort-gpu" in text and "never both" in text
+    assert '"aitune_fp[ort-gpu' in text and "never both" in text
 
 
 def test_every_declared_extra_exists_and_installs_its_sdk() -> None:

@@ -9,8 +9,9 @@ Rules:
 - the final table has one row per backend, with the columns of
   :data:`~aitune_fp.core.report.columns.COLUMNS` (backend, status, metric, batch size,
   speedup, where the figures were measured, peak memory in MiB, accuracy: precision and
-  error figures against eager, why it failed), then the decision lines and the winner's
-  precision line; every figure shown for the selection comes from the decision account.
+  error figures against eager, whether it is on the speed/accuracy front, why it
+  failed), then the decision lines, the winner's precision line and the front's line;
+  every figure shown for the selection comes from the decision account.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.accuracy import precision_line
 from aitune_fp.core.report.columns import COLUMNS, headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
+from aitune_fp.core.report.pareto import front_line
 from aitune_fp.core.report.stages import wall_summary
 from aitune_fp.shell.progress import ProgressEvent
 
@@ -62,9 +64,9 @@ def show_run(console: Console, record: RunRecord) -> None:
     what it is."""
     console.print(results_table(record))
     why = max_batch_line(record.max_batch_size, record.max_batch_search)
-    precision = precision_line(record)
+    precision, front = precision_line(record), front_line(record)
     wall = wall_summary(record)
-    for line in (*decision_lines(record), *(x for x in (why, precision, wall) if x)):
+    for line in (*decision_lines(record), *(x for x in (why, precision, front, wall) if x)):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 

@@ -135,12 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _started_for(args: argparse.Namespace) -> None:
     """A process started for this command: its wall counts from its start, and the
-    workers' server imports while this process does."""
+    workers' server imports while this process does (its own, and matplotlib's)."""
     from aitune_fp.cli.head_start import head_start
+    from aitune_fp.cli.plot_import import import_for_plot
     from aitune_fp.shell.wall_clock import count_from_process_start
 
     count_from_process_start()
     head_start(args)
+    import_for_plot(args)
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Any, err: Any) -> int:

@@ -4,17 +4,23 @@ Rules: the folder is created when missing and existing files are replaced, each 
 atomically (a temporary file in the same folder, then a rename), so a full disk or a crash
 never leaves a half-written file or destroys the previous one; the plot is optional
 (``plot=False``) and a missing matplotlib only skips it with a warning, because the record
-and the report are what matter; written paths are returned in that order.
+and the report are what matter; written paths are returned in that order, with the record
+as written. The plot is drawn first and ``run.json`` last: the time the plot took is the
+wall account's ``plot`` stage (:func:`~aitune_fp.core.record.wall.with_stage`), so the
+account in ``run.json`` and ``report.md`` runs to the record being written.
 :func:`folder_problem` checks an output folder before any work.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from pathlib import Path
 
 from rich.console import Console
 
 from aitune_fp.core.record.run_record import RunRecord, dumps, loads
+from aitune_fp.core.record.wall import with_stage
 from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.effects.atomic import write_text
 
@@ -76,14 +82,17 @@ def write_plot(record: RunRecord, path: str | Path, console: Console) -> Path | 
 
 def write_run(
     record: RunRecord, folder: str | Path, console: Console, *, plot: bool = True
-) -> list[Path]:
-    """Write ``run.json``, ``report.md`` and (optionally) ``plot.png`` under ``folder``."""
+) -> tuple[RunRecord, list[Path]]:
+    """Write ``plot.png`` (optionally), then ``report.md`` and ``run.json`` under
+    ``folder`` (see the rules); the record as written and the paths (``run.json`` first)."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    written = [write_record(record, out / "run.json")]
-    written.append(write_text(out / "report.md", render_markdown(record)))
+    drawn = None
     if plot:
+        began = time.monotonic()
         drawn = write_plot(record, out / "plot.png", console)
-        if drawn is not None:
-            written.append(drawn)
-    return written
+        lap = time.monotonic() - began
+        record = dataclasses.replace(record, wall=with_stage(record.wall, "plot", lap))
+    report = write_text(out / "report.md", render_markdown(record))
+    written = [write_record(record, out / "run.json"), report]
+    return record, written + ([drawn] if drawn is not None else [])

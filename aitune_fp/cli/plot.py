@@ -15,6 +15,11 @@ Rules:
 - third panel: a stacked horizontal bar per backend of where its tune time went
   (:func:`~aitune_fp.core.report.stages.stage_segments`: export, compile, cache, the rest
   of the build, worker start, validate, profile, final rounds);
+- fourth panel: speed against accuracy (:func:`~aitune_fp.core.report.pareto.trade_off`):
+  each backend with a speedup and accuracy figures as a point (its speedup over the
+  baseline against its accuracy drop), the Pareto front as filled dots joined by a step
+  line, the dominated points as grey crosses, each labelled by name; a candidate the
+  accuracy bound refused (``--max-drop``) is ringed in red;
 - failed backends are listed under the plots with their stage.
 """
 
@@ -28,6 +33,7 @@ from typing import Any
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.report.account import decision_account
 from aitune_fp.core.report.formats import format_metric, format_speedup
+from aitune_fp.core.report.pareto import over_bound, trade_off
 from aitune_fp.core.report.stages import SEGMENTS, stage_segments
 from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.core.stats.statistics import mean, median
@@ -43,7 +49,7 @@ def _figure() -> Any:
         from matplotlib.figure import Figure
     except ImportError as error:
         raise ImportError(INSTALL_HINT) from error
-    figure = Figure(figsize=(18, 5), layout="constrained")
+    figure = Figure(figsize=(24, 5), layout="constrained")
     FigureCanvasAgg(figure)
     return figure
 
@@ -161,6 +167,48 @@ def _stages_panel(axes: Any, record: RunRecord) -> None:
     axes.legend(fontsize="small")
 
 
+def _trade_off_panel(axes: Any, record: RunRecord) -> None:
+    """Speedup against accuracy drop: the front joined and filled, the dominated crossed."""
+    points, found = trade_off(record)
+    axes.set_title("Speed against accuracy (Pareto front)")
+    if not points:
+        axes.text(0.5, 0.5, "no accuracy figures recorded", ha="center", transform=axes.transAxes)
+        return
+    front = sorted(found.front, key=lambda p: p.error)
+    axes.plot(
+        [p.error for p in front],
+        [p.speed for p in front],
+        drawstyle="steps-post",
+        color="tab:green",
+        linewidth=1.5,
+        marker="o",
+        markersize=8,
+        label="front",
+    )
+    others = [p for p in points if not found.on_front(p.name)]
+    if others:
+        axes.plot([p.error for p in others], [p.speed for p in others], linestyle="none",
+                  marker="x", markersize=8, color="grey", label="dominated")  # fmt: skip
+    over = [p for p in points if p.name in over_bound(record)]
+    if over:
+        axes.plot([p.error for p in over], [p.speed for p in over], linestyle="none",
+                  marker="o", markersize=14, markerfacecolor="none", color="tab:red",
+                  label="refused: over max_drop")  # fmt: skip
+    for p in points:
+        axes.annotate(p.name, (p.error, p.speed), fontsize="x-small",
+                      textcoords="offset points", xytext=(4, 4))  # fmt: skip
+    positive = [p.error for p in points if p.error > 0]
+    if positive:  # linear near 0, logarithmic from the smallest drop on
+        axes.set_xscale("symlog", linthresh=min(positive))
+        axes.set_xlim(-min(positive) / 2, max(positive) * 3)  # room for the labels
+    else:  # every point as accurate as eager by the figure: one column at 0
+        axes.set_xlim(-0.01, 0.05)
+    axes.set_xlabel("accuracy drop against eager (top-1 disagreement, else rel RMS)")
+    axes.set_ylabel("speedup over the baseline")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small")
+
+
 def _failure_note(record: RunRecord) -> str:
     failed = [r for r in backend_rows(record) if r.status.startswith("failed")]
     return "; ".join(f"{r.backend} ({r.status.removeprefix('failed (')}" for r in failed)
@@ -169,10 +217,11 @@ def _failure_note(record: RunRecord) -> str:
 def plot_run(record: RunRecord, path: str | Path) -> Path:
     """Draw ``record`` to the PNG ``path`` (parent folders created) and return the path."""
     figure = _figure()
-    left, right, stages = figure.subplots(1, 3)
+    left, right, stages, trade = figure.subplots(1, 4)
     _throughput_panel(left, record)
     _spread_panel(right, record)
     _stages_panel(stages, record)
+    _trade_off_panel(trade, record)
     title = record.strategy.get("title", record.strategy.get("strategy", ""))
     figure.suptitle(f"{record.model} on {record.device} — {title}")
     note = _failure_note(record)

@@ -62,8 +62,7 @@ def _tune_one(
     if isinstance(result, Failure):
         raise CliError(f"{name}: {result.failure().message}")
     run = result.unwrap()
-    _write_and_show(run.record, name, folder, args, out, err)
-    return run.record, run.tuned
+    return _write_and_show(run.record, name, folder, args, out, err), run.tuned
 
 
 def _shape_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -123,10 +122,11 @@ def _write_and_show(
     args: argparse.Namespace,
     out: Console,
     err: Console,
-) -> None:
-    """Write the run's files, show its table, say where the baseline came from."""
+) -> RunRecord:
+    """Write the run's files, show its table, say where the baseline came from; the
+    record as written (its wall account with the plot's stage)."""
     try:
-        written = write_run(record, folder, err, plot=not args.no_plot)
+        record, written = write_run(record, folder, err, plot=not args.no_plot)
     except OSError as error:
         raise CliError(
             f"{name}: cannot write the run's files in {folder}: {error.strerror or error} "
@@ -135,6 +135,7 @@ def _write_and_show(
     show_run(out, record)
     _baseline_note(record, err)
     err.print("wrote " + ", ".join(str(p) for p in written), markup=False, highlight=False)
+    return record
 
 
 def _baseline_note(record: RunRecord, err: Console) -> None:

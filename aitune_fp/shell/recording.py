@@ -2,7 +2,10 @@
 
 Rules: the record holds every run's config (a dataclass config as its fields, else its
 name), profile or failure, stage times, validation errors and artifact; the baseline is
-the first run when the strategy validates performance; the strategy is stored by
+the first run when the strategy validates performance; a candidate refused before it was
+built (not admitted, or a pruned variant) is a failure row with its reason, and once
+the run has ended one it never reached is a ``not run`` row
+(:mod:`aitune_fp.core.record.unbuilt`); the strategy is stored by
 :func:`~aitune_fp.core.strategies.registry.strategy_config` with the candidates' names;
 a candidate's ``stopped_early`` is its profile's (the early-stop rule's line), also on
 the outcome, where ``run.json`` pins it.
@@ -19,8 +22,9 @@ from returns.result import Failure, Result
 
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.record.unbuilt import with_unbuilt
 from aitune_fp.core.record.wall import WallAccount
-from aitune_fp.core.records import Selection, TuneError
+from aitune_fp.core.records import BackendFailure, Selection, TuneError
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.verification.judge import Verification
 from aitune_fp.effects.backends.base import Backend
@@ -86,7 +90,9 @@ def run_record(
         device=str(setup.device),
         strategy=freeze(strategy_config(setup.strategy, list(names))),
         baseline=outcomes[0] if has_baseline and outcomes else None,
-        candidates=tuple(outcomes[1:] if has_baseline else outcomes),
+        candidates=with_unbuilt(
+            outcomes[1:] if has_baseline else outcomes, names, _refused(run), run.done is not None
+        ),
         selection=outcome.value_or(None),
         error=outcome.failure() if isinstance(outcome, Failure) else None,
         environment=freeze(environment_fingerprint(setup.device, (r.backend for r in run.runs))),
@@ -102,6 +108,13 @@ def run_record(
             {**options_of(setup), "variants": _variants(run), "prebuild": _prebuild(run)}
         ),
     )
+
+
+def _refused(run: RunState) -> tuple[BackendFailure, ...]:
+    """The failures the session folded in, those of candidates never built among them
+    (the record gives those a failure row: :mod:`aitune_fp.core.record.unbuilt`)."""
+    fed = run.session.fed if run.session is not None else ()
+    return tuple(c.failure() for c in fed if isinstance(c, Failure))
 
 
 def _variants(run: RunState) -> dict[str, str]:

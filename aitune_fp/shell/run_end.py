@@ -89,4 +89,3 @@ def tuned_of(
         max_batch_size=setup.max_batch_size,
         outside=setup.outside,
     )
-

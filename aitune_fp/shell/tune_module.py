@@ -18,7 +18,8 @@ Rules:
 - the libraries of the admitted candidates are imported before anything is built
   (:mod:`aitune_fp.effects.preload`), so their one-time memory and import time are charged
   to no backend; with isolation the workers' server imports them before the first worker,
-  and this process in a background thread, joined before it runs anything itself;
+  and this process in a background thread, joined once that server can fork (the
+  ``worker_pool_start`` stage) and before anything is timed, the max-batch search included;
 - every backend (the baseline too) gets its peak memory (:mod:`aitune_fp.effects.memory`):
   the level before its build and the peak over its profiled calls, attached to its
   profile as ``peak_memory_mb`` (``None`` when it cannot be measured);
@@ -133,7 +134,7 @@ def run_tuning(
                        baseline.profile, pmap(bases))  # fmt: skip
     announce(setup, plan, prepared.unwrap(), clock)
     run = drive(setup, plan, dict(zip(names, candidates, strict=True)),
-                phase=phase_clock(clock, prepared.unwrap().loading))  # fmt: skip
+                phase=phase_clock(clock))  # fmt: skip
     return IOSuccess(finish_run(setup, run, names, model_name, baseline.provenance, clock,
                                 target))  # fmt: skip
 

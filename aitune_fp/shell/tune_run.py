@@ -7,8 +7,10 @@ Rules (see :mod:`aitune_fp.shell.tune_module` for the whole run's):
   process in a background thread), finds the max batch size and fixes the ``Setup``;
 - :func:`with_journal` makes every finished backend reach ``run.json`` (written
   ``interrupted`` at once, before any backend);
-- :func:`phase_clock` laps the wall account as the interpreter leaves each phase, and
-  joins the background import before anything runs in this process;
+- :func:`prepare` waits for the workers' server to be able to fork (``worker_pool_start``)
+  and joins the background import (``preload_join``) before the max-batch search: nothing
+  is timed while either still imports;
+- :func:`phase_clock` laps the wall account as the interpreter leaves each phase;
 - :func:`finish_run` makes the winner here, writes the record and says the summary.
 """
 
@@ -35,6 +37,7 @@ from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import with_max_batch_size
 from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.effects.isolation import Timeouts
+from aitune_fp.effects.isolation.ready import wait_ready
 from aitune_fp.effects.isolation.server import start as start_workers
 from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
 from aitune_fp.effects.profiler import ProfileSettings
@@ -76,12 +79,11 @@ class Asked:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A run ready to start: its setup, the candidates, and the background import."""
+    """A run ready to start: its setup and the candidates."""
 
     setup: Setup
     candidates: tuple[Backend, ...]
     admitted: tuple[Backend, ...]
-    loading: threading.Thread | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +145,12 @@ def _searched(
     setup fixed with it."""
     workspace = open_workspace(Path(asked.cache_dir or default_cache_dir()))
     clock.lap("setup")
+    if asked.isolation:  # the server's preload, as its own stage (not the first worker's)
+        wait_ready(asked.timeouts.build)
+        clock.lap("worker_pool_start")
+    if loading is not None:  # imported before anything is timed (max batch included)
+        loading.join()
+        clock.lap("preload_join")
     strategy = asked.strategy
     found = search_max_batch(module, normalised, dev, strategy.plan, asked.max_batch_size,
                              isolation=asked.isolation, timeouts=asked.timeouts,
@@ -155,7 +163,7 @@ def _searched(
     fitted = inside(normalised, largest, batch_search)  # no sample over a faulty size
     setup = _fixed(module, fitted, dev, asked, total, (largest, batch_search), workspace)
     sized = tuple(with_max_batch_size(b, largest) for b in candidates)
-    return Success(Prepared(setup, sized, admitted, loading))
+    return Success(Prepared(setup, sized, admitted))
 
 
 def _fixed(
@@ -211,17 +219,9 @@ def announce(setup: Setup, plan: SessionPlan, prepared: Prepared, clock: Stopwat
     clock.lap("plan")
 
 
-def phase_clock(clock: Stopwatch, loading: threading.Thread | None) -> Callable[[str], None]:
-    """Lap ``clock`` at each phase the interpreter leaves; the background import is joined
-    when the candidates are done, before anything runs in this process."""
-
-    def left(phase: str) -> None:
-        clock.lap(phase)
-        if phase == "candidates" and loading is not None:
-            loading.join()
-            clock.lap("preload_join")
-
-    return left
+def phase_clock(clock: Stopwatch) -> Callable[[str], None]:
+    """Lap ``clock`` at each phase the interpreter leaves."""
+    return clock.lap
 
 
 def finish_run(

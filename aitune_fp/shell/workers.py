@@ -27,7 +27,6 @@ from aitune_fp.shell.setup import RunState, Setup
 log = logging.getLogger("aitune_fp")
 
 
-
 def work_dir(setup: Setup, backend: Backend, name: str) -> Path:
     """The backend's folder in the run's workspace (without one: under the cache folder)."""
     if setup.workspace is not None:

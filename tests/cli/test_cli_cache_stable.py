@@ -81,6 +81,16 @@ def _cached_references(record: dict[str, Any]) -> set[str]:
     }
 
 
+def _account_adds_up(record: dict[str, Any]) -> None:
+    """A CLI run's wall account counts from the process start, names the wait for the
+    workers' server and the joined import as stages, and leaves under 5 % unaccounted."""
+    wall = record["wall"]
+    names = [stage["stage"] for stage in wall["stages"]]
+    assert wall["from_process_start"] and names[:4] == [
+        "startup", "setup", "worker_pool_start", "preload_join"]  # fmt: skip
+    assert 0.0 <= wall["unaccounted_s"] < 0.05 * wall["wall_s"]
+
+
 def test_module_name_is_a_digest_of_the_resolved_path(tmp_path: Path) -> None:
     """The file's import name depends on its resolved path only, never on a salted hash()."""
     inner = tmp_path / "a"
@@ -117,6 +127,7 @@ def test_second_fresh_process_hits_the_cache_for_every_cacheable_backend(tmp_pat
     second = _cli(model, cache, tmp_path / "out2")
     assert _hits(second) == set(CACHEABLE) and _cached_references(second) == set(CACHEABLE)
     assert all(e["event"] != "prebuilt" for e in second["events"])
+    _account_adds_up(second)
     api = _api(model, cache, tmp_path / "api.json")
     assert _hits(api) == set(CACHEABLE) and _cached_references(api) == set(CACHEABLE)
     assert len(list((cache / "artifacts").iterdir())) == len(CACHEABLE)

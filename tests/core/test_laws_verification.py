@@ -189,9 +189,7 @@ def test_a_moved_pick_is_re_verified_against_every_other_participant() -> None:
         ("aot", "win"),
         ("eager", "win"),
     ]
-    assert "selected ort@1 instead; against aot@1: 1.100× [1.100, 1.100]" in (
-        v.reason
-    )
+    assert "selected ort@1 instead; against aot@1: 1.100× [1.100, 1.100]" in (v.reason)
 
 
 def test_a_batch_size_point_estimate_alone_no_longer_moves_the_pick() -> None:

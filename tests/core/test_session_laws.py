@@ -123,7 +123,7 @@ def test_without_rounds_or_verification_the_selection_is_tunes(
     _, done, events = recorded(SessionPlan(strategy, names, "eager", early), machine)
     profiled = [e for e in events if isinstance(e, Profiled)]
     baseline = profiled[0].result if validate else None
-    by_name = {e.name: e.result for e in profiled[(1 if validate else 0):]}
+    by_name = {e.name: e.result for e in profiled[(1 if validate else 0) :]}
     # never built: refused by the strategy (tune refuses it unmeasured, by name) or after
     # it settled (tune never consumes those)
     unbuilt = {n: Success(Profile(n, {1: [1e-9]})) for n in names}

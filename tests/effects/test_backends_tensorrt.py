@@ -21,7 +21,13 @@ from aitune_fp.effects.validate import validate
 
 CPU = torch.device("cpu")
 CUDA = torch.device("cuda", 0)
-GPU_BACKENDS = [TensorRT(), TorchTensorRT(), TorchTensorRT(ir="torch_compile")]
+GPU_BACKENDS = [
+    TensorRT(),
+    TensorRT(bf16=True),
+    TorchTensorRT(),
+    TorchTensorRT(ir="torch_compile"),
+    TorchTensorRT(bf16=True),
+]
 
 
 def _hide(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
@@ -48,8 +54,13 @@ def test_cpu_device_is_a_recorded_build_failure(
 
 @pytest.mark.parametrize(
     ("backend", "library"),
-    [(TensorRT(), "tensorrt"), (TorchTensorRT(), "torch_tensorrt")],
-    ids=["tensorrt", "torch_tensorrt"],
+    [
+        (TensorRT(), "tensorrt"),
+        (TensorRT(bf16=True), "tensorrt"),
+        (TorchTensorRT(), "torch_tensorrt"),
+        (TorchTensorRT(bf16=True), "torch_tensorrt"),
+    ],
+    ids=["tensorrt", "tensorrt-bf16", "torch_tensorrt", "torch_tensorrt-bf16"],
 )
 def test_missing_library_on_a_cuda_device_is_named(
     backend: Backend, library: str, monkeypatch: pytest.MonkeyPatch
@@ -70,9 +81,31 @@ def test_bad_batch_ranges_are_refused() -> None:
 
 
 def test_precision_is_declared_for_validation() -> None:
-    """fp16 and tf32 configs declare the precision validation loosens its bounds for."""
+    """fp16, bf16 and tf32 configs declare the precision validation loosens its bounds
+    for; fp16 and bf16 together are refused."""
     assert (TensorRT().precision, TensorRT(tf32=True).precision) == ("float32", "tf32")
     assert TorchTensorRT(fp16=True).precision == "float16"
+    for bf16 in (TensorRT(bf16=True), TorchTensorRT(bf16=True)):
+        assert bf16.computes_in == "bfloat16" and bf16.describe().endswith("(bf16=True)")
+    assert TorchTensorRT(bf16=True).dtype == torch.bfloat16
+    for config in (TensorRT, TorchTensorRT):
+        with pytest.raises(ValueError, match="fp16 and bf16 are exclusive"):
+            config(fp16=True, bf16=True)
+
+
+def test_bf16_builds_are_wide_search_variants_on_cuda_only() -> None:
+    """The wide search adds the bf16 builds of both backends on CUDA (default keeps fp16);
+    on CPU neither level has them."""
+    from aitune_fp.core.accuracy import Search
+    from aitune_fp.effects.backends.search_space import search_candidates
+
+    def names(level: str, device: str) -> set[str]:
+        return {b.describe() for b in search_candidates(Search(level), device)}
+
+    bf16 = {"tensorrt(bf16=True)", "torch_tensorrt(bf16=True)"}
+    assert bf16 <= names("wide", "cuda") and not bf16 & names("default", "cuda")
+    assert "tensorrt(fp16=True)" in names("default", "cuda")
+    assert not bf16 & names("wide", "cpu")
 
 
 def _build_and_validate(
@@ -140,10 +173,15 @@ def test_tensorrt_engine_handles_nested_outputs_and_profile_limits(
 @pytest.mark.gpu
 @pytest.mark.parametrize(
     "backend",
-    [TensorRT(max_batch_size=8, fp16=True), TorchTensorRT(max_batch_size=8, fp16=True)],
+    [
+        TensorRT(max_batch_size=8, fp16=True),
+        TorchTensorRT(max_batch_size=8, fp16=True),
+        TensorRT(max_batch_size=8, bf16=True),
+        TorchTensorRT(max_batch_size=8, bf16=True),
+    ],
     ids=lambda b: b.describe(),
 )
-def test_fp16_builds_record_the_precision_read_back_from_the_engines(
+def test_reduced_precision_builds_record_the_precision_read_back_from_the_engines(
     backend: Backend,
     mlp: nn.Module,
     mlp_samples: Samples,
@@ -151,21 +189,22 @@ def test_fp16_builds_record_the_precision_read_back_from_the_engines(
     cuda: torch.device,
     skip_unless_available: Callable[[Any, torch.device], None],
 ) -> None:
-    """An fp16 build records the library version, the mechanism used and the precision read
-    back from what it built (float16 unless TensorRT 10 kept float32 kernels), and validates."""
+    """An fp16 (bf16) build records the library version, the mechanism used and the
+    precision read back from what it built (float16, bfloat16, unless TensorRT 10 kept
+    float32 kernels), and validates."""
     skip_unless_available(backend, cuda)
     module = mlp.to(cuda)
     try:
         built = _build_and_validate(backend, module, mlp_samples, cuda, work_dir)
         info = built.info
-        assert info["requested_precision"] == "float16"
+        assert info["requested_precision"] == backend.computes_in
         assert info["precision_mechanism"] in {
             "builder_flag",
             "strongly_typed_cast",
             "explicit_typing_cast",
         }
         if info["precision_mechanism"] != "builder_flag":
-            assert info["precision"] == "float16"
+            assert info["precision"] == backend.computes_in
         out = built.runner(torch.randn(3, 4, device=cuda))
         assert out.dtype == torch.float32
         built.close()

@@ -82,6 +82,22 @@ def test_an_fp16_request_whose_engines_ran_float32_fails() -> None:
         check_precision("float16", seen, engines)
 
 
+def test_a_bf16_request_is_read_back_and_checked() -> None:
+    """A bfloat16-fed engine reads bfloat16 and the runner returns float32; a bf16 request
+    whose engines ran float32 (or float16) is a build failure."""
+    compiled = Compiled()
+    engines: list[nn.Module] = []
+    seen: list[torch.dtype] = []
+    runner = cast_io(compiled, TorchTensorRT(bf16=True).dtype, (torch.float32,))
+    with called_engines(engines, seen.extend):
+        out = runner(torch.ones(2, 4))
+    assert out.dtype == torch.float32 and set(seen) == {torch.bfloat16}
+    assert check_precision("bfloat16", seen, engines) == "bfloat16"
+    for wrong in (torch.float32, torch.float16):
+        with pytest.raises(RuntimeError, match="asked for bfloat16 but the TensorRT engines"):
+            check_precision("bfloat16", [wrong], engines)
+
+
 def test_a_compiled_module_without_engines_fails() -> None:
     """Everything partitioned back to PyTorch is not a Torch-TensorRT build."""
     engines: list[nn.Module] = []

@@ -278,3 +278,60 @@ def test_the_cast_module_exports_a_typed_onnx_graph_with_eager_io(
     x = mlp_samples.items[1].args[0]
     (out,) = session.run(None, {"input_0": x.numpy()})
     torch.testing.assert_close(torch.from_numpy(out), mlp(x), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize(
+    ("generation", "mechanism", "set_flags", "network_mask", "cast_to"),
+    [
+        ("10.16", "builder_flag", ["BF16"], 0, None),
+        ("11.4", "strongly_typed_cast", [], 1 << 1, torch.bfloat16),
+    ],
+)
+def test_bf16_engine_build_uses_the_mechanism_each_tensorrt_offers(
+    generation: str,
+    mechanism: str,
+    set_flags: list[str],
+    network_mask: int,
+    cast_to: torch.dtype | None,
+    mlp: nn.Module,
+    mlp_samples: Samples,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bf16 sets BuilderFlag.BF16 on TensorRT 10 (never FP16) and, on 11, casts the module
+    to bfloat16 and builds a strongly typed network; TF32 is cleared."""
+    trt = FAKES[generation]()
+    monkeypatch.setitem(sys.modules, "tensorrt", trt)
+    plan = trt_precision_plan(trt, fp16=False, tf32=False, bf16=True)
+    assert (plan.mechanism, plan.requested, plan.cast_to) == (mechanism, "bfloat16", cast_to)
+    backend = TensorRT(bf16=True, max_batch_size=8)
+    backend._engine(_graph(tmp_path, mlp), mlp_samples.spec, BuildLog(), plan)
+    built = trt.builders[-1]
+    assert built.config.set == set_flags and built.config.cleared == ["TF32"]
+    assert built.network.flags == network_mask
+
+
+def test_the_bf16_cast_module_computes_in_bfloat16_with_eager_io(
+    mlp: nn.Module, mlp_samples: Samples
+) -> None:
+    """On the strongly typed path the module exported is a bfloat16 copy with float32 I/O."""
+    plan = trt_precision_plan(FAKES["11.4"](), fp16=False, tf32=False, bf16=True)
+    typed = TensorRT._typed(mlp, mlp_samples, torch.device("cpu"), plan)
+    assert isinstance(typed, ComputeIn) and typed.dtype == torch.bfloat16
+    x = mlp_samples.items[0].args[0]
+    assert typed(x).dtype == torch.float32
+    torch.testing.assert_close(typed(x), mlp(x), rtol=5e-2, atol=5e-2)
+
+
+def test_bf16_read_back_and_refusal() -> None:
+    """An engine with BFloat16 layers reads bfloat16; a strongly typed bf16 engine whose
+    layers are float32 is refused; fp16 and bf16 together are refused at planning."""
+    info = {"Layers": [{"Outputs": [{"Format": "kLINEAR", "DataType": "BFloat16"}]}]}
+    trt = FAKES["11.4"]()
+    assert engine_precision(trt, _engine_with(info), tf32=False) == ("bfloat16", "engine_layers")
+    typed = trt_precision_plan(trt, fp16=False, tf32=False, bf16=True)
+    with pytest.raises(RuntimeError, match=r"asked for bfloat16 .* float32"):
+        check_effective(typed, "float32")
+    check_effective(typed, "bfloat16")
+    with pytest.raises(ValueError, match="exclusive"):
+        trt_precision_plan(trt, fp16=True, tf32=False, bf16=True)

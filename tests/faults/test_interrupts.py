@@ -164,7 +164,7 @@ def test_the_record_is_written_before_any_backend(tmp_path: Path) -> None:
     assert dataclasses.replace(first[0]).max_batch_size == 2
 
 
-HANGS_AT_TWO = '''
+HANGS_AT_TWO = """
 import pathlib, time, torch
 class Model(torch.nn.Module):
     def __init__(self):
@@ -177,7 +177,7 @@ class Model(torch.nn.Module):
         return self.fc(x)
 def make():
     return Model(), [torch.randn(1, 8)]
-'''
+"""
 
 
 @pytest.mark.heavy

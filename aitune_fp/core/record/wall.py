@@ -6,10 +6,14 @@ Rules:
   moment the final record is made) and its top-level stages, in the order they ran, as
   disjoint ``(name, seconds)`` parts measured in the tune process: ``startup`` (interpreter
   and imports, CLI only), ``setup`` (device, samples, candidates, the workers' server
-  asked to start), ``max_batch_search``, ``plan`` (the work folder, the baseline keys,
-  the first journal record), ``prebuild`` (the builds ahead, when any ran:
-  :mod:`aitune_fp.core.session.prebuild`), ``candidates`` (the baseline and every candidate, their
-  workers included), ``preload_join``, ``final_rounds``, ``verification``, ``record``;
+  asked to start), ``worker_pool_start`` (waiting for that server to finish its imports:
+  isolated runs only), ``preload_join`` (this process's own background import of them,
+  joined before anything is timed), ``max_batch_search``, ``plan`` (the work folder, the
+  baseline keys, the first journal record), ``prebuild`` (the builds ahead, when any ran:
+  :mod:`aitune_fp.core.session.prebuild`), ``candidates`` (the baseline and every
+  candidate, their workers included), ``final_rounds``, ``verification``, ``record``;
+- the CLI adds ``plot`` (:func:`with_stage`): drawing ``plot.png``, after the account
+  closed and before ``run.json`` is written, so the written wall ends at the record;
 - ``unaccounted`` is the wall less the stages (never hidden: the console line and the
   report print it, with its share of the wall);
 - :func:`wall_line` also splits ``candidates`` into what the backends' own recorded stages
@@ -59,6 +63,21 @@ class WallAccount:
     def seconds(self, name: str) -> float:
         """The seconds of stage ``name`` (0 when it did not run)."""
         return sum((seconds for stage, seconds in self.stages if stage == name), 0.0)
+
+
+def with_stage(account: WallAccount | None, name: str, seconds: float) -> WallAccount | None:
+    """``account`` with one more stage that ran after it closed (the CLI's ``plot``,
+    drawn before ``run.json`` is written): the stage appended, the wall longer by it.
+
+    >>> with_stage(WallAccount(3.0, (("setup", 1.0),)), "plot", 0.5)
+    WallAccount(wall=3.5, stages=(('setup', 1.0), ('plot', 0.5)), from_process_start=False)
+    >>> with_stage(None, "plot", 0.5) is None
+    True
+    """
+    if account is None:
+        return None
+    return WallAccount(account.wall + seconds, (*account.stages, (name, seconds)),
+                       account.from_process_start)  # fmt: skip
 
 
 def encode_wall(account: WallAccount | None) -> dict[str, Any] | None:

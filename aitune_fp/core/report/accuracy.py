@@ -2,10 +2,12 @@
 
 Rules:
 - a backend's precision comes from its stored config (:func:`precision_of_config`:
-  ``int8`` for ONNX Runtime's quantized variants, ``float16`` for an ``fp16`` build, the
+  ``int8`` for ONNX Runtime's quantized variants, ``float16`` for an ``fp16`` build,
+  ``bfloat16`` for a ``bf16`` one (TensorRT, Torch-TensorRT), the
   config's ``precision`` field, else ``float32``);
 - its figures are those recorded with its profile (``Profile.accuracy``); the cell shows
   the precision and the headline figures (:func:`figures_text`), ``—`` without figures;
+- the speed/accuracy front follows the table (:mod:`.pareto`);
 - the decision line names the winner's precision and its figures; a run with no figures
   (recorded before them) has no such line.
 """
@@ -17,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.report.pareto import front_line
 
 SHORT = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "int8": "int8"}
 
@@ -28,6 +31,8 @@ def precision_of_config(config: Mapping[str, Any]) -> str:
     ('int8', 'float16')
     >>> precision_of_config({}), precision_of_config({"computes_in": "bfloat16"})
     ('float32', 'bfloat16')
+    >>> precision_of_config({"fp16": False, "bf16": True})
+    'bfloat16'
     """
     if "computes_in" in config:  # a backend from outside aitune_fp says it itself
         return str(config["computes_in"])
@@ -36,6 +41,8 @@ def precision_of_config(config: Mapping[str, Any]) -> str:
         return "int8"
     if config.get("fp16"):
         return "float16"
+    if config.get("bf16"):
+        return "bfloat16"
     return precision
 
 
@@ -77,11 +84,27 @@ def accuracy_cell(outcome: BackendOutcome | None) -> str:
 
 
 def precision_line(record: RunRecord) -> str | None:
-    """``Precision: int8 (onnxruntime(...)), rel RMS …`` for the winner, or ``None``."""
+    """``Precision: int8; against eager: rel RMS …`` for the winner; for the baseline
+    selected in a run where candidates have figures, ``Precision: float32 (the baseline,
+    eager: the reference)``; ``None`` otherwise (no selection, or no figures).
+
+    >>> from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
+    >>> base = BackendOutcome("eager", "eager", "k", {}, profile=Profile("eager", {1: [1.0]}))
+    >>> o = BackendOutcome("ort", "onnxruntime", "k", {"precision": "int8-dynamic"},
+    ...     profile=Profile("ort", {1: [2.0]}, accuracy={"rms_rel_error": 0.02}))
+    >>> sel = Selection("eager", BackendProfilingResult(1.0, 1, 1.0, 1.0), True)
+    >>> precision_line(RunRecord("m", "cpu", {}, base, (o,), sel, None, {}, {}, None))
+    'Precision: float32 (the baseline, eager: the reference)'
+    """
     sel = record.selection
     if sel is None:
         return None
-    outcome = next((o for o in record.outcomes if o.backend == sel.backend), None)
+    if sel.fell_back_to_baseline and record.baseline is not None:
+        if not _with_figures(record):
+            return None
+        precision = precision_of_config(record.baseline.config)
+        return f"Precision: {precision} (the baseline, {record.baseline.backend}: the reference)"
+    outcome = next((o for o in record.candidates if o.backend == sel.backend), None)
     if outcome is None or outcome.profile is None or not outcome.profile.accuracy:
         return None
     precision = precision_of_config(outcome.config)
@@ -112,6 +135,7 @@ def _accuracy_row(o: BackendOutcome) -> str:
 
 def accuracy_section(record: RunRecord) -> str | None:
     """A Markdown table: each profiled backend's precision and headline figures, then the
+    speed/accuracy front (:func:`~aitune_fp.core.report.pareto.front_line`) and the
     winner's precision line; ``None`` when no backend has figures.
 
     >>> from aitune_fp.core.records import Profile
@@ -129,5 +153,5 @@ def accuracy_section(record: RunRecord) -> str | None:
         "|---|---|---|---|---|---|",
         *(_accuracy_row(o) for o in rows),
     ]
-    line = precision_line(record)
-    return "\n".join(lines) + (f"\n\n{line}" if line else "")
+    after = [x for x in (front_line(record), precision_line(record)) if x]
+    return "\n".join(lines) + "".join(f"\n\n{x}" for x in after)

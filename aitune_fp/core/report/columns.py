@@ -4,6 +4,10 @@ Rules:
 - :data:`COLUMNS` lists every column in order, each a header, an alignment and a cell
   function of the run and the row; the console and the Markdown report draw exactly
   these, so a new column (an accuracy figure, say) is one entry here;
+- the accuracy cell of a row on the Pareto front of speed against accuracy drop
+  (:mod:`.pareto`) ends with ``· front`` (a dominated row, or one that is not a point,
+  has no marker: the line under the decision names who dominates it); a baseline
+  without figures, the reference, reads ``reference``;
 - a cell is text; a missing value is ``—`` (the reason column leaves a blank instead);
 - ``measured in`` names where the row's figures come from (``sweep``, ``final rounds``,
   ``verification``): the metric and the speedup of a row always come from the same one;
@@ -20,6 +24,7 @@ from typing import Final, Literal
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.accuracy import ACCURACY_HEADER, accuracy_cell
 from aitune_fp.core.report.formats import format_metric, format_peak_mb, format_speedup
+from aitune_fp.core.report.pareto import front_cell
 from aitune_fp.core.report.tables import BackendRow, backend_rows
 
 
@@ -50,9 +55,13 @@ def _measured_in(record: RunRecord, row: BackendRow) -> str:
 
 
 def _accuracy(record: RunRecord, row: BackendRow) -> str:
-    """The row's precision and headline error figures (:mod:`.accuracy`)."""
+    """The row's precision and headline error figures (:mod:`.accuracy`) and its place
+    on the speed/accuracy front (:mod:`.pareto`)."""
     outcomes = {o.backend: o for o in record.outcomes}
-    return accuracy_cell(outcomes.get(row.backend))
+    cell = accuracy_cell(outcomes.get(row.backend))
+    if row.role == "baseline" and cell == "—":
+        cell = "reference"
+    return f"{cell} · front" if front_cell(record, row) == "front" else cell
 
 
 COLUMNS: Final = (

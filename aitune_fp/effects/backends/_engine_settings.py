@@ -4,7 +4,8 @@ Rules:
 - an engine's optimisation profile spans batch ``1`` (min), ``opt_batch`` (opt:
   ``opt_batch_size``, or ``max_batch_size`` when unset) and ``max_batch_size`` (max), and
   ``1 <= opt_batch <= max_batch_size`` is checked when the value is made;
-- ``fp16`` lets the engine use half precision; TF32 is used only with ``tf32``; the
+- ``fp16`` lets the engine use half precision, ``bf16`` bfloat16 (not both: a
+  ``ValueError``); TF32 is used only with ``tf32``; the
   requested precision is the least precise arithmetic allowed (what an engine really got
   is read back from it, see :mod:`._precision`);
 - a backend config *has* these settings (its ``engine`` property builds the value from its
@@ -35,6 +36,8 @@ class EngineSettings:
 
     >>> EngineSettings(max_batch_size=64).opt_batch, EngineSettings(tf32=True).precision
     (64, 'tf32')
+    >>> EngineSettings(bf16=True).precision
+    'bfloat16'
     >>> EngineSettings(max_batch_size=8, opt_batch_size=16)
     Traceback (most recent call last):
     ...
@@ -45,8 +48,11 @@ class EngineSettings:
     tf32: bool = False
     max_batch_size: int = 1024
     opt_batch_size: int | None = None
+    bf16: bool = False
 
     def __post_init__(self) -> None:
+        if self.fp16 and self.bf16:
+            raise ValueError("fp16 and bf16 are exclusive: choose one reduced precision")
         if not 1 <= self.opt_batch <= self.max_batch_size:
             raise ValueError(
                 "need 1 <= opt_batch_size <= max_batch_size, "
@@ -61,7 +67,9 @@ class EngineSettings:
     @property
     def precision(self) -> str:
         """The least precise arithmetic the engine may use."""
-        return "float16" if self.fp16 else "tf32" if self.tf32 else "float32"
+        if self.fp16 or self.bf16:
+            return "float16" if self.fp16 else "bfloat16"
+        return "tf32" if self.tf32 else "float32"
 
 
 def batch_range(config: _C, max_batch_size: int) -> _C:

@@ -2,10 +2,11 @@
 
 Rules:
 - the mechanism is chosen from the API the installed TensorRT offers, never from the
-  request alone: with ``BuilderFlag.FP16`` (TensorRT 10.x) an fp16 request sets that flag
-  on the fp32 network (``builder_flag``); without it (TensorRT 11.x removed the precision
-  flags; every network is strongly typed) the module is wrapped by :class:`ComputeIn`,
-  which computes in float16 between casts that keep the eager input and output dtypes, and
+  request alone: with ``BuilderFlag.FP16`` (TensorRT 10.x; ``BuilderFlag.BF16`` for a
+  bf16 request) the request sets that flag on the fp32 network (``builder_flag``);
+  without it (TensorRT 11.x removed the precision flags; every network is strongly
+  typed) the module is wrapped by :class:`ComputeIn`, which computes in float16 (or
+  bfloat16) between casts that keep the eager input and output dtypes, and
   the engine is built from that typed network (``strongly_typed_cast``); the
   ``STRONGLY_TYPED`` creation flag is set then where it exists (required on 10.x, accepted
   and ignored on 11.x);
@@ -58,22 +59,31 @@ class TrtPrecisionPlan:
         return parsed[0] if parsed else 0
 
 
-def trt_precision_plan(trt: Any, *, fp16: bool, tf32: bool) -> TrtPrecisionPlan:
-    """The plan for ``fp16``/``tf32`` on the TensorRT module ``trt`` (real or a fake)."""
+_LOW: dict[str, tuple[str, torch.dtype]] = {
+    "float16": ("FP16", torch.float16),
+    "bfloat16": ("BF16", torch.bfloat16),
+}
+
+
+def trt_precision_plan(trt: Any, *, fp16: bool, tf32: bool, bf16: bool = False) -> TrtPrecisionPlan:
+    """The plan for ``fp16``/``bf16``/``tf32`` on the TensorRT module ``trt`` (real or
+    a fake); ``fp16`` and ``bf16`` together are a ``ValueError``."""
+    if fp16 and bf16:
+        raise ValueError("fp16 and bf16 are exclusive: choose one reduced precision")
     flags = trt.BuilderFlag
     clear = ("TF32",) if not tf32 and hasattr(flags, "TF32") else ()
-    requested = "float16" if fp16 else "tf32" if tf32 else "float32"
+    low = "float16" if fp16 else "bfloat16" if bf16 else None
+    requested = low or ("tf32" if tf32 else "float32")
     version = str(getattr(trt, "__version__", ""))
-    if not fp16:
+    if low is None:
         return TrtPrecisionPlan(version, "none", requested, (), (), clear, None)
-    if hasattr(flags, "FP16"):
-        return TrtPrecisionPlan(version, "builder_flag", requested, (), ("FP16",), clear, None)
+    flag, dtype = _LOW[low]
+    if hasattr(flags, flag):
+        return TrtPrecisionPlan(version, "builder_flag", requested, (), (flag,), clear, None)
     typed: tuple[str, ...] = ("STRONGLY_TYPED",)
     if not hasattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED"):
         typed = ()
-    return TrtPrecisionPlan(
-        version, "strongly_typed_cast", requested, typed, (), clear, torch.float16
-    )
+    return TrtPrecisionPlan(version, "strongly_typed_cast", requested, typed, (), clear, dtype)
 
 
 def network_flags(trt: Any, plan: TrtPrecisionPlan) -> int:

@@ -9,8 +9,10 @@ Rules:
   the dtypes of its floating inputs and outputs, wherever it sits (an AOT-compiled module,
   or the graph ``torch.compile`` built, which on a conversion failure is the original
   PyTorch graph with no engine at all);
-- :func:`check_precision` refuses a build in which no engine ran and an fp16 request whose
-  engines saw no float16 tensor.
+- :func:`compilation_settings` are the settings passed to Torch-TensorRT (an option
+  the installed version lacks is refused, never dropped);
+- :func:`check_precision` refuses a build in which no engine ran and an fp16 (bf16)
+  request whose engines saw no float16 (bfloat16) tensor.
 """
 
 from __future__ import annotations
@@ -112,6 +114,8 @@ def check_precision(requested: str, seen: list[torch.dtype], engines: list[torch
     Traceback (most recent call last):
     ...
     RuntimeError: asked for float16 but the TensorRT engines' tensors are float32
+    >>> check_precision("bfloat16", [torch.bfloat16], [torch.nn.Identity()])
+    'bfloat16'
     """
     if not engines:
         raise RuntimeError(
@@ -119,8 +123,46 @@ def check_precision(requested: str, seen: list[torch.dtype], engines: list[torch
         )
     kinds = sorted({str(d).removeprefix("torch.") for d in seen})
     effective = "float16" if "float16" in kinds else "bfloat16" if "bfloat16" in kinds else None
-    if requested == "float16" and effective != "float16":
+    if requested in ("float16", "bfloat16") and effective != requested:
         raise RuntimeError(
-            f"asked for float16 but the TensorRT engines' tensors are {', '.join(kinds) or 'none'}"
+            f"asked for {requested} but the TensorRT engines' tensors are "
+            f"{', '.join(kinds) or 'none'}"
         )
     return effective or requested
+
+
+def compilation_settings(
+    known: set[str],
+    *,
+    tf32: bool,
+    options: tuple[tuple[str, Any], ...],
+    device: torch.device | None = None,
+) -> dict[str, Any]:
+    """The settings passed to Torch-TensorRT: the tuned ``device``, a block that fails to
+    build raised instead of quietly left to PyTorch (``pass_through_build_failures``), TF32
+    policy where supported, plus ``options`` (which win); an option the installed version
+    does not know is refused (it would be dropped quietly).
+
+    >>> compilation_settings({"disable_tf32", "min_block_size"}, tf32=False,
+    ...                      options=(("min_block_size", 1),))
+    {'disable_tf32': True, 'min_block_size': 1}
+    >>> compilation_settings({"device", "pass_through_build_failures"}, tf32=False, options=(),
+    ...                      device=torch.device("cuda", 1))
+    {'device': device(type='cuda', index=1), 'pass_through_build_failures': True}
+    >>> compilation_settings({"min_block_size"}, tf32=False, options=(("enabled_precisions", 1),))
+    Traceback (most recent call last):
+    ...
+    ValueError: this Torch-TensorRT has no compilation setting 'enabled_precisions'
+    """
+    settings: dict[str, Any] = {}
+    if device is not None and "device" in known:
+        settings["device"] = device
+    if "pass_through_build_failures" in known:
+        settings["pass_through_build_failures"] = True
+    if "disable_tf32" in known:
+        settings["disable_tf32"] = not tf32
+    for name, value in options:
+        if name not in known:
+            raise ValueError(f"this Torch-TensorRT has no compilation setting {name!r}")
+        settings[name] = value
+    return settings

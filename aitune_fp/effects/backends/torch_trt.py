@@ -17,16 +17,17 @@ Rules:
   on (Torch-TensorRT's default, off, quietly leaves a block that fails to build to PyTorch);
   compilation, the build's calls and every runner call happen with that CUDA device
   current (:func:`._streams.on_device`);
-- Torch-TensorRT 2.12–2.14 is supported (:mod:`._versions`); ``fp16`` is honoured the way
-  all of them do: explicit typing of a module cast to float16 (a copy; floating inputs are
-  cast on the way in, outputs back to the eager dtypes on the way out).
-  ``enabled_precisions`` is never passed (2.13/2.14 dropped it, the JIT path ignores
-  unknown keys, 2.12.1 asserts on it under explicit typing);
+- Torch-TensorRT 2.12–2.14 is supported (:mod:`._versions`); ``fp16`` and ``bf16`` are
+  honoured the way all of them do: explicit typing of a module cast to float16 or
+  bfloat16 (a copy; floating inputs are cast on the way in, outputs back to the eager
+  dtypes on the way out). ``enabled_precisions`` is never passed (2.13/2.14 dropped it,
+  the JIT path ignores unknown keys, 2.12.1 asserts on it under explicit typing);
+  ``fp16`` is in the default search on CUDA, ``bf16`` in the wide one;
 - what ran is read back, not trusted (:mod:`._torch_trt_io`): after the first call (which
   compiles, for JIT) a second one records every TensorRT engine module that runs and the
   dtypes it received and produced; no engine (the whole module left in PyTorch: with
   ``MIN_BLOCK_SIZE`` 5 a small graph can end up so even without a failure), or an fp16
-  request whose engines saw no float16, is a build failure, for AOT and JIT alike;
+  (bf16) request whose engines saw no float16 (bfloat16), is a build failure;
 - TF32 is off unless ``tf32`` (``disable_tf32``, where the installed version has it);
   ``options`` are extra ``(name, value)`` compilation settings; one the installed
   version's ``CompilationSettings`` does not have is a build failure, never dropped;
@@ -58,6 +59,7 @@ from aitune_fp.effects.backends._torch_trt_io import (
     cast_batch,
     cast_io,
     check_precision,
+    compilation_settings,
 )
 from aitune_fp.effects.backends._versions import installed_version, unsupported
 from aitune_fp.effects.backends.base import (
@@ -70,6 +72,7 @@ from aitune_fp.effects.backends.base import (
 from aitune_fp.effects.inputs import Samples, TensorSpec
 
 IRS = ("dynamo", "torch_compile")
+__all__ = ["IRS", "TorchTensorRT", "compilation_settings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,8 @@ class TorchTensorRT(ConfigIdentity):
 
     >>> TorchTensorRT().describe(), TorchTensorRT(ir="torch_compile").describe()
     ('torch_tensorrt', "torch_tensorrt(ir='torch_compile')")
+    >>> TorchTensorRT(bf16=True).describe(), TorchTensorRT(bf16=True).dtype
+    ('torch_tensorrt(bf16=True)', torch.bfloat16)
     >>> TorchTensorRT().unavailable_reason(torch.device("cpu"))
     'needs a CUDA device'
     """
@@ -94,7 +99,7 @@ class TorchTensorRT(ConfigIdentity):
         ),
         extra="torch-tensorrt",
         defaults={"cuda": ({}, {"ir": "torch_compile"})},
-        variants={"default": {"cuda": ({"fp16": True},)}},
+        variants={"default": {"cuda": ({"fp16": True},)}, "wide": {"cuda": ({"bf16": True},)}},
     )
 
     ir: str = "dynamo"
@@ -103,6 +108,7 @@ class TorchTensorRT(ConfigIdentity):
     max_batch_size: int = 1024
     opt_batch_size: int | None = None
     options: tuple[tuple[str, Any], ...] = ()
+    bf16: bool = False
     name: str = field(default="torch_tensorrt", init=False)
 
     def __post_init__(self) -> None:
@@ -113,7 +119,9 @@ class TorchTensorRT(ConfigIdentity):
     @property
     def engine(self) -> EngineSettings:
         """This config's precision and batch-range settings, as one value."""
-        return EngineSettings(self.fp16, self.tf32, self.max_batch_size, self.opt_batch_size)
+        return EngineSettings(
+            self.fp16, self.tf32, self.max_batch_size, self.opt_batch_size, self.bf16
+        )
 
     @property
     def opt_batch(self) -> int:
@@ -127,7 +135,7 @@ class TorchTensorRT(ConfigIdentity):
 
     @property
     def computes_in(self) -> str:
-        """Its requested precision (``float16``, ``tf32`` or ``float32``)."""
+        """Its requested precision (``float16``, ``bfloat16``, ``tf32`` or ``float32``)."""
         return self.precision
 
     def with_batch_range(self, max_batch_size: int) -> Backend:
@@ -150,7 +158,8 @@ class TorchTensorRT(ConfigIdentity):
             first = samples.items[0].to(device)
             with torch.inference_mode():
                 dtypes = output_dtypes(first.call(eager))
-            model = copy.deepcopy(eager).to(self.dtype) if self.fp16 else eager
+            cast = self.fp16 or self.bf16
+            model = copy.deepcopy(eager).to(self.dtype) if cast else eager
             seen: list[torch.dtype] = []
             engines: list[torch.nn.Module] = []
             with device_context(device):
@@ -168,7 +177,7 @@ class TorchTensorRT(ConfigIdentity):
             info = {
                 "ir": self.ir,
                 "torch_tensorrt_version": installed_version("torch_tensorrt"),
-                "precision_mechanism": "explicit_typing_cast" if self.fp16 else "none",
+                "precision_mechanism": "explicit_typing_cast" if cast else "none",
                 "requested_precision": self.precision,
                 "precision": effective,
                 "precision_source": where,
@@ -183,7 +192,9 @@ class TorchTensorRT(ConfigIdentity):
     @property
     def dtype(self) -> torch.dtype:
         """The dtype the engines compute in."""
-        return torch.float16 if self.fp16 else torch.float32
+        return {"float16": torch.float16, "bfloat16": torch.bfloat16}.get(
+            self.precision, torch.float32
+        )
 
     def _settings(self, device: torch.device) -> dict[str, Any]:
         import torch_tensorrt
@@ -254,40 +265,3 @@ class TorchTensorRT(ConfigIdentity):
             log.write(f"could not save the compiled program (runs without artifact): {error!r}")
             path = None
         return compiled, path, source
-
-
-def compilation_settings(
-    known: set[str],
-    *,
-    tf32: bool,
-    options: tuple[tuple[str, Any], ...],
-    device: torch.device | None = None,
-) -> dict[str, Any]:
-    """The settings passed to Torch-TensorRT: the tuned ``device``, a block that fails to
-    build raised instead of quietly left to PyTorch (``pass_through_build_failures``), TF32
-    policy where supported, plus ``options`` (which win); an option the installed version
-    does not know is refused (it would be dropped quietly).
-
-    >>> compilation_settings({"disable_tf32", "min_block_size"}, tf32=False,
-    ...                      options=(("min_block_size", 1),))
-    {'disable_tf32': True, 'min_block_size': 1}
-    >>> compilation_settings({"device", "pass_through_build_failures"}, tf32=False, options=(),
-    ...                      device=torch.device("cuda", 1))
-    {'device': device(type='cuda', index=1), 'pass_through_build_failures': True}
-    >>> compilation_settings({"min_block_size"}, tf32=False, options=(("enabled_precisions", 1),))
-    Traceback (most recent call last):
-    ...
-    ValueError: this Torch-TensorRT has no compilation setting 'enabled_precisions'
-    """
-    settings: dict[str, Any] = {}
-    if device is not None and "device" in known:
-        settings["device"] = device
-    if "pass_through_build_failures" in known:
-        settings["pass_through_build_failures"] = True
-    if "disable_tf32" in known:
-        settings["disable_tf32"] = not tf32
-    for name, value in options:
-        if name not in known:
-            raise ValueError(f"this Torch-TensorRT has no compilation setting {name!r}")
-        settings[name] = value
-    return settings

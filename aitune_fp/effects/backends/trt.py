@@ -7,14 +7,15 @@ Rules:
   (max) on every input's batch axis, and every dynamic axis of the input spec at its
   declared min, the samples' median size (opt) and its max; it is serialised to
   ``work_dir/model.engine``;
-- TensorRT 10.x and 11.x are supported (:mod:`._versions`); ``fp16`` uses the mechanism the
-  installed API offers (:mod:`._precision`): the ``FP16`` builder flag on 10.x, a module
-  computing in float16 between dtype-preserving casts, built as a strongly typed network,
-  on 11.x; TF32 is off unless ``tf32``;
+- TensorRT 10.x and 11.x are supported (:mod:`._versions`); ``fp16`` (``bf16``) uses the
+  mechanism the installed API offers (:mod:`._precision`): the ``FP16`` (``BF16``) builder
+  flag on 10.x, a module computing in float16 (bfloat16) between dtype-preserving casts,
+  built as a strongly typed network, on 11.x; TF32 is off unless ``tf32``; ``fp16`` is in
+  the default search on CUDA, ``bf16`` in the wide one;
 - the record says what the engine got, read back from it: ``info`` holds
   ``tensorrt_version``, ``precision_mechanism``, ``requested_precision``, ``precision``
-  (effective) and ``precision_source``; on 11.x an fp16 request whose engine has no
-  float16 layer is a build failure (nothing can explain it but a quiet degradation);
+  (effective) and ``precision_source``; on 11.x an fp16 (bf16) request whose engine has no
+  float16 (bfloat16) layer is a build failure (nothing can explain it but a quiet degradation);
 - the engine is run by :class:`~._trt_runtime.EngineRunner` on torch CUDA tensors, on the
   device's dedicated stream; a batch beyond the profile is an error naming it;
 - ``tensorrt`` is imported only inside this module's functions.
@@ -88,8 +89,8 @@ class TensorRT(ConfigIdentity):
 
     ``workspace_mib`` caps TensorRT's scratch memory (None: TensorRT's default).
 
-    >>> TensorRT(fp16=True).describe()
-    'tensorrt(fp16=True)'
+    >>> TensorRT(fp16=True).describe(), TensorRT(bf16=True).computes_in
+    ('tensorrt(fp16=True)', 'bfloat16')
     >>> TensorRT().unavailable_reason(torch.device("cpu"))
     'needs a CUDA device'
     >>> TensorRT(max_batch_size=8, opt_batch_size=16)
@@ -108,7 +109,7 @@ class TensorRT(ConfigIdentity):
         extra="tensorrt",
         loader=_load_engine,
         defaults={"cuda": ({},)},
-        variants={"default": {"cuda": ({"fp16": True},)}},
+        variants={"default": {"cuda": ({"fp16": True},)}, "wide": {"cuda": ({"bf16": True},)}},
     )
 
     fp16: bool = False
@@ -116,6 +117,7 @@ class TensorRT(ConfigIdentity):
     workspace_mib: int | None = None
     max_batch_size: int = 1024
     opt_batch_size: int | None = None
+    bf16: bool = False
     name: str = field(default="tensorrt", init=False)
 
     def __post_init__(self) -> None:
@@ -126,7 +128,9 @@ class TensorRT(ConfigIdentity):
     @property
     def engine(self) -> EngineSettings:
         """This config's precision and batch-range settings, as one value."""
-        return EngineSettings(self.fp16, self.tf32, self.max_batch_size, self.opt_batch_size)
+        return EngineSettings(
+            self.fp16, self.tf32, self.max_batch_size, self.opt_batch_size, self.bf16
+        )
 
     @property
     def opt_batch(self) -> int:
@@ -140,7 +144,7 @@ class TensorRT(ConfigIdentity):
 
     @property
     def computes_in(self) -> str:
-        """Its requested precision (``float16``, ``tf32`` or ``float32``)."""
+        """Its requested precision (``float16``, ``bfloat16``, ``tf32`` or ``float32``)."""
         return self.precision
 
     def with_batch_range(self, max_batch_size: int) -> Backend:
@@ -159,7 +163,7 @@ class TensorRT(ConfigIdentity):
         def build(log: BuildLog) -> Built:
             import tensorrt as trt
 
-            plan = trt_precision_plan(trt, fp16=self.fp16, tf32=self.tf32)
+            plan = trt_precision_plan(trt, fp16=self.fp16, tf32=self.tf32, bf16=self.bf16)
             log.write(f"tensorrt {plan.version}: precision {plan.requested} by {plan.mechanism}")
             model = self._typed(prepared(module, device), samples, device, plan)
             graph = export_onnx(
@@ -238,7 +242,7 @@ class TensorRT(ConfigIdentity):
 
 
 def check_effective(plan: TrtPrecisionPlan, effective: str | None) -> None:
-    """Refuse a strongly typed fp16 build whose engine has no float16 layer.
+    """Refuse a strongly typed fp16 (bf16) build whose engine has no float16 (bfloat16) layer.
 
     On the builder-flag path TensorRT may keep float32 where it is faster, so a float32
     engine is recorded as such, not refused.

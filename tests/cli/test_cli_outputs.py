@@ -1,0 +1,56 @@
+"""The run's files: the plot drawn first and its time in the written account; the console
+script's exit runs the ``atexit`` handlers and keeps the exit code."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from aitune_fp.cli.outputs import write_run
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, loads
+from aitune_fp.core.record.wall import WallAccount
+from aitune_fp.core.records import Profile
+
+
+def _record() -> RunRecord:
+    eager = BackendOutcome("eager", "eager", "k", {}, profile=Profile("eager", {1: [5.0, 5.0]}))
+    fast = BackendOutcome("fast", "fast", "k", {}, profile=Profile("fast", {1: [1.0, 1.0]}))
+    return RunRecord("m", "cpu", {}, eager, (fast,), None, None, {}, {}, 1,
+                     wall=WallAccount(2.0, (("startup", 1.0), ("candidates", 0.9))))  # fmt: skip
+
+
+def test_the_written_record_accounts_for_the_plot(tmp_path: Path) -> None:
+    """With a plot, run.json's and report.md's account end with a 'plot' stage of the
+    plot's time and a wall longer by it; without one, the account is as the run made it."""
+    pytest.importorskip("matplotlib")
+    record, written = write_run(_record(), tmp_path / "a", Console(file=None, quiet=True))
+    assert [p.name for p in written] == ["run.json", "report.md", "plot.png"]
+    stored = loads((tmp_path / "a" / "run.json").read_text())
+    assert stored.wall == record.wall and stored.wall is not None
+    name, seconds = stored.wall.stages[-1]
+    assert name == "plot" and seconds > 0 and stored.wall.wall == pytest.approx(2.0 + seconds)
+    assert f"plot {seconds:.1f} s" in (tmp_path / "a" / "report.md").read_text()
+    plain, written = write_run(_record(), tmp_path / "b", Console(quiet=True), plot=False)
+    assert [p.name for p in written] == ["run.json", "report.md"]
+    assert plain.wall == _record().wall
+
+
+LEAVER = """
+import atexit, sys
+from aitune_fp.cli import entry
+atexit.register(lambda: open(sys.argv[1], "w").write("ran"))
+print("said", flush=False)
+entry.leave(7)
+"""
+
+
+def test_leave_runs_atexit_flushes_and_keeps_the_code(tmp_path: Path) -> None:
+    """``leave(code)`` runs the atexit handlers, flushes unflushed output and exits with code."""
+    marker = tmp_path / "marker"
+    done = subprocess.run([sys.executable, "-c", LEAVER, str(marker)], capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 7 and done.stdout == "said\n" and marker.read_text() == "ran"
