@@ -86,7 +86,8 @@ def test_the_record_keeps_the_prebuilt_and_the_sweep_loads_from_the_cache(
     log = (Path(ort.artifact).parent.parent / "build.log").read_text()
     assert "loading" in log and "export" not in log
     assert not list(folder.rglob(".ahead"))
-    assert [s for s, _ in healthy.wall.stages][3:5] == ["prebuild", "candidates"]  # type: ignore[union-attr]
+    stages = [s for s, _ in healthy.wall.stages]  # type: ignore[union-attr]
+    assert stages[stages.index("prebuild") + 1] == "candidates"
 
 
 def test_a_run_that_built_ahead_replays_to_its_own_commands(healthy: RunRecord) -> None:
