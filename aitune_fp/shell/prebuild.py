@@ -155,9 +155,12 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     at_once = builds_at_once(os.environ, _cores(), _load())
     if at_once < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
         return dataclasses.replace(plan, parallel=at_once)
-    names = tuple(n for n in plan.candidates
-                  if n in backends and not times_kernels(backends[n]) and can(backends[n]))
-    return dataclasses.replace(plan, ahead=names, parallel=at_once)  # fmt: skip
+    names = tuple(
+        n
+        for n in plan.candidates
+        if n in backends and not times_kernels(backends[n]) and can(backends[n])
+    )
+    return dataclasses.replace(plan, ahead=names, parallel=at_once)
 
 
 def _digest(setup: Setup) -> str | None:
