@@ -113,6 +113,36 @@ def _safe(backend: str, stage: str, fn: Callable[[], IOResult[Any, BackendFailur
         return IOFailure(BackendFailure(backend, stage, f"{type(error).__name__}: {error}\n{text}"))
 
 
+def envelope_of(
+    samples: Samples, batch_sizes: tuple[int, ...], validation_sizes: tuple[int, ...] | None
+) -> int | None:
+    """The build's batch envelope: the largest of the batch sizes, the validation sizes and
+    the samples' own rows (the eager check ran every sample)."""
+    rows = (item.size for item in samples.items)
+    return max((*batch_sizes, *(validation_sizes or ()), *rows), default=None)
+
+
+def shared_build(
+    backend: Backend,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    work_dir: Path,
+    cache_dir: Path | None,
+    batch_sizes: tuple[int, ...],
+    validation_sizes: tuple[int, ...] | None,
+    *,
+    reuse: bool = True,
+) -> IOResult[Built, BackendFailure]:
+    """The candidate's build as the sweep runs it (and a build ahead, with the same cache
+    key): through the artifact cache, sharing ``torch.export`` programs, inside the
+    tune's batch envelope (see the module's rules)."""
+    largest = envelope_of(samples, batch_sizes, validation_sizes)
+    with sharing(exports_folder(work_dir, cache_dir), model_digest), batch_envelope(largest):
+        return cached_build(backend, module, samples, device, work_dir, cache_dir,
+                            reuse=reuse, reference_sizes=validation_sizes)  # fmt: skip
+
+
 def run_candidate(
     backend: Backend,
     name: str,
@@ -136,21 +166,9 @@ def run_candidate(
     validation: dict[str, float] = {}
     holder: list[Built] = []
 
-    rows = (item.size for item in samples.items)  # the eager check ran every sample
-    largest = max((*batch_sizes, *(validation_sizes or ()), *rows), default=None)
-
     def build(reuse: bool = True) -> IOResult[Built, BackendFailure]:
-        with sharing(exports_folder(work_dir, cache_dir), model_digest), batch_envelope(largest):
-            return cached_build(
-                backend,
-                module,
-                samples,
-                device,
-                work_dir,
-                cache_dir,
-                reuse=reuse,
-                reference_sizes=validation_sizes,
-            )
+        return shared_build(backend, module, samples, device, work_dir, cache_dir,
+                            batch_sizes, validation_sizes, reuse=reuse)  # fmt: skip
 
     def stage(label: str, fn: Callable[[], IOResult[Any, BackendFailure]]) -> Any:
         on_stage(label)

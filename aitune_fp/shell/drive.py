@@ -15,6 +15,10 @@ Rules:
   each participant's runner made here from its worker's artifact (one that cannot be
   made leaves, with a warning, and is simply not timed), then timed until the command's
   judge stops; the answer is a ``Timed`` with the samples;
+- ``Prebuild``: the candidates built ahead in workers, several at once, and nothing else
+  until all have ended (:mod:`aitune_fp.shell.prebuild`), answered by a ``Prebuilt``;
+  :func:`drive` first tells the session what it can build ahead
+  (:func:`~aitune_fp.shell.prebuild.capable`), and ``phase("prebuild")`` when they end;
 - ``phase(name)`` is told when the run leaves the candidates (before anything runs
   here), the final rounds and the verification, for the wall account.
 """
@@ -40,6 +44,7 @@ from aitune_fp.core.session import (
     Done,
     Event,
     Journal,
+    Prebuild,
     Profiled,
     Say,
     SessionPlan,
@@ -58,6 +63,7 @@ from aitune_fp.effects.isolation import materialize
 from aitune_fp.effects.rounds import time_paired, time_rounds
 from aitune_fp.shell import workers
 from aitune_fp.shell.io import perform
+from aitune_fp.shell.prebuild import capable, prebuilt
 from aitune_fp.shell.setup import RunState, Setup, as_result
 
 log = logging.getLogger("aitune_fp")
@@ -76,7 +82,7 @@ def drive(
     phase: Callable[[str], None] = _no_phase,
 ) -> RunState:
     """Carry out ``plan``'s session to its end; the run, its session and ``Done``."""
-    session, commands = start(plan)
+    session, commands = start(capable(setup, plan, backends))
     run = RunState(session=session)
     queue, left = deque(commands), list(LOCAL_PHASES)
     while queue:
@@ -85,6 +91,8 @@ def drive(
         if isinstance(command, Done):
             return dataclasses.replace(run, done=command)
         run, event = carry_out(setup, run, command, backends)
+        if isinstance(command, Prebuild):
+            phase("prebuild")
         if event is not None:
             session, more = step(session, event)
             run = dataclasses.replace(run, session=session)
@@ -109,6 +117,8 @@ def carry_out(
     match command:
         case Build():
             return _build(setup, run, command, backends)
+        case Prebuild():
+            return run, prebuilt(setup, command, backends)
         case Close(names):
             kept = close_all_but(run.live, run.live.keys() - names)
             return dataclasses.replace(run, live=kept), None

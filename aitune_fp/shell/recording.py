@@ -104,7 +104,9 @@ def run_record(
         verification=verification,
         provenance=provenance or Provenance(),
         events=run.session.events if run.session is not None else (),
-        options=freeze({**options_of(setup), "variants": _variants(run)}),
+        options=freeze(
+            {**options_of(setup), "variants": _variants(run), "prebuild": _prebuild(run)}
+        ),
     )
 
 
@@ -118,6 +120,14 @@ def _refused(run: RunState) -> tuple[BackendFailure, ...]:
 def _variants(run: RunState) -> dict[str, str]:
     """Each variant's base, as the session pruned by (replay reads it back)."""
     return dict(run.session.plan.variant_of) if run.session is not None else {}
+
+
+def _prebuild(run: RunState) -> dict[str, Any]:
+    """What the session could build ahead and how many at once (replay reads it back)."""
+    if run.session is None:
+        return {"names": [], "parallel": 0}
+    plan = run.session.plan
+    return {"names": list(plan.ahead), "parallel": plan.parallel}
 
 
 def input_spec_of(setup: Setup) -> dict[str, Any]:

@@ -9,8 +9,9 @@ with ``calls`` sequential calls per batch size (or the backend's failure, when i
 listed in ``failing``; a backend in ``no_runner`` profiles but keeps no runner); a
 ``TimeRounds`` or ``Verify`` times rotated rounds of 3-call bursts (the round's sample is
 their median) and asks the command's judge after every round, the clock being the
-simulated milliseconds, until it stops or ``max_rounds`` rounds were timed. The same
-seed gives the same answers.
+simulated milliseconds, until it stops or ``max_rounds`` rounds were timed; a
+``Prebuild`` is answered with no failures, drawing nothing from the noise stream (building
+ahead times nothing). The same seed gives the same answers.
 
 >>> from aitune_fp.core.session import SessionPlan, run
 >>> from aitune_fp.core.strategies import confident, min_latency
@@ -33,7 +34,18 @@ from returns.result import Failure, Success
 
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.rounds.rounds_plan import rotation
-from aitune_fp.core.session import Build, Command, Event, Judge, Profiled, Timed, TimeRounds, Verify
+from aitune_fp.core.session import (
+    Build,
+    Command,
+    Event,
+    Judge,
+    Prebuild,
+    Prebuilt,
+    Profiled,
+    Timed,
+    TimeRounds,
+    Verify,
+)
 
 BURST = 3
 
@@ -74,6 +86,8 @@ class SimulatedMachine:
             if isinstance(command, Verify):
                 who = tuple((key, backend, bs) for key, backend, bs in command.entries)
                 return self._timed("verify", who, command.judge, call)
+            if isinstance(command, Prebuild):
+                return Prebuilt()
             return None
 
         return answer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,13 +35,16 @@ tune_module(module, samples, backends=["eager", *sys.argv[4:]], cache_dir=sys.ar
 """
 
 
-def _cli(model: Path, cache: Path, out: Path) -> dict[str, Any]:
-    """Run one CLI tune in a fresh process; its run record."""
+def _cli(model: Path, cache: Path, out: Path, ahead: str = "") -> dict[str, Any]:
+    """Run one CLI tune in a fresh process (``AITUNE_FP_PREBUILD=ahead`` when given); its
+    run record."""
+    env = {**os.environ, "AITUNE_FP_PREBUILD": ahead} if ahead else None
     command = [sys.executable, "-m", "aitune_fp", "--debug", "tune", f"{model}:build"]
     command += ["--backends", ",".join(("eager", *CACHEABLE)), "--max-batch-size", "2"]
     command += ["--cache-dir", str(cache), "--out", str(out), "--no-plot"]
     command += ["--verify-seconds", "0"]  # the point is the cache, not the verification
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False,
+                          env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     record: dict[str, Any] = json.loads((out / "run.json").read_text())
     return record
@@ -111,16 +115,18 @@ def test_module_name_is_a_digest_of_the_resolved_path(tmp_path: Path) -> None:
 @pytest.mark.heavy
 def test_second_fresh_process_hits_the_cache_for_every_cacheable_backend(tmp_path: Path) -> None:
     """Two CLI tunes in fresh processes, then an API tune importing the file under another
-    name, share one cache: after the first, every cacheable backend is a hit (one entry each),
-    validated against the eager outputs stored with its entry."""
+    name, share one cache: after the first (which builds nothing ahead), every cacheable
+    backend is a hit (one entry each), validated against the eager outputs stored with its
+    entry, and the second builds nothing ahead (its artifacts are cached already)."""
     model = tmp_path / "my_model.py"
     model.write_text(MODEL)
     cache = tmp_path / "cache"
-    first = _cli(model, cache, tmp_path / "out1")
+    first = _cli(model, cache, tmp_path / "out1", ahead="0")
     assert _hits(first) == set()
     assert _cached_references(first) == set()
     second = _cli(model, cache, tmp_path / "out2")
     assert _hits(second) == set(CACHEABLE) and _cached_references(second) == set(CACHEABLE)
+    assert all(e["event"] != "prebuilt" for e in second["events"])
     _account_adds_up(second)
     api = _api(model, cache, tmp_path / "api.json")
     assert _hits(api) == set(CACHEABLE) and _cached_references(api) == set(CACHEABLE)

@@ -2,15 +2,17 @@
 
 Rules: each event is one object, ``{"event": "profiled", "name", "profile" | "failure",
 "live", "profile_seconds"}`` or ``{"event": "timed", "purpose", "samples", "rounds",
-"reason", "seconds"}``; floats are written as JSON numbers (Python's shortest repr, so a
-decoded log is the same values bit for bit and a replay reproduces the run exactly);
-records written before the log existed read as an empty log.
+"reason", "seconds"}`` or ``{"event": "prebuilt", "seconds", "failures"}``; floats are
+written as JSON numbers (Python's shortest repr, so a decoded log is the same values bit
+for bit and a replay reproduces the run exactly); records written before the log existed
+read as an empty log.
 
 >>> from returns.result import Failure, Success
 >>> from aitune_fp.core.records import BackendFailure, Profile
 >>> log = (Profiled("a", Success(Profile("a", {1: [0.1 + 0.2]})), True, 1.5),
 ...        Profiled("b", Failure(BackendFailure("b", "build", "no")), False),
-...        Timed("rounds", pmap({"a": (1.0, 2.0)}), 2, "clear", 0.25))
+...        Timed("rounds", pmap({"a": (1.0, 2.0)}), 2, "clear", 0.25),
+...        Prebuilt(2.5, pmap({"b": "worker died with SIGSEGV during build"})))
 >>> read_events(Reader({"events": encode_events(log)}, "run record")) == log
 True
 >>> read_events(Reader({}, "run record"))
@@ -33,7 +35,7 @@ from aitune_fp.core.record.codec import (
 )
 from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.records import Candidate
-from aitune_fp.core.session.events import Event, Profiled, Timed
+from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
 
 
 def encode_event(event: Event) -> dict[str, Any]:
@@ -41,6 +43,9 @@ def encode_event(event: Event) -> dict[str, Any]:
     if isinstance(event, Profiled):
         return {"event": "profiled", "name": event.name, **_result(event.result),
                 "live": event.live, "profile_seconds": event.profile_seconds}  # fmt: skip
+    if isinstance(event, Prebuilt):
+        return {"event": "prebuilt", "seconds": event.seconds,
+                "failures": dict(sorted(event.failures.items()))}  # fmt: skip
     return {
         "event": "timed",
         "purpose": event.purpose,
@@ -74,7 +79,10 @@ def decode_event(doc: Reader) -> Event:
         timed = pmap({k: samples.numbers(k) for k in samples.data})
         return Timed(doc.text("purpose"), timed, doc.integer("rounds"), doc.text("reason"),
                      doc.number("seconds"))  # fmt: skip
-    raise ValueError(f"{doc.path}.event: expected profiled or timed, got {kind!r}")
+    if kind == "prebuilt":
+        failures = doc.child("failures")
+        return Prebuilt(doc.number("seconds"), pmap({k: failures.text(k) for k in failures.data}))
+    raise ValueError(f"{doc.path}.event: expected profiled, timed or prebuilt, got {kind!r}")
 
 
 def _decoded_result(doc: Reader) -> Candidate:

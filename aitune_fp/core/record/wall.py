@@ -9,8 +9,9 @@ Rules:
   asked to start), ``worker_pool_start`` (waiting for that server to finish its imports:
   isolated runs only), ``preload_join`` (this process's own background import of them,
   joined before anything is timed), ``max_batch_search``, ``plan`` (the work folder, the
-  baseline keys, the first journal record), ``candidates`` (the baseline and every candidate, their
-  workers included), ``final_rounds``, ``verification``, ``record``;
+  baseline keys, the first journal record), ``prebuild`` (the builds ahead, when any ran:
+  :mod:`aitune_fp.core.session.prebuild`), ``candidates`` (the baseline and every
+  candidate, their workers included), ``final_rounds``, ``verification``, ``record``;
 - the CLI adds ``plot`` (:func:`with_stage`): drawing ``plot.png``, after the account
   closed and before ``run.json`` is written, so the written wall ends at the record;
 - ``unaccounted`` is the wall less the stages (never hidden: the console line and the

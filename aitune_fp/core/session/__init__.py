@@ -3,7 +3,8 @@
 ``start(plan) -> (session, commands)`` and ``step(session, event) -> (session,
 commands)``: every decision of a tune (which candidate to build next and with which
 early stop, whose runner to release, whether and whom to time in final rounds, what to
-verify, the selection) is made here, as data. The shell's interpreter
+verify, the selection, which builds run ahead while nothing is timed) is made here, as
+data. The shell's interpreter
 (:mod:`aitune_fp.shell.drive`) carries out the commands with the effect layer and feeds
 back their results; :func:`run` drives a session with any answering function (a fake
 device, recorded profiles); :func:`~aitune_fp.core.session.replay.replay` re-derives a
@@ -18,11 +19,12 @@ from aitune_fp.core.session.commands import (
     Done,
     Journal,
     Judge,
+    Prebuild,
     Say,
     TimeRounds,
     Verify,
 )
-from aitune_fp.core.session.events import Event, Profiled, Timed
+from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
 from aitune_fp.core.session.run import run
 from aitune_fp.core.session.session import start, step
 from aitune_fp.core.session.state import Session, SessionPlan
@@ -36,6 +38,8 @@ __all__ = [
     "Event",
     "Journal",
     "Judge",
+    "Prebuild",
+    "Prebuilt",
     "Profiled",
     "Say",
     "Session",

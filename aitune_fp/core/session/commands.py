@@ -3,7 +3,8 @@
 Rules:
 - a command names an effect and carries every value it needs; the interpreter decides
   nothing, it carries each one out in order and answers the ones that measure
-  (:class:`Build`, :class:`TimeRounds`, :class:`Verify`) with exactly one event
+  (:class:`Build`, :class:`TimeRounds`, :class:`Verify`) and :class:`Prebuild` with
+  exactly one event
   (:mod:`aitune_fp.core.session.events`); the others are answered by nothing;
 - :class:`Done` is the last command of every session: the selection (or the error) and
   the verification that shaped it;
@@ -45,6 +46,18 @@ class Build:
     baseline: bool = False
     early_stop: EarlyStop | None = None
     reuse: Profile | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prebuild:
+    """Build ``names`` ahead, ``parallel`` at a time, before anything is timed: each build
+    only stores its artifact in the cache (or warms its compiler's own cache), so that the
+    sweep's ``Build`` of it later only loads it; nothing is validated or timed, and
+    nothing else runs until every one has ended (the rule:
+    :mod:`aitune_fp.core.session.prebuild`). A failed one is only a warning."""
+
+    names: tuple[str, ...]
+    parallel: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,4 +122,4 @@ class Done:
     verification: Verification | None = None
 
 
-Command = Build | Close | Say | Journal | Amend | TimeRounds | Verify | Done
+Command = Build | Prebuild | Close | Say | Journal | Amend | TimeRounds | Verify | Done

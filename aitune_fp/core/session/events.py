@@ -3,7 +3,9 @@
 Rules: a :class:`Profiled` answers a :class:`~aitune_fp.core.session.commands.Build`
 (its profile or its ``BackendFailure``, whether a runner is alive, the seconds its sweep
 took); a :class:`Timed` answers a ``TimeRounds`` or a ``Verify`` (each participant's
-samples by key, in round order; how many rounds; why they stopped; seconds). A
+samples by key, in round order; how many rounds; why they stopped; seconds); a
+:class:`Prebuilt` answers a ``Prebuild`` (its wall seconds, and why each build that did
+not finish failed: a warning, never a result). A
 participant that could not be timed simply has no samples: faults are data here too.
 """
 
@@ -38,4 +40,13 @@ class Timed:
     seconds: float = 0.0
 
 
-Event = Profiled | Timed
+@dataclass(frozen=True, slots=True)
+class Prebuilt:
+    """The builds ahead ended after ``seconds``; ``failures``: why each that failed did
+    (the sweep's own build of it finds and records the real failure)."""
+
+    seconds: float = 0.0
+    failures: PMap[str, str] = field(default_factory=pmap)
+
+
+Event = Profiled | Timed | Prebuilt

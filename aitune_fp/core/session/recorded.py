@@ -3,8 +3,9 @@ user reads (pure; the ``replay`` verb prints them).
 
 Rules: the plan is the record's strategy (rebuilt by the registry, with its stored
 final-rounds plan; ``strategy`` replaces it), its candidates' names, its early-stop,
-verification and variant options, and its baseline profile when that was reused from
-another run; the replay answers from the record's
+verification, variant and build-ahead options (``prebuild``: the names that could be
+built ahead and how many at once; absent in older records: none), and its baseline
+profile when that was reused from another run; the replay answers from the record's
 event log (:mod:`aitune_fp.core.session.replay`); a record without a log (written
 before it was kept) cannot be replayed, a ``ValueError`` saying so.
 """
@@ -29,6 +30,7 @@ def recorded_plan(record: RunRecord, strategy: Strategy | None = None) -> Sessio
     seconds = record.options.get("verify_seconds")
     base = record.baseline
     reused = base.profile if base is not None and record.provenance.baseline_reused_from else None
+    ahead = record.options.get("prebuild") or {}
     return SessionPlan(
         strategy,
         names,
@@ -37,6 +39,8 @@ def recorded_plan(record: RunRecord, strategy: Strategy | None = None) -> Sessio
         float(seconds) if isinstance(seconds, int | float) else None,
         reused,
         pmap({str(k): str(v) for k, v in (record.options.get("variants") or {}).items()}),
+        tuple(str(n) for n in ahead.get("names", ())),
+        int(ahead.get("parallel", 0)),
     )
 
 

@@ -4,10 +4,12 @@ Rules:
 - the log answers the session's commands: a ``Build`` by the logged ``Profiled`` of the
   same backend (one never built in the recorded run answers as a ``measure`` failure
   saying so), a ``TimeRounds`` or ``Verify`` by the logged ``Timed`` of that purpose,
-  restricted to the participants asked for (none logged: no samples);
+  restricted to the participants asked for (none logged: no samples), a ``Prebuild`` by
+  the logged ``Prebuilt`` (none logged: one with no failures);
 - replaying with the recorded plan reproduces the recorded commands and selection bit
   for bit (a law); with another plan the replay says where its commands first diverge
-  from the recorded plan's, and what it selects from the same measurements.
+  from the recorded plan's, and what it selects from the same measurements (building
+  ahead decides nothing, so a ``Prebuild`` is no decision a replay compares).
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.records import Profile
@@ -39,11 +41,12 @@ from aitune_fp.core.session.commands import (
     Command,
     Done,
     Journal,
+    Prebuild,
     Say,
     TimeRounds,
     Verify,
 )
-from aitune_fp.core.session.events import Event, Profiled, Timed
+from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
 from aitune_fp.core.session.run import run
 from aitune_fp.core.session.state import Session, SessionPlan
 
@@ -72,6 +75,7 @@ def answers(log: Sequence[Event]) -> Callable[[Command], Event | None]:
     """An interpreter that answers from ``log`` (see the module's rules)."""
     built = {e.name: e for e in log if isinstance(e, Profiled)}
     timed = {e.purpose: e for e in log if isinstance(e, Timed)}
+    ahead = next((e for e in log if isinstance(e, Prebuilt)), Prebuilt())
 
     def answer(command: Command) -> Event | None:
         if isinstance(command, Build):
@@ -79,6 +83,8 @@ def answers(log: Sequence[Event]) -> Callable[[Command], Event | None]:
             return built.get(command.name, Profiled(command.name, Failure(missing)))
         if isinstance(command, TimeRounds | Verify):
             return _restricted(command, timed)
+        if isinstance(command, Prebuild):
+            return ahead
         return None
 
     return answer
@@ -179,4 +185,6 @@ def _note_line(command: Command) -> str:
             return f"journal {name}"
         case Amend(profiles):
             return f"amend {', '.join(p.backend for p in profiles)}"
+        case Prebuild(names, parallel):
+            return f"build ahead {', '.join(names)} ({parallel} at a time)"
     raise TypeError(f"not a command: {command!r}")  # pragma: no cover

@@ -2,7 +2,8 @@
 
 Rules: commands are carried out in the order the session gives them; ``answer(command)``
 returns the event for a measuring command and ``None`` for the others (a ``Build`` must
-be answered by a ``Profiled``, a ``TimeRounds`` or ``Verify`` by a ``Timed``); the loop
+be answered by a ``Profiled``, a ``TimeRounds`` or ``Verify`` by a ``Timed``, a
+``Prebuild`` by a ``Prebuilt``); the loop
 ends at ``Done``, which every session reaches.
 
 >>> from returns.result import Success
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from aitune_fp.core.session.commands import Build, Command, Done, TimeRounds, Verify
+from aitune_fp.core.session.commands import Build, Command, Done, Prebuild, TimeRounds, Verify
 from aitune_fp.core.session.events import Event, Profiled, Timed
 from aitune_fp.core.session.session import start, step
 from aitune_fp.core.session.state import Session, SessionPlan
@@ -41,7 +42,7 @@ def run(plan: SessionPlan, answer: Answer) -> tuple[Session, Done]:
         if isinstance(command, Done):
             return session, command
         event = answer(command)
-        if isinstance(command, Build | TimeRounds | Verify):
+        if isinstance(command, Build | Prebuild | TimeRounds | Verify):
             if event is None:
                 raise ValueError(f"{type(command).__name__} needs an answer")
             session, more = step(session, event)

@@ -3,7 +3,8 @@
 Both return the new session and the commands to carry out, in order
 (:mod:`aitune_fp.core.session.commands`); the interpreter answers each measuring command
 with one event (:mod:`aitune_fp.core.session.events`) and decides nothing. The phases:
-the baseline and the sweep (:mod:`~aitune_fp.core.session.sweep`), the final rounds
+the builds ahead, when there are any (:mod:`~aitune_fp.core.session.prebuild`), the
+baseline and the sweep (:mod:`~aitune_fp.core.session.sweep`), the final rounds
 (:mod:`~aitune_fp.core.session.final_rounds_step`), the selection and its verification
 (:mod:`~aitune_fp.core.session.ending`). Every session ends with ``Done``; an event that
 answers no pending command is a ``ValueError`` (an interpreter's bug, not a fault).
@@ -29,8 +30,9 @@ from dataclasses import replace
 from aitune_fp.core.fold import settled
 from aitune_fp.core.session.commands import Command, Say
 from aitune_fp.core.session.ending import begin_verification, on_verified
-from aitune_fp.core.session.events import Event, Profiled, Timed
+from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
 from aitune_fp.core.session.final_rounds_step import begin_rounds, on_rounds
+from aitune_fp.core.session.prebuild import prebuild_of
 from aitune_fp.core.session.state import Session, SessionPlan
 from aitune_fp.core.session.sweep import begin, on_baseline, on_candidate
 
@@ -40,7 +42,10 @@ __all__ = ["Session", "SessionPlan", "start", "step"]
 
 
 def start(plan: SessionPlan) -> Step:
-    """A new session and its first commands."""
+    """A new session and its first commands (the builds ahead first, when there are any)."""
+    ahead = prebuild_of(plan)
+    if ahead is not None:
+        return Session(plan, phase="prebuild"), (ahead,)
     return _onwards(*begin(Session(plan)))
 
 
@@ -48,6 +53,13 @@ def step(session: Session, event: Event) -> Step:
     """The session after ``event`` (the answer to its pending command) and what to do next."""
     logged = replace(session, events=(*session.events, event))
     match event:
+        case Prebuilt() if session.phase == "prebuild":
+            warned = tuple(
+                Say(f"building {name} ahead failed (its own build follows): {why}", "warning")
+                for name, why in sorted(event.failures.items())
+            )
+            after, more = _onwards(*begin(logged))
+            return after, (*warned, *more)
         case Profiled() if session.phase in ("baseline", "sweep"):
             expected = session.waiting_for
             if event.name != expected:

@@ -3,9 +3,9 @@
 Rules: a :class:`Session` is never changed, only replaced by ``step``; ``events`` is the
 log of every answer it was given, in order (a run keeps it, and replaying it reproduces
 the session: :mod:`aitune_fp.core.session.replay`); ``phase`` says which answer it
-waits for: ``baseline`` or ``sweep`` (a ``Profiled``), ``rounds`` or ``verify`` (a
-``Timed``), ``done`` (none); ``swept`` is the passing moment between the sweep and what
-follows it, never seen by an interpreter.
+waits for: ``prebuild`` (a ``Prebuilt``), ``baseline`` or ``sweep`` (a ``Profiled``),
+``rounds`` or ``verify`` (a ``Timed``), ``done`` (none); ``swept`` is the passing moment
+between the sweep and what follows it, never seen by an interpreter.
 """
 
 from __future__ import annotations
@@ -28,8 +28,11 @@ class SessionPlan:
     """What a session decides about: the strategy, the candidates' unique names in the
     user's order, the baseline's name, whether clear losers may stop early, the
     verification's seconds (``None`` or ``0``: none), a baseline profile to reuse
-    instead of profiling one, and each variant's base by name (variants of a clearly
-    beaten base are not built: :mod:`aitune_fp.core.session.pruning`)."""
+    instead of profiling one, each variant's base by name (variants of a clearly
+    beaten base are not built: :mod:`aitune_fp.core.session.pruning`), the candidates
+    whose builds the interpreter can do ahead (``ahead``: their build fills a cache the
+    sweep's build reads) and how many builds it may run at once (``parallel``; see
+    :mod:`aitune_fp.core.session.prebuild` for which are)."""
 
     strategy: Strategy
     candidates: tuple[str, ...]
@@ -38,6 +41,8 @@ class SessionPlan:
     verify_seconds: float | None = None
     reused_baseline: Profile | None = None
     variant_of: PMap[str, str] = field(default_factory=pmap)
+    ahead: tuple[str, ...] = ()
+    parallel: int = 0
 
     @property
     def admitted(self) -> tuple[str, ...]:

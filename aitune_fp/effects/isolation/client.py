@@ -19,7 +19,8 @@ Rules:
   described from its exit status and
   the stage and batch size it was in (:func:`~aitune_fp.effects.isolation.protocol.where`);
 - the user's ``__main__`` is hidden from multiprocessing while a worker starts
-  (:func:`~aitune_fp.effects.isolation.server._main_hidden`); what a worker needs of
+  (:func:`~aitune_fp.effects.isolation.server._main_hidden`), one start at a time (jobs
+  may run from several threads: builds ahead); what a worker needs of
   ``__main__`` (a model class defined there) travels by value in the cloudpickled job;
 - whatever happens, the worker's whole process group is killed and reaped before this
   returns, also when the tune process is itself interrupted (``KeyboardInterrupt``,
@@ -34,6 +35,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -49,6 +51,7 @@ __all__ = ["Ended", "NotIsolated", "context", "dumps", "run_job", "start"]
 
 log = logging.getLogger("aitune_fp")
 POLL_SECONDS: Final = 0.1
+_STARTING = threading.Lock()  # _main_hidden edits process-wide state: one start at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +123,7 @@ def _worker(payload: bytes) -> Iterator[tuple[Any, Any, Any]]:
     beat = ctx.RawArray("d", 3)
     proc = ctx.Process(target=worker.main, args=(sender, beat, payload), daemon=True)
     try:
-        with _main_hidden():
+        with _STARTING, _main_hidden():
             proc.start()
         sender.close()
         yield proc, receiver, beat

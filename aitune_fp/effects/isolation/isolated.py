@@ -17,6 +17,11 @@ Rules:
   again here for backends without a loadable artifact (eager, ``torch.compile``), whose
   compiler caches the worker has just warmed. A deferred runner materialises itself on
   its first call too;
+- :func:`prebuild_payload` and :func:`run_prebuild` build one candidate ahead in a worker
+  (:mod:`aitune_fp.effects.prebuild`: its build only, nothing validated or timed), the
+  whole job under the build's limit: a crash, a hang or a failed build comes back as
+  words (``None``: done), never raised; the payload is made in the calling thread (the
+  serialiser's by-value registry is process-wide), the job may run in another;
 - :func:`isolated_max_batch` runs the eager check and the max-batch search in a worker
   (every call under the call timeout): a crash (a signal, an exit) or a hang at batch
   size ``s`` keeps the batch size tried before it, as a raising batch size would, and
@@ -52,6 +57,7 @@ from aitune_fp.effects.max_batch import (
     find_max_batch_size,
     size_before,
 )
+from aitune_fp.effects.prebuild import PrebuildJob
 from aitune_fp.effects.precheck import eager_check
 from aitune_fp.effects.profiler import BatchReport, ProfileSettings
 from aitune_fp.effects.validate import Tolerance, validation_check
@@ -207,6 +213,22 @@ def isolated_candidate(
     return CandidateRun(
         backend, name, built, IOSuccess(result.profile), stages, result.validation, work_dir
     )  # fmt: skip
+
+
+def prebuild_payload(job: PrebuildJob) -> bytes | NotIsolated:
+    """The build-ahead ``job`` serialised for a worker, or why it cannot be."""
+    return dumps(job, job.module, type(job.backend))
+
+
+def run_prebuild(payload: bytes, timeouts: Timeouts) -> str | None:
+    """Run a serialised build ahead in a worker: ``None`` when it built, else why not."""
+    answer = run_job(payload, timeouts, lambda _: None, "build")
+    if isinstance(answer, Ended):
+        return answer.reason
+    if answer[0] != "done":
+        return str(answer[1]).split("\n")[0][:500]
+    failed: str | None = answer[1]
+    return failed
 
 
 def isolated_max_batch(

@@ -23,6 +23,8 @@ Rules:
   :func:`~aitune_fp.effects.max_batch.find_max_batch_size` on the eager module with a
   heartbeat per call naming the batch size being tried, so a crash or hang at batch size
   8 still tells the parent which one it was (and so that 4 ran);
+- a build-ahead job (:class:`~aitune_fp.effects.prebuild.PrebuildJob`) only builds (its
+  answer: ``None`` or why it failed), under the build's limit throughout;
 - anything the job raises is reported as ``("error", text)``; the worker then exits 0.
 """
 
@@ -48,6 +50,7 @@ from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.effects.isolation.protocol import outcome_values
+from aitune_fp.effects.prebuild import PrebuildJob
 from aitune_fp.effects.profiler import (
     BatchReport,
     ProfileSettings,
@@ -280,6 +283,8 @@ def main(conn: Any, beat: Any, payload: bytes) -> None:
             send(("done", _candidate(job, send, beat)))
         elif isinstance(job, MaxBatchJob):
             send(("done", _max_batch(job, beat)))
+        elif isinstance(job, PrebuildJob):
+            send(("done", job.run(beat)))
         else:
             send(("error", f"unknown job {type(job).__name__}"))
     except Exception as error:

@@ -1,0 +1,134 @@
+"""A build ahead: one candidate's build, run only to fill the caches its sweep build reads.
+
+Rules:
+- the build is the sweep's own (:func:`~aitune_fp.effects.candidate.shared_build`: the
+  same artifact-cache key, ``torch.export`` sharing and batch envelope), so the sweep's
+  build of the same candidate finds the artifact in the cache and only loads it;
+- a backend without a loadable artifact (a just-in-time compiler whose compiled graphs
+  land in its own on-disk cache, as TorchInductor's FX-graph cache) then has its runner
+  called once at each validation batch size and each profiled batch size, in the
+  sweep's order (validation, then profiling), untimed: the compiles those shapes cause in
+  the sweep are then cache hits too;
+- :func:`cached_already` says whether a loadable backend's artifact is in the cache
+  already (its entry's folder under the key the sweep's build will look up, computed in
+  the same envelope): such a build has nothing to do ahead (a warm tune builds nothing
+  ahead); a key that cannot be computed reads as not cached;
+- nothing is validated or timed; the runner is closed; the answer is ``None`` (done) or
+  why the build failed (its first line), never an exception; ``on_call`` is told before
+  each call (the isolation worker's heartbeat).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from aitune_fp.effects.artifacts import loadable
+from aitune_fp.effects.backends._export import batch_envelope
+from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.cache import cache_key
+from aitune_fp.effects.candidate import envelope_of, shared_build
+from aitune_fp.effects.inputs import Samples, make_batch
+from aitune_fp.effects.isolation.protocol import outcome_values
+
+
+def _nothing() -> None:
+    return None
+
+
+def warm_sizes(batch_sizes: tuple[int, ...], validation_sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """The batch sizes a just-in-time build ahead calls at: validation's, then profiling's
+    (each once, in that order).
+
+    >>> warm_sizes((1, 2, 4, 8), (1, 8))
+    (1, 8, 2, 4)
+    """
+    return tuple(dict.fromkeys((*validation_sizes, *batch_sizes)))
+
+
+def cached_already(
+    backend: Backend,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    cache_dir: Path | None,
+    batch_sizes: tuple[int, ...],
+    validation_sizes: tuple[int, ...],
+    model: str | None = None,
+) -> bool:
+    """Whether ``backend``'s artifact for this build is in ``cache_dir`` already (``model``:
+    the module's digest, when the caller has it)."""
+    if cache_dir is None or not loadable(backend):
+        return False
+    try:
+        with batch_envelope(envelope_of(samples, batch_sizes, validation_sizes)):
+            key = cache_key(module, samples, backend, device, model)
+    except Exception:
+        return False
+    return (cache_dir / "artifacts" / key / "entry.json").is_file()
+
+
+def build_ahead(
+    backend: Backend,
+    module: torch.nn.Module,
+    samples: Samples,
+    device: torch.device,
+    work_dir: Path,
+    cache_dir: Path | None,
+    batch_sizes: tuple[int, ...],
+    validation_sizes: tuple[int, ...],
+    on_call: Callable[[], None] = _nothing,
+) -> str | None:
+    """Build ``backend`` ahead (see the module's rules): ``None``, or why it failed."""
+    try:
+        made = shared_build(backend, module, samples, device, work_dir, cache_dir,
+                            batch_sizes, validation_sizes)  # fmt: skip
+        built, failure = outcome_values(made)
+        if built is None:
+            return failure.describe() if failure is not None else "no runner"
+        try:
+            if not loadable(backend):
+                with torch.inference_mode():
+                    for size in warm_sizes(batch_sizes, validation_sizes):
+                        on_call()
+                        make_batch(samples, size).to(device).call(built.runner)
+        finally:
+            with contextlib.suppress(Exception):
+                built.close()
+    except Exception as error:
+        lines = "".join(traceback.format_exception_only(error)).strip()
+        return lines.split("\n")[0][:500]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PrebuildJob:
+    """Build ``backend`` (named ``name``) ahead in an isolation worker (the job the
+    worker runs for :func:`build_ahead`; its heartbeat beats before each call)."""
+
+    backend: Backend
+    name: str
+    module: torch.nn.Module
+    samples: Samples
+    device: str
+    work_dir: Path
+    cache_dir: Path | None
+    batch_sizes: tuple[int, ...]
+    validation_sizes: tuple[int, ...]
+
+    def run(self, beat: Any) -> str | None:
+        """The build ahead, in the worker: ``None``, or why it failed."""
+
+        def on_call() -> None:
+            beat[0] += 1.0
+            beat[2] = 1.0  # a first call at a batch size may compile
+
+        return build_ahead(self.backend, self.module, self.samples, torch.device(self.device),
+                           self.work_dir, self.cache_dir, tuple(self.batch_sizes),
+                           tuple(self.validation_sizes), on_call)  # fmt: skip

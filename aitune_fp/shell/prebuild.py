@@ -1,0 +1,253 @@
+"""Builds ahead as the interpreter carries them out (which and when: the session's
+:mod:`aitune_fp.core.session.prebuild`).
+
+Rules:
+- :func:`capable` tells the session what this interpreter can build ahead: only with
+  isolation (the builds run in workers; a run in this process builds nothing ahead), and
+  only candidates whose build fills a cache the sweep's build then reads: a backend with a
+  loadable artifact while the run has a usable artifact cache and the artifact is not in
+  it yet (:func:`~aitune_fp.effects.prebuild.cached_already`), or TorchInductor's
+  just-in-time compile while Inductor's FX-graph cache is on; never a backend whose build
+  itself times kernels (:func:`times_kernels`: TensorRT's tactic selection, Inductor's
+  autotuning modes), which needs a quiet machine as any timing does; at most
+  :func:`parallel_builds` at once (from the cores and the load average: builds ahead only
+  use cores nobody else is using) (the environment variable ``AITUNE_FP_PREBUILD``, when
+  set to a whole number, replaces that number: ``0`` builds nothing ahead, as does any
+  number under 2 by the session's rule);
+- :func:`prebuilt` answers a ``Prebuild``: its jobs run ``parallel`` at a time, in the
+  session's order, each in a fresh worker forked from the fork server, under the build's
+  timeout and the same watchdog as any job (:func:`~aitune_fp.effects.isolation.isolated.
+  run_prebuild`), in a folder of its own inside the candidate's (removed afterwards); it
+  returns only when every job has ended, so nothing runs (and nothing is timed) while a
+  build ahead does; a job that cannot be sent, crashes, hangs or fails is a failure in the
+  ``Prebuilt`` (a warning; the sweep's own build finds and records the real failure),
+  never raised;
+- interrupted (``KeyboardInterrupt``, ``SystemExit``), no job starts any more and every
+  worker still running (or starting meanwhile) is killed with its process group until
+  each job has ended; then the interruption goes on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections.abc import Mapping
+
+from pyrsistent import pmap
+
+from aitune_fp.core.session import Prebuild, Prebuilt, SessionPlan
+from aitune_fp.effects.artifacts import loadable
+from aitune_fp.effects.backends.aot_inductor import AOTInductor
+from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.backends.inductor import InductorJIT
+from aitune_fp.effects.backends.torch_trt import TorchTensorRT
+from aitune_fp.effects.backends.trt import TensorRT
+from aitune_fp.effects.cache import model_digest, unusable_reason
+from aitune_fp.effects.isolation.client import NotIsolated
+from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
+from aitune_fp.effects.prebuild import PrebuildJob, cached_already
+from aitune_fp.shell import workers
+from aitune_fp.shell.setup import Setup
+
+log = logging.getLogger("aitune_fp")
+
+
+def parallel_builds(cores: int, load: float = 0.0) -> int:
+    """How many builds run at once on ``cores`` cores with ``load`` runnable processes
+    already (the one-minute load average): compiles are mostly single-threaded, so two on
+    two cores and one per two cores on more, but never more than one plus the cores
+    nobody else uses: builds sharing busy cores only slow each other down (measured on a
+    2-core machine shared with other work, load 4-5: two builds at once each ran at half
+    speed, and the mlp tune's builds ahead plus its sweep took 45.7 s against 32.4 s for
+    the plain sweep). One means nothing is built ahead.
+
+    >>> [parallel_builds(n) for n in (1, 2, 4, 8, 16)]
+    [1, 2, 2, 4, 8]
+    >>> parallel_builds(2, 0.9), parallel_builds(2, 1.2), parallel_builds(8, 6.5)
+    (2, 1, 2)
+    """
+    spare = max(0, math.floor(cores - load))
+    return max(1, min(cores, max(2, cores // 2), spare + 1))
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def builds_at_once(environ: Mapping[str, str], cores: int, load: float = 0.0) -> int:
+    """``AITUNE_FP_PREBUILD`` when it is a whole number, else :func:`parallel_builds`.
+
+    >>> builds_at_once({"AITUNE_FP_PREBUILD": "0"}, 8), builds_at_once({}, 8)
+    (0, 4)
+    >>> builds_at_once({"AITUNE_FP_PREBUILD": "2"}, 2, 5.0), builds_at_once({}, 2, 5.0)
+    (2, 1)
+    """
+    asked = environ.get("AITUNE_FP_PREBUILD", "").strip()
+    return max(0, int(asked)) if asked.isdigit() else parallel_builds(cores, load)
+
+
+def _load() -> float:
+    """The one-minute load average (``0.0`` where it cannot be read)."""
+    try:
+        return float(os.getloadavg()[0])
+    except (AttributeError, OSError):  # pragma: no cover - not Unix
+        return 0.0
+
+
+def _jit_cache_on() -> bool:
+    """Whether TorchInductor keeps compiled graphs on disk (its FX-graph cache): its config
+    when this process has imported it (never imported here for this: a background thread
+    may be importing Inductor), else torch's default, on, unless the environment turns it
+    off."""
+    settings = sys.modules.get("torch._inductor.config")
+    if settings is not None:
+        return bool(settings.fx_graph_cache)
+    return os.environ.get("TORCHINDUCTOR_FX_GRAPH_CACHE", "1") != "0"
+
+
+def times_kernels(backend: Backend) -> bool:
+    """Whether ``backend``'s build picks kernels by timing them.
+
+    >>> from aitune_fp.effects.backends.trt import TensorRT
+    >>> times_kernels(TensorRT()), times_kernels(InductorJIT(mode="max-autotune"))
+    (True, True)
+    >>> times_kernels(InductorJIT())
+    False
+    """
+    if isinstance(backend, TensorRT | TorchTensorRT):
+        return True
+    if isinstance(backend, InductorJIT):
+        return "autotune" in (backend.mode or "")
+    if isinstance(backend, AOTInductor):
+        return any("autotune" in str(k) and bool(v) for k, v in backend.inductor_configs)
+    return False
+
+
+def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) -> SessionPlan:
+    """``plan`` with what this run can build ahead (see the module's rules)."""
+    if not setup.isolation:
+        return plan
+    cache = workers.cache_dir(setup)
+    cached = cache is not None and unusable_reason(cache) is None
+    jit = _jit_cache_on()
+
+    model: list[str | None] = []  # the module's digest, computed once (when needed)
+
+    def can(backend: Backend) -> bool:
+        if cached and loadable(backend):
+            if not model:
+                model.append(_digest(setup))
+            sizes = workers.validation_sizes(setup)
+            return not cached_already(backend, setup.module, setup.samples, setup.device,
+                                      cache, setup.batch_sizes, sizes, model[0])  # fmt: skip
+        return jit and isinstance(backend, InductorJIT)
+
+    at_once = builds_at_once(os.environ, _cores(), _load())
+    if at_once < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
+        return dataclasses.replace(plan, parallel=at_once)
+    names = tuple(
+        n
+        for n in plan.candidates
+        if n in backends and not times_kernels(backends[n]) and can(backends[n])
+    )
+    return dataclasses.replace(plan, ahead=names, parallel=at_once)
+
+
+def _digest(setup: Setup) -> str | None:
+    """The module's digest for the cache keys (``None``: it cannot be keyed)."""
+    try:
+        return model_digest(setup.module)
+    except Exception:
+        return None
+
+
+def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
+    folder = workers.work_dir(setup, backend, name) / ".ahead"
+    return PrebuildJob(backend, name, setup.module, setup.samples, str(setup.device), folder,
+                       workers.cache_dir(setup), setup.batch_sizes,
+                       workers.validation_sizes(setup))  # fmt: skip
+
+
+def prebuilt(setup: Setup, command: Prebuild, backends: Mapping[str, Backend]) -> Prebuilt:
+    """Carry out ``command`` (see the module's rules); its ``Prebuilt``."""
+    began = time.monotonic()
+    log.info("building ahead, %d at a time: %s", command.parallel, ", ".join(command.names))
+    setup.emit("stage", stage="building ahead")
+    failures: dict[str, str] = {}
+    jobs: list[tuple[str, bytes, PrebuildJob]] = []
+    for name in command.names:  # serialised here: the by-value registry is process-wide
+        job = _job(setup, backends[name], name)
+        payload = prebuild_payload(job)
+        if isinstance(payload, NotIsolated):
+            failures[name] = payload.reason
+        else:
+            jobs.append((name, payload, job))
+    _run_all(setup, jobs, command.parallel, failures)
+    for _, _, job in jobs:
+        shutil.rmtree(job.work_dir, ignore_errors=True)
+    seconds = time.monotonic() - began
+    log.info("built ahead in %.1f s (%d failed)", seconds, len(failures))
+    return Prebuilt(seconds, pmap(failures))
+
+
+def _run_all(
+    setup: Setup, jobs: list[tuple[str, bytes, PrebuildJob]], parallel: int, out: dict[str, str]
+) -> None:
+    """Run ``jobs`` ``parallel`` at a time; each failure's words into ``out``."""
+    pending = list(reversed(jobs))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                name, payload, _ = pending.pop()
+            began = time.monotonic()
+            try:
+                failed = run_prebuild(payload, setup.timeouts)
+            except Exception as error:  # a thread must not die silently
+                failed = f"{type(error).__name__}: {error}"
+            log.info("built %s ahead in %.1f s%s", name, time.monotonic() - began,
+                     "" if failed is None else f" (failed: {failed})")  # fmt: skip
+            if failed is not None:
+                with lock:
+                    out[name] = failed
+
+    threads = [threading.Thread(target=worker, daemon=True, name=f"aitune-ahead-{i}")
+               for i in range(max(1, min(parallel, len(jobs))))]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    except BaseException:
+        with lock:
+            pending.clear()
+        while any(thread.is_alive() for thread in threads):  # one may still be starting one
+            _kill_workers()
+            for thread in threads:
+                thread.join(timeout=0.2)
+        raise
+
+
+def _kill_workers() -> None:
+    """Kill the process group of every worker this process still runs (interrupted)."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        if child.pid is not None:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                child.kill()
