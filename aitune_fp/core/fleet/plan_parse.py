@@ -37,8 +37,8 @@ from aitune_fp.core.fleet.plan import (
     TargetEntry,
     safe_name,
 )
+from aitune_fp.core.fleet.plan_check import Checker, PlanError
 from aitune_fp.core.fleet.plan_tuning import KEYS, parse_choices
-from aitune_fp.core.fleet.toml_lines import field_line, field_name
 from aitune_fp.core.parse import parse_shape
 from aitune_fp.core.strategies.registry import parse_strategy, strategy_config
 
@@ -58,61 +58,10 @@ _DEVICE: Final = re.compile(r"cpu|cuda(:[0-9]+)?")
 _FACTORY: Final = re.compile(r".+:[A-Za-z_][A-Za-z0-9_]*")
 _SYNTAX_LINE: Final = re.compile(r"at line (\d+)")
 
-
-class PlanError(ValueError):
-    """A plan that cannot run: the line, the field and what is wrong."""
-
-    def __init__(self, line: int, field: str, problem: str) -> None:
-        super().__init__(f"line {line}: {field}: {problem}")
-        self.line = line
-        self.field = field
-        self.problem = problem
+__all__ = ["DTYPES", "PlanError", "parse_plan"]
 
 
-class _Checker:
-    """Raises :class:`PlanError` for a path of the document it reads."""
-
-    def __init__(self, text: str, known_backends: Collection[str] | None) -> None:
-        self.text = text
-        self.known = known_backends
-
-    def fail(self, path: Sequence[str | int], problem: str) -> PlanError:
-        return PlanError(field_line(self.text, path), field_name(path), problem)
-
-    def keys(self, table: Mapping[str, Any], allowed: Sequence[str], path: tuple[Any, ...]) -> None:
-        for key in table:
-            if key not in allowed:
-                raise self.fail((*path, key), f"unknown key; use one of {', '.join(allowed)}")
-
-    def string(self, value: Any, path: tuple[Any, ...]) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(path, f"expected a non-empty string, got {value!r}")
-        return value.strip()
-
-    def strings(self, value: Any, path: tuple[Any, ...]) -> tuple[str, ...]:
-        if not isinstance(value, list):
-            raise self.fail(path, f"expected a list of strings, got {value!r}")
-        return tuple(self.string(v, (*path, i)) for i, v in enumerate(value))
-
-    def positive_int(self, value: Any, path: tuple[Any, ...], *, least: int = 1) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise self.fail(path, f"expected an integer >= {least}, got {value!r}")
-        return value
-
-    def backends(self, value: Any, path: tuple[Any, ...]) -> tuple[str, ...]:
-        names = self.strings(value, path)
-        if not names:
-            raise self.fail(path, "expected at least one backend name")
-        for i, name in enumerate(names):
-            outside = ":" in name  # a user's ``module:Class``, resolved when a job runs
-            if self.known is not None and not outside and name not in self.known:
-                raise self.fail(
-                    (*path, i), f"unknown backend {name!r}; known: {', '.join(sorted(self.known))}"
-                )
-        return names
-
-
-def _strategies(check: _Checker, value: Any) -> tuple[str, ...]:
+def _strategies(check: Checker, value: Any) -> tuple[str, ...]:
     specs = check.strings(value, ("strategies",))
     if not specs:
         raise check.fail(("strategies",), "expected at least one strategy")
@@ -125,7 +74,7 @@ def _strategies(check: _Checker, value: Any) -> tuple[str, ...]:
     return specs
 
 
-def _meaning(check: _Checker, spec: str, i: int) -> str:
+def _meaning(check: Checker, spec: str, i: int) -> str:
     """What strategy ``spec`` (``strategies[i]``) means, as canonical JSON."""
     try:
         return json.dumps(strategy_config(parse_strategy(spec)), sort_keys=True)
@@ -133,14 +82,14 @@ def _meaning(check: _Checker, spec: str, i: int) -> str:
         raise check.fail(("strategies", i), str(error)) from None
 
 
-def _first_seen(check: _Checker, seen: dict[str, int], key: str, i: int, what: str) -> None:
+def _first_seen(check: Checker, seen: dict[str, int], key: str, i: int, what: str) -> None:
     """Note ``key`` of ``strategies[i]``; refuse it when an earlier strategy had it."""
     if key in seen:
         raise check.fail(("strategies", i), f"same {what} as strategies[{seen[key]}]")
     seen[key] = i
 
 
-def _model(check: _Checker, table: Mapping[str, Any], i: int) -> ModelEntry:
+def _model(check: Checker, table: Mapping[str, Any], i: int) -> ModelEntry:
     path = ("models", i)
     check.keys(table, _MODEL, path)
     if "name" not in table:
@@ -159,25 +108,37 @@ def _model(check: _Checker, table: Mapping[str, Any], i: int) -> ModelEntry:
             (*path, "name"),
             f"{name!r} is not a demo model ({', '.join(DEMO_NAMES)}); give a factory",
         )
-    shapes = []
-    for j, text in enumerate(check.strings(table.get("input_shape", []), (*path, "input_shape"))):
-        try:
-            shapes.append(parse_shape(text))
-        except ValueError as error:
-            raise check.fail((*path, "input_shape", j), str(error)) from None
-    dtypes = check.strings(table.get("dtype", []), (*path, "dtype"))
-    for j, dtype in enumerate(dtypes):
-        if dtype not in DTYPES:
-            raise check.fail((*path, "dtype", j), f"dtype must be one of {', '.join(DTYPES)}")
+    shapes, dtypes = _shapes(check, table, path), _dtypes(check, table, path)
     if factory is None and (shapes or dtypes):
         key = "input_shape" if shapes else "dtype"
         raise check.fail((*path, key), "a demo model brings its own samples")
     return ModelEntry(name, factory, tuple(shapes), dtypes, parse_choices(table, path, check.fail))
 
 
-def _target(check: _Checker, table: Mapping[str, Any], i: int) -> TargetEntry:
-    path = ("targets", i)
-    check.keys(table, _TARGET, path)
+def _shapes(check: Checker, table: Mapping[str, Any], path: tuple[Any, ...]) -> list[Any]:
+    """A model's ``input_shape`` list, each shape parsed."""
+    shapes = []
+    for j, text in enumerate(check.strings(table.get("input_shape", []), (*path, "input_shape"))):
+        try:
+            shapes.append(parse_shape(text))
+        except ValueError as error:
+            raise check.fail((*path, "input_shape", j), str(error)) from None
+    return shapes
+
+
+def _dtypes(check: Checker, table: Mapping[str, Any], path: tuple[Any, ...]) -> Any:
+    """A model's ``dtype`` list, each a known dtype."""
+    dtypes = check.strings(table.get("dtype", []), (*path, "dtype"))
+    for j, dtype in enumerate(dtypes):
+        if dtype not in DTYPES:
+            raise check.fail((*path, "dtype", j), f"dtype must be one of {', '.join(DTYPES)}")
+    return dtypes
+
+
+def _device(
+    check: Checker, table: Mapping[str, Any], path: tuple[Any, ...]
+) -> tuple[str, str | None]:
+    """A target's ``device`` and ``accelerator_type`` (only a cuda target has one)."""
     if "device" not in table:
         raise check.fail(path, "a target needs a device (cpu, cuda or cuda:N)")
     device = check.string(table["device"], (*path, "device")).lower()
@@ -188,6 +149,13 @@ def _target(check: _Checker, table: Mapping[str, Any], i: int) -> TargetEntry:
         accel = check.string(accel, (*path, "accelerator_type"))
         if not device.startswith("cuda"):
             raise check.fail((*path, "accelerator_type"), "only a cuda target has one")
+    return device, accel
+
+
+def _target(check: Checker, table: Mapping[str, Any], i: int) -> TargetEntry:
+    path = ("targets", i)
+    check.keys(table, _TARGET, path)
+    device, accel = _device(check, table, path)
     name = check.string(table["name"], (*path, "name")) if "name" in table else None
     cpus = table.get("num_cpus")
     if cpus is not None and (
@@ -210,7 +178,7 @@ def _target(check: _Checker, table: Mapping[str, Any], i: int) -> TargetEntry:
     )
 
 
-def _tables(check: _Checker, doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+def _tables(check: Checker, doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     value = doc.get(key)
     if value is None:
         raise check.fail((key,), f"the plan needs at least one [[{key}]] table")
@@ -222,7 +190,7 @@ def _tables(check: _Checker, doc: Mapping[str, Any], key: str) -> list[Mapping[s
     return value
 
 
-def _unique(check: _Checker, key: str, names: Sequence[str], field: str) -> None:
+def _unique(check: Checker, key: str, names: Sequence[str], field: str) -> None:
     seen: dict[str, int] = {}
     for i, name in enumerate(names):
         if safe_name(name) in seen:
@@ -232,7 +200,7 @@ def _unique(check: _Checker, key: str, names: Sequence[str], field: str) -> None
         seen[safe_name(name)] = i
 
 
-def _flag(check: _Checker, doc: Mapping[str, Any], key: str, default: bool) -> bool:
+def _flag(check: Checker, doc: Mapping[str, Any], key: str, default: bool) -> bool:
     """The boolean ``doc[key]`` (``default`` when absent); anything else is refused."""
     flag = doc.get(key, default)
     if not isinstance(flag, bool):
@@ -240,7 +208,7 @@ def _flag(check: _Checker, doc: Mapping[str, Any], key: str, default: bool) -> b
     return flag
 
 
-def _settings(check: _Checker, doc: Mapping[str, Any]) -> Settings:
+def _settings(check: Checker, doc: Mapping[str, Any]) -> Settings:
     plot, save = _flag(check, doc, "plot", True), _flag(check, doc, "save", False)
     return Settings(
         backends=check.backends(doc["backends"], ("backends",)) if "backends" in doc else None,
@@ -275,10 +243,10 @@ def parse_plan(text: str, *, known_backends: Collection[str] | None = None) -> P
     ...            '[[targets]]\\ndevice = "cpu"\\n')  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    aitune_fp.core.fleet.plan_parse.PlanError: line 1: strategies[0]: unknown strategy ...
+    aitune_fp.core.fleet.plan_check.PlanError: line 1: strategies[0]: unknown strategy ...
     """
     doc = _toml(text)
-    check = _Checker(text, known_backends)
+    check = Checker(text, known_backends)
     check.keys(doc, _TOP, ())
     if "strategies" not in doc:
         raise check.fail(("strategies",), 'the plan needs strategies, e.g. ["max-throughput"]')

@@ -12,7 +12,7 @@ Rules:
 - a job's tune gets exactly the CLI flags of its choices (:meth:`TuneChoices.argv`), so a
   plan means what the same flags mean on ``aitune-fp tune``: :meth:`TuneChoices.search_space`
   and :meth:`TuneChoices.policy` are the values those flags become;
-- a bad value is one :class:`~aitune_fp.core.fleet.plan_parse.PlanError` naming the key.
+- a bad value is one :class:`~aitune_fp.core.fleet.plan_check.PlanError` naming the key.
 """
 
 from __future__ import annotations
