@@ -3,8 +3,8 @@
 Prints figures only. For each model (``bert``: the BERT-like classifier of
 ``benchmarks/precision.py``; ``mlp``: the demo MLP) at one batch size, every variant is
 built in this process and timed in interleaved rounds (median of ``--calls`` calls per
-round, the best round reported: the machine is shared), so all share one measurement window. Errors are
-against eager fp32 on ``--batches`` batches: relative RMS and top-1 agreement.
+round, the best round reported: the machine is shared), so all share one measurement
+window. Errors are against eager fp32 on ``--batches`` batches: relative RMS and top-1 agreement.
 
     python benchmarks/lowp_compile.py [--models bert,mlp] [--batch 16] [--only a,b]
 """
@@ -24,9 +24,9 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from precision import BertLogits  # noqa: E402
+from precision import BertLogits
 
-from aitune_fp.models import DEMO_MODELS  # noqa: E402
+from aitune_fp.models import DEMO_MODELS
 
 Run = Callable[[torch.Tensor], torch.Tensor]
 
@@ -145,8 +145,9 @@ def main() -> None:
                 runs[spec] = _variant(model, spec, xs[0])
                 with torch.no_grad():
                     rms, top1 = _errors(ref, [runs[spec](x) for x in xs])
-                info[spec] = f"{rms:9.2e} {top1 * 100:6.1f}% build {time.perf_counter() - start:5.0f}s"
-            except Exception as e:  # noqa: BLE001
+                took = time.perf_counter() - start
+                info[spec] = f"{rms:9.2e} {top1 * 100:6.1f}% build {took:5.0f}s"
+            except Exception as e:
                 print(f"{name} {spec}: failed: {type(e).__name__}: {str(e)[:300]}", flush=True)
             print(f"{name} {spec}: {info.get(spec, '-')}", flush=True)
         times: dict[str, list[float]] = {s: [] for s in runs}

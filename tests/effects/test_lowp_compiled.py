@@ -84,9 +84,10 @@ def test_a_saved_bf16_package_loads_back_running_exactly_as_tuned(
     built, _ = builds["aot_inductor"]
     assert built.artifact is not None
     x = torch.randn(5, 32)
+    structure = output_spec(torch.zeros(1))
+    config = CONFIGS["aot_inductor"]
     loaded: Built = _ok(
-        load_built(CONFIGS["aot_inductor"], built.artifact, _samples().spec,
-                   output_spec(torch.zeros(1)), CPU, tmp_path)  # fmt: skip
+        load_built(config, built.artifact, _samples().spec, structure, CPU, tmp_path)
     )
     with torch.inference_mode():
         assert torch.equal(loaded.runner(x), built.runner(x))
