@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib
 import statistics
 import sys
 import tempfile
@@ -59,14 +60,11 @@ def _variant(model: torch.nn.Module, spec: str, example: torch.Tensor) -> Run:
     if dtype is not None:
         m = m.to(dtype)
     if spec.startswith("torchao"):
-        from torchao.quantization import (
-            Int8DynamicActivationInt8WeightConfig,
-            Int8WeightOnlyConfig,
-            quantize_,
+        ao = importlib.import_module("torchao.quantization")  # optional: untyped, maybe absent
+        dyn = "dyn" in spec
+        ao.quantize_(
+            m, ao.Int8DynamicActivationInt8WeightConfig() if dyn else ao.Int8WeightOnlyConfig()
         )
-
-        cfg = Int8DynamicActivationInt8WeightConfig() if "dyn" in spec else Int8WeightOnlyConfig()
-        quantize_(m, cfg)
     auto = "bf16auto" in spec
     if spec.startswith(("inductor", "torchao")) and ("compile" in spec or "inductor" in spec):
         # the options make a distinct backend: dynamo's backend-match guard recompiles
@@ -130,7 +128,10 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=20)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--only", default="")
+    p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's)")
     args = p.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     specs = [s for s in SPECS if not args.only or s in args.only.split(",")]
     for name in args.models.split(","):
         model = _module(name)
