@@ -133,3 +133,16 @@ def test_on_cuda_bf16_needs_the_gpu_to_support_it_and_fp16_is_offered(
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
     assert InductorJIT(precision="bfloat16").unavailable_reason(cuda) is None
     assert AOTInductor(precision="float16").unavailable_reason(cuda) is None
+
+
+def test_the_default_space_adds_inductor_bf16_with_freezing_and_wide_the_rest() -> None:
+    """default: Inductor bf16 (cast, frozen) on CPU, fp16 on CUDA; wide adds autocast and AOTI."""
+    from aitune_fp.core.accuracy import Search
+    from aitune_fp.effects.backends.search_space import search_candidates
+
+    cpu = set(search_candidates(Search(), "cpu"))
+    wide = set(search_candidates(Search("wide"), "cpu")) - cpu
+    assert InductorJIT(precision="bfloat16", freezing=True) in cpu
+    assert {InductorJIT(precision="bfloat16", autocast=True),
+            AOTInductor(precision="bfloat16", freezing=True)} <= wide  # fmt: skip
+    assert InductorJIT(precision="float16") in search_candidates(Search(), "cuda")

@@ -87,6 +87,12 @@ class AOTInductor(ConfigIdentity):
         libraries=("torch.export", "torch._inductor", "torch._inductor.package"),
         loader=lambda _config, request: load_package(request.artifact, request.device),
         defaults={"*": ({},)},
+        variants={  # measured in docs/precision.md
+            "wide": {
+                "cpu": ({"precision": "bfloat16", "freezing": True},),
+                "cuda": ({"precision": "float16"},),
+            },
+        },
     )
 
     inductor_configs: tuple[tuple[str, Any], ...] = ()

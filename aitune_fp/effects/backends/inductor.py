@@ -62,6 +62,16 @@ class InductorJIT(ConfigIdentity):
         order=10,
         libraries=("torch._dynamo", "torch._inductor.compile_fx"),
         defaults={"*": ({},)},
+        variants={  # measured in docs/precision.md
+            "default": {
+                "cpu": ({"precision": "bfloat16", "freezing": True},),
+                "cuda": ({"precision": "float16"},),
+            },
+            "wide": {
+                "cpu": ({"precision": "bfloat16", "autocast": True},),
+                "cuda": ({"precision": "bfloat16"},),
+            },
+        },
     )
 
     mode: str | None = None

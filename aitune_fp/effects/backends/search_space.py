@@ -4,12 +4,15 @@ Rules (the measurements behind them are in ``docs/precision.md``; each variant i
 by its backend, :class:`~.base.Declaration` ``variants``):
 - ``none``: today's fp32 candidates (:func:`~.registry.default_backends`);
 - ``default`` adds the variants that moved a pick on the demo or BERT-like models: on CPU
-  eager in bfloat16 (cast: faster than autocast where bf16 is native) and ONNX Runtime
-  with dynamic int8 quantization; on CUDA eager in float16 and bfloat16 and the fp16
-  builds of TensorRT, Torch-TensorRT and ONNX Runtime's TensorRT provider;
-- ``wide`` adds, on CPU, eager bf16 under autocast, ONNX Runtime with static QDQ int8
-  calibrated on the samples, and ONNX Runtime at one intra-op thread; on CUDA eager bf16
-  under autocast;
+  eager in bfloat16 (cast: faster than autocast where bf16 is native), Inductor in
+  bfloat16 with weight freezing (cast; the fastest accurate candidate on the BERT-like
+  model) and ONNX Runtime with dynamic int8 quantization; on CUDA eager in float16 and
+  bfloat16, Inductor in float16 and the fp16 builds of TensorRT, Torch-TensorRT and ONNX
+  Runtime's TensorRT provider;
+- ``wide`` adds, on CPU, eager and Inductor bf16 under autocast, AOTInductor bf16 with
+  freezing, ONNX Runtime with static QDQ int8 calibrated on the samples, and ONNX Runtime
+  at one intra-op thread; on CUDA eager bf16 under autocast, Inductor bf16 and
+  AOTInductor fp16;
 - a variant that cannot run here (no native bf16, no CUDA) stays in the set and fails at
   build with its reason, so the run record says what was not tried;
 - ``precisions`` keeps only the candidates computing in those precisions
@@ -47,7 +50,7 @@ def search_candidates(search: Search, device: torch.device | str) -> tuple[Backe
 
     >>> [b.describe() for b in search_candidates(Search(), "cpu")]  # doctest: +NORMALIZE_WHITESPACE
     ['inductor', 'aot_inductor', 'onnxruntime', "eager(precision='bfloat16')",
-     "onnxruntime(precision='int8-dynamic')"]
+     "inductor(precision='bfloat16', freezing=True)", "onnxruntime(precision='int8-dynamic')"]
     >>> [b.describe() for b in search_candidates(Search("none"), "cpu")]
     ['inductor', 'aot_inductor', 'onnxruntime']
     >>> narrow = Search("wide", frozenset({"int8"}))
