@@ -83,6 +83,15 @@ def _variant(model: torch.nn.Module, spec: str, example: torch.Tensor) -> Run:
             program, package_path=path, inductor_configs=configs
         )
         run = torch._inductor.aoti_load_package(path)
+    elif spec == "onnxruntime":
+        import onnxruntime
+
+        path = tempfile.mkdtemp() + "/m.onnx"
+        batch = torch.export.Dim("batch", min=1, max=64)
+        torch.onnx.export(m, (example,), path, dynamic_shapes=({0: batch},), dynamo=True)
+        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        feed = session.get_inputs()[0].name
+        run = lambda x: torch.from_numpy(session.run(None, {feed: x.numpy()})[0])  # noqa: E731
     else:
         run = m
 
@@ -110,7 +119,7 @@ def _time(run: Run, x: torch.Tensor, calls: int) -> float:
 
 
 SPECS = (
-    "eager", "eager-bf16cast", "eager-bf16auto",
+    "eager", "eager-bf16cast", "eager-bf16auto", "onnxruntime",
     "inductor", "inductor-freeze", "inductor-bf16cast", "inductor-bf16cast-freeze",
     "inductor-bf16auto", "inductor-bf16auto-freeze",
     "aoti", "aoti-freeze", "aoti-bf16cast", "aoti-bf16cast-freeze",
