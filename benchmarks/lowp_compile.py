@@ -4,7 +4,9 @@ Prints figures only. For each model (``bert``: the BERT-like classifier of
 ``benchmarks/precision.py``; ``mlp``: the demo MLP) at one batch size, every variant is
 built in this process and timed in interleaved rounds (median of ``--calls`` calls per
 round, the best round reported: the machine is shared), so all share one measurement
-window. Errors are against eager fp32 on ``--batches`` batches: relative RMS and top-1 agreement.
+window. Errors are against eager fp32 on ``--batches`` batches: relative RMS and top-1
+agreement. ``onnxruntime`` is ONNX Runtime fp32 (the dynamo exporter, CPU provider), the usual best
+fp32 pick; the ``torchao-*`` variants need ``torchao`` installed (else they print failed).
 
     python benchmarks/lowp_compile.py [--models bert,mlp] [--batch 16] [--only a,b]
 """
