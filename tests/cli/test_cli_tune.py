@@ -171,6 +171,7 @@ def test_demo_runs_end_to_end_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixtu
         "aot_inductor",
         "onnxruntime",
         "eager(precision='bfloat16')",
+        "inductor(precision='bfloat16', freezing=True)",
         "onnxruntime(precision='int8-dynamic')",
     ]
     assert "Selected" in out

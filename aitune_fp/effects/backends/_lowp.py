@@ -9,7 +9,10 @@ Rules:
 - ``cast`` computes on a copy of the module cast to the dtype, floating inputs cast in
   and floating outputs cast back to eager's dtypes (:class:`~._precision.ComputeIn`);
   ``autocast`` runs the float32 module under ``torch.autocast`` (matmuls and convolutions
-  in the dtype, reductions in float32) and casts floating outputs back the same way.
+  in the dtype, reductions in float32) and casts floating outputs back the same way;
+- the same fields mean the same on every torch-run backend (eager, Inductor, AOTInductor:
+  :func:`check_fields`); a compiler compiles what :func:`computing_in` returns, so the casts
+  are part of the compiled program and ``load`` of a saved config rebuilds them.
 """
 
 from __future__ import annotations
@@ -49,6 +52,33 @@ def lowp_unavailable(precision: str, device: torch.device) -> str | None:
     return None
 
 
+def check_fields(name: str, precision: str, autocast: bool) -> None:
+    """Refuse a precision a torch-run backend does not know, or autocast in float32.
+
+    >>> check_fields("inductor", "int8", False)
+    Traceback (most recent call last):
+    ...
+    ValueError: inductor precision must be float32 or one of ('bfloat16', 'float16')
+    """
+    if precision not in ("float32", *DTYPES):
+        raise ValueError(f"{name} precision must be float32 or one of {tuple(DTYPES)}")
+    if autocast and precision == "float32":
+        raise ValueError("autocast needs a reduced precision")
+
+
+def io_cast_info(precision: str, autocast: bool) -> dict[str, object]:
+    """What a build records about its precision (empty for float32).
+
+    >>> io_cast_info("bfloat16", False)["io_cast"]
+    'cast: floating inputs to bfloat16, outputs back'
+    """
+    if precision == "float32":
+        return {}
+    how = "autocast" if autocast else "cast"
+    cast = f"{how}: floating inputs to {precision}, outputs back"
+    return {"precision": precision, "io_cast": cast}
+
+
 def _back(dtypes: Sequence[torch.dtype], outputs: Any) -> Any:
     leaves, spec = pytree.tree_flatten(outputs)
     wanted = iter(dtypes)
@@ -72,3 +102,16 @@ def low_precision(
         return _back(dtypes, out)
 
     return run
+
+
+def computing_in(
+    model: torch.nn.Module, precision: str, autocast: bool, first: Callable[[Any], Any]
+) -> Any:
+    """What a compiler compiles for ``precision``: ``model`` itself in float32, else
+    :func:`low_precision` of it with the output dtypes of ``first(model)`` (one eager call,
+    made under inference mode)."""
+    if precision == "float32":
+        return model
+    with torch.inference_mode():
+        dtypes = [t.dtype for t in pytree.tree_leaves(first(model)) if isinstance(t, torch.Tensor)]
+    return low_precision(model, precision, autocast, dtypes)

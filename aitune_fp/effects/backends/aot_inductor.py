@@ -9,7 +9,15 @@ Rules:
   deployment loads; ``info["export"]`` says whether the program was shared or fresh;
 - the runner takes the module's own call (positional and keyword tensors) and returns the
   module's own output structure; the package's call spec is read once, at load, so each call
-  costs one flatten and one unflatten.
+  costs one flatten and one unflatten;
+- ``precision`` ``bfloat16``/``float16`` exports the module computing in that dtype
+  (:class:`~._precision.ComputeIn`, a cast copy): the casts of the floating inputs in and
+  the outputs back are in the program, so the package takes and returns eager's dtypes,
+  and a saved package loads back running exactly as tuned; that program is keyed by the
+  cast module's own digest, so it is never confused with the float32 one. Where the dtype
+  is not native the variant is unavailable with :func:`~._lowp.lowp_unavailable`'s reason;
+- ``freezing=True`` adds Inductor's ``freezing`` to ``inductor_configs``: the weights
+  become constants folded and prepacked into the package.
 """
 
 from __future__ import annotations
@@ -27,6 +35,12 @@ from returns.io import IOResult
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._export import example_batch
 from aitune_fp.effects.backends._guard import BuildLog, available_build
+from aitune_fp.effects.backends._lowp import (
+    check_fields,
+    computing_in,
+    io_cast_info,
+    lowp_unavailable,
+)
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._shared_export import on_program
 from aitune_fp.effects.backends._treespec import keyword_names
@@ -64,8 +78,8 @@ class AOTInductor(ConfigIdentity):
 
     ``inductor_configs`` are ``(name, value)`` pairs passed to the compiler.
 
-    >>> AOTInductor().describe()
-    'aot_inductor'
+    >>> AOTInductor().describe(), AOTInductor(precision="bfloat16", freezing=True).describe()
+    ('aot_inductor', "aot_inductor(precision='bfloat16', freezing=True)")
     """
 
     declaration: ClassVar[Declaration] = Declaration(
@@ -73,14 +87,36 @@ class AOTInductor(ConfigIdentity):
         libraries=("torch.export", "torch._inductor", "torch._inductor.package"),
         loader=lambda _config, request: load_package(request.artifact, request.device),
         defaults={"*": ({},)},
+        variants={  # measured in docs/precision.md
+            "wide": {
+                "cpu": ({"precision": "bfloat16", "freezing": True},),
+                "cuda": ({"precision": "float16"},),
+            },
+        },
     )
 
     inductor_configs: tuple[tuple[str, Any], ...] = ()
+    precision: str = "float32"
+    freezing: bool = False
     name: str = field(default="aot_inductor", init=False)
 
+    def __post_init__(self) -> None:
+        check_fields("aot_inductor", self.precision, False)
+
+    @property
+    def computes_in(self) -> str:
+        """Its ``precision``."""
+        return self.precision
+
     def unavailable_reason(self, device: torch.device) -> str | None:
-        """AOTInductor ships with torch (it needs a C++ compiler, checked at build)."""
-        return None
+        """AOTInductor ships with torch (it needs a C++ compiler, checked at build);
+        reduced precision needs native support."""
+        return lowp_unavailable(self.precision, device)
+
+    def _configs(self) -> dict[str, Any] | None:
+        """The compiler's configs: ``inductor_configs``, plus ``freezing`` when asked."""
+        configs = dict(self.inductor_configs) | ({"freezing": True} if self.freezing else {})
+        return configs or None
 
     def build(
         self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
@@ -88,7 +124,8 @@ class AOTInductor(ConfigIdentity):
         """Export, compile and package to ``model.pt2``, then load it back."""
 
         def build(log: BuildLog) -> Built:
-            model = prepared(module, device)
+            first = samples.items[0].to(device)
+            model = computing_in(prepared(module, device), self.precision, False, first.call)
             batch = example_batch(samples, device)
 
             def package(program: Any) -> Built:
@@ -97,12 +134,13 @@ class AOTInductor(ConfigIdentity):
                     path = torch._inductor.aoti_compile_and_package(
                         program,
                         package_path=str(work_dir / "model.pt2"),
-                        inductor_configs=dict(self.inductor_configs) or None,
+                        inductor_configs=self._configs(),
                     )
                     log.write(f"packaged to {path}")
                     return load_package(Path(path), device)
 
             built, source = on_program(model, batch, samples.spec, device, work_dir, log, package)
-            return dataclasses.replace(built, info={**built.info, "export": source})
+            info = {**built.info, "export": source, "freezing": self.freezing}
+            return dataclasses.replace(built, info=info | io_cast_info(self.precision, False))
 
         return available_build(self, device, work_dir, build)
