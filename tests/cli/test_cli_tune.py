@@ -173,5 +173,6 @@ def test_demo_runs_end_to_end_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixtu
         "eager(precision='bfloat16')",
         "inductor(precision='bfloat16', freezing=True)",
         "onnxruntime(precision='int8-dynamic')",
+        "onnxruntime(graph_optimization='basic')",
     ]
     assert "Selected" in out

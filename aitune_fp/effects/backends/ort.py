@@ -127,8 +127,7 @@ class OnnxRuntime(ConfigIdentity):
             "default": {
                 "cpu": (
                     {"precision": "int8-dynamic"},
-                    {"intra_op_threads": 1},
-                    {"intra_op_threads": 1, "graph_optimization": "basic"},
+                    {"graph_optimization": "basic"},
                 ),
                 "cuda": (
                     {"provider": "tensorrt", "fp16": True},
@@ -138,7 +137,8 @@ class OnnxRuntime(ConfigIdentity):
             "wide": {
                 "cpu": (
                     {"precision": "int8-static"},
-                    {"graph_optimization": "basic"},
+                    {"intra_op_threads": 1},
+                    {"intra_op_threads": 1, "graph_optimization": "basic"},
                 )
             },
         },
