@@ -9,8 +9,8 @@ by its backend, :class:`~.base.Declaration` ``variants``):
   model), ONNX Runtime with dynamic int8 quantization and ONNX Runtime with basic graph
   optimisation (a runtime option: it reuses the export; 1.17× on the Transformer and
   BERT-like models at batch 16, quiet machine); on CUDA eager in float16 and bfloat16,
-  Inductor in float16, the fp16 builds of TensorRT, Torch-TensorRT and ONNX Runtime's TensorRT provider, and ONNX Runtime's CUDA
-  provider on the graph converted to float16;
+  Inductor in float16, the fp16 builds of TensorRT, Torch-TensorRT and ONNX Runtime's
+  TensorRT provider, and ONNX Runtime's CUDA provider on the graph converted to float16;
 - ``wide`` adds, on CPU, eager and Inductor bf16 under autocast, AOTInductor bf16 with
   freezing, ONNX Runtime with static QDQ int8 calibrated on the samples, ONNX Runtime at
   one intra-op thread with and without basic graph optimisation (they won only on a busy
