@@ -10,8 +10,8 @@ Rules:
   just-in-time compile while Inductor's FX-graph cache is on; never a backend whose build
   itself times kernels (:func:`times_kernels`: TensorRT's tactic selection, Inductor's
   autotuning modes), which needs a quiet machine as any timing does; at most
-  :func:`parallel_builds` at once (from the cores and the load average: builds ahead only
-  use cores nobody else is using) (the environment variable ``AITUNE_FP_PREBUILD``, when
+  :func:`parallel_builds` at once (from the cores and how many are busy right now,
+  measured over a quarter second: builds ahead only use cores nobody else is using) (the environment variable ``AITUNE_FP_PREBUILD``, when
   set to a whole number, replaces that number: ``0`` builds nothing ahead, as does any
   number under 2 by the session's rule);
 - :func:`prebuilt` answers a ``Prebuild``: its jobs run ``parallel`` at a time, in the
@@ -49,6 +49,7 @@ from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.inductor import InductorJIT
 from aitune_fp.effects.backends.torch_trt import TorchTensorRT
 from aitune_fp.effects.backends.trt import TensorRT
+from aitune_fp.effects.busy_cores import busy_cores
 from aitune_fp.effects.cache import model_digest, unusable_reason
 from aitune_fp.effects.isolation.client import NotIsolated
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
@@ -61,7 +62,7 @@ log = logging.getLogger("aitune_fp")
 
 def parallel_builds(cores: int, load: float = 0.0) -> int:
     """How many builds run at once on ``cores`` cores with ``load`` runnable processes
-    already (the one-minute load average): compiles are mostly single-threaded, so two on
+    already (busy now, :func:`_load`): compiles are mostly single-threaded, so two on
     two cores and one per two cores on more, but never more than one plus the cores
     nobody else uses: builds sharing busy cores only slow each other down (measured on a
     2-core machine shared with other work, load 4-5: two builds at once each ran at half
@@ -97,7 +98,12 @@ def builds_at_once(environ: Mapping[str, str], cores: int, load: float = 0.0) ->
 
 
 def _load() -> float:
-    """The one-minute load average (``0.0`` where it cannot be read)."""
+    """The cores busy now, over a quarter second (:func:`~aitune_fp.effects.busy_cores.
+    busy_cores`; this process waits through it); where that cannot be read, the one-minute
+    load average (which also counts this tune's own start-up), else ``0.0``."""
+    now = busy_cores()
+    if now is not None:
+        return now
     try:
         return float(os.getloadavg()[0])
     except (AttributeError, OSError):  # pragma: no cover - not Unix
