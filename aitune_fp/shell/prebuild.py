@@ -11,9 +11,9 @@ Rules:
   itself times kernels (:func:`times_kernels`: TensorRT's tactic selection, Inductor's
   autotuning modes), which needs a quiet machine as any timing does; at most
   :func:`parallel_builds` at once (from the cores and how many are busy right now,
-  measured over a quarter second: builds ahead only use cores nobody else is using) (the environment variable ``AITUNE_FP_PREBUILD``, when
-  set to a whole number, replaces that number: ``0`` builds nothing ahead, as does any
-  number under 2 by the session's rule);
+  measured over a quarter second: builds ahead only use cores nobody else is using) (the
+  environment variable ``AITUNE_FP_PREBUILD``, when set to a whole number, replaces that
+  number: ``0`` builds nothing ahead, as does any number under 2 by the session's rule);
 - :func:`prebuilt` answers a ``Prebuild``: its jobs run ``parallel`` at a time, in the
   session's order, each in a fresh worker forked from the fork server, under the build's
   timeout and the same watchdog as any job (:func:`~aitune_fp.effects.isolation.isolated.
