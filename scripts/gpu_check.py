@@ -97,7 +97,7 @@ def providers() -> int:
         items.say("SKIP", "providers", f"ONNX Runtime or onnx is not installed ({error})")
         return items.code()
     from aitune_fp.effects.backends._ort_session import ProviderMismatch, open_checked_session
-    from aitune_fp.effects.backends.ort import _provider_missing
+    from aitune_fp.effects.backends._ort_install import provider_missing
     from aitune_fp.effects.environment import onnxruntime_facts
 
     print(f"INFO onnxruntime: {ort.__version__} available {ort.get_available_providers()}")
@@ -115,7 +115,7 @@ def providers() -> int:
         path = str(Path(tmp) / "relu.onnx")
         onnx.save(model, path)
         for name, asked in asks.items():
-            missing = _provider_missing(asked[0])
+            missing = provider_missing(asked[0])
             if missing is not None:
                 items.say("SKIP", f"provider {name}", missing)
                 continue

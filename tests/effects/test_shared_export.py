@@ -297,9 +297,12 @@ def test_a_backend_failing_on_the_shared_program_fails_alone(
 
 
 @pytest.mark.heavy
-def test_the_program_is_shared_across_isolated_workers(tmp_path: Path) -> None:
+def test_the_program_is_shared_across_isolated_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With isolation on, each backend builds in its own worker process and the second one
-    still loads the first one's program from disk."""
+    still loads the first one's program from disk (the sweep's builds: none ahead)."""
+    monkeypatch.setenv("AITUNE_FP_PREBUILD", "0")
     run = _tune(["aot_inductor", "onnxruntime"], tmp_path / "cache", isolation=True)
     outcomes = _outcomes(run)
     assert outcomes["aot_inductor"].status == "profiled"

@@ -180,7 +180,7 @@ def backend_by_name(name: str, **options: Any) -> Backend:
     >>> backend_by_name("eager", fast=True)
     Traceback (most recent call last):
     ...
-    ValueError: eager takes no option 'fast'; it takes: precision, autocast
+    ValueError: eager takes no option 'fast'; it takes: precision, autocast, threads
     """
     kind = backend_type(name)
     fields = [f.name for f in dataclasses.fields(kind) if f.init]
