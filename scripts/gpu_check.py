@@ -96,8 +96,8 @@ def providers() -> int:
     except ImportError as error:
         items.say("SKIP", "providers", f"ONNX Runtime or onnx is not installed ({error})")
         return items.code()
-    from aitune_fp.effects.backends._ort_session import ProviderMismatch, open_checked_session
     from aitune_fp.effects.backends._ort_install import provider_missing
+    from aitune_fp.effects.backends._ort_session import ProviderMismatch, open_checked_session
     from aitune_fp.effects.environment import onnxruntime_facts
 
     print(f"INFO onnxruntime: {ort.__version__} available {ort.get_available_providers()}")
