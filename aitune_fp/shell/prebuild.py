@@ -14,6 +14,8 @@ Rules:
   measured over a quarter second: builds ahead only use cores nobody else is using) (the
   environment variable ``AITUNE_FP_PREBUILD``, when set to a whole number, replaces that
   number: ``0`` builds nothing ahead, as does any number under 2 by the session's rule);
+- the busy cores are measured (a quarter second) only when something would be built
+  ahead; otherwise the recorded ``parallel`` is the cores' limit alone;
 - when every artifact candidate is already in the cache (a re-tune of the same model),
   nothing is built ahead: Inductor's own cache then holds the JIT graphs too, and building
   them ahead would only compile twice (measured: a warm mlp tune spent 1.9 s building
@@ -162,17 +164,18 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
                                       cache, setup.batch_sizes, sizes, model[0])  # fmt: skip
         return jit and isinstance(backend, InductorJIT)
 
-    at_once = builds_at_once(os.environ, _cores(), _load())
-    if at_once < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
-        return dataclasses.replace(plan, parallel=at_once)
+    by_cores = builds_at_once(os.environ, _cores())
+    if by_cores < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
+        return dataclasses.replace(plan, parallel=by_cores)
     names = tuple(
         n
         for n in plan.candidates
         if n in backends and not times_kernels(backends[n]) and can(backends[n])
     )
     if not any(loadable(backends[n]) for n in names):  # a re-tune: Inductor's cache is warm
-        names = ()
-    return dataclasses.replace(plan, ahead=names, parallel=at_once)
+        return dataclasses.replace(plan, parallel=by_cores)
+    return dataclasses.replace(plan, ahead=names,
+                               parallel=builds_at_once(os.environ, _cores(), _load()))  # fmt: skip
 
 
 def _digest(setup: Setup) -> str | None:
