@@ -17,7 +17,7 @@ import argparse
 import contextlib
 import importlib
 
-COMMANDS = frozenset({"tune", "demo"})
+from aitune_fp.cli.head_start import COMMANDS  # the commands that tune (stdlib only)
 
 
 def import_for_plot(args: argparse.Namespace) -> None:
