@@ -9,8 +9,8 @@
 #   bash scripts/gpu-check.sh            # from the project root, on a machine with a GPU
 #   bash scripts/gpu-check.sh --dry-run  # print the plan and exit
 #
-# Environment: PYTHON (default .venv/bin/python, else python3: a preinstalled CUDA torch
-# works without a venv), OUT (log folder, default runs/gpu-check/<time>), WHEELS (a folder
+# Environment: PYTHON (default: .venv/bin/python or python3, whichever has a CUDA torch,
+# else the first found), OUT (log folder, default runs/gpu-check/<time>), WHEELS (a folder
 # of wheels, default ./wheelhouse when it exists: missing small dependencies are installed
 # from it offline into SITE, default /tmp/aitune-fp-site, put on PYTHONPATH), BUDGET_S
 # (total seconds, default 530).
@@ -21,9 +21,21 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 DRY=0
 [ "${1:-}" = "--dry-run" ] && DRY=1
-if [ -n "${PYTHON:-}" ]; then PY="$PYTHON"
-elif [ -x .venv/bin/python ]; then PY=.venv/bin/python
-else PY=python3; fi
+# the python: PYTHON when set; else the first of .venv/bin/python and python3 whose torch is
+# a CUDA build (a carried or leftover CPU venv never wins over the machine's CUDA torch),
+# else the first that exists
+pick_python() {
+  local p first=""
+  for p in .venv/bin/python python3; do
+    command -v "$p" >/dev/null 2>&1 || continue
+    [ -z "$first" ] && first=$p
+    if "$p" -c "import sys, torch; sys.exit(torch.version.cuda is None)" 2>/dev/null; then
+      echo "$p"; return
+    fi
+  done
+  echo "${first:-python3}"
+}
+if [ -n "${PYTHON:-}" ]; then PY="$PYTHON"; else PY=$(pick_python); fi
 OUT="${OUT:-runs/gpu-check/$(date +%Y%m%d-%H%M%S)}"
 BUDGET_S="${BUDGET_S:-530}"
 WHEELS="${WHEELS:-}"
@@ -48,6 +60,8 @@ if [ "$DRY" = 1 ]; then
   echo "python: $PY; logs: $OUT; wheels: ${WHEELS:-none}; budget: ${BUDGET_S}s"
   for s in "${STEPS[@]}"; do echo "step $s (limit ${LIMIT[$s]}s)"; done
   echo "elastic: $ELASTIC (also gets what earlier steps leave unused)"
+  echo "backends cases (the tuner's own configs on float32 models; core first):"
+  PYTHONPATH="$PWD" "$PY" scripts/gpu_check.py plan || echo "(the plan needs torch and aitune_fp)"
   exit 0
 fi
 mkdir -p "$OUT"

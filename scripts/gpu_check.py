@@ -2,7 +2,7 @@
 
     python scripts/gpu_check.py cuda        # exit 3 and "no CUDA device: ..." without one
     python scripts/gpu_check.py providers   # ONNX Runtime GPU providers really used (or SKIP)
-    python scripts/gpu_check.py backends    # Inductor/AOTInductor x {fp32,tf32,bf16,fp16}
+    python scripts/gpu_check.py backends    # the tuner's variant configs (scripts/gpu_cases.py)
     python scripts/gpu_check.py memory      # the CUDA memory probe, input pool excluded
     python scripts/gpu_check.py gpu-tests   # pytest -m gpu, a PASS only when a test ran
     python scripts/gpu_check.py overhead    # TunedModule's per-call overhead on CUDA
@@ -11,7 +11,9 @@ Every item line is ``STATUS name: detail`` with STATUS PASS, FAIL or SKIP (a SKI
 and is never a PASS). A step exits 1 when an item failed, 3 (SKIP) when nothing ran, and
 0 when something passed and nothing failed. ``backends`` runs its core cases first (each
 precision at least once for each compiler, on a conv model and on a transformer), then
-the rest of the matrix while ``GPU_CHECK_STEP_S`` (the step's seconds) lasts.
+the ``wide`` search's other configs while ``GPU_CHECK_STEP_S`` (the step's seconds) lasts:
+every case on a float32 model, judged through the float32 eager reference and the
+accuracy policy, as a tune judges it (scripts/gpu_cases.py).
 """
 
 from __future__ import annotations
@@ -29,26 +31,13 @@ from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/gpu_cases.py
 NO_CUDA = 3
 SKIPPED = 3
 MIB = 1024 * 1024
 STATUSES = ("PASS", "FAIL", "SKIP")
-PRECISIONS = {"fp32": None, "tf32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
-CORE = (
-    ("inductor", "cnn", "fp32"),
-    ("inductor", "cnn", "tf32"),
-    ("inductor", "transformer", "bf16"),
-    ("inductor", "transformer", "fp16"),
-    ("aot_inductor", "transformer", "fp32"),
-    ("aot_inductor", "cnn", "fp16"),
-)
-"""Each precision at least once per compiler, on the conv model and the transformer."""
-MATRIX = tuple(
-    (b, m, p)
-    for b in ("inductor", "aot_inductor")
-    for m in ("cnn", "transformer")
-    for p in PRECISIONS
-)
+SWITCHES = ("strict", "tf32")
+"""torch's float32 switches a case runs under (scripts/gpu_cases.py)."""
 
 
 class Items:
@@ -75,10 +64,29 @@ def step_code(statuses: Sequence[str]) -> int:
     return 0 if "PASS" in statuses else SKIPPED
 
 
-def cuda() -> int:
-    """PASS with the device name, or exit ``NO_CUDA`` saying why there is none."""
+def gpu_hardware(dev: Path = Path("/dev")) -> str | None:
+    """What says this machine has an NVIDIA GPU (a ``/dev/nvidia<N>`` device node, or
+    ``nvidia-smi`` on the PATH), or None."""
+    import shutil
+
+    nodes = sorted(p.name for p in dev.glob("nvidia[0-9]*"))
+    if nodes:
+        return f"{dev}/{nodes[0]} exists"
+    smi = shutil.which("nvidia-smi")
+    return f"{smi} exists" if smi else None
+
+
+def cuda(hardware: Callable[[], str | None] = gpu_hardware) -> int:
+    """PASS with the device name; without a usable CUDA device a FAIL where the machine
+    has an NVIDIA GPU (torch cannot use it: a CPU build, or no device visible), else exit
+    ``NO_CUDA`` saying why there is none."""
     if not torch.cuda.is_available():
         why = "torch is a CPU-only build" if torch.version.cuda is None else "no device visible"
+        found = hardware()
+        if found is not None:
+            print(f"FAIL cuda: this machine has an NVIDIA GPU ({found}) but torch cannot use "
+                  f"it: {why} (torch {torch.__version__} at {torch.__file__})")  # fmt: skip
+            return 1
         print(f"SKIP cuda: no CUDA device ({why}; torch {torch.__version__})")
         return NO_CUDA
     name = torch.cuda.get_device_name(0)
@@ -127,35 +135,20 @@ def providers() -> int:
     return items.code()
 
 
-def _demo(name: str, dtype: torch.dtype | None) -> tuple[torch.nn.Module, list[Any]]:
-    """A demo model and its samples, floating parameters and inputs cast to ``dtype``."""
-    import torch.utils._pytree as pytree
-
+def _demo(name: str) -> tuple[torch.nn.Module, list[Any]]:
+    """A demo model and its samples, in float32 as a user hands them to the tuner."""
     from aitune_fp.models import DEMO_MODELS
 
     demo = DEMO_MODELS[name]
-    module, samples = demo.build().eval(), demo.samples()
-    if dtype is None:
-        return module, samples
-
-    def cast(t: Any) -> Any:
-        return t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
-
-    return module.to(dtype), [pytree.tree_map(cast, s) for s in samples]
+    return demo.build().eval(), demo.samples()
 
 
 @contextlib.contextmanager
-def precision_mode(precision: str) -> Iterator[None]:
-    """fp32: torch's switches strict; tf32: TF32 matmuls and convolutions; else as they are."""
+def switches_mode(switches: str) -> Iterator[None]:
+    """strict: torch's float32 switches strict; tf32: TF32 matmuls and convolutions."""
     from aitune_fp.effects.tf32 import STRICT, Tf32Switches, use_switches
 
-    if precision == "fp32":
-        with use_switches(STRICT):
-            yield
-    elif precision == "tf32":
-        with use_switches(Tf32Switches("tf32", "tf32")):
-            yield
-    else:
+    with use_switches(STRICT if switches == "strict" else Tf32Switches("tf32", "tf32")):
         yield
 
 
@@ -181,49 +174,44 @@ def _medians(profile: Any) -> dict[int, float]:
 
 
 def check_case(
-    config: Any, model: str, precision: str, device: torch.device, work_dir: Path
+    config: Any, model: str, switches: str, device: torch.device, work_dir: Path
 ) -> tuple[str, str]:
     """Build, validate and time one candidate: ``(status, detail)``.
 
-    On CUDA it is timed with CUDA events twice, on the caller's stream and enqueued on the
-    dedicated stream (validated there too); a dedicated-stream timing under half the
-    caller-stream one means the events missed the work, a FAIL.
+    The model stays float32; validation is the tuner's own (the float32 eager reference
+    and, for a reduced-precision config, the accuracy policy). On CUDA it is timed with
+    CUDA events twice, on the caller's stream and enqueued on the dedicated stream
+    (validated there too); a dedicated-stream timing under half the caller-stream one
+    means the events missed the work, a FAIL.
     """
     from aitune_fp.effects.inputs import normalise_samples
     from aitune_fp.shell.io import perform
 
-    module, raw = _demo(model, PRECISIONS[precision])
+    module, raw = _demo(model)
     module = module.to(device)
     samples = normalise_samples(raw).to(device)
-    name = config.describe()
-    with precision_mode(precision):
+    with switches_mode(switches):
         built = perform(config.build(module, samples, device, work_dir))
         if _is_failure(built):
             return "FAIL", f"build: {built.failure().message}"
         ok = built.unwrap()
         try:
-            return _validate_and_time(ok, name, module, samples, device, precision)
+            return _validate_and_time(ok, config.describe(), module, samples, device)
         finally:
             ok.close()
 
 
 def _validate_and_time(
-    ok: Any,
-    name: str,
-    module: torch.nn.Module,
-    samples: Any,
-    device: torch.device,
-    precision: str,
+    ok: Any, name: str, module: torch.nn.Module, samples: Any, device: torch.device
 ) -> tuple[str, str]:
     """Validate and time a built candidate on the caller's (and the dedicated) stream."""
     from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
     from aitune_fp.effects.profiler import profile_runner
     from aitune_fp.effects.tf32 import candidate_precision
     from aitune_fp.effects.timing import ProfileSettings
-    from aitune_fp.effects.validate import Tolerance, validate
+    from aitune_fp.effects.validate import validate
     from aitune_fp.shell.io import perform
 
-    dtype = PRECISIONS[precision]
     sizes = (1, 8)
     settings = ProfileSettings(input_mode="same", cuda_events=device.type == "cuda", warmup=None)
     runners = {"caller stream": ok.runner}
@@ -240,37 +228,30 @@ def _validate_and_time(
         report = report or checked.unwrap()
         timed = perform(
             profile_runner(
-                name,
-                runner,
-                samples,
-                device,
-                sizes,
-                fixed_steps(warmup=5, steps=20),
-                never_stop(),
-                settings,
+                name, runner, samples, device, sizes, fixed_steps(warmup=5, steps=20),
+                never_stop(), settings,
             )
-        )
+        )  # fmt: skip
         if _is_failure(timed):
             return "FAIL", f"profile ({where}): {timed.failure().message}"
         timings[where] = _medians(timed.unwrap())
-    judged = candidate_precision(ok.info.get("precision"), device)
-    out_dtype = str(dtype or torch.float32).removeprefix("torch.")
-    bound = Tolerance().bound(out_dtype, judged)
     assert report is not None
-    detail = (
-        f"judged at {judged or out_dtype} (rtol {bound.rtol:g}, atol "
-        f"{bound.atol:g}), max abs {report.max_abs_error:.3g}, max rel "
-        f"{report.max_rel_error:.3g}; "
-        + "; ".join(
-            f"{where} " + ", ".join(f"bs{bs} {ms:.3f} ms" for bs, ms in sorted(t.items()))
-            for where, t in timings.items()
-        )
+    judged = candidate_precision(ok.info.get("precision"), device) or "float32"
+    detail = f"judged at {judged}: {_figures(report.as_dict())}; " + "; ".join(
+        f"{where} " + ", ".join(f"bs{bs} {ms:.3f} ms" for bs, ms in sorted(t.items()))
+        for where, t in timings.items()
     )
     if "dedicated stream" in timings:
         for bs, ms in timings["dedicated stream"].items():
             if ms < 0.5 * timings["caller stream"][bs]:
                 return "FAIL", detail + f" (bs{bs}: the dedicated-stream events missed the work)"
     return "PASS", detail
+
+
+def _figures(report: dict[str, float]) -> str:
+    """The accuracy figures a reader wants first, as they are in the validation report."""
+    names = ("max_abs_error", "rms_rel_error", "cosine", "top1_agreement")
+    return ", ".join(f"{n} {report[n]:.3g}" for n in names if n in report) or "no figures"
 
 
 def _is_failure(result: Any) -> bool:
@@ -286,59 +267,42 @@ def _with(built: Any, runner: Callable[..., Any]) -> Any:
 
 
 def backends(device_name: str = "cuda") -> int:
-    """Inductor and AOTInductor over the precision matrix (core cases first, the rest while
-    the step's time lasts), then the TensorRT-based and ONNX Runtime GPU backends on the MLP
-    where their libraries are installed (SKIP with the reason otherwise).
+    """The tuner's candidate configs (scripts/gpu_cases.py: core cases first, the rest
+    while the step's time lasts), each a SKIP with its reason where its SDK is missing; the
+    last item names every SDK that could not run here.
 
     With ``device_name="cpu"`` the same code path runs ONNX Runtime's CPU provider on the MLP
     (``backends-cpu``: a rehearsal on a machine without a GPU).
     """
-    from aitune_fp.effects.backends.aot_inductor import AOTInductor
-    from aitune_fp.effects.backends.inductor import InductorJIT
-    from aitune_fp.effects.backends.ort import OnnxRuntime
-    from aitune_fp.effects.backends.torch_trt import TorchTensorRT
-    from aitune_fp.effects.backends.trt import TensorRT
+    from gpu_cases import core_cases, label, plan
 
     items = Items()
     deadline = time.monotonic() + float(os.environ.get("GPU_CHECK_STEP_S", "200")) - 25.0
     device = torch.device("cuda", 0) if device_name == "cuda" else torch.device("cpu")
-    compilers = {"inductor": InductorJIT(), "aot_inductor": AOTInductor()}
-    cases: list[tuple[Any, str, str]] = []
-    if device.type == "cuda":
-        cases += [(compilers[b], m, p) for b, m, p in CORE]
-        cases += [(compilers[b], m, p) for b, m, p in MATRIX if (b, m, p) not in CORE]
-        cases += [
-            (c, "mlp", "fp16" if getattr(c, "fp16", False) else "fp32")
-            for c in (
-                OnnxRuntime(provider="cuda"),
-                OnnxRuntime(provider="tensorrt", max_batch_size=64),
-                TensorRT(max_batch_size=64),
-                TensorRT(max_batch_size=64, fp16=True),
-                TorchTensorRT(max_batch_size=64),
-                TorchTensorRT(max_batch_size=64, fp16=True),
-                TorchTensorRT(ir="torch_compile"),
-            )
-        ]
-    else:
-        cases.append((OnnxRuntime(provider="cpu"), "mlp", "fp32"))
-    core = len(CORE) if device.type == "cuda" else len(cases)
+    cases = plan(device.type)
+    core = len(core_cases()) if device.type == "cuda" else len(cases)
+    missing: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (config, model, precision) in enumerate(cases):
-            name = f"{config.describe()} {model} {precision}"
+        for i, case in enumerate(cases):
+            config, model, switches = case
             reason = config.unavailable_reason(device)
             if reason is not None:
-                items.say("SKIP", name, reason)
+                items.say("SKIP", label(case), reason)
+                missing.setdefault(reason, []).append(config.describe())
                 continue
             if i >= core and time.monotonic() > deadline:
-                items.say("SKIP", name, "not run: the step's time is spent (core cases ran)")
+                items.say("SKIP", label(case), "not run: the step's time is spent (core cases ran)")
                 continue
             t0 = time.perf_counter()
             try:
-                status, detail = check_case(config, model, precision, device, Path(tmp) / str(i))
+                status, detail = check_case(config, model, switches, device, Path(tmp) / str(i))
             except Exception as error:  # a crash of one case is that case's FAIL
                 status, detail = "FAIL", f"{type(error).__name__}: {error}"
-            items.say(status, name, f"{detail}; {time.perf_counter() - t0:.1f} s")
+            items.say(status, label(case), f"{detail}; {time.perf_counter() - t0:.1f} s")
             torch._dynamo.reset()
+    if missing:
+        said = "; ".join(f"{why} ({', '.join(names)})" for why, names in missing.items())
+        items.say("SKIP", "not runnable here", said)
     return items.code()
 
 
@@ -485,7 +449,7 @@ def imports() -> int:
         backends,
         memory,
         overhead,
-        precision_mode,
+        switches_mode,
         _demo,
     ):
         for line in inspect.getsource(step).splitlines():
@@ -498,10 +462,20 @@ def imports() -> int:
     return 0
 
 
+def plan_step() -> int:
+    """Print the backends step's cases (no GPU needed: the dry run's plan)."""
+    from gpu_cases import core_cases, label, plan
+
+    for i, case in enumerate(plan("cuda")):
+        print(f"case {label(case)}" + (" (core)" if i < len(core_cases()) else ""))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     """Run the step named by ``argv[0]``."""
     steps: dict[str, Callable[[], int]] = {
-        "cuda": cuda,
+        "cuda": lambda: cuda(),
+        "plan": plan_step,
         "providers": providers,
         "backends": backends,
         "backends-cpu": lambda: backends("cpu"),

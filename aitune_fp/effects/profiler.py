@@ -7,9 +7,9 @@ Rules:
   before, the timed region (``input_mode="rotating"``); ``"same"`` reuses one batch;
   ``"parallel_op"`` runs a parallel torch op before each (untimed) call, as in-process
   preprocessing would;
-- each call is timed with ``time.perf_counter_ns``; on CUDA the device is synchronised
-  before and after the call, or CUDA events are used (``cuda_events=True``), created on
-  the tuned device and recorded on its current stream;
+- each call is timed with ``time.perf_counter_ns``; on CUDA with CUDA events created on
+  the tuned device and recorded on its current stream (the default; with
+  ``cuda_events=False`` the device is synchronised before and after the call instead);
 - every new batch size first gets one untimed priming call, so a JIT backend's
   recompilation never lands in the timed samples, then a warm-up to steady state driven by
   the core's warm-up rule (:mod:`aitune_fp.core.measure.warmup`; at least the call rule's

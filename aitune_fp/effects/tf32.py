@@ -179,13 +179,28 @@ def use_switches(switches: Tf32Switches) -> Iterator[None]:
         return
     allow_matmul, allow_conv, highest = legacy
     try:
-        torch.set_float32_matmul_precision(
-            {"ieee": "highest", "tf32": "high", "bf16": "medium"}[switches.matmul]
-        )
-        torch.backends.cuda.matmul.allow_tf32 = switches.matmul != "ieee"
-        torch.backends.cudnn.allow_tf32 = switches.conv != "ieee"
+        _set_legacy(switches.matmul != "ieee", switches.conv != "ieee", _MATMUL[switches.matmul])
         yield
     finally:
-        torch.set_float32_matmul_precision(highest)
-        torch.backends.cuda.matmul.allow_tf32 = allow_matmul
-        torch.backends.cudnn.allow_tf32 = allow_conv
+        _set_legacy(allow_matmul, allow_conv, highest)
+
+
+_MATMUL: Final = {"ieee": "highest", "tf32": "high", "bf16": "medium"}
+"""``torch.set_float32_matmul_precision``'s word for each matmul switch."""
+
+
+def _set_legacy(allow_matmul: bool, allow_conv: bool, matmul_precision: str) -> None:
+    """Set torch's legacy float32 switches, the matmul precision last: ATen's
+    ``setAllowTF32CuBLAS(b)`` (behind ``torch.backends.cuda.matmul.allow_tf32 = b``) sets
+    the float32 matmul precision to HIGH or HIGHEST (``aten/src/ATen/Context.cpp``), so
+    setting the precision first would turn a ``"medium"`` into ``"high"``.
+
+    >>> before = torch.get_float32_matmul_precision()
+    >>> _set_legacy(True, True, "medium")
+    >>> torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32
+    ('medium', True)
+    >>> _set_legacy(False, True, before)
+    """
+    torch.backends.cuda.matmul.allow_tf32 = allow_matmul
+    torch.backends.cudnn.allow_tf32 = allow_conv
+    torch.set_float32_matmul_precision(matmul_precision)

@@ -45,14 +45,16 @@ class ProfileSettings:
     ``remeasure_first`` re-measures the sweep's first batch size after the others;
     ``early_stop`` lets a batch size that is clearly beaten after its probe stop there
     (when the profile is given an :class:`EarlyStop`; ``False``: every batch size runs
-    its whole call rule).
+    its whole call rule). ``cuda_events``: on CUDA each call is timed with CUDA events on
+    the tuned device's current stream, where every runner's work joins back (``False``:
+    the wall clock around a device synchronisation, which also counts the host's wait).
     """
 
     input_mode: str = "rotating"
     pool_factor: float = 2.0
     max_pool: int = 64
     memory_fraction: float = 0.25
-    cuda_events: bool = False
+    cuda_events: bool = True
     max_seconds_per_batch: float = 60.0
     warmup: WarmupRule | None = DEFAULT_WARMUP
     remeasure_first: bool = True

@@ -76,3 +76,26 @@ def test_events_are_created_and_recorded_on_the_tuned_device(
     assert [e.device_index for e in state.events] == [1, 1]
     assert all(e.recorded_on == [f"stream of {TUNED}"] for e in state.events)
     assert state.current == 0
+
+
+def test_the_tuners_default_settings_time_cuda_with_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ProfileSettings()`` as the tuner builds it times CUDA calls with events on the tuned
+    device's stream (issue 37 §10: the default used to be the synchronised wall clock)."""
+    state = _install(monkeypatch)
+    timer = call_timer(TUNED, ProfileSettings())
+    assert timer(lambda: None) == 1.5
+    assert [e.device_index for e in state.events] == [1, 1]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_cuda_event_timing_sees_the_work_of_a_real_matmul() -> None:
+    """A real 2048x2048 matmul timed by the default CUDA timer takes more than 0.01 ms and
+    the timer leaves the current device as it was."""
+    device = torch.device("cuda", torch.cuda.device_count() - 1)
+    a = torch.randn(2048, 2048, device=device)
+    timer = call_timer(device, ProfileSettings())
+    before = torch.cuda.current_device()
+    ms = min(timer(lambda: a @ a) for _ in range(5))
+    assert ms > 0.01
+    assert torch.cuda.current_device() == before

@@ -125,12 +125,26 @@ def test_without_native_bf16_the_variant_is_a_recorded_build_failure(
 def test_on_cuda_bf16_needs_the_gpu_to_support_it_and_fp16_is_offered(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A fake CUDA device: bf16 unavailable without GPU support, fp16 always available."""
-    cuda = torch.device("cuda")
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    """A fake CUDA device: bf16 needs the tuned GPU's compute capability >= 8.0 even where
+    ``torch.cuda.is_bf16_supported()`` (which counts emulation, and asks about the current
+    device) says yes; fp16 is always available (issue 37 §11; torch 2.13's
+    ``is_bf16_supported(including_emulation=True)`` and ``get_device_capability(device)``)."""
+    cuda = torch.device("cuda", 1)
+    asked: list[object] = []
+
+    def capability(major: int) -> object:
+        def read(device: object = None) -> tuple[int, int]:
+            asked.append(device)
+            return (major, 5 if major == 7 else 0)
+
+        return read
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", capability(7))  # a T4: emulated
     for config in (InductorJIT(precision="bfloat16"), AOTInductor(precision="bfloat16")):
         assert config.unavailable_reason(cuda) == "this GPU has no native bfloat16"
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert asked and all(d == cuda for d in asked)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", capability(9))  # an H200
     assert InductorJIT(precision="bfloat16").unavailable_reason(cuda) is None
     assert AOTInductor(precision="float16").unavailable_reason(cuda) is None
 
@@ -146,3 +160,14 @@ def test_the_default_space_adds_inductor_bf16_with_freezing_and_wide_the_rest() 
     assert {InductorJIT(precision="bfloat16", autocast=True),
             AOTInductor(precision="bfloat16", freezing=True)} <= wide  # fmt: skip
     assert InductorJIT(precision="float16") in search_candidates(Search(), "cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_real_gpu_bf16_is_native_exactly_from_compute_capability_8() -> None:
+    """On the machine's GPU, bf16 counts as native exactly when its capability is >= 8.0."""
+    from aitune_fp.effects.backends._lowp import lowp_unavailable
+
+    device = torch.device("cuda", 0)
+    native = torch.cuda.get_device_capability(device)[0] >= 8
+    assert (lowp_unavailable("bfloat16", device) is None) == native

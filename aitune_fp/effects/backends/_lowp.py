@@ -5,7 +5,7 @@ Rules:
   computes them natively (AVX512-BF16/AMX, AVX512-FP16/AMX-FP16); elsewhere they are
   emulated and several times slower than float32 (measured 6× for bf16 on an AVX2 CPU, a
   BERT-like model, ``docs/precision.md``), so the variant is a recorded failure with that
-  reason; on CUDA, bfloat16 needs ``torch.cuda.is_bf16_supported()``;
+  reason; on CUDA, bfloat16 needs the tuned GPU's compute capability 8.0 or later;
 - ``cast`` computes on a copy of the module cast to the dtype, floating inputs cast in
   and floating outputs cast back to eager's dtypes (:class:`~._precision.ComputeIn`);
   ``autocast`` runs the float32 module under ``torch.autocast`` (matmuls and convolutions
@@ -37,7 +37,7 @@ def lowp_unavailable(precision: str, device: torch.device) -> str | None:
     if precision not in DTYPES:
         return None
     if device.type == "cuda":
-        if precision == "bfloat16" and not torch.cuda.is_bf16_supported():
+        if precision == "bfloat16" and not cuda_bf16_native(device):
             return "this GPU has no native bfloat16"
         return None
     check = {
@@ -50,6 +50,15 @@ def lowp_unavailable(precision: str, device: torch.device) -> str | None:
             "emulated, several times slower than float32"
         )
     return None
+
+
+def cuda_bf16_native(device: torch.device) -> bool:
+    """Whether the tuned CUDA ``device`` computes bfloat16 natively: compute capability 8.0
+    (Ampere) or later. ``torch.cuda.is_bf16_supported()`` is not that question: it
+    defaults to ``including_emulation=True`` (true on older GPUs too, which emulate it
+    slowly) and asks about the current device, not the tuned one."""
+    major, _minor = torch.cuda.get_device_capability(device)
+    return major >= 8
 
 
 def check_fields(name: str, precision: str, autocast: bool) -> None:

@@ -46,6 +46,7 @@ import torch
 from aitune_fp.effects.isolation import worker
 from aitune_fp.effects.isolation.protocol import Timeouts, death_reason, where
 from aitune_fp.effects.isolation.server import _main_hidden, context, start
+from aitune_fp.effects.tf32 import Tf32Switches
 
 __all__ = ["Ended", "NotIsolated", "context", "dumps", "run_job", "start"]
 
@@ -121,7 +122,8 @@ def _worker(payload: bytes) -> Iterator[tuple[Any, Any, Any]]:
     ctx = context()
     receiver, sender = ctx.Pipe(duplex=False)
     beat = ctx.RawArray("d", 3)
-    proc = ctx.Process(target=worker.main, args=(sender, beat, payload), daemon=True)
+    switches = Tf32Switches.now()  # the caller's, not the fork server's (started earlier)
+    proc = ctx.Process(target=worker.main, args=(sender, beat, payload, switches), daemon=True)
     try:
         with _STARTING, _main_hidden():
             proc.start()

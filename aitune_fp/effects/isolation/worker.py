@@ -8,15 +8,16 @@ Rules:
 - the job arrives as one cloudpickled value (the module's weights are copied, never
   shared with the tune process, so a backend that edits weights in place cannot touch
   the user's module); once it is unpickled the worker says ``("started", None)``, its
-  first message (the parent times the worker's start up to it);
+  first message (the parent times the worker's start up to it); it runs under the float32
+  switches (TF32, matmul precision) the tune process had when it started the worker, not
+  those of the fork server it forks from, which started earlier;
 - a candidate job first calls the eager module once (:func:`_warm`, so first-use costs
   of a fresh process are not charged to the backend's memory), then runs
-  :func:`~aitune_fp.effects.candidate.run_candidate` as is: the
-  stages, the cache, validation and the profiler are the same code as without isolation;
-  its stage and batch-size events go to the pipe, its heartbeat to shared memory before
-  each call (through the profiler's injected timer, before the clock starts: nothing
-  inside the timed region changes), and its result (the profile or the failure, stage
-  times, validation errors, the artifact, build facts, peak memory) comes back as plain
+  :func:`~aitune_fp.effects.candidate.run_candidate` as is (the same stages, cache,
+  validation and profiler as without isolation); its stage and batch-size events go to
+  the pipe, its heartbeat to shared memory before each call (through the profiler's
+  injected timer, before the clock starts), and its result (profile or failure, stage
+  times, validation errors, artifact, build facts, peak memory) comes back as plain
   values; the runner itself never leaves the worker;
 - a max-batch job first runs the eager check (:mod:`aitune_fp.effects.precheck`, one
   row), answering its ``TuneError`` if eager cannot run, then (``sweep``) runs
@@ -31,11 +32,8 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import os
-import signal
-import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +47,7 @@ from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.isolation.parent_death import die_with_parent
 from aitune_fp.effects.isolation.protocol import outcome_values
 from aitune_fp.effects.prebuild import PrebuildJob
 from aitune_fp.effects.profiler import (
@@ -57,6 +56,7 @@ from aitune_fp.effects.profiler import (
     Timer,
     call_timer,
 )
+from aitune_fp.effects.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_switches
 from aitune_fp.effects.validate import Tolerance
 
 
@@ -245,32 +245,12 @@ def _max_batch(job: MaxBatchJob, beat: Any) -> Any:
     return find_max_batch_size(runner, job.samples, device, cap=job.cap, on_try=trying)
 
 
-def _die_with_parent() -> None:
-    """Die with the fork server: drop the server's liveness pipe that multiprocessing hands
-    every child (so the server can exit when the tune process goes, even while this worker
-    hangs), and ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux; exit at once if the server
-    is already gone."""
-    with contextlib.suppress(Exception):
-        from multiprocessing import forkserver
-
-        server: Any = forkserver._forkserver
-        if server._forkserver_alive_fd is not None:
-            os.close(server._forkserver_alive_fd)
-            server._forkserver_alive_fd = None
-    if not sys.platform.startswith("linux"):
-        return
-    parent = os.getppid()
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:
-        os._exit(1)
-
-
-def main(conn: Any, beat: Any, payload: bytes) -> None:
-    """The worker's entry point: run the job in ``payload``, answer over ``conn``."""
+def main(conn: Any, beat: Any, payload: bytes, switches: Tf32Switches = DEFAULT_SWITCHES) -> None:
+    """The worker's entry point: run the job in ``payload`` under ``switches``, answer over
+    ``conn``."""
     with contextlib.suppress(OSError):
         os.setpgrp()
-    _die_with_parent()
+    die_with_parent()
     import cloudpickle
 
     def send(message: tuple[str, Any]) -> None:
@@ -279,14 +259,8 @@ def main(conn: Any, beat: Any, payload: bytes) -> None:
     try:
         job = cloudpickle.loads(payload)
         send(("started", None))
-        if isinstance(job, CandidateJob):
-            send(("done", _candidate(job, send, beat)))
-        elif isinstance(job, MaxBatchJob):
-            send(("done", _max_batch(job, beat)))
-        elif isinstance(job, PrebuildJob):
-            send(("done", job.run(beat)))
-        else:
-            send(("error", f"unknown job {type(job).__name__}"))
+        with use_switches(switches):
+            send(_answer(job, send, beat))
     except Exception as error:
         text = "".join(traceback.format_exception(error))
         with contextlib.suppress(Exception):
@@ -294,3 +268,14 @@ def main(conn: Any, beat: Any, payload: bytes) -> None:
     finally:
         with contextlib.suppress(Exception):
             conn.close()
+
+
+def _answer(job: Any, send: Send, beat: Any) -> tuple[str, Any]:
+    """Run ``job``: its ``done`` message (``error`` for an unknown job)."""
+    if isinstance(job, CandidateJob):
+        return "done", _candidate(job, send, beat)
+    if isinstance(job, MaxBatchJob):
+        return "done", _max_batch(job, beat)
+    if isinstance(job, PrebuildJob):
+        return "done", job.run(beat)
+    return "error", f"unknown job {type(job).__name__}"
