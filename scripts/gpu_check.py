@@ -36,6 +36,8 @@ NO_CUDA = 3
 SKIPPED = 3
 MIB = 1024 * 1024
 STATUSES = ("PASS", "FAIL", "SKIP")
+CASE_S = 150.0
+"""The most seconds one case may take (a compile included) before it is a hung FAIL."""
 SWITCHES = ("strict", "tf32")
 """torch's float32 switches a case runs under (scripts/gpu_cases.py)."""
 
@@ -284,26 +286,67 @@ def backends(device_name: str = "cuda") -> int:
     missing: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases):
-            config, model, switches = case
-            reason = config.unavailable_reason(device)
-            if reason is not None:
-                items.say("SKIP", label(case), reason)
-                missing.setdefault(reason, []).append(config.describe())
-                continue
             if i >= core and time.monotonic() > deadline:
                 items.say("SKIP", label(case), "not run: the step's time is spent (core cases ran)")
                 continue
-            t0 = time.perf_counter()
-            try:
-                status, detail = check_case(config, model, switches, device, Path(tmp) / str(i))
-            except Exception as error:  # a crash of one case is that case's FAIL
-                status, detail = "FAIL", f"{type(error).__name__}: {error}"
-            items.say(status, label(case), f"{detail}; {time.perf_counter() - t0:.1f} s")
-            torch._dynamo.reset()
+            own = time.monotonic() + CASE_S  # a core case always gets its own time
+            until = own if i < core else min(own, deadline + 20.0)
+            status, detail = _in_child(case, device, Path(tmp) / str(i), until)
+            items.say(status, label(case), detail)
+            if status == "SKIP":
+                missing.setdefault(detail, []).append(case[0].describe())
     if missing:
         said = "; ".join(f"{why} ({', '.join(names)})" for why, names in missing.items())
         items.say("SKIP", "not runnable here", said)
     return items.code()
+
+
+def _in_child(case: Any, device: torch.device, work_dir: Path, until: float) -> tuple[str, str]:
+    """One case in a forked child (this process never touches CUDA, so every child starts
+    clean): ``(status, detail)``; a child that crashes, hangs past ``until`` or dies is
+    that case's FAIL, and the next case still runs."""
+    import signal
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the case, its line on the pipe, exit
+        os.close(read)
+        config, model, switches = case
+        t0 = time.perf_counter()
+        try:
+            reason = config.unavailable_reason(device)
+            if reason is not None:
+                status, detail = "SKIP", reason
+            else:
+                status, detail = check_case(config, model, switches, device, work_dir)
+                detail += f"; {time.perf_counter() - t0:.1f} s"
+        except Exception as error:  # a crash of one case is that case's FAIL
+            status, detail = "FAIL", f"{type(error).__name__}: {error}"
+        os.write(write, f"{status}\t{detail}".encode())
+        os._exit(0)
+    os.close(write)
+    chunks: list[bytes] = []
+    while True:
+        left = until - time.monotonic()
+        done, status_word = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read)
+            return "FAIL", "hung: killed when the step's time ran out"
+        time.sleep(0.2)
+    while chunk := os.read(read, 65536):
+        chunks.append(chunk)
+    os.close(read)
+    text = b"".join(chunks).decode(errors="replace")
+    if "\t" in text:
+        head, detail = text.split("\t", 1)
+        return head, detail
+    code = os.waitstatus_to_exitcode(status_word)
+    why = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+    return "FAIL", f"the case's process died ({why}) before it answered"
 
 
 def memory() -> int:

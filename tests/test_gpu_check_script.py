@@ -58,7 +58,9 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 def _step(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # the caller's PYTHONPATH kept: on a GPU machine it holds the wheelhouse's site
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
     return subprocess.run(
         [sys.executable, str(SCRIPTS / "gpu_check.py"), *args],
         capture_output=True,

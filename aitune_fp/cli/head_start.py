@@ -39,5 +39,6 @@ def head_start(args: argparse.Namespace) -> None:
     libraries = [lib for name in names for lib in LIBRARIES.get(str(name), ())]
     from aitune_fp.effects.isolation import server  # stdlib only: no torch here
 
+    cuda = str(getattr(args, "device", "") or "").startswith("cuda")
     with contextlib.suppress(Exception):
-        server.start(libraries)
+        server.start(libraries, cuda=cuda)

@@ -3,7 +3,8 @@ ask it for its status or to stop.
 
 Rules (standard library only, before the CLI imports anything heavy):
 - ``aitune-fp tune`` and ``demo`` attach when this user's service is running
-  (:func:`attach`), unless ``--no-service`` is given or ``AITUNE_FP_SERVICE=0``; without
+  (:func:`attach`), unless ``--no-service`` is given, ``AITUNE_FP_SERVICE=0``, or the
+  tune is on a CUDA device (:func:`on_cuda`); without
   a running service nothing changes: the command runs in this process as always;
 - attaching sends the command line, working directory, environment, search path, start
   time and this process's stdin/stdout/stderr; the service forks a fresh tune that
@@ -44,12 +45,29 @@ def wants_service(argv: Sequence[str], env: dict[str, str] | None = None) -> boo
     False
     >>> wants_service(["demo"], {"AITUNE_FP_SERVICE": "0"})
     False
+    >>> cuda = (["demo", "--device", "cuda"], ["demo", "--device=cuda:1"])
+    >>> [wants_service(argv, {}) for argv in cuda]
+    [False, False]
     """
     env = dict(os.environ) if env is None else env
-    if env.get("AITUNE_FP_SERVICE", "1") == "0" or "--no-service" in argv:
+    if env.get("AITUNE_FP_SERVICE", "1") == "0" or "--no-service" in argv or on_cuda(argv):
         return False
     command = next((a for a in argv if not a.startswith("-")), None)
     return command in ATTACHING
+
+
+def on_cuda(argv: Sequence[str]) -> bool:
+    """Whether the command line tunes on a CUDA device (``--device cuda…``): such a tune
+    runs in its own process, never forked from the service, whose warm imports (Inductor's
+    compiler) leave a process that a fork of it cannot use CUDA in (measured on an H200,
+    torch 2.11+cu130: "Cannot re-initialize CUDA in forked subprocess")."""
+    for i, arg in enumerate(argv):
+        value = arg.removeprefix("--device=") if arg.startswith("--device=") else None
+        if arg == "--device" and i + 1 < len(argv):
+            value = argv[i + 1]
+        if value is not None and value.startswith("cuda"):
+            return True
+    return False
 
 
 def connect(timeout: float = 5.0) -> socket.socket | None:

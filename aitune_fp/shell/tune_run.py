@@ -118,7 +118,7 @@ def prepare(
     admitted = _admitted(asked.strategy, candidates)
     loading = None
     if asked.isolation:  # the workers' server imports them; this process, while it waits
-        start_workers(n for c in admitted for n in libraries_of(c))
+        start_workers((n for c in admitted for n in libraries_of(c)), cuda=dev.type == "cuda")
         loading = preload_in_background(admitted, dev)
     return _searched(module.eval().to(dev), normalised.to(dev), candidates, dev, asked,
                      loading, admitted, clock)  # fmt: skip

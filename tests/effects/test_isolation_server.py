@@ -88,3 +88,22 @@ def test_a_worker_starts_with_the_servers_heap_frozen() -> None:
     worker.join(timeout=60)
     assert count > 10_000
     assert server.preloaded()[-1] == server.FROZEN_HEAP
+
+
+def test_a_cuda_tune_gets_a_server_without_the_compilers_imports() -> None:
+    """A CUDA tune's server imports none of the CUDA-unsafe modules (after which, on an
+    H200 with torch 2.11, a fork cannot use CUDA), and a running server that imported
+    them is replaced rather than reused; the CPU server keeps them (issue 37, found on
+    the lent GPU)."""
+    server.shutdown()
+    server.start(["json", "torch.export"])
+    cpu_pid = _server_pid()
+    assert "torch.export" in server.preloaded()
+    server.start(["json", "torch.export"], cuda=True)
+    assert _server_pid() != cpu_pid
+    assert "json" in server.preloaded()
+    assert not set(server.preloaded()) & set(server.CUDA_UNSAFE)
+    cuda_pid = _server_pid()
+    server.start(["json", "torch._inductor.compile_fx"], cuda=True)  # safe part: reused
+    assert _server_pid() == cuda_pid
+    server.shutdown()

@@ -25,7 +25,11 @@ Rules:
   with a signal 0 rather than waited for, and this process never stops it (its
   :func:`shutdown` only forgets it); its workers run with this process's environment
   (:class:`EnvProcess`), not the server's; a tune that needs a library the inherited
-  server lacks starts a server of its own, as a fresh process would.
+  server lacks starts a server of its own, as a fresh process would;
+- a server for a CUDA tune imports none of :data:`CUDA_UNSAFE` (a running server that has
+  is replaced): after ``import torch._inductor.compile_fx`` a fork cannot use CUDA
+  (measured on a lent H200, torch 2.11+cu130 with Triton 3.6: "Cannot re-initialize CUDA
+  in forked subprocess", ``scripts/gpu_fork_probe.py``), so its workers pay those imports.
 """
 
 from __future__ import annotations
@@ -54,6 +58,17 @@ ALWAYS_PRELOAD: Final = (
 COMPILER_IMPORTS: Final = "aitune_fp.effects.isolation.compiler_imports"
 FROZEN_HEAP: Final = "aitune_fp.effects.isolation.frozen_heap"
 _STATE: dict[str, Any] = {}
+CUDA_UNSAFE: Final = ("torch._inductor", "torch.export", "torch.onnx", COMPILER_IMPORTS)
+"""Modules (and their submodules) a fork server for a CUDA tune must not import."""
+
+
+def cuda_safe(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` without the :data:`CUDA_UNSAFE` modules.
+
+    >>> cuda_safe(["torch", "torch._inductor.compile_fx", "onnxruntime", "torch.export"])
+    ('torch', 'onnxruntime')
+    """
+    return tuple(n for n in names if not any(n == u or n.startswith(u + ".") for u in CUDA_UNSAFE))
 
 
 def wanted(libraries: Iterable[str] = ()) -> tuple[str, ...]:
@@ -107,11 +122,17 @@ def context(libraries: Iterable[str] = ()) -> Any:
     return ctx
 
 
-def start(libraries: Iterable[str] = ()) -> None:
+def start(libraries: Iterable[str] = (), *, cuda: bool = False) -> None:
     """Make sure a server that has imported ``libraries`` runs: reuse the running one when
-    it has, else (re)start one (it imports in the background while the caller works)."""
-    names = wanted(libraries)
+    it has, else (re)start one (it imports in the background while the caller works). For
+    a ``cuda`` tune, the CUDA-unsafe libraries are left out, and a running server that
+    imported any of them is replaced."""
+    names = wanted(cuda_safe(libraries) if cuda else libraries)
     have = preloaded()
+    if running() and cuda and cuda_safe(have) != have:
+        log.info("restarting the workers' server without the compilers' imports (CUDA tune)")
+        shutdown()
+        have = ()
     if running() and set(names) <= set(have):
         log.debug("workers' server reused (pid %s)", _server()._forkserver_pid)
         return
