@@ -10,22 +10,24 @@ process-wide and settable on a CPU build, so the tests run the real torch here.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import torch
-from returns.io import IOResult, IOSuccess
+from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.strategies import max_throughput
-from aitune_fp.effects.backends.base import Built, ConfigIdentity
+from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import Samples, normalise_samples
 from aitune_fp.effects.isolation import isolated_candidate
 from aitune_fp.effects.tf32 import Tf32Switches, use_switches
 from aitune_fp.effects.timing import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
+from tests.faults.faulty import Plain
 
 CPU = torch.device("cpu")
 
@@ -55,26 +57,20 @@ def test_use_switches_keeps_a_users_medium_inside_and_after() -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class SwitchReader(ConfigIdentity):
+class SwitchReader(Plain):
     """The eager module, recording torch's float32 switches as its build saw them."""
 
     name: str = field(default="switch_reader", init=False)
 
-    def unavailable_reason(self, device: torch.device) -> str | None:
-        """Always available."""
-        return None
-
     def build(
         self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
     ) -> IOResult[Built, BackendFailure]:
-        """The eager runner; ``info`` holds the switches in force during the build."""
-        work_dir.mkdir(parents=True, exist_ok=True)
+        """Plain's runner; ``info`` holds the switches in force during the build."""
         now = Tf32Switches.now()
-        info = {
-            "matmul_precision": torch.get_float32_matmul_precision(),
-            "switches": f"{now.matmul}/{now.conv}",
-        }
-        return IOSuccess(Built(module, info=info))
+        seen = {"matmul_precision": torch.get_float32_matmul_precision(),
+                "switches": f"{now.matmul}/{now.conv}"}  # fmt: skip
+        built = Plain.build(self, module, samples, device, work_dir)
+        return built.map(lambda b: dataclasses.replace(b, info={**b.info, **seen}))
 
 
 @pytest.mark.parametrize(("precision", "matmul"), [("high", "tf32"), ("medium", "bf16")])
