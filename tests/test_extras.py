@@ -87,3 +87,14 @@ def test_every_declared_extra_exists_and_installs_its_sdk() -> None:
             if library.supported is not None:
                 names = {_name(d) for d in library.distributions}
                 assert pulled & names, (declaration.extra, library.name)
+
+
+def test_the_gpu_extra_pins_the_tensorrt_major_onnx_runtime_links() -> None:
+    """`[gpu]` holds onnxruntime-gpu and TensorRT together, so its TensorRT is the major the
+    TensorRT EP dlopens (libnvinfer.so.10), never TensorRT 11 (issue 37 §6)."""
+    from aitune_fp.effects.backends._ort_install import ORT_TENSORRT_LIBRARY
+
+    major = int(ORT_TENSORRT_LIBRARY.rsplit(".", 1)[1])
+    pins = [r for r in _extras()["gpu"] if _name(r) == "tensorrt"]
+    assert pins == [f"tensorrt>={major}.0,<{major + 1}"]
+    assert "onnxruntime-gpu" in _closure("gpu", _extras())

@@ -18,13 +18,15 @@ Rules:
 from __future__ import annotations
 
 import base64
+import contextlib
+import ctypes
 import hashlib
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 GPU_BUILD: Final = "onnxruntime-gpu"
 """The distribution that ships the CUDA and TensorRT execution providers."""
@@ -160,3 +162,39 @@ def provider_missing(provider: str) -> str | None:
     if shadowed is not None:
         return f"onnxruntime's {provider} is missing: {shadowed}"
     return f"onnxruntime's {provider} is not installed (needs onnxruntime-gpu)"
+
+
+ORT_TENSORRT_LIBRARY: Final = "libnvinfer.so.10"
+"""The TensorRT library ONNX Runtime's GPU builds (1.18 to 1.23) link their TensorRT EP
+against; the EP dlopens it by this name when a session is created."""
+
+
+def load_tensorrt_libraries() -> None:
+    """Load pip's TensorRT libraries into this process, if it is installed: the ``tensorrt``
+    package loads them from its own folder (``tensorrt_libs``), which is not on the
+    loader's path, so the EP's later dlopen by soname finds them already loaded."""
+    with contextlib.suppress(Exception):
+        import tensorrt  # noqa: F401
+
+
+def tensorrt_ep_unloadable(load: Callable[[str], Any] | None = None) -> str | None:
+    """Why ONNX Runtime's TensorRT EP could not load its TensorRT here, or None.
+
+    ``get_available_providers()`` lists the TensorRT EP whenever the build has it, but the
+    EP opens :data:`ORT_TENSORRT_LIBRARY` only when a session is created: ask first.
+
+    >>> def missing(name: str) -> None:
+    ...     raise OSError(f"{name}: cannot open shared object file")
+    >>> print(tensorrt_ep_unloadable(missing))  # doctest: +ELLIPSIS
+    onnxruntime's TensorRT EP needs libnvinfer.so.10 (TensorRT 10), which cannot be loaded...
+    """
+    load_tensorrt_libraries()
+    try:
+        (load or ctypes.CDLL)(ORT_TENSORRT_LIBRARY)
+    except OSError as error:
+        return (
+            f"onnxruntime's TensorRT EP needs {ORT_TENSORRT_LIBRARY} (TensorRT 10), which "
+            f"cannot be loaded here ({error}); install TensorRT 10 (pip install "
+            "'aitune_fp[gpu]' pins it) or put its lib folder on LD_LIBRARY_PATH"
+        )
+    return None

@@ -22,6 +22,7 @@ import re
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 from aitune_fp.effects.inputs import InputSpec
@@ -186,4 +187,64 @@ def trt_profile_options(spec: InputSpec, max_batch_size: int) -> dict[str, str]:
             for t, row in zip(spec.tensors, rows, strict=True)
         )
         for which, key in enumerate(keys)
+    }
+
+
+PARTITIONED_PROFILES: Final = (
+    "User needs to provide all the dynamic shape inputs with associated profiles"
+)
+"""The TensorRT EP's refusal of explicit profiles when the graph was partitioned into
+TRT/CUDA/CPU subgraphs and a TRT subgraph has a dynamic input no profile names
+(``onnxruntime/core/providers/tensorrt/tensorrt_execution_provider.cc``: "User needs to
+provide all the dynamic shape inputs with associated profiles if they want to explicitly
+set profiles through provider options. Please note that main graph could be partitioned
+into TRT/CUDA/CPU subgraphs, ...")."""
+_PROFILE_KEYS: Final = (
+    "trt_profile_min_shapes",
+    "trt_profile_opt_shapes",
+    "trt_profile_max_shapes",
+)
+
+
+def open_profiled_session(
+    ort: Any,
+    path: str,
+    options: Any,
+    providers: Sequence[Any],
+    said_to: Callable[[str], None] = lambda _: None,
+) -> Any:
+    """:func:`open_checked_session`; where the TensorRT EP refuses the explicit profiles of
+    a partitioned graph (:data:`PARTITIONED_PROFILES`), once more without them (the EP
+    then builds its profiles from the shapes it meets), saying so to ``said_to``."""
+    try:
+        return open_checked_session(ort, path, options, providers, said_to)
+    except ProviderMismatch as error:
+        if PARTITIONED_PROFILES not in str(error) or not any(
+            isinstance(p, tuple) and set(_PROFILE_KEYS) & set(p[1]) for p in providers
+        ):
+            raise
+    said_to("TensorRT EP: the graph is partitioned; retrying without explicit profiles")
+    plain = [
+        (p[0], {k: v for k, v in p[1].items() if k not in _PROFILE_KEYS})
+        if isinstance(p, tuple)
+        else p
+        for p in providers
+    ]
+    return open_checked_session(ort, path, options, plain, said_to)
+
+
+def trt_cache_options(graph: Path) -> dict[str, Any]:
+    """The TensorRT EP's engine cache, kept beside ``graph`` as files of its artifact: the
+    cache folder is the graph's own and each file's name starts with ``<graph name>.``
+    (``trt_engine_cache_prefix``), so the artifact cache stores the engines with the graph
+    (:func:`~aitune_fp.effects.artifacts.artifact_files`) and a cache hit or a saved module
+    loads them instead of building them again.
+
+    >>> trt_cache_options(Path("/w/model.onnx"))["trt_engine_cache_prefix"]
+    'model.onnx.trt'
+    """
+    return {
+        "trt_engine_cache_enable": True,
+        "trt_engine_cache_path": str(graph.parent),
+        "trt_engine_cache_prefix": f"{graph.name}.trt",
     }

@@ -11,12 +11,16 @@ Rules:
 - the engine is deserialised, and every call enqueued, with the tuned CUDA device current
   (``torch.cuda.device``), whichever device the caller had current;
 - an input shape beyond the engine's optimisation profile is an error naming the input;
-- TensorRT's warnings and errors go to the build log;
+- TensorRT's warnings and errors go to the log of the build or load under way, through
+  the process's one logger (:func:`logging_into`);
 - ``tensorrt`` is imported only inside this module's functions.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -34,26 +38,58 @@ from aitune_fp.effects.backends._streams import (
 )
 from aitune_fp.effects.inputs import InputSpec
 
+_LOGGER: dict[str, Any] = {}
+"""The process's one TensorRT logger (``"logger"``) and the logs it writes into
+(``"into"``, innermost last)."""
 
-def engine_logger(log: BuildLog) -> Any:
-    """A TensorRT logger writing warnings and errors into the build log."""
+
+@contextlib.contextmanager
+def logging_into(log: BuildLog) -> Iterator[Any]:
+    """While open, TensorRT's warnings and errors go to ``log``; yields the logger to pass
+    to ``trt.Builder``/``trt.Runtime``/``trt.OnnxParser``.
+
+    TensorRT keeps a single logger pointer per process: a builder, runtime or refitter
+    created while another one lives keeps the existing logger and ignores the new one
+    (its own warning: "TensorRT maintains only a single logger pointer at any given time,
+    so the existing value ... will be used instead", NVIDIA/TensorRT#1475). So there is
+    one logger for the process, forwarding each message to the log of the build or load
+    under way (outside any, to the ``aitune_fp`` Python logger).
+    """
+    into: list[BuildLog] = _LOGGER.setdefault("into", [])
+    into.append(log)
+    try:
+        yield _process_logger()
+    finally:
+        into.remove(log)
+
+
+def _process_logger() -> Any:
+    """The one TensorRT logger of this process (made on first use)."""
     import tensorrt as trt
 
+    if "logger" in _LOGGER:
+        return _LOGGER["logger"]
     kept = (
         trt.ILogger.Severity.INTERNAL_ERROR,
         trt.ILogger.Severity.ERROR,
         trt.ILogger.Severity.WARNING,
     )
 
-    class _Logger(trt.ILogger):  # type: ignore[misc]
+    class _Forwarding(trt.ILogger):  # type: ignore[misc]
         def __init__(self) -> None:
             trt.ILogger.__init__(self)
 
         def log(self, severity: Any, msg: str) -> None:
-            if severity in kept:
-                log.write(f"tensorrt {severity}: {msg}")
+            if severity not in kept:
+                return
+            into: list[BuildLog] = _LOGGER.get("into", [])
+            if into:
+                into[-1].write(f"tensorrt {severity}: {msg}")
+            else:
+                logging.getLogger("aitune_fp").warning("tensorrt %s: %s", severity, msg)
 
-    return _Logger()
+    _LOGGER["logger"] = _Forwarding()
+    return _LOGGER["logger"]
 
 
 def _torch_dtype(trt_dtype: Any) -> torch.dtype:
@@ -89,9 +125,8 @@ class EngineRunner:
         import tensorrt as trt
 
         self._device = device
-        self._logger = engine_logger(log)  # TensorRT keeps a pointer to it: keep it alive
-        with device_context(device):  # the engine lives on that device
-            self._runtime = trt.Runtime(self._logger)
+        with logging_into(log) as logger, device_context(device):  # the engine's device
+            self._runtime = trt.Runtime(logger)
             self._engine = self._runtime.deserialize_cuda_engine(engine_bytes)
             if self._engine is None:
                 raise RuntimeError("TensorRT could not deserialise the engine")

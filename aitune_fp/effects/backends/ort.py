@@ -42,13 +42,18 @@ from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
 from aitune_fp.effects.backends._ort_fp16 import session_graph
 from aitune_fp.effects.backends._ort_info import ort_info, ort_precision
-from aitune_fp.effects.backends._ort_install import provider_missing
+from aitune_fp.effects.backends._ort_install import (
+    load_tensorrt_libraries,
+    provider_missing,
+    tensorrt_ep_unloadable,
+)
 from aitune_fp.effects.backends._ort_runners import session_runner
 from aitune_fp.effects.backends._ort_session import (
     EXECUTION_MODES,
     OPT_LEVELS,
-    open_checked_session,
+    open_profiled_session,
     session_options,
+    trt_cache_options,
     trt_profile_options,
 )
 from aitune_fp.effects.backends._runner import prepared
@@ -106,7 +111,7 @@ class OnnxRuntime(ConfigIdentity):
     declaration: ClassVar[Declaration] = Declaration(
         order=30,
         libraries=("torch.onnx", "onnxscript", "onnxruntime"),
-        sdks=("onnxruntime",),
+        sdks=("onnxruntime", "tensorrt"),  # tensorrt: loads the TensorRT EP's libraries
         sdk_modules=(
             "aitune_fp.effects.backends.ort_quant",
             "aitune_fp.effects.backends._ort_fp16",
@@ -226,6 +231,7 @@ class OnnxRuntime(ConfigIdentity):
             lambda: missing_library("onnxruntime", "onnxscript"),
             lambda: unsupported("onnxruntime"),
             lambda: provider_missing(PROVIDERS[provider]),
+            lambda: tensorrt_ep_unloadable() if provider == "tensorrt" else None,
             cuda_unusable,
         )
 
@@ -263,15 +269,18 @@ class OnnxRuntime(ConfigIdentity):
         said_to: Callable[[str], None] = lambda _: None,
     ) -> Any:
         """An ``InferenceSession`` on ``graph`` with this config's options and providers
-        (the TensorRT provider caches its engines under ``work_dir/trt_cache``); raises
+        (the TensorRT provider caches its engines beside the graph, as files of the
+        artifact: :func:`~._ort_session.trt_cache_options`); raises
         :class:`~._ort_session.ProviderMismatch` unless it runs on those providers."""
         import onnxruntime as ort
 
         options = session_options(ort, self)
-        providers = self._providers(spec, device, work_dir)
-        return open_checked_session(ort, str(graph.path), options, providers, said_to)
+        providers = self._providers(spec, device, graph.path)
+        if self.resolved_provider(device) == "tensorrt":
+            load_tensorrt_libraries()  # the EP dlopens libnvinfer by soname at session creation
+        return open_profiled_session(ort, str(graph.path), options, providers, said_to)
 
-    def _providers(self, spec: InputSpec, device: torch.device, work_dir: Path) -> list[Any]:
+    def _providers(self, spec: InputSpec, device: torch.device, graph: Path) -> list[Any]:
         provider = self.resolved_provider(device)
         if provider == "cpu":
             return ["CPUExecutionProvider"]
@@ -283,12 +292,6 @@ class OnnxRuntime(ConfigIdentity):
         )
         if provider == "cuda":
             return [cuda]
-        trt_options = {
-            "device_id": index,
-            **stream,
-            "trt_fp16_enable": self.fp16,
-            "trt_engine_cache_enable": True,
-            "trt_engine_cache_path": str(work_dir / "trt_cache"),
-            **trt_profile_options(spec, self.max_batch_size),
-        }
-        return [("TensorrtExecutionProvider", trt_options), cuda]
+        trt = {"device_id": index, **stream, "trt_fp16_enable": self.fp16}
+        trt |= trt_cache_options(graph) | trt_profile_options(spec, self.max_batch_size)
+        return [("TensorrtExecutionProvider", trt), cuda]

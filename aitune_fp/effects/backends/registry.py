@@ -86,8 +86,10 @@ def sdk_owners(types: Iterable[type[Any]] = ()) -> dict[str, frozenset[str]]:
     the declaring backend's own module and its declaration's ``sdk_modules`` (the shipped
     backends', then those of ``types``).
 
-    >>> sorted(sdk_owners()["tensorrt"])
-    ['aitune_fp.effects.backends._trt_runtime', 'aitune_fp.effects.backends.trt']
+    >>> sorted(sdk_owners()["torch_tensorrt"])
+    ['aitune_fp.effects.backends.torch_trt']
+    >>> "aitune_fp.effects.backends._trt_runtime" in sdk_owners()["tensorrt"]
+    True
     """
     owners: dict[str, set[str]] = {}
     for cls in dict.fromkeys([*shipped(), *types]):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Final
+from typing import Any, ClassVar, Final
 
 import torch
 from returns.io import IOResult
@@ -44,7 +44,7 @@ from aitune_fp.effects.backends._precision import (
     trt_precision_plan,
 )
 from aitune_fp.effects.backends._runner import prepared
-from aitune_fp.effects.backends._trt_runtime import EngineRunner, engine_logger
+from aitune_fp.effects.backends._trt_runtime import EngineRunner, logging_into
 from aitune_fp.effects.backends._versions import unsupported
 from aitune_fp.effects.backends.base import (
     Backend,
@@ -186,8 +186,7 @@ class TensorRT(ConfigIdentity):
                 "tensorrt_version": plan.version,
                 "precision_mechanism": plan.mechanism,
                 "requested_precision": plan.requested,
-                "precision": effective or plan.requested,
-                "precision_source": source if effective else "unverified (engine gave no types)",
+                **precision_facts(plan, effective, source),
                 "max_batch_size": self.max_batch_size,
                 "export": graph.export,
                 "device": str(device),
@@ -211,9 +210,15 @@ class TensorRT(ConfigIdentity):
         self, graph: OnnxGraph, spec: InputSpec, log: BuildLog, plan: TrtPrecisionPlan
     ) -> bytes:
         """Parse the ONNX file and build a serialised engine with the batch profile."""
+        with logging_into(log) as logger:
+            return self._engine_logged(graph, spec, log, plan, logger)
+
+    def _engine_logged(
+        self, graph: OnnxGraph, spec: InputSpec, log: BuildLog, plan: TrtPrecisionPlan, logger: Any
+    ) -> bytes:
+        """:meth:`_engine` with TensorRT's ``logger`` writing into ``log``."""
         import tensorrt as trt
 
-        logger = engine_logger(log)
         builder = trt.Builder(logger)
         network = builder.create_network(network_flags(trt, plan))
         parser = trt.OnnxParser(network, logger)
@@ -258,3 +263,27 @@ def check_effective(plan: TrtPrecisionPlan, effective: str | None) -> None:
             f"asked for {plan.requested} ({plan.mechanism} on TensorRT {plan.version}) "
             f"but the engine's layers are {effective}"
         )
+
+
+def precision_facts(plan: TrtPrecisionPlan, effective: str | None, source: str) -> dict[str, str]:
+    """The engine's precision as the build records it: ``precision`` (what validation
+    judges it at) and the read-back beside it.
+
+    On the builder-flag path the judged precision is the requested one: the engine
+    inspector can list fused Myelin ``{ForeignNode[...]}`` layers as float32 although they
+    compute in the requested half precision, so the read-back may under-report and a valid
+    fp16/bf16 engine would be judged at the float32 bound. On the strongly typed path the
+    read-back is what the engine computes in (:func:`check_effective` refused a mismatch).
+
+    >>> flag = TrtPrecisionPlan("10.16", "builder_flag", "float16", (), (), (), None)
+    >>> precision_facts(flag, "float32", "engine_layers")["precision"]
+    'float16'
+    >>> precision_facts(flag, "float32", "engine_layers")["precision_read_back"]
+    'float32'
+    """
+    judged = plan.requested if plan.mechanism == "builder_flag" else effective or plan.requested
+    return {
+        "precision": judged,
+        "precision_read_back": effective or "none",
+        "precision_source": source if effective else "unverified (engine gave no types)",
+    }
