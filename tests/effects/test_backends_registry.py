@@ -24,11 +24,13 @@ from aitune_fp.effects.backends.trt import TensorRT
 
 
 def test_cpu_defaults_are_the_cpu_backends_without_eager() -> None:
-    """On CPU the default candidates are inductor, aot_inductor and onnxruntime, in that order."""
+    """On CPU the default candidates are inductor, aot_inductor, onnxruntime and openvino,
+    in that order."""
     assert [b.describe() for b in default_backends(torch.device("cpu"))] == [
         "inductor",
         "aot_inductor",
         "onnxruntime",
+        "openvino",
     ]
 
 

@@ -2,8 +2,9 @@
 
 Rules:
 - only a saved artifact Triton runs natively is exportable: an ONNX model
-  (``onnxruntime_onnx``, ``model.onnx``) or a TensorRT engine (``tensorrt_plan``,
-  ``model.plan``); anything else is refused with one line saying why
+  (``onnxruntime_onnx``, ``model.onnx``), a TensorRT engine (``tensorrt_plan``,
+  ``model.plan``) or an OpenVINO IR (Triton's ``openvino`` backend, ``model.xml`` and
+  ``model.bin``); anything else is refused with one line saying why
   (:func:`triton_platform`);
 - Triton batches along the first axis: every input and output must have its batch axis
   first; ``max_batch_size`` is the serving plan's maximum and ``dims`` leave the batch axis
@@ -39,7 +40,11 @@ TRITON_TYPES: Final = {
 PLATFORMS: Final = {
     "onnxruntime": ("onnxruntime_onnx", "model.onnx", ".onnx"),
     "tensorrt": ("tensorrt_plan", "model.plan", ".engine"),
+    "openvino": ("openvino", "model.xml", ".xml"),
 }
+BACKENDS: Final = frozenset({"openvino"})
+"""Runtimes Triton names as a ``backend`` (its OpenVINO backend: ``model.xml`` with its
+weights ``model.bin`` in the version folder), not a ``platform``."""
 
 
 class NotExportable(ValueError):
@@ -141,7 +146,7 @@ def config_pbtxt(model: TritonModel) -> str:
         [
             f"# written by aitune-fp export --triton: {plan.backend}, {plan.rule}",
             f'name: "{model.name}"',
-            f'platform: "{model.platform}"',
+            f'{"backend" if model.platform in BACKENDS else "platform"}: "{model.platform}"',
             f'default_model_filename: "{model.filename}"',
             f"max_batch_size: {plan.max_batch_size}",
             _tensors("input", model.inputs),

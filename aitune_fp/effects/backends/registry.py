@@ -59,8 +59,9 @@ def shipped() -> tuple[type[Any], ...]:
     """The shipped backend config classes: those of this package's public modules, by
     their declared order.
 
-    >>> [c().name for c in shipped()]
-    ['eager', 'inductor', 'aot_inductor', 'onnxruntime', 'tensorrt', 'torch_tensorrt']
+    >>> [c().name for c in shipped()]  # doctest: +NORMALIZE_WHITESPACE
+    ['eager', 'inductor', 'aot_inductor', 'onnxruntime', 'openvino', 'tensorrt',
+     'torch_tensorrt']
     """
     package = importlib.import_module(PACKAGE)
     found: list[type[Any]] = []
@@ -153,7 +154,7 @@ def default_backends(device: torch.device | str) -> tuple[Backend, ...]:
     """The candidates tried by default on ``device`` (eager excluded: it is the baseline).
 
     >>> [b.describe() for b in default_backends("cpu")]
-    ['inductor', 'aot_inductor', 'onnxruntime']
+    ['inductor', 'aot_inductor', 'onnxruntime', 'openvino']
     >>> len(default_backends("cuda"))
     7
     """

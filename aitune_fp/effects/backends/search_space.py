@@ -52,11 +52,11 @@ def search_candidates(search: Search, device: torch.device | str) -> tuple[Backe
     """The candidates of ``search`` on ``device`` (eager fp32 excluded: it is the baseline).
 
     >>> [b.describe() for b in search_candidates(Search(), "cpu")]  # doctest: +NORMALIZE_WHITESPACE
-    ['inductor', 'aot_inductor', 'onnxruntime', "eager(precision='bfloat16')",
+    ['inductor', 'aot_inductor', 'onnxruntime', 'openvino', "eager(precision='bfloat16')",
      "inductor(precision='bfloat16', freezing=True)", "onnxruntime(precision='int8-dynamic')",
-     "onnxruntime(graph_optimization='basic')"]
+     "onnxruntime(graph_optimization='basic')", "openvino(precision='bfloat16')"]
     >>> [b.describe() for b in search_candidates(Search("none"), "cpu")]
-    ['inductor', 'aot_inductor', 'onnxruntime']
+    ['inductor', 'aot_inductor', 'onnxruntime', 'openvino']
     >>> narrow = Search("wide", frozenset({"int8"}))
     >>> [b.describe() for b in search_candidates(narrow, "cpu")]
     ["onnxruntime(precision='int8-dynamic')", "onnxruntime(precision='int8-static')"]

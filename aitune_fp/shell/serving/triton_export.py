@@ -123,8 +123,23 @@ def _publish(
         files = staging / str(version)
         files.mkdir()
         for file in artifact_files(artifact):  # external data keeps the name it is known by
-            shutil.copy2(file, files / (filename if file == artifact else file.name))
+            shutil.copy2(file, files / _served_name(file, artifact, filename))
         publish_dir(staging, target)
+
+
+def _served_name(file: Path, artifact: Path, filename: str) -> str:
+    """The name ``file`` of the artifact gets in the version folder: the artifact's is
+    ``filename``; an OpenVINO IR's weights (``<xml>.bin``) follow it as ``<stem>.bin``,
+    where OpenVINO looks for them; external data keeps its name (the model refers to it).
+
+    >>> _served_name(Path("w/m.xml.bin"), Path("w/m.xml"), "model.xml")
+    'model.bin'
+    """
+    if file == artifact:
+        return filename
+    if file.name == f"{artifact.name}.bin" and filename.endswith(".xml"):
+        return filename.removesuffix(".xml") + ".bin"
+    return file.name
 
 
 def export_triton(
