@@ -32,7 +32,6 @@ from returns.io import IOResult
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._guard import BuildLog, available_build, unavailable
 from aitune_fp.effects.backends.base import Backend, Built, LoadRequest
-from aitune_fp.effects.containers import import_named, register_containers
 from aitune_fp.effects.inputs import InputSpec
 from aitune_fp.effects.integrity import safe_name
 
@@ -103,9 +102,7 @@ def load_built(
 
 
 def output_spec(outputs: Any) -> pytree.TreeSpec:
-    """The pytree spec of one output of a module (what :func:`load_built` rebuilds), its
-    containers registered first (:mod:`aitune_fp.effects.containers`)."""
-    register_containers(outputs)
+    """The pytree spec of one output of a module (what :func:`load_built` rebuilds)."""
     return pytree.tree_flatten(outputs)[1]
 
 
@@ -117,7 +114,6 @@ def dump_output_spec(spec: pytree.TreeSpec) -> str:
 def read_output_spec(text: str) -> pytree.TreeSpec:
     """An output spec from :func:`dump_output_spec`'s text; ``ValueError`` when malformed."""
     try:
-        import_named(text)  # the node types it names (a ModelOutput, a cache) known here
         return pytree.treespec_loads(text)
     except Exception as error:
         raise ValueError(f"the stored output structure cannot be read: {error}") from None

@@ -6,10 +6,8 @@ is trusted only when the module asking for it gives the same outputs on those in
 
 Rules:
 - the probe file (``probe.pt``) holds the inputs of one call (positional and keyword
-  tensors, on the CPU) and the eager outputs as data: their leaves and their structure's
-  plain-string description (:mod:`aitune_fp.effects.containers`), so a ``ModelOutput`` or
-  a cache is kept as tensors plus a description; it is one more listed, sealed file of
-  the entry, read back with ``torch.load(weights_only=True)`` (nothing is unpickled);
+  tensors, on the CPU) and the eager outputs; it is one more listed, sealed file of the
+  entry, read back with ``torch.load(weights_only=True)`` (nothing is unpickled);
 - :func:`probe_problem` runs the module on the stored inputs (on the device, in inference
   mode) and compares: the same output structure, and every tensor of the same dtype and
   shape within :data:`PROBE_RTOL` / :data:`PROBE_ATOL` (scaled by the output's magnitude)
@@ -31,7 +29,6 @@ from typing import Any, Final
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.effects.containers import flatten, structure_of
 from aitune_fp.effects.input_spec import Batch
 
 PROBE_FILE: Final = "probe.pt"
@@ -47,19 +44,17 @@ def _cpu(tree: Any) -> Any:
 
 def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
     """Write the probe of one call (``batch`` → ``outputs``); ``False`` (and no file) when
-    it would not read back the same (an output leaf that is no tensor or plain value)."""
-    leaves, spec = flatten(_cpu(outputs))
+    it would not read back with the same structure."""
     data = {
         "args": list(_cpu(batch.args)),
         "kwargs": dict(_cpu(dict(batch.kwargs))),
         "size": batch.size,
-        "outputs": leaves,
-        "structure": structure_of(spec),
+        "outputs": _cpu(outputs),
     }
     try:
         torch.save(data, path)
         back = torch.load(path, map_location="cpu", weights_only=True)
-        if back["structure"] == data["structure"] and len(back["outputs"]) == len(leaves):
+        if pytree.tree_structure(back["outputs"]) == pytree.tree_structure(data["outputs"]):
             return True
     except Exception:  # outputs torch.load would not read back safely: no probe, no entry
         pass
@@ -67,16 +62,13 @@ def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
     return False
 
 
-def outputs_differ(got: Any, want: Any, structure: str | None = None) -> str | None:
-    """Why ``got`` is not ``want`` within the probe's tolerance (``None``: it is); with
-    ``structure``, ``want`` is the stored leaves and ``structure`` their description."""
-    got_leaves, got_spec = flatten(got)
-    if structure is None:
-        want, want_spec = flatten(want)
-        structure = structure_of(want_spec)
-    if structure_of(got_spec) != structure or len(got_leaves) != len(want):
+def outputs_differ(got: Any, want: Any) -> str | None:
+    """Why ``got`` is not ``want`` within the probe's tolerance (``None``: it is)."""
+    got_leaves, got_spec = pytree.tree_flatten(got)
+    want_leaves, want_spec = pytree.tree_flatten(want)
+    if got_spec != want_spec:
         return "its outputs have another structure"
-    for i, (g, w) in enumerate(zip(got_leaves, want, strict=True)):
+    for i, (g, w) in enumerate(zip(got_leaves, want_leaves, strict=True)):
         problem = _leaf_differs(i, g, w)
         if problem is not None:
             return problem
@@ -104,7 +96,7 @@ def probe_problem(path: Path, module: torch.nn.Module, device: torch.device) -> 
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
         batch = Batch(tuple(data["args"]), dict(data["kwargs"]), int(data["size"]))
-        want, structure = data["outputs"], data.get("structure")
+        want = data["outputs"]
     except Exception as error:
         return f"its behaviour probe cannot be read ({type(error).__name__})"
     try:
@@ -112,7 +104,7 @@ def probe_problem(path: Path, module: torch.nn.Module, device: torch.device) -> 
             got = batch.to(device).call(module)
     except Exception as error:
         return f"the module fails on the entry's probe inputs ({type(error).__name__}: {error})"
-    problem = outputs_differ(got, want, structure)
+    problem = outputs_differ(got, want)
     if problem is None:
         return None
     return f"it was built for a model that computes something else ({problem})"

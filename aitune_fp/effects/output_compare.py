@@ -17,8 +17,6 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.effects.containers import register_containers
-
 
 @dataclass(frozen=True, slots=True)
 class Bound:
@@ -61,7 +59,6 @@ def labelled(outputs: Any) -> tuple[list[tuple[str, Any]], Any]:
     >>> labelled({"a": 1, "b": (2, 3)})[0]
     [("output['a']", 1), ("output['b'][0]", 2), ("output['b'][1]", 3)]
     """
-    register_containers(outputs)  # a cache is its tensors, compared leaf by leaf
     with_paths, spec = pytree.tree_flatten_with_path(outputs)
     return [("output" + pytree.keystr(p), leaf) for p, leaf in with_paths], spec
 

@@ -33,7 +33,6 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.effects.containers import register_containers
 from aitune_fp.effects.inputs import Batch, InputSpec, Samples, make_batch
 
 EXAMPLE_BATCH = 2
@@ -148,7 +147,6 @@ def output_layout(outputs: Any) -> OutputLayout:
     >>> layout.rebuild([1, 2])
     {'a': 1, 'b': (2,)}
     """
-    register_containers(outputs)  # a ModelOutput or a cache is its tensors
     with_paths, treespec = pytree.tree_flatten_with_path(outputs)
     labels = tuple("output" + pytree.keystr(path) for path, _ in with_paths)
     for label, (_, leaf) in zip(labels, with_paths, strict=True):

@@ -60,7 +60,6 @@ from aitune_fp.effects.backends._export_entries import (
     store_entry,
 )
 from aitune_fp.effects.backends._guard import BuildLog, first_line
-from aitune_fp.effects.containers import register_containers
 from aitune_fp.effects.inputs import Batch, InputSpec
 
 T = TypeVar("T")
@@ -120,7 +119,6 @@ def export_program(
     """``torch.export`` of ``model``'s own call on ``batch``: batch dynamic in
     ``[1, bound]``, every dynamic dimension of ``spec`` over its range, non-strict."""
     shapes = spec_dynamic_shapes(model, spec, bound)
-    register_containers(None)  # the cache types a traced model may return
     return torch.export.export(
         model, batch.args, dict(batch.kwargs), dynamic_shapes=shapes, strict=False
     )
