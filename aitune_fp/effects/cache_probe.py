@@ -51,15 +51,16 @@ def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
     its outputs hold a leaf that is neither a tensor nor plain data, or would not read back
     alike."""
     try:
+        stored = to_stored(outputs)
         data = {
             "args": list(_cpu(batch.args)),
             "kwargs": dict(_cpu(dict(batch.kwargs))),
             "size": batch.size,
-            "outputs": to_stored(outputs),
+            "outputs": stored,
         }
         torch.save(data, path)
         back = torch.load(path, map_location="cpu", weights_only=True)
-        if back["outputs"]["structure"] == data["outputs"]["structure"]:
+        if back["outputs"]["structure"] == stored["structure"]:
             return True
     except Exception:  # outputs torch.load would not read back safely: no probe, no entry
         pass
@@ -103,7 +104,8 @@ def probe_problem(path: Path, module: torch.nn.Module, device: torch.device) -> 
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
         batch = Batch(tuple(data["args"]), dict(data["kwargs"]), int(data["size"]))
-        want = {"leaves": list(data["outputs"]["leaves"]), "structure": data["outputs"]["structure"]}
+        stored = data["outputs"]
+        want = {"leaves": list(stored["leaves"]), "structure": stored["structure"]}
     except Exception as error:
         return f"its behaviour probe cannot be read ({type(error).__name__})"
     try:

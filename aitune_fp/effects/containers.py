@@ -36,7 +36,8 @@ PLAIN: Final = (bool, int, float, str, type(None))
 
 
 def _subclasses(cls: type) -> list[type]:
-    found = []
+    found: list[type] = []
+    sub: type
     for sub in cls.__subclasses__():
         found += [sub, *_subclasses(sub)]
     return found
@@ -49,7 +50,7 @@ def _register_hf(cls: type) -> None:
     except ImportError:  # transformers 4.x: only DynamicCache has hooks
         from transformers.integrations.executorch import register_dynamic_cache_export_support
 
-        register_dynamic_cache_export_support()
+        register_dynamic_cache_export_support()  # type: ignore[no-untyped-call]
         return
     register_pytree_node(cls)
 
@@ -92,7 +93,8 @@ def flatten(tree: Any) -> tuple[list[Any], pytree.TreeSpec]:
     for _ in range(64):  # each round registers at least one new type, or ends
         leaves, spec = pytree.tree_flatten(tree)
         kinds = {type(x) for x in leaves if not isinstance(x, (torch.Tensor, *PLAIN))}
-        if not any([_register_leaf_type(k) for k in kinds]) and not register_known():
+        registered = [_register_leaf_type(k) for k in kinds]  # every one, no short cut
+        if not any(registered) and not register_known():
             return leaves, spec
     return leaves, spec
 
@@ -155,7 +157,8 @@ def to_stored(tree: Any) -> dict[str, Any]:
     (['Tensor', 'NoneType'], 'str')
     """
     leaves, spec = flatten(tree)
-    return {"leaves": [_stored_leaf(i, x) for i, x in enumerate(leaves)], "structure": describe(spec)}
+    stored = [_stored_leaf(i, x) for i, x in enumerate(leaves)]
+    return {"leaves": stored, "structure": describe(spec)}
 
 
 def _import_named(text: str) -> None:

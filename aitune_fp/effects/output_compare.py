@@ -2,10 +2,11 @@
 
 Rules (of :mod:`aitune_fp.effects.validate`): a broken rule raises :class:`Mismatch` (turned
 into a ``BackendFailure`` by validation, never let out); output structures (nesting, dict
-keys, the classes of ``ModelOutput``\ s and KV caches: pytree structures flattened by
-:mod:`aitune_fp.effects.containers`) and every shape and dtype must equal eager's; no NaN or Inf; integer and bool outputs
-are equal, floating ones satisfy ``|got − eager| ≤ atol + rtol·|eager|``; a mismatch names
-the output, the batch and the worst element; the relative error of an element is
+keys, the classes of ``ModelOutput`` and KV caches: pytree structures flattened by
+:mod:`aitune_fp.effects.containers`) and every shape and dtype must equal eager's; no NaN
+or Inf; integer and bool outputs are equal, floating ones satisfy
+``|got − eager| ≤ atol + rtol·|eager|``; a mismatch names the output, the batch and the
+worst element; the relative error of an element is
 ``|got − eager| / max(|eager|, atol)``, so zeros do not blow it up.
 """
 

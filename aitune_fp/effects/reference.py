@@ -9,7 +9,7 @@ Rules:
   shapes but other numbers differ;
 - a reference file holds that digest and the eager outputs of each named batch as leaves
   (on the CPU) and their structure's description
-  (:func:`~aitune_fp.effects.containers.to_stored`), so ``ModelOutput``\ s and KV caches
+  (:func:`~aitune_fp.effects.containers.to_stored`), so ``ModelOutput`` and KV caches
   are kept as tensors and JSON text; it is written only when it reads back alike
   (``torch.load(weights_only=True)``), so a model whose outputs hold leaves that are
   neither tensors nor plain data simply has no reference; reading one rebuilds each output

@@ -83,7 +83,9 @@ def test_a_model_output_is_cached_and_a_re_tune_hits(backend: str, tmp_path: Pat
 def llama_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One tune of a tiny causal LM's forward (logits and a ``DynamicCache``)."""
     folder = tmp_path_factory.mktemp("llama")
-    effect = run_tuning(_llama(), _tokens(128, mask=False), SHORT, ["eager", "inductor"], cache_dir=folder)
+    effect = run_tuning(
+        _llama(), _tokens(128, mask=False), SHORT, ["eager", "inductor"], cache_dir=folder
+    )
     return unsafe_perform_io(effect).unwrap()
 
 
