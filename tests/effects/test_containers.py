@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from aitune_fp.effects.cache_probe import outputs_differ
 from aitune_fp.effects.containers import describe, flatten, read_spec, rebuild, to_stored
+from tests.tiny_hf import tiny_llama
 
 transformers = pytest.importorskip("transformers")
 
@@ -96,17 +97,7 @@ def test_a_leaf_that_is_no_plain_data_is_refused_by_name() -> None:
 
 
 def _llama_output() -> Any:
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=64,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=32,
-    )
-    model = transformers.LlamaForCausalLM(config).eval()
+    model = tiny_llama(vocab=64)
     with torch.inference_mode():
         return model(input_ids=torch.randint(0, 64, (1, 5)), use_cache=True)
 

@@ -3,7 +3,6 @@ is validated tensor by tensor (tiny configs, random weights, no download)."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -11,50 +10,16 @@ import pytest
 import torch
 from returns.unsafe import unsafe_perform_io
 
-from aitune_fp import ProfilingPlan, max_throughput
-from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.validate import validate
 from aitune_fp.shell.capture import capture
 from aitune_fp.shell.tune_module import run_tuning
+from tests.tiny_hf import SHORT, tiny_bert, tiny_llama
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.heavy
 CPU = torch.device("cpu")
-SHORT = dataclasses.replace(
-    max_throughput,
-    plan=ProfilingPlan(call_rule=fixed_steps(warmup=2, steps=4), max_batch_size=2),
-    validate_performance=False,
-)
-
-
-def _bert() -> torch.nn.Module:
-    torch.manual_seed(0)
-    config = transformers.BertConfig(
-        vocab_size=200,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    return transformers.BertModel(config).eval()
-
-
-def _llama() -> torch.nn.Module:
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=128,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=64,
-        use_cache=True,
-    )
-    return transformers.LlamaForCausalLM(config).eval()
 
 
 def _tokens(vocab: int, mask: bool) -> list[dict[str, torch.Tensor]]:
@@ -67,7 +32,7 @@ def test_a_model_output_is_cached_and_a_re_tune_hits(backend: str, tmp_path: Pat
     """A ``BertModel`` returning a ``ModelOutput`` is stored in the artifact cache, and a
     second tune with the same cache loads it (no export) and validates on its stored
     eager reference, rebuilt into the ``ModelOutput``."""
-    module, samples = _bert(), _tokens(200, mask=True)
+    module, samples = tiny_bert(), _tokens(200, mask=True)
     runs = [
         unsafe_perform_io(run_tuning(module, samples, SHORT, [backend], cache_dir=tmp_path))
         .unwrap()
@@ -84,7 +49,7 @@ def llama_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One tune of a tiny causal LM's forward (logits and a ``DynamicCache``)."""
     folder = tmp_path_factory.mktemp("llama")
     effect = run_tuning(
-        _llama(), _tokens(128, mask=False), SHORT, ["eager", "inductor"], cache_dir=folder
+        tiny_llama(), _tokens(128, mask=False), SHORT, ["eager", "inductor"], cache_dir=folder
     )
     return unsafe_perform_io(effect).unwrap()
 
@@ -117,7 +82,7 @@ class _Shifted(torch.nn.Module):
 def test_validation_compares_the_cache_tensors() -> None:
     """A runner whose logits are right but whose last cache value tensor is off fails
     validation, naming that cache leaf."""
-    module = _llama()
+    module = tiny_llama()
     samples = normalise_samples(_tokens(128, mask=False))
     result = unsafe_perform_io(validate("shifted", Built(_Shifted(module)), module, samples, CPU))
     assert "output['cache']" in result.failure().message
@@ -126,7 +91,7 @@ def test_validation_compares_the_cache_tensors() -> None:
 def test_capture_accepts_calls_carrying_a_dynamic_cache() -> None:
     """Calls made with a ``DynamicCache`` argument are recorded with a copy of the cache,
     which later in-place updates of the pipeline's cache leave unchanged."""
-    module = _llama()
+    module = tiny_llama()
     ids = torch.randint(0, 128, (1, 6))
     with torch.inference_mode(), capture(module) as captured:
         first = module(input_ids=ids)
