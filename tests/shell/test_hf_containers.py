@@ -3,6 +3,8 @@ is validated tensor by tensor (tiny configs, random weights, no download)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +12,13 @@ import pytest
 import torch
 from returns.unsafe import unsafe_perform_io
 
+import aitune_fp
+from aitune_fp import one_backend
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.inputs import normalise_samples
 from aitune_fp.effects.validate import validate
 from aitune_fp.shell.capture import capture
-from aitune_fp.shell.tune_module import run_tuning
+from aitune_fp.shell.tune_module import run_tuning, tune_module
 from tests.tiny_hf import SHORT, tiny_bert, tiny_llama
 
 transformers = pytest.importorskip("transformers")
@@ -100,3 +104,31 @@ def test_capture_accepts_calls_carrying_a_dynamic_cache() -> None:
     assert isinstance(call, dict) and type(call["cache"]).__name__ == "DynamicCache"
     assert call["cache"] is not first["cache"]
     assert call["cache"].layers[0].keys.shape[-2] == 6 < first["cache"].layers[0].keys.shape[-2]
+
+
+def test_a_saved_lm_rebuilds_its_output_types_in_a_fresh_process(tmp_path: Path) -> None:
+    """A causal LM tuned on ONNX Runtime, saved and loaded in a fresh process that imported
+    only ``transformers``, returns a ``CausalLMOutputWithPast`` holding a ``DynamicCache``."""
+    samples = _tokens(128, mask=False)
+    effect = tune_module(
+        tiny_llama(),
+        samples,
+        one_backend(SHORT, "onnxruntime"),
+        ["onnxruntime"],
+        cache_dir=tmp_path,
+    )
+    folder = aitune_fp.save(unsafe_perform_io(effect).unwrap(), tmp_path / "saved")
+    torch.save(samples[0]["input_ids"], tmp_path / "ids.pt")
+    script = (
+        "import sys, torch, transformers, aitune_fp\n"
+        "out = aitune_fp.load(sys.argv[1])(input_ids=torch.load(sys.argv[2]))\n"
+        "print(type(out).__name__, type(out['cache']).__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(folder), str(tmp_path / "ids.pt")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert done.stdout.split() == ["CausalLMOutputWithPast", "DynamicCache"]
