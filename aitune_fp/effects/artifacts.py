@@ -32,6 +32,7 @@ from returns.io import IOResult
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._guard import BuildLog, available_build, unavailable
 from aitune_fp.effects.backends.base import Backend, Built, LoadRequest
+from aitune_fp.effects.containers import describe, flatten, read_spec
 from aitune_fp.effects.inputs import InputSpec
 from aitune_fp.effects.integrity import safe_name
 
@@ -102,21 +103,20 @@ def load_built(
 
 
 def output_spec(outputs: Any) -> pytree.TreeSpec:
-    """The pytree spec of one output of a module (what :func:`load_built` rebuilds)."""
-    return pytree.tree_flatten(outputs)[1]
+    """The pytree spec of one output of a module (what :func:`load_built` rebuilds; its
+    containers registered by :func:`~aitune_fp.effects.containers.flatten`)."""
+    return flatten(outputs)[1]
 
 
 def dump_output_spec(spec: pytree.TreeSpec) -> str:
-    """An output spec as JSON text (``torch.utils._pytree.treespec_dumps``)."""
-    return pytree.treespec_dumps(spec)
+    """An output spec as JSON text (:func:`~aitune_fp.effects.containers.describe`)."""
+    return describe(spec)
 
 
 def read_output_spec(text: str) -> pytree.TreeSpec:
-    """An output spec from :func:`dump_output_spec`'s text; ``ValueError`` when malformed."""
-    try:
-        return pytree.treespec_loads(text)
-    except Exception as error:
-        raise ValueError(f"the stored output structure cannot be read: {error}") from None
+    """An output spec from :func:`dump_output_spec`'s text; ``ValueError`` when it cannot
+    be rebuilt (:func:`~aitune_fp.effects.containers.read_spec`)."""
+    return read_spec(text)
 
 
 def _tuples(value: Any) -> Any:

@@ -6,7 +6,9 @@ is trusted only when the module asking for it gives the same outputs on those in
 
 Rules:
 - the probe file (``probe.pt``) holds the inputs of one call (positional and keyword
-  tensors, on the CPU) and the eager outputs; it is one more listed, sealed file of the
+  tensors, on the CPU) and the eager outputs as leaves plus their structure's description
+  (:func:`~aitune_fp.effects.containers.to_stored`: a ``ModelOutput`` or a KV cache is kept
+  as tensors and JSON text, never as its class); it is one more listed, sealed file of the
   entry, read back with ``torch.load(weights_only=True)`` (nothing is unpickled);
 - :func:`probe_problem` runs the module on the stored inputs (on the device, in inference
   mode) and compares: the same output structure, and every tensor of the same dtype and
@@ -23,12 +25,14 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 import torch
 import torch.utils._pytree as pytree
 
+from aitune_fp.effects.containers import describe, flatten, to_stored
 from aitune_fp.effects.input_spec import Batch
 
 PROBE_FILE: Final = "probe.pt"
@@ -44,17 +48,19 @@ def _cpu(tree: Any) -> Any:
 
 def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
     """Write the probe of one call (``batch`` → ``outputs``); ``False`` (and no file) when
-    it would not read back with the same structure."""
-    data = {
-        "args": list(_cpu(batch.args)),
-        "kwargs": dict(_cpu(dict(batch.kwargs))),
-        "size": batch.size,
-        "outputs": _cpu(outputs),
-    }
+    its outputs hold a leaf that is neither a tensor nor plain data, or would not read back
+    alike."""
     try:
+        stored = to_stored(outputs)
+        data = {
+            "args": list(_cpu(batch.args)),
+            "kwargs": dict(_cpu(dict(batch.kwargs))),
+            "size": batch.size,
+            "outputs": stored,
+        }
         torch.save(data, path)
         back = torch.load(path, map_location="cpu", weights_only=True)
-        if pytree.tree_structure(back["outputs"]) == pytree.tree_structure(data["outputs"]):
+        if back["outputs"]["structure"] == stored["structure"]:
             return True
     except Exception:  # outputs torch.load would not read back safely: no probe, no entry
         pass
@@ -62,11 +68,13 @@ def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
     return False
 
 
-def outputs_differ(got: Any, want: Any) -> str | None:
-    """Why ``got`` is not ``want`` within the probe's tolerance (``None``: it is)."""
-    got_leaves, got_spec = pytree.tree_flatten(got)
-    want_leaves, want_spec = pytree.tree_flatten(want)
-    if got_spec != want_spec:
+def outputs_differ(got: Any, want: Mapping[str, Any]) -> str | None:
+    """Why ``got`` is not the stored outputs ``want`` (leaves and structure,
+    :func:`~aitune_fp.effects.containers.to_stored`) within the probe's tolerance
+    (``None``: it is)."""
+    got_leaves, got_spec = flatten(got)
+    want_leaves = list(want["leaves"])
+    if describe(got_spec) != want["structure"]:
         return "its outputs have another structure"
     for i, (g, w) in enumerate(zip(got_leaves, want_leaves, strict=True)):
         problem = _leaf_differs(i, g, w)
@@ -96,7 +104,8 @@ def probe_problem(path: Path, module: torch.nn.Module, device: torch.device) -> 
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
         batch = Batch(tuple(data["args"]), dict(data["kwargs"]), int(data["size"]))
-        want = data["outputs"]
+        stored = data["outputs"]
+        want = {"leaves": list(stored["leaves"]), "structure": stored["structure"]}
     except Exception as error:
         return f"its behaviour probe cannot be read ({type(error).__name__})"
     try:

@@ -2,9 +2,11 @@
 
 Rules (of :mod:`aitune_fp.effects.validate`): a broken rule raises :class:`Mismatch` (turned
 into a ``BackendFailure`` by validation, never let out); output structures (nesting, dict
-keys) and every shape and dtype must equal eager's; no NaN or Inf; integer and bool outputs
-are equal, floating ones satisfy ``|got − eager| ≤ atol + rtol·|eager|``; a mismatch names
-the output, the batch and the worst element; the relative error of an element is
+keys, the classes of ``ModelOutput`` and KV caches: pytree structures flattened by
+:mod:`aitune_fp.effects.containers`) and every shape and dtype must equal eager's; no NaN
+or Inf; integer and bool outputs are equal, floating ones satisfy
+``|got − eager| ≤ atol + rtol·|eager|``; a mismatch names the output, the batch and the
+worst element; the relative error of an element is
 ``|got − eager| / max(|eager|, atol)``, so zeros do not blow it up.
 """
 
@@ -16,6 +18,8 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
+
+from aitune_fp.effects.containers import flatten, labelled
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +55,6 @@ class Errors:
 
 class Mismatch(Exception):
     """A validation rule was broken (internal; turned into a failure value)."""
-
-
-def labelled(outputs: Any) -> tuple[list[tuple[str, Any]], Any]:
-    """Every leaf of ``outputs`` labelled with its path, and the structure's spec.
-
-    >>> labelled({"a": 1, "b": (2, 3)})[0]
-    [("output['a']", 1), ("output['b'][0]", 2), ("output['b'][1]", 3)]
-    """
-    with_paths, spec = pytree.tree_flatten_with_path(outputs)
-    return [("output" + pytree.keystr(p), leaf) for p, leaf in with_paths], spec
 
 
 def check_structure(got: Any, ref: Any, where: str) -> list[tuple[str, Any, Any]]:
@@ -201,4 +195,7 @@ def clone_outputs(outputs: Any) -> Any:
     >>> copy["y"] is out["y"], bool(torch.equal(copy["y"], out["y"])), copy["n"]
     (False, True, 3)
     """
-    return pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, outputs)
+    leaves, spec = flatten(outputs)
+    return pytree.tree_unflatten(
+        [t.clone() if isinstance(t, torch.Tensor) else t for t in leaves], spec
+    )

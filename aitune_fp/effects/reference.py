@@ -7,10 +7,13 @@ Rules:
 - :func:`samples_digest` is a sha256 over the samples' values (every tensor's name, dtype,
   shape and bytes, in call order), their spec and grouping: two sample sets with the same
   shapes but other numbers differ;
-- a reference file holds that digest and the eager outputs of each named batch (moved to
-  the CPU); it is written only when its outputs read back with the same structure
-  (``torch.load(weights_only=True)``), so a model whose outputs are custom classes simply
-  has no reference;
+- a reference file holds that digest and the eager outputs of each named batch as leaves
+  (on the CPU) and their structure's description
+  (:func:`~aitune_fp.effects.containers.to_stored`), so ``ModelOutput`` and KV caches
+  are kept as tensors and JSON text; it is written only when it reads back alike
+  (``torch.load(weights_only=True)``), so a model whose outputs hold leaves that are
+  neither tensors nor plain data simply has no reference; reading one rebuilds each output
+  into the user's type (:func:`~aitune_fp.effects.containers.rebuild`);
 - a reference is used (:func:`cached_references`) only when the runner came from the
   cache with one (``Built.info["cache_reference"]``), its samples digest equals the
   current samples', it reads back, and it holds every batch validation will check;
@@ -26,9 +29,9 @@ from pathlib import Path
 from typing import Any, Final
 
 import torch
-import torch.utils._pytree as pytree
 
 from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.containers import rebuild, to_stored
 from aitune_fp.effects.inputs import Batch, Samples, batch_at, make_batch
 from aitune_fp.effects.tf32 import strict_fp32
 
@@ -91,12 +94,6 @@ def samples_digest(samples: Samples) -> str:
     return h.hexdigest()
 
 
-def _to_cpu(outputs: Any) -> Any:
-    return pytree.tree_map(
-        lambda t: t.detach().to("cpu").clone() if isinstance(t, torch.Tensor) else t, outputs
-    )
-
-
 def eager_references(
     module: torch.nn.Module, samples: Samples, batch_sizes: Sequence[int], device: torch.device
 ) -> dict[str, Any]:
@@ -104,7 +101,7 @@ def eager_references(
     strict float32, as validation computes them: :mod:`.tf32`)."""
     with torch.inference_mode(), strict_fp32():
         return {
-            where: _to_cpu(batch.to(device).call(module))
+            where: to_stored(batch.to(device).call(module))
             for where, batch in validation_batches(samples, batch_sizes)
         }
 
@@ -112,11 +109,13 @@ def eager_references(
 def _same_structure(a: Mapping[str, Any], b: Any) -> bool:
     if not isinstance(b, dict) or set(a) != set(b):
         return False
-    return all(pytree.tree_structure(a[k]) == pytree.tree_structure(b[k]) for k in a)
+    return all(a[k]["structure"] == b[k]["structure"] for k in a)
 
 
 def write_references(path: Path, digest: str, outputs: Mapping[str, Any]) -> bool:
-    """Write a reference file; ``False`` (and no file) when it would not read back alike."""
+    """Write a reference file (``outputs``: each batch's
+    :func:`~aitune_fp.effects.containers.to_stored` form); ``False`` (and no file) when it
+    would not read back alike."""
     torch.save({"samples": digest, "outputs": dict(outputs)}, path)
     try:
         back = torch.load(path, map_location="cpu", weights_only=True)
@@ -149,4 +148,8 @@ def cached_references(
     if not isinstance(outputs, dict) or not all(w in outputs for w in wanted):
         log.info("eager reference not used: it does not hold every batch checked")
         return None
-    return {w: outputs[w] for w in wanted}
+    try:
+        return {w: rebuild(list(outputs[w]["leaves"]), outputs[w]["structure"]) for w in wanted}
+    except (KeyError, TypeError, ValueError) as error:
+        log.warning("eager reference not used: %s", str(error).splitlines()[0])
+        return None

@@ -4,8 +4,10 @@ Rules:
 - ``with capture(module, limit=64) as captured:`` registers a forward pre-hook on
   ``module`` and removes it on exit, also when the block raises; the pipeline runs as
   usual (the hook changes nothing it computes);
-- each call's tensors are copied (detached clones, on their own device) so later in-place
-  changes by the pipeline cannot alter what was recorded; keyword arguments that are
+- each call's tensors are copied (detached clones, on their own device), those inside
+  containers too (a ``DynamicCache`` is rebuilt around clones of its keys and values,
+  :mod:`aitune_fp.effects.containers`), so later in-place changes by the pipeline cannot
+  alter what was recorded; keyword arguments that are
   ``None`` are dropped (the module's default), any other non-tensor argument is kept as it
   was passed (tuning refuses it with a clear error);
 - recording stops at ``limit`` calls or once ``max_bytes`` of tensors are held, whichever
@@ -27,7 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 
+from aitune_fp.effects.containers import flatten
 from aitune_fp.effects.inputs import Call
 
 DEFAULT_MAX_BYTES = 1 << 30
@@ -94,11 +98,17 @@ def _as_sample(args: tuple[Any, ...], kwargs: dict[str, Any]) -> CapturedCall:
 
 
 def _copy(value: Any) -> Any:
-    return value.detach().clone() if isinstance(value, torch.Tensor) else value
+    """A copy of one argument: a tensor cloned, a container (a KV cache, a dataclass, …)
+    rebuilt around clones of its tensors, anything else as it is."""
+    leaves, spec = flatten(value)
+    if spec.is_leaf() and not isinstance(value, torch.Tensor):
+        return value
+    clones = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in leaves]
+    return pytree.tree_unflatten(clones, spec)
 
 
 def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
-    return [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+    return [v for v in flatten((args, kwargs))[0] if isinstance(v, torch.Tensor)]
 
 
 def _leading_agrees(call: Any) -> bool:

@@ -6,7 +6,6 @@ resolutions, and un-batched items: each builds real CPU backends, so they are he
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from pathlib import Path
 
@@ -15,34 +14,18 @@ import torch
 from returns.unsafe import unsafe_perform_io
 
 import aitune_fp
-from aitune_fp import ProfilingPlan, max_throughput, one_backend
-from aitune_fp.core.measure.stop_rules import fixed_steps
+from aitune_fp import one_backend
 from aitune_fp.shell.tune_module import run_tuning, tune_module
 from aitune_fp.shell.tuned_module import OutsideEnvelopeWarning, TunedModule
+from tests.tiny_hf import SHORT, tiny_bert
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.heavy
 
-SHORT = dataclasses.replace(
-    max_throughput,
-    plan=ProfilingPlan(call_rule=fixed_steps(warmup=2, steps=4), max_batch_size=4),
-    validate_performance=False,
-)
-
 
 def bert() -> torch.nn.Module:
     """A two-layer BERT-style encoder from a config (random weights, no download)."""
-    torch.manual_seed(0)
-    config = transformers.BertConfig(
-        vocab_size=200,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-        return_dict=False,
-    )
-    return transformers.BertModel(config).eval()
+    return tiny_bert(num_hidden_layers=2, max_position_embeddings=128, return_dict=False)
 
 
 def text(batch: int, length: int, seed: int = 0) -> dict[str, torch.Tensor]:

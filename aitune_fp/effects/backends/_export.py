@@ -33,6 +33,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from aitune_fp.effects.containers import labelled
 from aitune_fp.effects.inputs import Batch, InputSpec, Samples, make_batch
 
 EXAMPLE_BATCH = 2
@@ -147,9 +148,9 @@ def output_layout(outputs: Any) -> OutputLayout:
     >>> layout.rebuild([1, 2])
     {'a': 1, 'b': (2,)}
     """
-    with_paths, treespec = pytree.tree_flatten_with_path(outputs)
-    labels = tuple("output" + pytree.keystr(path) for path, _ in with_paths)
-    for label, (_, leaf) in zip(labels, with_paths, strict=True):
+    with_labels, treespec = labelled(outputs)
+    labels = tuple(label for label, _ in with_labels)
+    for label, leaf in with_labels:
         if not isinstance(leaf, torch.Tensor):
             raise TypeError(
                 f"{label} is a {type(leaf).__name__}, not a tensor; "

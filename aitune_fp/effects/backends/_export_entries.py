@@ -24,6 +24,7 @@ import torch
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends._guard import first_line
 from aitune_fp.effects.cache_probe import outputs_differ
+from aitune_fp.effects.containers import to_stored
 from aitune_fp.effects.inputs import Batch, InputSpec
 from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy
 
@@ -151,7 +152,7 @@ def behaves_otherwise(program: Any, model: torch.nn.Module, batch: Batch) -> str
             want = batch.call(model)
     except Exception as error:
         return f"it does not run on the example batch: {first_line(error)}"
-    problem = outputs_differ(got, want)
+    problem = outputs_differ(got, to_stored(want))
     return None if problem is None else f"it computes another model ({problem})"
 
 

@@ -30,6 +30,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._build_log import BuildLog
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.containers import register_known
 
 __all__ = ["BuildLog", "available_build", "first_line", "guarded_build", "unavailable"]
 _MESSAGE_CHARS = 400
@@ -121,6 +122,7 @@ def guarded_build(
     sink = io.StringIO()
     outcome: IOResult[Built, BackendFailure]
     try:
+        register_known()  # a worker forked before the model's cache classes were seen
         with _captured(sink):
             built = build(log)
         if log.seconds:

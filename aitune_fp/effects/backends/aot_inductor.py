@@ -45,14 +45,15 @@ from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._shared_export import on_program
 from aitune_fp.effects.backends._treespec import keyword_names
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
+from aitune_fp.effects.containers import read_spec
 from aitune_fp.effects.inputs import Samples
 
 
 def _package_runner(compiled: Any) -> Callable[..., Any]:
     """A fast caller of a loaded package: ``(*args, **kwargs)`` → the exported outputs."""
     in_spec_text, out_spec_text = compiled.loader.get_call_spec()
-    in_spec = pytree.treespec_loads(in_spec_text)
-    out_spec = pytree.treespec_loads(out_spec_text)
+    in_spec = read_spec(in_spec_text)
+    out_spec = read_spec(out_spec_text)  # a KV cache's class is registered on the way
     keywords = keyword_names(in_spec)
     boxed_run = compiled.loader.boxed_run
     single = out_spec.is_leaf()
