@@ -19,7 +19,11 @@ Rules:
   ``measure`` failure ``accuracy drop … exceeds max_drop``) is a point too, the trade
   it stands for: its speed is the stored strategy without the bound, measured on its
   sweep, over the baseline's sweep. Any other candidate without a speedup (failed,
-  refused, never run) or without figures (a run recorded before them) is not a point.
+  refused, never run) or without figures (a run recorded before them) is not a point;
+- when the verification moved the pick, a candidate it compared with the moved pick has
+  the speed the verification measured relative to the pick
+  (:func:`~aitune_fp.core.report.rival.verified_speeds`), so the front and the decision
+  lines never tell the sweep's story against the verification's.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pyrsistent import PMap, pmap
 
 from aitune_fp.core.accuracy.drop import accuracy_drop
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.report.rival import verified_speeds
 from aitune_fp.core.report.tables import BackendRow, backend_rows
 from aitune_fp.core.strategies.registry import strategy_from_config
 
@@ -146,8 +151,14 @@ def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
     ()
     """
     points = []
-    for row, outcome in zip(backend_rows(record), record.outcomes, strict=True):
+    pairs = tuple(zip(backend_rows(record), record.outcomes, strict=True))
+    shown = {row.backend: s for row, o in pairs if o is not record.baseline
+             for s in (_speed(record, row, o),) if s is not None}  # fmt: skip
+    verified = verified_speeds(record, shown)
+    for row, outcome in pairs:
         speed = _speed(record, row, outcome)
+        if outcome is not record.baseline and speed is not None:
+            speed = verified.get(row.backend, speed)
         if speed is None or not math.isfinite(speed) or outcome.profile is None:
             continue
         if outcome is record.baseline:
