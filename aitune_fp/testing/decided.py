@@ -9,9 +9,10 @@ Rules:
   (:func:`~aitune_fp.core.verification.judge.verified`); it gives the
   :class:`~aitune_fp.core.record.run_record.RunRecord` the shell would write;
 - :func:`decided_runs` draws its inputs: a shipped strategy (``confident`` three times in
-  four), candidates and (three times in four) an ``eager`` baseline from :mod:`.generators`, round samples for
-  some of the scored backends, and (three times in four) a verification of the winner against some other scored
-  backends and (throughput) itself at other measured batch sizes; samples are a level
+  four), candidates and (three times in four) an ``eager`` baseline from
+  :mod:`.generators`, round samples for some of the scored backends, and (three times in
+  four) a verification of the winner against some other scored backends and (throughput)
+  itself at other measured batch sizes; samples are a level
   times near-one factors, so moves, overturns and ties all come up, and in half the
   verifications one challenger runs the pick's samples 30 % faster per sample, so a
   verification that moves the pick is common, not a rarity.

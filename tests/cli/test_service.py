@@ -140,7 +140,7 @@ def test_a_tune_through_the_service_records_what_one_without_it_does(
 
 def _chose(record: dict[str, object]) -> tuple[object, ...]:
     """What a record's selection decided, apart from its timings: the pick, whether it fell
-    back, what was considered, which candidates were ranked and the failures' backends and stages."""
+    back, what was considered, which candidates were ranked and where which failed."""
     chosen = record["selection"]
     assert isinstance(chosen, dict), chosen
     return (chosen["backend"], chosen["fell_back_to_baseline"], tuple(chosen["considered"]),

@@ -55,7 +55,9 @@ def anchored(draw: st.DrawFn) -> tuple[Pair, str, dict[str, float]]:
     f["rms_rel_error"] = _near(draw, bound.max_rms_rel if bound else 0.05, True)
     f["cosine"] = _near(draw, (bound.min_cosine if bound else None) or 0.99, False)
     rule = loose.eager_relative
-    limit = rule.k * f["eager_fp64_rms_rel_error"] + rule.floors.get(precision, 0.0) if rule else 0.03
+    limit = (
+        rule.k * f["eager_fp64_rms_rel_error"] + rule.floors.get(precision, 0.0) if rule else 0.03
+    )
     f["fp64_rms_rel_error"] = _near(draw, limit, True)
     if draw(st.booleans()):
         f["top1_agreement"] = min(1.0, _near(draw, loose.min_top1, False))
