@@ -103,16 +103,20 @@ def rival_lines(record: RunRecord, account: DecisionAccount) -> tuple[str, ...]:
         if pair is None or pair.speedup is None or pair.figure.source != mine.source:
             continue
         if pair.speedup > account.speedup:
-            moved = moved_rival_line(record, pair.figure, mine, (pair.speedup, account.speedup))
-            lines.append(
-                moved
-                if moved is not None
-                else f"Why not {pair.figure.at}: shown faster than the pick {mine.at} "
-                f"({format_speedup(pair.speedup)} against {format_speedup(account.speedup)}, "
-                f"both in the {mine.source}), it was not judged faster by the strategy's rule "
-                "(a tie keeps the pick; see the lines below)."
-            )
+            speedups = (pair.speedup, account.speedup)
+            moved = moved_rival_line(record, pair.figure, mine, speedups)
+            lines.append(moved or _tie_line(pair.figure, mine, speedups))
     return tuple(lines)
+
+
+def _tie_line(rival: Figure, mine: Figure, speedups: tuple[float, float]) -> str:
+    """The ``Why not`` line of a rival the strategy's rule did not judge faster."""
+    return (
+        f"Why not {rival.at}: shown faster than the pick {mine.at} "
+        f"({format_speedup(speedups[0])} against {format_speedup(speedups[1])}, "
+        f"both in the {mine.source}), it was not judged faster by the strategy's rule "
+        "(a tie keeps the pick; see the lines below)."
+    )
 
 
 def provenance_lines(record: RunRecord) -> tuple[str, ...]:

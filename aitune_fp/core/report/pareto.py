@@ -142,6 +142,19 @@ def _speed(record: RunRecord, row: BackendRow, outcome: BackendOutcome) -> float
     return None
 
 
+def _speeds(
+    record: RunRecord, pairs: tuple[tuple[BackendRow, BackendOutcome], ...]
+) -> dict[int, float]:
+    """Each outcome's speed by ``id``: the row's (:func:`_speed`), through the verification
+    for a candidate it compared with a moved pick (:func:`verified_speeds`)."""
+    own = {id(o): s for row, o in pairs for s in (_speed(record, row, o),) if s is not None}
+    named = {row.backend: own[id(o)] for row, o in pairs
+             if o is not record.baseline and id(o) in own}  # fmt: skip
+    verified = verified_speeds(record, named)
+    return {id(o): verified.get(row.backend, own[id(o)]) if o is not record.baseline
+            else own[id(o)] for row, o in pairs if id(o) in own}  # fmt: skip
+
+
 def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
     """The run's points (see the module's rules) and their front.
 
@@ -150,21 +163,15 @@ def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
     >>> trade_off(RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None))[0]
     ()
     """
-    points = []
     pairs = tuple(zip(backend_rows(record), record.outcomes, strict=True))
-    shown = {row.backend: s for row, o in pairs if o is not record.baseline
-             for s in (_speed(record, row, o),) if s is not None}  # fmt: skip
-    verified = verified_speeds(record, shown)
+    speeds = _speeds(record, pairs)
+    points = []
     for row, outcome in pairs:
-        speed = _speed(record, row, outcome)
-        if outcome is not record.baseline and speed is not None:
-            speed = verified.get(row.backend, speed)
+        speed = speeds.get(id(outcome))
         if speed is None or not math.isfinite(speed) or outcome.profile is None:
             continue
-        if outcome is record.baseline:
-            points.append(TradePoint(point_name(row), speed, 0.0))
-            continue
-        error = accuracy_drop(outcome.profile.accuracy)
+        base = outcome is record.baseline
+        error = 0.0 if base else accuracy_drop(outcome.profile.accuracy)
         if error is not None and math.isfinite(error):
             points.append(TradePoint(point_name(row), speed, error))
     return tuple(points), pareto_front(points)

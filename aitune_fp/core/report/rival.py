@@ -47,20 +47,27 @@ def moved_rival_line(
     v = record.verification
     if c is None or v is None:
         return None
-    shown = speedups[1] / speedups[0]
-    low, high = c.ci95
-    noise = (
-        f"the {mine.source}'s ratio {shown:.3f}× lies outside that interval: the two "
-        "measurements disagree beyond noise"
-        if not low <= shown <= high
-        else f"the {mine.source}'s ratio {shown:.3f}× lies within that interval (noise)"
-    )
     return (
         f"Why not {rival.at}: the {mine.source} showed it faster than the pick {mine.at} "
         f"({format_speedup(speedups[0])} against {format_speedup(speedups[1])}), but in the "
         f"verification's {v.rounds} paired rounds {mine.at} was "
-        f"{described(c.speedup, low, high)} as fast as {rival.at}; {noise}, and the pick "
+        f"{described(c.speedup, *c.ci95)} as fast as {rival.at}; "
+        f"{noise(mine.source, speedups[1] / speedups[0], c.ci95)}, and the pick "
         "rests on the verification."
+    )
+
+
+def noise(source: str, shown: float, ci95: tuple[float, float]) -> str:
+    """Whether ``shown`` (a ratio from ``source``) lies within the verification's interval.
+
+    >>> noise("sweep", 0.875, (1.03, 1.06))[-42:]
+    'the two measurements disagree beyond noise'
+    """
+    if ci95[0] <= shown <= ci95[1]:
+        return f"the {source}'s ratio {shown:.3f}× lies within that interval (noise)"
+    return (
+        f"the {source}'s ratio {shown:.3f}× lies outside that interval: the two "
+        "measurements disagree beyond noise"
     )
 
 
