@@ -127,6 +127,8 @@ def test_a_tune_through_the_service_records_what_one_without_it_does(
     assert own.returncode == 0, own.stderr[-3000:]
     records = [json.loads((work / o / "run.json").read_text()) for o in ("attached", "own")]
     assert sorted(records[0]) == sorted(records[1])
+    assert _chose(records[0]) == _chose(records[1])
+    assert records[0]["selection"] is not None and records[0]["selection"]["backend"] == "eager"
     assert [c["backend"] for c in records[0]["candidates"]] == [
         c["backend"] for c in records[1]["candidates"]
     ]
@@ -134,6 +136,16 @@ def test_a_tune_through_the_service_records_what_one_without_it_does(
     assert "models.py:first --backends eager" in _log(work)
     assert f"--out {work / 'attached'}" in _log(work)
     assert f"--out {work / 'own'}" not in _log(work)
+
+
+def _chose(record: dict[str, object]) -> tuple[object, ...]:
+    """What a record's selection decided, apart from its timings: the pick, whether it fell
+    back, what was considered, which candidates were ranked and where which failed."""
+    chosen = record["selection"]
+    assert isinstance(chosen, dict), chosen
+    return (chosen["backend"], chosen["fell_back_to_baseline"], tuple(chosen["considered"]),
+            tuple(sorted(s["backend"] for s in chosen["ranking"])),
+            tuple((f["backend"], f["stage"]) for f in chosen["failures"]))  # fmt: skip
 
 
 def test_two_tunes_in_one_service_do_not_share_state(service: tuple[dict[str, str], Path]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import event, given
 from returns.result import Success
 
 from aitune_fp import Profile, confident, max_throughput
@@ -15,6 +15,7 @@ from aitune_fp.core.report.sources import ROUNDS, SWEEP
 from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.testing import Timings, decide, decided_runs
 from tests.core.run_record_strategies import run_records
+from tests.core.shares import share
 
 DRIFT = (1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99)
 STRATEGY = confident(max_throughput, resamples=200)
@@ -28,7 +29,25 @@ def _broken(record: RunRecord) -> list[str]:
 def test_every_law_of_the_account_holds_after_rounds_and_verification(record: RunRecord) -> None:
     """For any run decided through final rounds and a verification, the selected figure,
     speedup, decision lines, table row and Markdown report agree (every account law)."""
+    event(f"verification moved the pick: {_moved(record)}")
+    event(f"baseline measured: {_measured(record)}")
     assert _broken(record) == []
+
+
+def _moved(record: RunRecord) -> bool:
+    v = record.verification
+    return v is not None and not v.holds
+
+
+def _measured(record: RunRecord) -> bool:
+    return record.baseline is not None and record.baseline.profile is not None
+
+
+def test_the_generator_makes_pick_moving_verifications_and_baselines_common() -> None:
+    """Of the seeded decided runs, at least 10 % have a verification that moved the pick
+    and 30 % a measured baseline, so the account laws see both often."""
+    assert share(decided_runs(), _moved) >= 0.10
+    assert share(decided_runs(), _measured) >= 0.30
 
 
 @given(run_records())

@@ -128,7 +128,7 @@ def test_on_a_real_gpu_the_pool_is_not_the_backend_peak() -> None:
     watch = MemoryWatch(torch.device("cuda"))
     watch.on_stage("build")
     watch.on_stage("profile")
-    profile_runner(
+    profile = profile_runner(
         "sum",
         lambda x: x[0, 0] + 1.0,
         samples,
@@ -138,5 +138,6 @@ def test_on_a_real_gpu_the_pool_is_not_the_backend_peak() -> None:
         never_stop(),
         ProfileSettings(input_mode="rotating", pool_factor=0.0, warmup=None),
     )
+    assert perform(profile).unwrap().latencies_ms  # the profile ran and timed something
     peak = watch.peak_mb()
     assert peak is not None and peak < 64.0, peak

@@ -8,7 +8,9 @@ Rules:
   <source>``: the two figures of the account and their ratio, from one measurement;
 - then, in order: the explicit line when the baseline was selected, the account's ``why``
   (a speedup below 1), a ``Why not`` line for each other candidate shown with a higher
-  speedup than the pick in the same measurement, the selection's notes (the
+  speedup than the pick in the same measurement (when the verification moved the pick
+  and compared it with that candidate, the verification's figure, :mod:`.rival`), the
+  selection's notes (the
   verification's line rendered with ``backend@batch``, :mod:`.verification_line`) and
   where a reused baseline came from;
 - a run without a selection says ``Tuning failed: <reason>`` (or that none was recorded).
@@ -24,6 +26,7 @@ from aitune_fp.core.report.account import (
     participants,
 )
 from aitune_fp.core.report.formats import format_metric, format_speedup
+from aitune_fp.core.report.rival import moved_rival_line
 from aitune_fp.core.report.sources import ROUNDS, VERIFICATION, Figure, round_statistic
 from aitune_fp.core.report.verification_line import shown_notes
 
@@ -100,13 +103,20 @@ def rival_lines(record: RunRecord, account: DecisionAccount) -> tuple[str, ...]:
         if pair is None or pair.speedup is None or pair.figure.source != mine.source:
             continue
         if pair.speedup > account.speedup:
-            lines.append(
-                f"Why not {pair.figure.at}: shown faster than the pick {mine.at} "
-                f"({format_speedup(pair.speedup)} against {format_speedup(account.speedup)}, "
-                f"both in the {mine.source}), it was not judged faster by the strategy's rule "
-                "(a tie keeps the pick; see the lines below)."
-            )
+            speedups = (pair.speedup, account.speedup)
+            moved = moved_rival_line(record, pair.figure, mine, speedups)
+            lines.append(moved or _tie_line(pair.figure, mine, speedups))
     return tuple(lines)
+
+
+def _tie_line(rival: Figure, mine: Figure, speedups: tuple[float, float]) -> str:
+    """The ``Why not`` line of a rival the strategy's rule did not judge faster."""
+    return (
+        f"Why not {rival.at}: shown faster than the pick {mine.at} "
+        f"({format_speedup(speedups[0])} against {format_speedup(speedups[1])}, "
+        f"both in the {mine.source}), it was not judged faster by the strategy's rule "
+        "(a tie keeps the pick; see the lines below)."
+    )
 
 
 def provenance_lines(record: RunRecord) -> tuple[str, ...]:

@@ -19,7 +19,11 @@ Rules:
   ``measure`` failure ``accuracy drop … exceeds max_drop``) is a point too, the trade
   it stands for: its speed is the stored strategy without the bound, measured on its
   sweep, over the baseline's sweep. Any other candidate without a speedup (failed,
-  refused, never run) or without figures (a run recorded before them) is not a point.
+  refused, never run) or without figures (a run recorded before them) is not a point;
+- when the verification moved the pick, a candidate it compared with the moved pick has
+  the speed the verification measured relative to the pick
+  (:func:`~aitune_fp.core.report.rival.verified_speeds`), so the front and the decision
+  lines never tell the sweep's story against the verification's.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pyrsistent import PMap, pmap
 
 from aitune_fp.core.accuracy.drop import accuracy_drop
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.report.rival import verified_speeds
 from aitune_fp.core.report.tables import BackendRow, backend_rows
 from aitune_fp.core.strategies.registry import strategy_from_config
 
@@ -137,6 +142,19 @@ def _speed(record: RunRecord, row: BackendRow, outcome: BackendOutcome) -> float
     return None
 
 
+def _speeds(
+    record: RunRecord, pairs: tuple[tuple[BackendRow, BackendOutcome], ...]
+) -> dict[int, float]:
+    """Each outcome's speed by ``id``: the row's (:func:`_speed`), through the verification
+    for a candidate it compared with a moved pick (:func:`verified_speeds`)."""
+    own = {id(o): s for row, o in pairs for s in (_speed(record, row, o),) if s is not None}
+    named = {row.backend: own[id(o)] for row, o in pairs
+             if o is not record.baseline and id(o) in own}  # fmt: skip
+    verified = verified_speeds(record, named)
+    return {id(o): verified.get(row.backend, own[id(o)]) if o is not record.baseline
+            else own[id(o)] for row, o in pairs if id(o) in own}  # fmt: skip
+
+
 def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
     """The run's points (see the module's rules) and their front.
 
@@ -145,15 +163,15 @@ def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
     >>> trade_off(RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None))[0]
     ()
     """
+    pairs = tuple(zip(backend_rows(record), record.outcomes, strict=True))
+    speeds = _speeds(record, pairs)
     points = []
-    for row, outcome in zip(backend_rows(record), record.outcomes, strict=True):
-        speed = _speed(record, row, outcome)
+    for row, outcome in pairs:
+        speed = speeds.get(id(outcome))
         if speed is None or not math.isfinite(speed) or outcome.profile is None:
             continue
-        if outcome is record.baseline:
-            points.append(TradePoint(point_name(row), speed, 0.0))
-            continue
-        error = accuracy_drop(outcome.profile.accuracy)
+        base = outcome is record.baseline
+        error = 0.0 if base else accuracy_drop(outcome.profile.accuracy)
         if error is not None and math.isfinite(error):
             points.append(TradePoint(point_name(row), speed, error))
     return tuple(points), pareto_front(points)

@@ -2,7 +2,8 @@
 
 Rules (the decisions :mod:`aitune_fp.core.verification.verification_plan` states, gathered
 for one selection): the challengers are the selection's closest runner-ups that still
-have a runner, the second only while the sweeps leave it unsettled; under a throughput
+have a runner, the second only while the sweeps leave it unsettled, and the baseline
+whenever it has a runner (so the speedup is measured in the verification too); under a throughput
 metric the winner also takes part at other batch sizes of its sweep (``backend@batch``),
 which count only when the strategy admits them on their samples; no verification when
 the winner has no runner or nobody is left to challenge it. The judge is the core's
@@ -78,7 +79,7 @@ def plan_verification(
     winner or everyone it could be checked against has no runner; ``profile`` is the
     winner's (its sweep's other batch sizes may challenge it under a throughput metric)."""
     ups = [n for n in challengers(strategy, selection, CHALLENGERS) if n in live]
-    names = tuple(unsettled(strategy, selection, ups))
+    names = with_baseline(selection, tuple(unsettled(strategy, selection, ups)), live)
     winner, size = selection.backend, selection.result.selected_batch_size
     kind = strategy.metric.kind or "latency"
     mine = profile if kind != "latency" else None
@@ -89,6 +90,18 @@ def plan_verification(
     entries = _entries(selection, names, labels)
     plan = timing_plan(seconds, EXTEND)
     return VerifyPlan(strategy, selection, seconds, names, pmap(labels), entries, mine, plan)
+
+
+def with_baseline(
+    selection: Selection, names: tuple[str, ...], live: Collection[str]
+) -> tuple[str, ...]:
+    """``names`` and the baseline, when it has a runner and is neither the winner nor
+    already named: the pick's speedup over the baseline is then measured in the same
+    paired rounds as the verdict, so the report's speedup rests on the verification too."""
+    base = selection.baseline
+    if base is None or base.backend == selection.backend or base.backend in names:
+        return names
+    return (*names, base.backend) if base.backend in live else names
 
 
 def _entries(
