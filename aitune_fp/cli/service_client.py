@@ -135,12 +135,8 @@ def _request(argv: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def _wait(sock: socket.socket, pid: int) -> int:
-    """Forward signals to the tune until the service reports its exit code."""
-    try:
-        pidfd: int | None = os.pidfd_open(pid)
-    except OSError:
-        pidfd = None
+def _handlers(pidfd: int | None) -> dict[signal.Signals, Any]:
+    """The client's handlers: forward each signal to the tune; Ctrl-Z stops both."""
 
     def forward(signum: int, frame: Any) -> None:
         if pidfd is not None:
@@ -154,8 +150,16 @@ def _wait(sock: socket.socket, pid: int) -> int:
         os.kill(os.getpid(), signal.SIGTSTP)
         signal.signal(signal.SIGTSTP, suspend)  # continued: SIGCONT reached the tune too
 
-    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
-    previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, suspend)
+    return {**dict.fromkeys(FORWARDED, forward), signal.SIGTSTP: suspend}
+
+
+def _wait(sock: socket.socket, pid: int) -> int:
+    """Forward signals to the tune until the service reports its exit code."""
+    try:
+        pidfd: int | None = os.pidfd_open(pid)
+    except OSError:
+        pidfd = None
+    previous = {sig: signal.signal(sig, h) for sig, h in _handlers(pidfd).items()}
     sock.settimeout(None)
     try:
         return int(wire.receive(sock)[0]["exit"])

@@ -2,7 +2,8 @@
 
 Rules:
 - without a usable cache folder, with ``fresh``, with a baseline to reuse (the caller
-  chose what to measure against) or without a stored decision for this run's keys, the tune is a full one (``provenance.decision == "full tune"``);
+  chose what to measure against) or without a stored decision for this run's keys, the
+  tune is a full one (``provenance.decision == "full tune"``);
 - on a hit, only the recorded pick and its runner-up are candidates, the baseline is the
   recorded one (not profiled again) and the verification's budget is short
   (:data:`SHORT_VERIFY` seconds, or the caller's when that is shorter); the run stands when

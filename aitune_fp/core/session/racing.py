@@ -90,41 +90,59 @@ def _bounds(calls: Calls, batch_size: int, confidence: float) -> tuple[float, fl
     return ordered[k - 1] / batch_size, ordered[len(ordered) - k] / batch_size
 
 
-def _loss(state: RaceState, name: str, leader: str) -> str | None:
-    """Why ``name`` is clearly beaten by ``leader`` (``None``: it is not)."""
+def _interval(state: RaceState, name: str, leader: str) -> tuple[float, float, int] | None:
+    """``name``'s speedup interval over ``leader`` and the leader's batch size (``None``:
+    not comparable yet: a size of the leader's it lacks, or too few calls)."""
     if not set(state.seen[leader]) <= set(state.seen[name]):
         return None
     (_, bn), (_, bl) = best_cost(state, name), best_cost(state, leader)
     mine, theirs = state.seen[name][bn], state.seen[leader][bl]
     if min(len(mine), len(theirs)) < state.min_calls:
         return None
-    each = math.sqrt(state.confidence)
-    low_n, high_n = _bounds(mine, bn, each)
-    low_l, high_l = _bounds(theirs, bl, each)
-    low, high = low_l / high_n, high_l / low_n  # name's speedup over the leader
-    if verdict(low, high, state.margin) != "loss":
+    low_n, high_n = _bounds(mine, bn, math.sqrt(state.confidence))
+    low_l, high_l = _bounds(theirs, bl, math.sqrt(state.confidence))
+    return low_l / high_n, high_l / low_n, bl
+
+
+def _loss(state: RaceState, name: str, leader: str) -> str | None:
+    """Why ``name`` is clearly beaten by ``leader`` (``None``: it is not)."""
+    found = _interval(state, name, leader)
+    if found is None or verdict(found[0], found[1], state.margin) != "loss":
         return None
-    point = (median(theirs) / bl) / (median(mine) / bn)
+    low, high, bl = found
+    point = best_cost(state, leader)[0] / best_cost(state, name)[0]
     return (f"dropped in the race: {described(point, low, high)} against {leader}@{bl} "
             f"(beyond the {state.margin:.0%} margin)")  # fmt: skip
+
+
+def _seen(state: RaceState, x: Observed) -> RaceState:
+    """``state`` with ``x``'s calls (replacing any earlier ones at that batch size)."""
+    sizes = state.seen.get(x.name, pmap())
+    order = state.order if x.name in state.seen else (*state.order, x.name)
+    return replace(state, seen=state.seen.set(x.name, sizes.set(x.batch_size, x.calls_ms)),
+                   order=order)  # fmt: skip
 
 
 def step(state: RaceState, x: Observed) -> tuple[RaceState, Decision]:
     """Take one observation; drop who is clearly beaten; stop once one contender is left."""
     if x.name in state.dropped:
         return state, CONTINUE
-    sizes = state.seen.get(x.name, pmap())
-    order = state.order if x.name in state.seen else (*state.order, x.name)
-    seen = state.seen.set(x.name, sizes.set(x.batch_size, x.calls_ms))
-    state = replace(state, seen=seen, order=order)
+    state = _seen(state, x)
     leader = state.leader
-    if leader is None:
-        return state, CONTINUE
-    losses = {n: why for n in state.contenders if n != leader and (why := _loss(state, n, leader))}
+    losses = {
+        n: why for n in state.contenders if n != leader and (why := _loss(state, n, str(leader)))
+    }
     state = replace(state, dropped=state.dropped.update(losses))
     if len(state.contenders) == 1 and len(state.seen) > 1:
         return state, Decision(True, f"{leader} is the only contender left")
     return state, CONTINUE
+
+
+def _improving(state: RaceState, name: str, sizes: Sequence[int]) -> bool:
+    """Whether ``name``'s per-row cost improved beyond the margin at its largest size."""
+    calls = state.seen[name]
+    before, last = median(calls[sizes[-2]]) / sizes[-2], median(calls[sizes[-1]]) / sizes[-1]
+    return before > last * (1.0 + state.margin)
 
 
 def widen(state: RaceState, name: str, ladder: Sequence[int]) -> int | None:
@@ -134,14 +152,9 @@ def widen(state: RaceState, name: str, ladder: Sequence[int]) -> int | None:
     >>> s = RaceState(seen=pmap({"a": pmap({1: (4.0,), 2: (6.0,)})}), order=("a",))
     >>> widen(s, "a", (1, 2, 4, 8)), widen(s, "a", (1, 2))
     (4, None)
-    >>> widen(RaceState(seen=pmap({"a": pmap({1: (4.0,), 2: (8.0,)})})), "a", (1, 2, 4))
     """
     sizes = sorted(state.seen.get(name, pmap()))
     larger = [b for b in ladder if not sizes or b > sizes[-1]]
     if name in state.dropped or not larger:
         return None
-    if len(sizes) < 2:
-        return larger[0]
-    calls = state.seen[name]
-    before, last = median(calls[sizes[-2]]) / sizes[-2], median(calls[sizes[-1]]) / sizes[-1]
-    return larger[0] if before > last * (1.0 + state.margin) else None
+    return larger[0] if len(sizes) < 2 or _improving(state, name, sizes) else None
