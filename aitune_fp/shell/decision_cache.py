@@ -11,7 +11,8 @@ Rules:
   record and the sha256 of both: a file whose hash does not match, that cannot be parsed
   or whose keys differ in any way is never used (a damaged one is a warning, removed);
 - on a hit (:func:`lookup`) the tune re-measures only the recorded pick and its runner-up
-  (the verification's challenger, else the next best profiled candidate) from their cached
+  (:func:`runner_up`: the other backend the verification found closest, else the next
+  best by the strategy) from their cached
   artifacts with the recorded baseline, under the verification's rules; when that short
   run selects the recorded pick the decision stands, else the model is re-tuned in full;
 - the record says which it was (``provenance.decision``: :func:`cached_line`,
@@ -80,17 +81,20 @@ def entry_path(cache_dir: Path, keys: dict[str, str]) -> Path:
 
 
 def runner_up(record: RunRecord, strategy: Strategy) -> str | None:
-    """The recorded pick's runner-up: the verification's challenger, else what ``strategy``
-    selects from the record without the pick (``None``: there is none)."""
+    """The recorded pick's runner-up: the other backend its verification found closest
+    (the smallest speedup of the pick over it), else what ``strategy`` selects from the
+    record without the pick (``None``: there is none)."""
     if record.selection is None:
         return None
     pick = record.selection.backend
-    known = {o.backend for o in record.candidates}
-    if record.verification is not None and record.verification.challenger in known - {pick}:
-        return record.verification.challenger
-    others = replace(record, candidates=tuple(o for o in record.candidates if o.backend != pick))
-    second = reselect(others, strategy).map(lambda s: s.backend).value_or(None)
-    return second if second in known - {pick} else None
+    others = {o.backend for o in record.candidates} - {pick}
+    found = record.verification.comparisons if record.verification is not None else ()
+    close = sorted((c.speedup, c.challenger) for c in found if c.challenger in others)
+    if close:
+        return close[0][1]
+    rest = replace(record, candidates=tuple(o for o in record.candidates if o.backend != pick))
+    second = reselect(rest, strategy).map(lambda s: s.backend).value_or(None)
+    return second if second in others else None
 
 
 def _usable(data: Any, keys: dict[str, str]) -> RunRecord | str:

@@ -90,3 +90,24 @@ def test_a_damaged_decision_is_a_warning_and_removed(
         run = _tune(tmp_path)
     assert run.record.provenance.decision == decision_cache.FULL
     assert any("does not match its sha256" in r.getMessage() for r in caplog.records)
+
+
+def test_the_runner_up_is_the_closest_other_backend_the_verification_saw(tmp_path: Path) -> None:
+    """The runner-up skips the pick's own neighbouring batch sizes and takes the other
+    backend the verification found closest to the pick."""
+    from aitune_fp.core.verification.verification_records import Comparison, Verification
+
+    record = _tune(tmp_path).record
+    assert record.selection is not None
+    pick = record.selection.backend
+    others = [c.backend for c in record.candidates if c.backend != pick]
+    found = (
+        Comparison(pick, 1, 1.001, (0.99, 1.01), False),
+        Comparison(others[0], 2, 1.5, (1.4, 1.6), False),
+        Comparison(others[1], 2, 1.2, (1.1, 1.3), False),
+    )
+    verified = Verification(True, pick, pick, 1.001, (0.99, 1.01), 0.3, comparisons=found)
+    chosen = decision_cache.runner_up(
+        dataclasses.replace(record, verification=verified), min_latency
+    )
+    assert chosen == others[1]
