@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from aitune_fp.cli import service_client
+from tests.cli.test_service import kill_left
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = """
@@ -70,14 +71,7 @@ def private(tmp_path: Path) -> Iterator[tuple[dict[str, str], Path]]:
     finally:
         said = _status(env, tmp_path)
         _run(env, "service", "stop", cwd=tmp_path)
-        if "service pid" in said:
-            pid = int(said.split()[2].rstrip(":"))
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.kill(pid, sig)
-                    time.sleep(1.0)
-                except ProcessLookupError:
-                    break
+        kill_left(int(said.split()[2].rstrip(":")) if "service pid" in said else None)
 
 
 def test_the_suite_never_starts_a_service_by_itself() -> None:
