@@ -26,6 +26,11 @@ cached. ``--before REV`` also runs the same tunes with the package as it was at 
 revision ``REV`` (checked out with ``git worktree add`` in the scratch folder), side by
 side in the same run, model by model, and prints the cold and cached wall ratios against it.
 
+``--cli`` instead runs :mod:`tune_time_cli` (the command line, no flags: run 1 cold, runs
+2 and 3 warm as a user gets them, with the service each revision starts or does not
+start by itself, and its decision cache), with the arguments after ``--cli``.
+
+    python benchmarks/tune_time.py --cli [--model mlp] [--before 8a7b3c2]
     python benchmarks/tune_time.py [--models mlp,cnn,transformer] [--backends NAMES]
                                    [--strategy confident:max-throughput] [--max-batch-size 16]
                                    [--before REV] [--verify-seconds 3]
@@ -254,7 +259,12 @@ def _build_line(label: str, cold: Timings, warm: Timings, keep: Callable[[str], 
 
 
 def main() -> int:
-    """Run the benchmark and print its figures."""
+    """Run the benchmark and print its figures (``--cli ...``: :mod:`tune_time_cli`'s)."""
+    if "--cli" in sys.argv[1:]:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from tune_time_cli import main as cli_main
+
+        return cli_main([a for a in sys.argv[1:] if a != "--cli"])
     args = _arguments()
     logging.disable(logging.WARNING)
     if args.one is not None:

@@ -8,6 +8,11 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+# No test starts this user's tuning service by itself (a first `tune` would): the suite
+# runs beside other people's tunes; a test that wants a service starts one in a private
+# temporary folder (tests/cli/test_service.py) and stops it at teardown.
+os.environ["AITUNE_FP_SERVICE"] = "0"
+
 settings.register_profile(
     "ci",
     max_examples=100,

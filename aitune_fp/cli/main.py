@@ -19,7 +19,8 @@ Rules:
 - a ``tune`` or ``demo`` started from the shell attaches to this user's tuning service
   when one is running (:mod:`aitune_fp.cli.service_client`; ``--no-service`` or
   ``AITUNE_FP_SERVICE=0`` opt out): the service forks a fresh process that runs
-  :func:`run_forked` with this command line; without a service nothing changes.
+  :func:`run_forked` with this command line; without one, the command starts one in the
+  background for the commands after it and runs here without waiting.
 """
 
 from __future__ import annotations

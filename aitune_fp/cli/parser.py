@@ -119,6 +119,13 @@ def _verify_options(parser: argparse.ArgumentParser) -> None:
         "profiling plan and settings, environment and device all match; otherwise a warning "
         "names what differs and the baseline is measured as usual",
     )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="tune in full even when a stored decision matches this model, samples, "
+        "environment, device, strategy, policy and candidates (by default such a re-tune "
+        "only re-verifies the stored pick against its runner-up)",
+    )
 
 
 def _isolation_options(parser: argparse.ArgumentParser) -> None:

@@ -11,6 +11,14 @@ Rules (standard library only, before the CLI imports anything heavy):
   prints here and whose exit code this process exits with; Ctrl-C, SIGTERM and SIGHUP
   here are forwarded to the tune (SIGHUP as SIGTERM) through a pidfd, so a signal never
   reaches a recycled pid;
+- when none is running, the command starts one in the background (:func:`autostart`:
+  detached, in its own session, the idle timeout of ``aitune-fp service start``) and runs
+  its own tune in this process without waiting; later commands attach; a service that
+  cannot be started is one warning line and the tune goes on here; ``tune-generate`` and
+  other tuning verbs call :func:`autostart` (or :func:`attach`) the same way;
+- Ctrl-Z at the client stops the tune too (``SIGSTOP``, as the tune is not in the
+  terminal's process group) and ``fg`` continues both; a window-size change
+  (``SIGWINCH``) is forwarded;
 - any failure to attach (no socket, a stale socket of a service that died — removed
   here —, a folder that is not private, a refusal, a service of another installation:
   a one-line note) means the command runs in this process, so attaching is never worse
@@ -31,9 +39,10 @@ from typing import Any, Final
 
 from aitune_fp.effects.isolation import service_wire as wire
 
-ATTACHING: Final = frozenset({"tune", "demo"})
+ATTACHING: Final = frozenset({"tune", "demo", "tune-generate"})
 FORWARDED: Final = {signal.SIGINT: signal.SIGINT, signal.SIGTERM: signal.SIGTERM,
-                    signal.SIGHUP: signal.SIGTERM}  # fmt: skip
+                    signal.SIGHUP: signal.SIGTERM, signal.SIGWINCH: signal.SIGWINCH,
+                    signal.SIGCONT: signal.SIGCONT}  # fmt: skip
 
 
 def wants_service(argv: Sequence[str], env: dict[str, str] | None = None) -> bool:
@@ -115,6 +124,7 @@ def attach(argv: Sequence[str]) -> int | None:
         return None
     sock = connect()
     if sock is None:
+        autostart()
         return None
     with sock:
         try:
@@ -143,19 +153,31 @@ def _request(argv: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def _handlers(pidfd: int | None) -> dict[signal.Signals, Any]:
+    """The client's handlers: forward each signal to the tune; Ctrl-Z stops both."""
+
+    def forward(signum: int, frame: Any) -> None:
+        if pidfd is not None:
+            with contextlib.suppress(OSError):
+                sent = FORWARDED.get(signal.Signals(signum), signal.Signals(signum))
+                signal.pidfd_send_signal(pidfd, sent)
+
+    def suspend(signum: int, frame: Any) -> None:  # Ctrl-Z: the tune stops, then this process
+        forward(signal.SIGSTOP, frame)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)
+        signal.signal(signal.SIGTSTP, suspend)  # continued: SIGCONT reached the tune too
+
+    return {**dict.fromkeys(FORWARDED, forward), signal.SIGTSTP: suspend}
+
+
 def _wait(sock: socket.socket, pid: int) -> int:
     """Forward signals to the tune until the service reports its exit code."""
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except OSError:
         pidfd = None
-
-    def forward(signum: int, frame: Any) -> None:
-        if pidfd is not None:
-            with contextlib.suppress(OSError):
-                signal.pidfd_send_signal(pidfd, FORWARDED[signal.Signals(signum)])
-
-    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
+    previous = {sig: signal.signal(sig, h) for sig, h in _handlers(pidfd).items()}
     sock.settimeout(None)
     try:
         return int(wire.receive(sock)[0]["exit"])
@@ -167,6 +189,22 @@ def _wait(sock: socket.socket, pid: int) -> int:
             signal.signal(sig, handler)
         if pidfd is not None:
             os.close(pidfd)
+
+
+def autostart(env: dict[str, str] | None = None) -> bool:
+    """Start this user's service in the background unless opted out (``AITUNE_FP_SERVICE=0``)
+    or one is already starting (its lock is held): whether one was started. Nothing waits
+    for it; a service that cannot be started is one warning line."""
+    env = dict(os.environ) if env is None else env
+    if env.get("AITUNE_FP_SERVICE", "1") == "0":
+        return False
+    from aitune_fp.cli.service_start import spawn
+
+    try:
+        return spawn(env)
+    except (OSError, wire.Unsafe) as error:
+        _note(f"warning: the tuning service could not be started ({error}); tuning here")
+        return False
 
 
 def _stdio_open() -> bool:

@@ -10,24 +10,23 @@ Rules:
 - ``stop`` asks it to stop (running tunes are terminated) and waits until its socket is
   gone; ``status`` prints what it is doing; both exit 0 with "no service running" when
   none runs;
-- ``--idle-timeout`` (seconds, default :data:`IDLE_TIMEOUT`): the service exits after
-  that long without a request or a running tune.
+- ``--idle-timeout`` (seconds, default
+  :data:`~aitune_fp.cli.service_start.IDLE_TIMEOUT`, 900: also the timeout of a service
+  a first ``tune``/``demo`` started by itself): the service exits after that long without
+  a request or a running tune.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import time
 from typing import Any, Final
 
 from aitune_fp.cli.options import seconds_arg
 from aitune_fp.cli.service_client import ask, socket_path
+from aitune_fp.cli.service_start import IDLE_TIMEOUT, launch
 from aitune_fp.effects.isolation import service_wire as wire
 
-IDLE_TIMEOUT: Final = 900.0
 START_WAIT: Final = 300.0
 
 
@@ -95,15 +94,9 @@ def _start(idle: float, out: Any) -> int:
         out.print(f"service already running (pid {answer['pid']})", highlight=False)
         return 0
     try:
-        folder = wire.private_dir(create=True)
+        daemon, log = launch(idle)
     except (OSError, wire.Unsafe) as error:
         raise CliError(f"cannot use the service folder: {error}") from error
-    log = folder / wire.LOG
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(wire.search_path()), "PYTHONSAFEPATH": "1"}
-    command = [sys.executable, "-m", "aitune_fp.cli.service_main", "--idle-timeout", str(idle)]
-    with open(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as sink:
-        daemon = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
-                                  env=env, cwd=folder, start_new_session=True)  # fmt: skip
     began = time.monotonic()
     while time.monotonic() - began < START_WAIT:
         answer = ask("status") if wire.is_socket(socket_path()) else None

@@ -99,6 +99,7 @@ def _tuning(
         record_path=record_path,
         verify_seconds=getattr(args, "verify_seconds", None) or None,
         reuse_baseline=getattr(args, "reuse_baseline", None),
+        fresh=getattr(args, "fresh", False),
         **_shape_options(args),
         **search_of(args),
     )

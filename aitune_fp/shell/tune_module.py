@@ -46,34 +46,22 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from pyrsistent import pmap
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure
 
 from aitune_fp.core.accuracy import AccuracyPolicy, Search
 from aitune_fp.core.records import TuneError
-from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.profiler import ProfileSettings
 from aitune_fp.effects.validate import Tolerance
-from aitune_fp.shell.baseline_reuse import BaselineSource, plan_baseline
-from aitune_fp.shell.drive import drive
+from aitune_fp.shell.baseline_reuse import BaselineSource
+from aitune_fp.shell.decided import Wanted, decided
 from aitune_fp.shell.progress import ProgressSink
-from aitune_fp.shell.resolve import _unique_names
-from aitune_fp.shell.tune_run import (
-    Asked,
-    TuningRun,
-    announce,
-    finish_run,
-    phase_clock,
-    prepare,
-    with_journal,
-)
+from aitune_fp.shell.tune_run import Asked, TuningRun, prepare
 from aitune_fp.shell.tuned_module import TunedModule
-from aitune_fp.shell.variants import variant_bases
 from aitune_fp.shell.wall_clock import Stopwatch
 
 __all__ = ["TuningRun", "run_tuning", "tune_module"]
@@ -103,6 +91,7 @@ def run_tuning(
     reuse_baseline: BaselineSource | None = None,
     search: Search | str | None = None,
     accuracy: AccuracyPolicy | None = None,
+    fresh: bool = False,
 ) -> IOResult[TuningRun, TuneError]:
     """Tune ``module`` and return the whole run; see :func:`tune_module` for the rules.
 
@@ -114,6 +103,8 @@ def run_tuning(
     from that run when its model, inputs, plan and environment all match (else a warning
     naming what differs, and eager is profiled: :mod:`aitune_fp.shell.baseline_reuse`).
     ``search``, ``accuracy``: candidates and accuracy policy (:mod:`aitune_fp.shell.variants`).
+    An unchanged re-tune loads the stored decision and re-verifies its pick against the
+    runner-up (:mod:`aitune_fp.shell.decided`); ``fresh=True`` always tunes in full.
     """
     clock = Stopwatch()  # the record's wall account (aitune_fp.shell.wall_clock)
     asked = Asked(strategy, device, cache_dir, max_batch_size, outside, tolerance,
@@ -123,20 +114,9 @@ def run_tuning(
                        (batch_axis, batched, dynamic_axes), clock)  # fmt: skip
     if isinstance(prepared, Failure):
         return IOFailure(prepared.failure())
-    setup, candidates = prepared.unwrap().setup, prepared.unwrap().candidates
-    names = _unique_names(candidates)
-    baseline = plan_baseline(setup, reuse_baseline)
     target = Path(record_path) if record_path is not None else None
-    if target is not None:
-        setup = with_journal(setup, target, names, model_name, baseline.provenance, clock)
-    bases = variant_bases(candidates, names)
-    plan = SessionPlan(strategy, names, "eager", setup.settings.early_stop, verify_seconds,
-                       baseline.profile, pmap(bases))  # fmt: skip
-    announce(setup, plan, prepared.unwrap(), clock)
-    run = drive(setup, plan, dict(zip(names, candidates, strict=True)),
-                phase=phase_clock(clock))  # fmt: skip
-    return IOSuccess(finish_run(setup, run, names, model_name, baseline.provenance, clock,
-                                target))  # fmt: skip
+    wanted = Wanted(model_name, target, verify_seconds, reuse_baseline, fresh)
+    return IOSuccess(decided(prepared.unwrap().setup, prepared.unwrap(), wanted, clock))
 
 
 def tune_module(

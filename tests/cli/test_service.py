@@ -79,13 +79,19 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str
         yield env, work
     finally:
         _run(env, "service", "stop", cwd=work, timeout=120)
-        if pid is not None:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.kill(pid, sig)
-                    time.sleep(1.0)
-                except ProcessLookupError:
-                    break
+        kill_left(pid)
+
+
+def kill_left(pid: int | None) -> None:
+    """Terminate, then kill, a service a stop left running."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if pid is None:
+            return
+        try:
+            os.kill(pid, sig)
+            time.sleep(1.0)
+        except ProcessLookupError:
+            return
 
 
 def _tune(

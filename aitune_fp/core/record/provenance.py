@@ -8,8 +8,11 @@ Rules:
 - ``baseline_reused_from`` is the run record the baseline profile was taken from
   (``None``: it was measured in this run); ``baseline_refused`` is the one line saying why
   a reuse that was asked for was refused (``None``: none was asked, or it was reused);
-- both are fields of ``run.json``'s ``provenance`` object; a record written before it
-  existed reads as no keys and not reused.
+- ``decision`` says how this run reached its decision: ``"full tune"``, a decision cache
+  hit whose pick was re-verified, or a full tune after a re-verification that disagreed
+  (:mod:`aitune_fp.shell.decision_cache`; ``None``: written before the decision cache);
+- all are fields of ``run.json``'s ``provenance`` object; a record written before they
+  existed reads as no keys, not reused and no decision line.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class Provenance:
     baseline_keys: PMap[str, str] = field(default_factory=pmap)
     baseline_reused_from: str | None = None
     baseline_refused: str | None = None
+    decision: str | None = None
 
     def __post_init__(self) -> None:
         keys = {str(k): str(v) for k, v in dict(self.baseline_keys).items()}
@@ -59,6 +63,7 @@ def encode_provenance(p: Provenance) -> dict[str, Any]:
         "baseline_keys": {k: p.baseline_keys[k] for k in sorted(p.baseline_keys)},
         "baseline_reused_from": p.baseline_reused_from,
         "baseline_refused": p.baseline_refused,
+        "decision": p.decision,
     }
 
 
@@ -73,7 +78,7 @@ def decode_provenance(doc: Reader) -> Provenance:
     keys = doc.child_or_none("baseline_keys")
     values = {k: keys.text(k) for k in keys.data} if keys is not None else {}
     reused, refused = doc.text_or_none("baseline_reused_from"), doc.text_or_none("baseline_refused")
-    return Provenance(pmap(values), reused, refused)
+    return Provenance(pmap(values), reused, refused, doc.text_or_none("decision"))
 
 
 def read_provenance(record: Reader) -> Provenance:

@@ -1,0 +1,118 @@
+"""One tune from a fixed setup, through the decision cache (:mod:`.decision_cache`).
+
+Rules:
+- without a usable cache folder, with ``fresh``, with a baseline to reuse (the caller
+  chose what to measure against) or without a stored decision for this run's keys, the
+  tune is a full one (``provenance.decision == "full tune"``);
+- on a hit, only the recorded pick and its runner-up are candidates, the baseline is the
+  recorded one (not profiled again) and the verification's budget is short
+  (:data:`SHORT_VERIFY` seconds, or the caller's when that is shorter); the run stands when
+  it selects the recorded pick, else its tuned module is closed and a full tune follows,
+  whose record says so;
+- every full tune that selected something is stored for the next one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
+
+from pyrsistent import pmap
+
+from aitune_fp.core.session import SessionPlan
+from aitune_fp.effects.backends.base import Backend
+from aitune_fp.shell import decision_cache as cache
+from aitune_fp.shell.baseline_reuse import BaselinePlan, BaselineSource, plan_baseline
+from aitune_fp.shell.drive import drive
+from aitune_fp.shell.resolve import _unique_names
+from aitune_fp.shell.setup import Setup
+from aitune_fp.shell.tune_run import (
+    Prepared,
+    TuningRun,
+    announce,
+    finish_run,
+    phase_clock,
+    with_journal,
+)
+from aitune_fp.shell.variants import variant_bases
+from aitune_fp.shell.wall_clock import Stopwatch
+
+SHORT_VERIFY: Final = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """What the caller asked of the run besides the setup."""
+
+    model_name: str
+    target: Path | None
+    verify_seconds: float | None
+    reuse_baseline: BaselineSource | None
+    fresh: bool
+
+
+def decided(setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch) -> TuningRun:
+    """The run, from the stored decision when it still holds (see the module's rules)."""
+    names = _unique_names(prepared.candidates)
+    keys = cache.decision_keys(setup, names)
+    folder = setup.workspace.cache_dir if setup.workspace is not None else None
+    skip = wanted.fresh or wanted.reuse_baseline is not None
+    hit = None if skip or folder is None else cache.lookup(folder, keys, setup.strategy)
+    line = cache.FULL
+    if hit is not None and hit.pick in names:
+        short = _rechecked(setup, prepared, wanted, clock, hit)
+        picked = short.record.selection.backend if short.record.selection else ""
+        if picked == hit.pick:
+            return short
+        if short.tuned is not None:
+            short.tuned.close()
+        line = cache.retuned_line(hit, picked)
+    baseline = plan_baseline(setup, wanted.reuse_baseline)
+    run = _session(setup, dict(zip(names, prepared.candidates, strict=True)),
+                   _said(baseline, line), (prepared, wanted), clock)  # fmt: skip
+    if folder is not None:
+        cache.store(folder, keys, run.record)
+    return run
+
+
+def _said(baseline: BaselinePlan, line: str) -> BaselinePlan:
+    """``baseline`` with the record's decision line."""
+    return replace(baseline, provenance=replace(baseline.provenance, decision=line))
+
+
+def _rechecked(
+    setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch, hit: cache.Hit
+) -> TuningRun:
+    """The short run: the pick and its runner-up against the recorded baseline."""
+    names = _unique_names(prepared.candidates)
+    pair = {hit.pick, hit.runner_up}
+    chosen = {n: c for n, c in zip(names, prepared.candidates, strict=True) if n in pair}
+    seconds = min(wanted.verify_seconds or SHORT_VERIFY, SHORT_VERIFY)
+    source = hit.record if setup.strategy.validate_performance else None
+    baseline = _said(plan_baseline(setup, source), cache.cached_line(hit))
+    short = replace(wanted, verify_seconds=seconds)
+    return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds), chosen,
+                    baseline, (prepared, short), clock)  # fmt: skip
+
+
+def _session(
+    setup: Setup,
+    chosen: dict[str, Backend],
+    baseline: BaselinePlan,
+    asked: tuple[Prepared, Wanted],
+    clock: Stopwatch,
+) -> TuningRun:
+    """One session over ``chosen`` with ``baseline``, its record written and returned."""
+    prepared, wanted = asked
+    names = tuple(chosen)
+    if wanted.target is not None:
+        setup = with_journal(setup, wanted.target, names, wanted.model_name,
+                             baseline.provenance, clock)  # fmt: skip
+    bases = variant_bases(tuple(chosen.values()), names)
+    plan = SessionPlan(setup.strategy, names, "eager", setup.settings.early_stop,
+                       wanted.verify_seconds, baseline.profile, pmap(bases))  # fmt: skip
+    announce(setup, plan, prepared, clock)
+    run = drive(setup, plan, chosen, phase=phase_clock(clock))
+    return finish_run(setup, run, names, wanted.model_name, baseline.provenance, clock,
+                      wanted.target)  # fmt: skip

@@ -1,0 +1,172 @@
+"""The decision cache: an unchanged re-tune loads the recorded decision and re-verifies it.
+
+Rules:
+- a tune's decision is stored under :func:`decision_keys`: the keys a baseline depends
+  on (:func:`~aitune_fp.shell.baseline_reuse.baseline_keys`: model digest, input spec,
+  batch sizes, profiling plan, profiler settings, environment fingerprint, device,
+  isolation), plus the sample values' digest, the strategy with its candidates' configs
+  (:func:`~aitune_fp.core.strategies.registry.strategy_config`) and the accuracy policy;
+- one file per key set, ``<cache>/decisions/<digest of the keys>.json``, written
+  atomically after a complete tune that selected something; it holds its keys, the run
+  record and the sha256 of both: a file whose hash does not match, that cannot be parsed
+  or whose keys differ in any way is never used (a damaged one is a warning, removed);
+- on a hit (:func:`lookup`) the tune re-measures only the recorded pick and its runner-up
+  (:func:`runner_up`: the other backend the verification found closest, else the next
+  best by the strategy) from their cached
+  artifacts with the recorded baseline, under the verification's rules; when that short
+  run selects the recorded pick the decision stands, else the model is re-tuned in full;
+- the record says which it was (``provenance.decision``: :func:`cached_line`,
+  :func:`retuned_line` or ``"full tune"``); ``fresh=True`` (``--fresh``) skips the lookup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final
+
+from aitune_fp.core.record.provenance import differing
+from aitune_fp.core.record.run_record import RunRecord, dumps, loads, reselect
+from aitune_fp.core.strategies.registry import strategy_config
+from aitune_fp.core.strategy import Strategy
+from aitune_fp.effects.atomic import write_text
+from aitune_fp.effects.reference import samples_digest
+from aitune_fp.shell.baseline_reuse import baseline_keys
+from aitune_fp.shell.setup import Setup
+
+log = logging.getLogger("aitune_fp")
+FOLDER: Final = "decisions"
+FORMAT: Final = 1
+FULL: Final = "full tune"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A stored decision that matches this run: its file, record, pick and runner-up."""
+
+    path: Path
+    record: RunRecord
+    pick: str
+    runner_up: str | None
+
+
+def _digest(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def decision_keys(setup: Setup, names: Sequence[str]) -> dict[str, str]:
+    """What this run's decision depends on, each as text (see the rules)."""
+    return {
+        **baseline_keys(setup),
+        "samples": samples_digest(setup.samples),
+        "strategy": _digest(strategy_config(setup.strategy, list(names))),
+        "policy": repr(setup.tolerance),
+    }
+
+
+def entry_path(cache_dir: Path, keys: dict[str, str]) -> Path:
+    """The decision file for ``keys``.
+
+    >>> path = entry_path(Path("cache"), {"model": "m"})
+    >>> path.parent.as_posix(), len(path.stem)
+    ('cache/decisions', 32)
+    """
+    return cache_dir / FOLDER / f"{_digest(keys)[:32]}.json"
+
+
+def runner_up(record: RunRecord, strategy: Strategy) -> str | None:
+    """The recorded pick's runner-up: the other backend its verification found closest
+    (the smallest speedup of the pick over it), else what ``strategy`` selects from the
+    record without the pick (``None``: there is none)."""
+    if record.selection is None:
+        return None
+    pick = record.selection.backend
+    others = {o.backend for o in record.candidates} - {pick}
+    found = record.verification.comparisons if record.verification is not None else ()
+    close = sorted((c.speedup, c.challenger) for c in found if c.challenger in others)
+    if close:
+        return close[0][1]
+    rest = replace(record, candidates=tuple(o for o in record.candidates if o.backend != pick))
+    second = reselect(rest, strategy).map(lambda s: s.backend).value_or(None)
+    return second if second in others else None
+
+
+def _usable(data: Any, keys: dict[str, str]) -> RunRecord | str:
+    """The stored record in ``data`` when it may stand for ``keys``, else why not."""
+    if not isinstance(data, dict) or not isinstance(data.get("body"), dict):
+        return "not a stored decision"
+    body = data["body"]
+    if data.get("sha256") != _digest(body):
+        return "its content does not match its sha256 (modified or truncated)"
+    if body.get("format") != FORMAT:
+        return f"format {body.get('format')!r} is not {FORMAT}"
+    theirs = body.get("keys")
+    if not isinstance(theirs, dict) or differing(keys, theirs):
+        return "its keys differ"
+    try:
+        record = loads(str(body.get("record")))
+    except ValueError as error:
+        return f"its record cannot be read ({error})"
+    return record if record.selection is not None else "it holds no selection"
+
+
+def lookup(cache_dir: Path, keys: dict[str, str], strategy: Strategy) -> Hit | None:
+    """The stored decision for ``keys`` (``None``: none, or a damaged one, removed)."""
+    path = entry_path(cache_dir, keys)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        data = str(error)
+    found = _usable(data, keys)
+    if isinstance(found, RunRecord) and found.selection is not None:
+        return Hit(path, found, found.selection.backend, runner_up(found, strategy))
+    if found != "its keys differ":
+        log.warning("ignoring the stored decision %s: %s; tuning in full", path, found)
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+    return None
+
+
+def store(cache_dir: Path, keys: dict[str, str], record: RunRecord) -> None:
+    """Keep ``record``'s decision under ``keys`` (a write that fails is a warning)."""
+    if record.selection is None or record.status != "complete":
+        return
+    body = {"format": FORMAT, "keys": keys, "record": dumps(record)}
+    path = entry_path(cache_dir, keys)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, json.dumps({"body": body, "sha256": _digest(body)}))
+    except OSError as error:
+        log.warning("could not store the decision in %s: %s", path, error)
+
+
+def cached_line(hit: Hit) -> str:
+    """The record's ``decision`` when the stored decision stood.
+
+    >>> from aitune_fp.core.record.run_record import RunRecord
+    >>> r = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None)
+    >>> cached_line(Hit(Path("d/x.json"), r, "ort", "eager"))
+    'decision cache hit (d/x.json): ort re-verified against eager'
+    """
+    against = f"against {hit.runner_up}" if hit.runner_up else "against the baseline"
+    return f"decision cache hit ({hit.path.as_posix()}): {hit.pick} re-verified {against}"
+
+
+def retuned_line(hit: Hit, picked: str) -> str:
+    """The record's ``decision`` when the re-verification disagreed.
+
+    >>> from aitune_fp.core.record.run_record import RunRecord
+    >>> r = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None)
+    >>> retuned_line(Hit(Path("x.json"), r, "ort", "eager"), "eager")
+    'full tune: the re-verification of the stored decision picked eager, not ort'
+    """
+    return (f"full tune: the re-verification of the stored decision picked {picked or 'nothing'},"
+            f" not {hit.pick}")  # fmt: skip

@@ -1,0 +1,113 @@
+"""The decision cache: an unchanged re-tune re-verifies the stored pick instead of tuning."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from pathlib import Path
+
+import pytest
+import torch
+
+from aitune_fp.core.record.run_record import loads
+from aitune_fp.core.strategies import min_latency
+from aitune_fp.effects.timing import ProfileSettings
+from aitune_fp.shell import decision_cache
+from aitune_fp.shell.io import perform
+from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from tests.shell.fakes import FakeBackend
+
+SETTINGS = ProfileSettings(max_pool=2, max_seconds_per_batch=0.1)
+FAST, SLOW = FakeBackend(label="fast"), FakeBackend(label="slow", sleep_ms=15.0)
+
+
+def _tune(cache: Path, seed: int = 0, **options: object) -> TuningRun:
+    torch.manual_seed(seed)
+    module = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    effect = run_tuning(
+        module, torch.ones(2, 4), min_latency, ["eager", FAST, SLOW], cache_dir=cache,
+        isolation=False, max_batch_size=2, settings=SETTINGS, verify_seconds=0.3,
+        **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+    run: TuningRun = perform(effect).unwrap()
+    if run.tuned is not None:
+        run.tuned.close()
+    return run
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted((cache / decision_cache.FOLDER).glob("*.json"))
+
+
+def test_an_unchanged_retune_is_a_cache_hit_and_fresh_tunes_in_full(tmp_path: Path) -> None:
+    """The first tune is a full one and stores its decision; the unchanged second one
+    re-verifies only the stored pick and its runner-up and keeps the pick; ``fresh`` and a
+    changed model tune in full."""
+    first = _tune(tmp_path)
+    assert first.record.provenance.decision == decision_cache.FULL
+    assert len(_entries(tmp_path)) == 1 and first.record.selection is not None
+    second = _tune(tmp_path)
+    assert "decision cache hit" in (second.record.provenance.decision or "")
+    assert second.record.selection is not None
+    assert second.record.selection.backend == first.record.selection.backend
+    assert len(second.record.candidates) == 2 < len(first.record.candidates)
+    assert _tune(tmp_path, fresh=True).record.provenance.decision == decision_cache.FULL
+    assert _tune(tmp_path, seed=1).record.provenance.decision == decision_cache.FULL
+
+
+def test_a_disagreeing_reverification_retunes_in_full(tmp_path: Path) -> None:
+    """A stored decision whose pick the re-verification does not confirm (here a forged
+    one naming the slow fake) leads to a full tune whose record says why."""
+    first = _tune(tmp_path)
+    (path,) = _entries(tmp_path)
+    body = json.loads(path.read_text())["body"]
+    stored = loads(body["record"])
+    slow = next(c.backend for c in stored.candidates if "slow" in c.backend)
+    assert stored.selection is not None and stored.selection.backend != slow
+    forged = dataclasses.replace(
+        stored, selection=dataclasses.replace(stored.selection, backend=slow), verification=None
+    )
+    decision_cache.store(tmp_path, body["keys"], forged)
+    again = _tune(tmp_path)
+    assert (again.record.provenance.decision or "").startswith("full tune: the re-verification")
+    assert len(again.record.candidates) == len(first.record.candidates)
+    assert again.record.selection is not None and again.record.selection.backend != slow
+
+
+def test_a_damaged_decision_is_a_warning_and_removed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stored decision whose content does not match its hash is never used: one warning,
+    the file removed, and the tune is a full one."""
+    _tune(tmp_path)
+    (path,) = _entries(tmp_path)
+    path.write_text(path.read_text().replace('"format": 1', '"format": 1 '))
+    data = json.loads(path.read_text())
+    data["body"]["keys"]["device"] = "elsewhere"
+    path.write_text(json.dumps(data))
+    with caplog.at_level(logging.WARNING, logger="aitune_fp"):
+        run = _tune(tmp_path)
+    assert run.record.provenance.decision == decision_cache.FULL
+    assert any("does not match its sha256" in r.getMessage() for r in caplog.records)
+
+
+def test_the_runner_up_is_the_closest_other_backend_the_verification_saw(tmp_path: Path) -> None:
+    """The runner-up skips the pick's own neighbouring batch sizes and takes the other
+    backend the verification found closest to the pick."""
+    from aitune_fp.core.verification.verification_records import Comparison, Verification
+
+    record = _tune(tmp_path).record
+    assert record.selection is not None
+    pick = record.selection.backend
+    others = [c.backend for c in record.candidates if c.backend != pick]
+    found = (
+        Comparison(pick, 1, 1.001, (0.99, 1.01), False),
+        Comparison(others[0], 2, 1.5, (1.4, 1.6), False),
+        Comparison(others[1], 2, 1.2, (1.1, 1.3), False),
+    )
+    verified = Verification(True, pick, pick, 1.001, (0.99, 1.01), 0.3, comparisons=found)
+    chosen = decision_cache.runner_up(
+        dataclasses.replace(record, verification=verified), min_latency
+    )
+    assert chosen == others[1]
