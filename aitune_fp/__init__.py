@@ -30,6 +30,12 @@ from aitune_fp.core import (
     with_min_speedup,
     within_memory,
 )
+from aitune_fp.core.generation import (
+    generation_budget,
+    max_tokens_per_s,
+    min_itl,
+    min_ttft,
+)
 from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound, Search, metric
 from aitune_fp.core.strategies.within_accuracy import within_accuracy
 
@@ -43,6 +49,8 @@ _LAZY = {
     "capture": "aitune_fp.shell.capture",
     "swap": "aitune_fp.shell.swap",
     "serve": "aitune_fp.shell.serving.api",
+    "tune_generate": "aitune_fp.shell.generation.tune_generate",
+    "TunedGenerator": "aitune_fp.shell.generation.tuned_generator",
 }
 
 
@@ -65,19 +73,25 @@ __all__ = [
     "Selection",
     "Strategy",
     "TuneError",
+    "TunedGenerator",
     "TunedModule",
     "capture",
     "confident",
     "first_wins",
+    "generation_budget",
     "latency_budget",
     "load",
     "max_throughput",
+    "max_tokens_per_s",
     "metric",
+    "min_itl",
+    "min_ttft",
     "min_latency",
     "min_latency_at",
     "one_backend",
     "save",
     "serve",
+    "tune_generate",
     "swap",
     "tune",
     "tune_module",
