@@ -30,13 +30,13 @@ from aitune_fp.core import (
     with_min_speedup,
     within_memory,
 )
+from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound, Search, metric
 from aitune_fp.core.generation import (
     generation_budget,
     max_tokens_per_s,
     min_itl,
     min_ttft,
 )
-from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound, Search, metric
 from aitune_fp.core.strategies.within_accuracy import within_accuracy
 
 __version__ = "0.1.0"
@@ -85,15 +85,15 @@ __all__ = [
     "max_tokens_per_s",
     "metric",
     "min_itl",
-    "min_ttft",
     "min_latency",
     "min_latency_at",
+    "min_ttft",
     "one_backend",
     "save",
     "serve",
-    "tune_generate",
     "swap",
     "tune",
+    "tune_generate",
     "tune_module",
     "with_min_speedup",
     "within_accuracy",

@@ -25,7 +25,14 @@ def _results(draw: st.DrawFn) -> list[GenerationResult]:
     count = draw(st.integers(min_value=1, max_value=6))
     return [
         GenerationResult(
-            f"c{i}", "p", "d", draw(st.sampled_from([1, 8])), 32, 64, draw(_ms), draw(_ms),
+            f"c{i}",
+            "p",
+            "d",
+            draw(st.sampled_from([1, 8])),
+            32,
+            64,
+            draw(_ms),
+            draw(_ms),
             accurate=draw(st.booleans()) if i else True,
             failure=None if i == 0 or draw(st.booleans()) else "c failed at build: boom",
         )
@@ -34,14 +41,22 @@ def _results(draw: st.DrawFn) -> list[GenerationResult]:
 
 
 _strategies = st.sampled_from(
-    [max_tokens_per_s, min_itl, min_ttft, generation_budget(ttft_ms=50.0),
-     generation_budget(itl_ms=5.0), generation_budget(ttft_ms=100.0, itl_ms=20.0)]
+    [
+        max_tokens_per_s,
+        min_itl,
+        min_ttft,
+        generation_budget(ttft_ms=50.0),
+        generation_budget(itl_ms=5.0),
+        generation_budget(ttft_ms=100.0, itl_ms=20.0),
+    ]
 )
 
 
 @pytest.mark.parametrize("law", GENERATION_LAWS, ids=lambda law: law.__name__)
 @given(strategy=_strategies, results=_results())
-def test_generation_law(law: object, strategy: GenerationStrategy, results: list[GenerationResult]) -> None:
+def test_generation_law(
+    law: object, strategy: GenerationStrategy, results: list[GenerationResult]
+) -> None:
     """Each generation law holds for every strategy over any set of measured candidates."""
     assert law(strategy, results)  # type: ignore[operator]
 

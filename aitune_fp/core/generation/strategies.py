@@ -8,8 +8,8 @@ baseline and the pick's reason says which budget was unreachable and by how much
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from aitune_fp.core.generation.records import GenerationResult
 
@@ -67,9 +67,7 @@ def generation_budget(
         return (ttft_ms is None or r.ttft_ms <= ttft_ms) and (itl_ms is None or r.itl_ms <= itl_ms)
 
     label = ", ".join(parts)
-    return GenerationStrategy(
-        f"generation_budget({label})", max_tokens_per_s.key, admits, label
-    )
+    return GenerationStrategy(f"generation_budget({label})", max_tokens_per_s.key, admits, label)
 
 
 def _closest(results: Sequence[GenerationResult]) -> str:
@@ -91,8 +89,10 @@ def pick(
     usable = [r for r in results if r.usable]
     admitted = [r for r in usable if strategy.admits(r)]
     if not admitted:
-        why = "no usable candidate" if not usable else (
-            f"budget {strategy.budget} unreachable: {_closest(usable)}"
+        why = (
+            "no usable candidate"
+            if not usable
+            else (f"budget {strategy.budget} unreachable: {_closest(usable)}")
         )
         return GenerationPick(base, f"{why}; fell back to the baseline {baseline}", True)
     best = min(admitted, key=lambda r: (strategy.key(r), r.name))

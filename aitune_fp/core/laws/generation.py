@@ -5,7 +5,7 @@ Every law takes ``(strategy, results)`` with the first result the baseline.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from aitune_fp.core.generation.records import GenerationResult
 from aitune_fp.core.generation.strategies import GenerationStrategy, pick

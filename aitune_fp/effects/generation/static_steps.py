@@ -9,8 +9,9 @@ token), as Hugging Face ``generate`` computes them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from transformers import StaticCache
@@ -43,7 +44,8 @@ def _forward(model: torch.nn.Module) -> Step:
             use_cache=True,
             logits_to_keep=1,
         )
-        return out.logits[:, -1, :].float()
+        logits: torch.Tensor = out.logits[:, -1, :].float()
+        return logits
 
     return step
 
@@ -65,7 +67,7 @@ class StaticStepper:
 
     def _cache_for(self, batch: int, max_len: int) -> Any:
         if self._cache is None or self._cache_key != (batch, max_len):
-            config = self.model.config  # type: ignore[union-attr]
+            config: Any = self.model.config
             self._cache = StaticCache(config=config, max_cache_len=max_len)
             self._cache_key = (batch, max_len)
         else:

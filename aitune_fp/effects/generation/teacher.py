@@ -27,7 +27,9 @@ class TeacherReference:
 
 
 @torch.inference_mode()
-def reference(model: Any, reference_stepper: Stepper, input_ids: torch.Tensor, new: int) -> TeacherReference:
+def reference(
+    model: Any, reference_stepper: Stepper, input_ids: torch.Tensor, new: int
+) -> TeacherReference:
     """The eager fp32 reference for ``input_ids`` and ``new`` tokens."""
     whole = greedy(reference_stepper, input_ids, max_new_tokens=new)
     length = input_ids.shape[1]
@@ -44,7 +46,9 @@ def teacher_forced(stepper: Stepper, ref: TeacherReference) -> tuple[float, floa
         steps.append(stepper.decode(ref.continuation[:, i : i + 1]))
     got = torch.stack(steps, dim=1).float()
     top1 = float((got.argmax(-1) == ref.logits.argmax(-1)).float().mean())
-    rms = float((got - ref.logits).pow(2).mean().sqrt() / ref.logits.pow(2).mean().sqrt().clamp_min(1e-12))
+    rms = float(
+        (got - ref.logits).pow(2).mean().sqrt() / ref.logits.pow(2).mean().sqrt().clamp_min(1e-12)
+    )
     free = greedy(stepper, ref.input_ids, max_new_tokens=new)[:, ref.input_ids.shape[1] :]
     differ = (free != ref.continuation).any(dim=0).nonzero()
     return top1, rms, int(differ[0]) if differ.numel() else None

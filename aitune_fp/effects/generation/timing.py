@@ -9,7 +9,8 @@ summarised by its median.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from transformers import StoppingCriteria, StoppingCriteriaList
@@ -73,15 +74,21 @@ def _hf_once(model: Any, input_ids: torch.Tensor, new_tokens: int) -> tuple[floa
     start = time.perf_counter()
     with torch.inference_mode():
         model.generate(
-            input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=new_tokens,
-            min_new_tokens=new_tokens, do_sample=False, pad_token_id=0,
+            input_ids,
+            attention_mask=torch.ones_like(input_ids),
+            max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens,
+            do_sample=False,
+            pad_token_id=0,
             stopping_criteria=StoppingCriteriaList([stamps]),
         )
-    gaps = [(b - a) * 1000.0 for a, b in zip(stamps.times, stamps.times[1:])]
+    gaps = [(b - a) * 1000.0 for a, b in zip(stamps.times, stamps.times[1:], strict=False)]
     return (stamps.times[0] - start) * 1000.0, median(gaps) if gaps else 0.0
 
 
-def time_hf(model: Any, input_ids: torch.Tensor, new_tokens: int, rule: CallRule) -> tuple[float, float]:
+def time_hf(
+    model: Any, input_ids: torch.Tensor, new_tokens: int, rule: CallRule
+) -> tuple[float, float]:
     """(TTFT ms, inter-token ms) of HF ``generate`` as users run it: each run stamps every
     token (a stopping criterion that never stops); TTFT is start to first token, ITL the
     median gap; runs repeat under ``rule`` on their wall time and the medians are kept."""

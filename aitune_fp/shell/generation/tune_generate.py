@@ -11,7 +11,8 @@ as a failure naming its stage and reason.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -51,22 +52,42 @@ def _measure(
         top1, rms, diverge = teacher_forced(stepper, ref)
         stage = "timing"
         timed = [time_stepper(stepper, ids, new, default_rule()) for ids in points]
-    except Exception as exc:  # noqa: BLE001 - a candidate's failure is a value
+    except Exception as exc:
         failure = f"{cand.name} failed at {stage}: {type(exc).__name__}: {exc}"
         return [_failed(cand, ids, new, failure) for ids in points]
     return [
         GenerationResult(
-            cand.name, cand.prefill_backend, cand.decode_backend, ids.shape[0], ids.shape[1],
-            new, ttft, itl, top1, rms, diverge,
+            cand.name,
+            cand.prefill_backend,
+            cand.decode_backend,
+            ids.shape[0],
+            ids.shape[1],
+            new,
+            ttft,
+            itl,
+            top1,
+            rms,
+            diverge,
         )
-        for ids, (ttft, itl) in zip(points, timed)
+        for ids, (ttft, itl) in zip(points, timed, strict=True)
     ]
 
 
 def _failed(cand: Candidate, ids: torch.Tensor, new: int, failure: str) -> GenerationResult:
     return GenerationResult(
-        cand.name, cand.prefill_backend, cand.decode_backend, ids.shape[0], ids.shape[1], new,
-        float("inf"), float("inf"), 0.0, float("inf"), None, False, failure,
+        cand.name,
+        cand.prefill_backend,
+        cand.decode_backend,
+        ids.shape[0],
+        ids.shape[1],
+        new,
+        float("inf"),
+        float("inf"),
+        0.0,
+        float("inf"),
+        None,
+        False,
+        failure,
     )
 
 
@@ -93,16 +114,27 @@ def tune_generate(
     ids = [_as_ids(p, tokenizer) for p in prompts]
     points = _points(ids, batch_sizes)
     ref_stepper = build(model, BY_NAME["eager_static"])
-    ref = reference(model, ref_stepper, _held_out(model, [i.shape[1] for i in ids]), min(new_tokens, 16))
+    ref = reference(
+        model, ref_stepper, _held_out(model, [i.shape[1] for i in ids]), min(new_tokens, 16)
+    )
     results = [
-        GenerationResult(BASELINE, "eager-dynamic", "eager-dynamic", p.shape[0], p.shape[1],
-                         new_tokens, *time_hf(model, p, new_tokens, default_rule()))
+        GenerationResult(
+            BASELINE,
+            "eager-dynamic",
+            "eager-dynamic",
+            p.shape[0],
+            p.shape[1],
+            new_tokens,
+            *time_hf(model, p, new_tokens, default_rule()),
+        )
         for p in points
     ]
     chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
     for cand in chosen:
         measured = _measure(model, cand, points, new_tokens, ref)
         results.extend(_judged(r, min_top1, max_rms_rel) for r in measured)
-    primary = [r for r in results if r.batch == points[0].shape[0] and r.prompt_len == points[0].shape[1]]
+    primary = [
+        r for r in results if r.batch == points[0].shape[0] and r.prompt_len == points[0].shape[1]
+    ]
     choice = pick(strategy, primary, BASELINE)
     return TunedGenerator(model, choice, tuple(results), time.perf_counter() - start)

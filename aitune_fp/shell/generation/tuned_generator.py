@@ -25,7 +25,11 @@ class TunedGenerator:
     """A model with its generation pick (see the module rules)."""
 
     def __init__(
-        self, model: Any, choice: GenerationPick, results: tuple[GenerationResult, ...], wall_s: float
+        self,
+        model: Any,
+        choice: GenerationPick,
+        results: tuple[GenerationResult, ...],
+        wall_s: float,
     ) -> None:
         self.model, self.choice, self.results, self.wall_s = model, choice, results, wall_s
         name = choice.result.name
@@ -52,15 +56,23 @@ class TunedGenerator:
             if not do_sample and not kwargs and min_new_tokens == max_new_tokens:
                 return hf_generate(self.model, input_ids, attention_mask, max_new_tokens)
             return self.model.generate(  # type: ignore[no-any-return]
-                input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens,
-                min_new_tokens=min_new_tokens, do_sample=do_sample, **kwargs,
+                input_ids,
+                attention_mask=attention_mask,
+                max_new_tokens=max_new_tokens,
+                min_new_tokens=min_new_tokens,
+                do_sample=do_sample,
+                **kwargs,
             )
         config = self.model.generation_config
         eos = kwargs.get("eos_token_id", config.eos_token_id)
         pad = kwargs.get("pad_token_id", config.pad_token_id)
         return greedy(
-            self._stepper, input_ids, attention_mask, max_new_tokens=max_new_tokens,
-            min_new_tokens=min_new_tokens, eos_token_id=eos if isinstance(eos, int) else None,
+            self._stepper,
+            input_ids,
+            attention_mask,
+            max_new_tokens=max_new_tokens,
+            min_new_tokens=min_new_tokens,
+            eos_token_id=eos if isinstance(eos, int) else None,
             pad_token_id=pad if isinstance(pad, int) else 0,
         )
 
@@ -75,9 +87,13 @@ class TunedGenerator:
         """The JSON record: the pick, why, every candidate's result, the tune wall."""
         rows = [{**asdict(r), "tokens_per_s": r.tokens_per_s} for r in self.results]
         return {
-            "pick": self.pick.name, "prefill": self.pick.prefill, "decode": self.pick.decode,
-            "reason": self.choice.reason, "fell_back": self.choice.fell_back,
-            "results": rows, "tune_wall_s": self.wall_s,
+            "pick": self.pick.name,
+            "prefill": self.pick.prefill,
+            "decode": self.pick.decode,
+            "reason": self.choice.reason,
+            "fell_back": self.choice.fell_back,
+            "results": rows,
+            "tune_wall_s": self.wall_s,
         }
 
     def save(self, path: str | Path) -> None:
