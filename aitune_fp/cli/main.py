@@ -51,6 +51,10 @@ def _command(name: str) -> Command:
         from aitune_fp.cli import fleet_commands as module  # type: ignore[no-redef]
     elif name == "service":
         from aitune_fp.cli import service_commands as module  # type: ignore[no-redef]
+    elif name == "tune-generate":
+        from aitune_fp.cli import generate_commands as module  # type: ignore[no-redef]
+
+        return module.tune_generate
     elif name in ("serve", "export"):
         from aitune_fp.cli import serve_commands as module  # type: ignore[no-redef]
     else:

@@ -176,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     from aitune_fp.cli.service_commands import add_service_parser
 
     add_service_parser(sub)
+    from aitune_fp.cli.generate_commands import add_generate_parser
+
+    add_generate_parser(sub)
     return parser
 
 
