@@ -32,21 +32,15 @@ def add_generate_parser(sub: Any) -> None:
     gen.add_argument("--save", default=None, metavar="FILE", help="write the pick (JSON)")
 
 
-def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
-    """Run ``tune_generate`` on the factory's model and print the record."""
+def _prompts(model: Any, lengths: tuple[int, ...]) -> list[Any]:
     import torch
 
-    from aitune_fp.cli.factory import call_factory
-    from aitune_fp.shell.generation.tune_generate import tune_generate as tune
-
-    model, _ = call_factory(args.factory)
     gen = torch.Generator().manual_seed(0)
-    vocab = int(getattr(model, "config").vocab_size)
-    prompts = [torch.randint(0, vocab, (n,), generator=gen) for n in args.prompt_lengths]
-    tuned = tune(model, prompts, new_tokens=args.new_tokens, batch_sizes=args.batch_sizes)
-    if args.save:
-        tuned.save(args.save)
-    record = tuned.record()
+    config: Any = model.config
+    return [torch.randint(0, int(config.vocab_size), (n,), generator=gen) for n in lengths]
+
+
+def _show(record: dict[str, Any], out: Any) -> None:
     out.print(json.dumps({k: v for k, v in record.items() if k != "results"}, indent=2))
     for row in record["results"]:
         out.print(
@@ -54,4 +48,17 @@ def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
             f"TTFT {row['ttft_ms']:.2f} ms  ITL {row['itl_ms']:.2f} ms  "
             f"{row['tokens_per_s']:.1f} tok/s  top1 {row['top1']:.3f}  {row['failure'] or ''}"
         )
+
+
+def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
+    """Run ``tune_generate`` on the factory's model and print the record."""
+    from aitune_fp.cli.factory import call_factory
+    from aitune_fp.shell.generation.tune_generate import tune_generate as tune
+
+    model, _ = call_factory(args.factory)
+    prompts = _prompts(model, args.prompt_lengths)
+    tuned = tune(model, prompts, new_tokens=args.new_tokens, batch_sizes=args.batch_sizes)
+    if args.save:
+        tuned.save(args.save)
+    _show(tuned.record(), out)
     return 0
