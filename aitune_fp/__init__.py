@@ -31,6 +31,12 @@ from aitune_fp.core import (
     within_memory,
 )
 from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound, Search, metric
+from aitune_fp.core.generation import (
+    generation_budget,
+    max_tokens_per_s,
+    min_itl,
+    min_ttft,
+)
 from aitune_fp.core.strategies.within_accuracy import within_accuracy
 
 __version__ = "0.1.0"
@@ -43,6 +49,8 @@ _LAZY = {
     "capture": "aitune_fp.shell.capture",
     "swap": "aitune_fp.shell.swap",
     "serve": "aitune_fp.shell.serving.api",
+    "tune_generate": "aitune_fp.shell.generation.tune_generate",
+    "TunedGenerator": "aitune_fp.shell.generation.tuned_generator",
 }
 
 
@@ -65,21 +73,27 @@ __all__ = [
     "Selection",
     "Strategy",
     "TuneError",
+    "TunedGenerator",
     "TunedModule",
     "capture",
     "confident",
     "first_wins",
+    "generation_budget",
     "latency_budget",
     "load",
     "max_throughput",
+    "max_tokens_per_s",
     "metric",
+    "min_itl",
     "min_latency",
     "min_latency_at",
+    "min_ttft",
     "one_backend",
     "save",
     "serve",
     "swap",
     "tune",
+    "tune_generate",
     "tune_module",
     "with_min_speedup",
     "within_accuracy",

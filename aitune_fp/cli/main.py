@@ -46,7 +46,7 @@ Command = Callable[[argparse.Namespace, Any, Any], int]
 
 def _command(name: str) -> Command:
     """The function running command ``name`` (imported on demand)."""
-    if name in ("demo", "tune", "load"):
+    if name in ("demo", "tune", "load", "tune-generate"):
         from aitune_fp.cli import tune_commands as module
     elif name == "fleet":
         from aitune_fp.cli import fleet_commands as module  # type: ignore[no-redef]
@@ -56,7 +56,7 @@ def _command(name: str) -> Command:
         from aitune_fp.cli import serve_commands as module  # type: ignore[no-redef]
     else:
         from aitune_fp.cli import record_commands as module  # type: ignore[no-redef]
-    return getattr(module, name)  # type: ignore[no-any-return]
+    return getattr(module, name.replace("-", "_"))  # type: ignore[no-any-return]
 
 
 def _check_backends(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

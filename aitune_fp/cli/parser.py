@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_demo, _add_tune, _add_report, _add_load, _add_reselect, _add_replay):
+    for add in (_add_demo, _add_tune, _add_report, _add_load, _add_reselect, _add_replay, _gen):
         add(sub)
     from aitune_fp.cli.fleet_commands import add_fleet_parser
 
@@ -184,6 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_service_parser(sub)
     return parser
+
+
+def _gen(sub: Commands) -> None:
+    from aitune_fp.cli.generate_commands import add_generate_parser
+
+    add_generate_parser(sub)
 
 
 def _add_demo(sub: Commands) -> None:

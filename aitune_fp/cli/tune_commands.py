@@ -32,6 +32,7 @@ from rich.console import Console
 
 from aitune_fp.cli.console import ProgressView, show_run
 from aitune_fp.cli.factory import FactoryError, call_factory, synthetic_samples
+from aitune_fp.cli.generate_commands import tune_generate as tune_generate
 from aitune_fp.cli.outputs import CliError, write_run
 from aitune_fp.cli.precision_options import bounded, search_of
 from aitune_fp.core.record.run_record import RunRecord

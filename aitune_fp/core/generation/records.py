@@ -1,0 +1,50 @@
+"""One generation candidate's measured phases and accuracy, as a frozen value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def tokens_per_second(batch: int, new_tokens: int, ttft_ms: float, itl_ms: float) -> float:
+    """Tokens a user receives per second: ``batch * new_tokens`` over TTFT plus the
+    remaining ``new_tokens - 1`` inter-token steps.
+
+    >>> tokens_per_second(1, 3, 10.0, 5.0)
+    150.0
+    """
+    total_ms = ttft_ms + max(new_tokens - 1, 0) * itl_ms
+    return batch * new_tokens * 1000.0 / total_ms if total_ms > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationResult:
+    """A candidate's TTFT and inter-token latency (ms) at one (batch, prompt length), its
+    teacher-forced accuracy against eager fp32, and a failure (stage: reason) if it has one.
+
+    ``prefill``/``decode`` name the backend each phase ran on; ``accurate`` is the policy's
+    verdict (top-1 and RMS relative error), ``first_divergence`` is reported, never judged.
+    """
+
+    name: str
+    prefill: str
+    decode: str
+    batch: int
+    prompt_len: int
+    new_tokens: int
+    ttft_ms: float
+    itl_ms: float
+    top1: float = 1.0
+    rms_rel: float = 0.0
+    first_divergence: int | None = None
+    accurate: bool = True
+    failure: str | None = None
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens per second as a user receives them (see ``tokens_per_second``)."""
+        return tokens_per_second(self.batch, self.new_tokens, self.ttft_ms, self.itl_ms)
+
+    @property
+    def usable(self) -> bool:
+        """Measured, no failure, and accurate under the policy."""
+        return self.failure is None and self.accurate

@@ -1,0 +1,1 @@
+"""Effects of generation tuning: static-cache steps, greedy loops, timing and teacher forcing."""

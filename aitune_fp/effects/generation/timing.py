@@ -1,0 +1,98 @@
+"""Time the two phases as users feel them, under the project's steady-state stop rules.
+
+Rules: TTFT is the wall time of one prefill (cache reset included); the inter-token latency
+is the wall time of one decode step at the context reached after the prompt; each is timed
+call by call under a ``CallRule`` (warm-up discarded, stop when stable or exhausted) and
+summarised by its median.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from transformers import StoppingCriteria, StoppingCriteriaList
+
+from aitune_fp.core.measure.stop_rules import CallRule, stable_window
+from aitune_fp.core.stats.statistics import median
+from aitune_fp.effects.generation.loop import Stepper
+
+
+def default_rule() -> CallRule:
+    """The generation rule: 2 warm-up calls, stable over 5 calls (CV 15 %), at most 30."""
+    return stable_window(warmup=2, window=5, max_cv=0.15, max_samples=30)
+
+
+def time_calls(
+    call: Callable[[], Any], rule: CallRule, before: Callable[[], Any] | None = None
+) -> float:
+    """Median wall time (ms) of ``call`` under ``rule`` (``before`` runs untimed first)."""
+    state = rule.start()
+    while True:
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        call()
+        state, decision = rule.step(state, (time.perf_counter() - start) * 1000.0)
+        if decision.stop:
+            return median(state.samples)
+
+
+def time_stepper(
+    stepper: Stepper, input_ids: torch.Tensor, new_tokens: int, rule: CallRule
+) -> tuple[float, float]:
+    """(TTFT ms, inter-token ms) of ``stepper`` on ``input_ids``."""
+    max_len = input_ids.shape[1] + new_tokens
+    ttft = time_calls(lambda: stepper.prefill(input_ids, None, max_len), rule)
+    token = stepper.prefill(input_ids, None, max_len).argmax(-1, keepdim=True)
+    steps = [0]
+
+    def refill() -> None:
+        if steps[0] >= new_tokens - 1:
+            stepper.prefill(input_ids, None, max_len)
+            steps[0] = 0
+        steps[0] += 1
+
+    return ttft, time_calls(lambda: stepper.decode(token), rule, refill)
+
+
+class _Stamps(StoppingCriteria):
+    """Records the time each new token is produced; never stops generation."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> Any:
+        self.times.append(time.perf_counter())
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool)
+
+
+def _hf_once(model: Any, input_ids: torch.Tensor, new_tokens: int) -> tuple[float, float]:
+    stamps = _Stamps()
+    start = time.perf_counter()
+    with torch.inference_mode():
+        model.generate(
+            input_ids,
+            attention_mask=torch.ones_like(input_ids),
+            max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens,
+            do_sample=False,
+            pad_token_id=0,
+            stopping_criteria=StoppingCriteriaList([stamps]),
+        )
+    gaps = [(b - a) * 1000.0 for a, b in zip(stamps.times, stamps.times[1:], strict=False)]
+    return (stamps.times[0] - start) * 1000.0, median(gaps) if gaps else 0.0
+
+
+def time_hf(
+    model: Any, input_ids: torch.Tensor, new_tokens: int, rule: CallRule
+) -> tuple[float, float]:
+    """(TTFT ms, inter-token ms) of HF ``generate`` as users run it: each run stamps every
+    token (a stopping criterion that never stops); TTFT is start to first token, ITL the
+    median gap; runs repeat under ``rule`` on their wall time and the medians are kept."""
+    runs: list[tuple[float, float]] = []
+    time_calls(lambda: runs.append(_hf_once(model, input_ids, new_tokens)), rule)
+    kept = runs[rule.warmup :] or runs
+    return median([r[0] for r in kept]), median([r[1] for r in kept])

@@ -1,0 +1,1 @@
+"""The shell of generation tuning: ``tune_generate`` and ``TunedGenerator``."""
