@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from precision import BertLogits
 
 from aitune_fp.core.accuracy import Search
 from aitune_fp.core.strategies.registry import parse_strategy
 from aitune_fp.effects.backends.search_space import search_candidates
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
-from benchmarks.precision import BertLogits
 
 STRATEGIES = {1: "min-latency", 16: "max-throughput"}
 
