@@ -96,13 +96,11 @@ class OpenVino(ConfigIdentity):
     name: str = field(default="openvino", init=False)
 
     def __post_init__(self) -> None:
-        if self.precision not in HINTS:
-            raise ValueError(f"openvino precision must be one of {tuple(HINTS)}")
-        if self.performance_hint not in PERFORMANCE:
-            raise ValueError(
-                f"openvino performance_hint must be one of {PERFORMANCE}, "
-                f"got {self.performance_hint!r}"
-            )
+        chosen = (("precision", self.precision, tuple(HINTS)),
+                  ("performance_hint", self.performance_hint, PERFORMANCE))  # fmt: skip
+        for label, value, choices in chosen:
+            if value not in choices:
+                raise ValueError(f"openvino {label} must be one of {choices}, got {value!r}")
         if self.num_streams < 0 or self.threads < 0:
             raise ValueError("num_streams and threads must be >= 0 (0: OpenVINO's choice)")
 
