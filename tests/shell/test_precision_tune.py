@@ -64,7 +64,7 @@ def test_the_search_generates_candidates_only_when_none_are_pinned() -> None:
     default = [b.describe() for b in resolve_candidates(None, None, cpu)]
     assert "onnxruntime(precision='int8-dynamic')" in default
     assert [b.describe() for b in resolve_candidates(None, "none", cpu)] == [
-        "inductor", "aot_inductor", "onnxruntime",
+        "inductor", "aot_inductor", "onnxruntime", "openvino",
     ]  # fmt: skip
     assert [b.describe() for b in resolve_candidates(["onnxruntime"], "wide", cpu)] == [
         "onnxruntime"
