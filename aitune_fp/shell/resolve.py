@@ -57,7 +57,7 @@ def resolve_backends(
     >>> [b.describe() for b in resolve_backends(["eager", "onnxruntime"], cpu)]
     ['eager', 'onnxruntime']
     >>> [b.describe() for b in resolve_backends(None, cpu)]  # eager is the baseline
-    ['inductor', 'aot_inductor', 'onnxruntime']
+    ['inductor', 'aot_inductor', 'onnxruntime', 'openvino']
     """
     if backends is None:
         return tuple(default_backends(device))
