@@ -27,7 +27,7 @@ LIBRARIES: Final[dict[str, tuple[str, ...]]] = {
     "inductor": ("torch._dynamo", "torch._inductor.compile_fx"),
     "aot_inductor": ("torch.export", "torch._inductor", "torch._inductor.package"),
     "onnxruntime": ("torch.onnx", "onnxscript", "onnxruntime"),
-    "openvino": ("torch.onnx", "onnxscript", "openvino"),
+    "openvino": ("torch.onnx", "onnxscript"),
 }
 COMMANDS: Final = frozenset({"tune", "demo"})
 

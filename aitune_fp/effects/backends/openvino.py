@@ -78,6 +78,7 @@ class OpenVino(ConfigIdentity):
     declaration: ClassVar[Declaration] = Declaration(
         order=35,
         libraries=("torch.onnx", "onnxscript", "openvino"),
+        server_skips=("openvino",),  # its import starts a thread pool: no fork after it
         sdks=("openvino",),
         versions=(Library("openvino", ("openvino",), supported=((2024, 0), None)),),
         extra="openvino",
