@@ -170,9 +170,11 @@ def test_demo_runs_end_to_end_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixtu
         "inductor",
         "aot_inductor",
         "onnxruntime",
+        "openvino",
         "eager(precision='bfloat16')",
         "inductor(precision='bfloat16', freezing=True)",
         "onnxruntime(precision='int8-dynamic')",
         "onnxruntime(graph_optimization='basic')",
+        "openvino(precision='bfloat16')",
     ]
     assert "Selected" in out
