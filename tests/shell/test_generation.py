@@ -6,15 +6,16 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
-from aitune_fp import TunedGenerator, generation_budget, tune_generate
+transformers = pytest.importorskip("transformers")
+
+from aitune_fp import TunedGenerator, generation_budget, tune_generate  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def tiny_llama() -> LlamaForCausalLM:
+def tiny_llama() -> torch.nn.Module:
     torch.manual_seed(0)
-    config = LlamaConfig(
+    config = transformers.LlamaConfig(
         vocab_size=256,
         hidden_size=64,
         intermediate_size=128,
@@ -23,13 +24,13 @@ def tiny_llama() -> LlamaForCausalLM:
         num_key_value_heads=2,
         max_position_embeddings=128,
     )
-    model = LlamaForCausalLM(config)
+    model = transformers.LlamaForCausalLM(config)
     model.eval()  # type: ignore[no-untyped-call]
     return model
 
 
 @pytest.fixture(scope="module")
-def tuned(tiny_llama: LlamaForCausalLM) -> TunedGenerator:
+def tuned(tiny_llama: torch.nn.Module) -> TunedGenerator:
     prompt = torch.randint(0, 256, (8,))
     return tune_generate(
         tiny_llama, [prompt], new_tokens=6, candidates=["eager_static", "eager_static_bf16"]
@@ -46,7 +47,7 @@ def test_every_candidate_is_measured_and_checked(tuned: TunedGenerator) -> None:
 
 
 def test_generate_matches_the_models_greedy_output(
-    tuned: TunedGenerator, tiny_llama: LlamaForCausalLM
+    tuned: TunedGenerator, tiny_llama: torch.nn.Module
 ) -> None:
     """The static-cache greedy loop reproduces model.generate's greedy tokens (fp32)."""
     ids = torch.randint(0, 256, (2, 8))
@@ -63,7 +64,7 @@ def test_generate_matches_the_models_greedy_output(
 
 
 def test_call_returns_logits_like_the_model(
-    tuned: TunedGenerator, tiny_llama: LlamaForCausalLM
+    tuned: TunedGenerator, tiny_llama: torch.nn.Module
 ) -> None:
     """Calling the generator returns [B, L, V] logits as the model does."""
     ids = torch.randint(0, 256, (1, 5))
@@ -71,7 +72,7 @@ def test_call_returns_logits_like_the_model(
 
 
 def test_saved_pick_loads_and_generates(
-    tuned: TunedGenerator, tiny_llama: LlamaForCausalLM, tmp_path: Path
+    tuned: TunedGenerator, tiny_llama: torch.nn.Module, tmp_path: Path
 ) -> None:
     """A saved pick reloads over the module without re-tuning and generates."""
     tuned.save(tmp_path / "gen.json")
@@ -80,7 +81,7 @@ def test_saved_pick_loads_and_generates(
     assert loaded.generate(torch.randint(0, 256, (1, 4)), max_new_tokens=3).shape == (1, 7)
 
 
-def test_unreachable_budget_keeps_the_baseline(tiny_llama: LlamaForCausalLM) -> None:
+def test_unreachable_budget_keeps_the_baseline(tiny_llama: torch.nn.Module) -> None:
     """A TTFT budget nobody meets falls back to HF generate and the record says why."""
     tuned = tune_generate(
         tiny_llama,
