@@ -10,23 +10,13 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from aitune_fp import TunedGenerator, generation_budget, tune_generate  # noqa: E402
+from tests import tiny_hf  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tiny_llama() -> torch.nn.Module:
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=256,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-    )
-    model = transformers.LlamaForCausalLM(config)
-    model.eval()  # type: ignore[no-untyped-call]
-    return model
+    """The shared tiny Llama (tests/tiny_hf.py), vocabulary 256."""
+    return tiny_hf.tiny_llama(vocab=256)
 
 
 @pytest.fixture(scope="module")
