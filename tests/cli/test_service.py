@@ -97,9 +97,11 @@ def kill_left(pid: int | None) -> None:
 def _tune(
     env: dict[str, str], work: Path, target: str, out: str, *extra: str
 ) -> subprocess.CompletedProcess[str]:
+    # --fresh: each tune decides anew (an earlier one's stored decision would make the
+    # attached and the own-process records differ for a reason that is not the service)
     return _run(env, "tune", f"models.py:{target}", "--backends", "eager", "--max-batch-size",
-                "2", "--verify-seconds", "0", "--no-plot", "--out", str(work / out), *extra,
-                cwd=work)  # fmt: skip
+                "2", "--verify-seconds", "0", "--no-plot", "--fresh", "--out", str(work / out),
+                *extra, cwd=work)  # fmt: skip
 
 
 def _log(work: Path) -> str:
