@@ -19,14 +19,17 @@ from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 
 SETTINGS = ProfileSettings(max_pool=2, max_seconds_per_batch=0.1)
-FAST, SLOW = FakeBackend(label="fast"), FakeBackend(label="slow", sleep_ms=15.0)
+# Each candidate differs from the others by milliseconds, so no pick rests on noise: a fake
+# without a sleep runs exactly what eager runs, and a re-verification between two equals may
+# go either way on a loaded machine.
+NEAR, SLOW = FakeBackend(label="near", sleep_ms=3.0), FakeBackend(label="slow", sleep_ms=15.0)
 
 
 def _tune(cache: Path, seed: int = 0, **options: object) -> TuningRun:
     torch.manual_seed(seed)
     module = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
     effect = run_tuning(
-        module, torch.ones(2, 4), min_latency, ["eager", FAST, SLOW], cache_dir=cache,
+        module, torch.ones(2, 4), min_latency, ["eager", NEAR, SLOW], cache_dir=cache,
         isolation=False, max_batch_size=2, settings=SETTINGS, verify_seconds=0.3,
         **options,  # type: ignore[arg-type]
     )  # fmt: skip
