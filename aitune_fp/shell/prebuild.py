@@ -4,22 +4,18 @@
 Rules:
 - :func:`capable` tells the session what this interpreter can build ahead: only with
   isolation (the builds run in workers; a run in this process builds nothing ahead), and
-  only candidates whose build fills a cache the sweep's build then reads: a backend with a
-  loadable artifact while the run has a usable artifact cache and the artifact is not in
-  it yet (:func:`~aitune_fp.effects.prebuild.cached_already`), or TorchInductor's
-  just-in-time compile while Inductor's FX-graph cache is on; never a backend whose build
-  itself times kernels (:func:`times_kernels`: TensorRT's tactic selection, Inductor's
-  autotuning modes), which needs a quiet machine as any timing does; at most
+  each candidate's :class:`~aitune_fp.core.session.prebuild.BuildFacts`, read from what
+  its backend declares (``times_kernels``, ``warms_own_cache``, a ``loader``) and from
+  the artifact cache (:func:`~aitune_fp.effects.prebuild.cached_already`), judged by the
+  session's rule (:func:`~aitune_fp.core.session.prebuild.buildable_ahead`); at most
   :func:`parallel_builds` at once (from the cores and how many are busy right now,
   measured over a quarter second: builds ahead only use cores nobody else is using) (the
   environment variable ``AITUNE_FP_PREBUILD``, when set to a whole number, replaces that
   number: ``0`` builds nothing ahead, as does any number under 2 by the session's rule);
 - the busy cores are measured (a quarter second) only when something would be built
   ahead; otherwise the recorded ``parallel`` is the cores' limit alone;
-- when every artifact candidate is already in the cache (a re-tune of the same model),
-  nothing is built ahead: Inductor's own cache then holds the JIT graphs too, and building
-  them ahead would only compile twice (measured: a warm mlp tune spent 1.9 s building
-  the two Inductor candidates ahead, then loaded them again in the sweep);
+- (measured for the session's re-tune rule: a warm mlp tune spent 1.9 s building the two
+  Inductor candidates ahead, then loaded them again in the sweep);
 - :func:`prebuilt` answers a ``Prebuild``: its jobs run ``parallel`` at a time, in the
   session's order, each in a fresh worker forked from the fork server, under the build's
   timeout and the same watchdog as any job (:func:`~aitune_fp.effects.isolation.isolated.
@@ -41,20 +37,17 @@ import math
 import os
 import shutil
 import signal
-import sys
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyrsistent import pmap
 
 from aitune_fp.core.session import Prebuild, Prebuilt, SessionPlan
+from aitune_fp.core.session.prebuild import BuildFacts, buildable_ahead
 from aitune_fp.effects.artifacts import loadable
-from aitune_fp.effects.backends.aot_inductor import AOTInductor
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.backends.inductor import InductorJIT
-from aitune_fp.effects.backends.torch_trt import TorchTensorRT
-from aitune_fp.effects.backends.trt import TensorRT
 from aitune_fp.effects.busy_cores import busy_cores
 from aitune_fp.effects.cache import model_digest, unusable_reason
 from aitune_fp.effects.isolation.client import NotIsolated
@@ -116,63 +109,51 @@ def _load() -> float:
         return 0.0
 
 
-def _jit_cache_on() -> bool:
-    """Whether TorchInductor keeps compiled graphs on disk (its FX-graph cache): its config
-    when this process has imported it (never imported here for this: a background thread
-    may be importing Inductor), else torch's default, on, unless the environment turns it
-    off."""
-    settings = sys.modules.get("torch._inductor.config")
-    if settings is not None:
-        return bool(settings.fx_graph_cache)
-    return os.environ.get("TORCHINDUCTOR_FX_GRAPH_CACHE", "1") != "0"
-
-
 def times_kernels(backend: Backend) -> bool:
-    """Whether ``backend``'s build picks kernels by timing them.
+    """Whether ``backend``'s build picks kernels by timing them (its declaration says).
 
     >>> from aitune_fp.effects.backends.trt import TensorRT
+    >>> from aitune_fp.effects.backends.inductor import InductorJIT
     >>> times_kernels(TensorRT()), times_kernels(InductorJIT(mode="max-autotune"))
     (True, True)
     >>> times_kernels(InductorJIT())
     False
     """
-    if isinstance(backend, TensorRT | TorchTensorRT):
-        return True
-    if isinstance(backend, InductorJIT):
-        return "autotune" in (backend.mode or "")
-    if isinstance(backend, AOTInductor):
-        return any("autotune" in str(k) and bool(v) for k, v in backend.inductor_configs)
-    return False
+    return backend.declaration.kernels_timed(backend)
+
+
+def _facts(
+    setup: Setup, backend: Backend, cache: Path | None, model: list[str | None]
+) -> BuildFacts:
+    """``backend``'s :class:`BuildFacts` (the artifact cache looked up only when it matters;
+    the module's digest computed once, into ``model``)."""
+    declared = backend.declaration
+    if declared.kernels_timed(backend):
+        return BuildFacts(times_kernels=True)
+    warms = declared.warms_own_cache is not None and declared.warms_own_cache()
+    if cache is None or not loadable(backend):
+        return BuildFacts(warms_own_cache=warms)
+    if not model:
+        model.append(_digest(setup))
+    held = cached_already(backend, setup.module, setup.samples, setup.device, cache,
+                          setup.batch_sizes, workers.validation_sizes(setup), model[0])  # fmt: skip
+    return BuildFacts(fills_artifact_cache=not held, warms_own_cache=warms)
 
 
 def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) -> SessionPlan:
-    """``plan`` with what this run can build ahead (see the module's rules)."""
+    """``plan`` with what this run can build ahead: the facts of each candidate's build,
+    judged by :func:`~aitune_fp.core.session.prebuild.buildable_ahead`."""
     if not setup.isolation:
         return plan
-    cache = workers.cache_dir(setup)
-    cached = cache is not None and unusable_reason(cache) is None
-    jit = _jit_cache_on()
-
-    model: list[str | None] = []  # the module's digest, computed once (when needed)
-
-    def can(backend: Backend) -> bool:
-        if cached and loadable(backend):
-            if not model:
-                model.append(_digest(setup))
-            sizes = workers.validation_sizes(setup)
-            return not cached_already(backend, setup.module, setup.samples, setup.device,
-                                      cache, setup.batch_sizes, sizes, model[0])  # fmt: skip
-        return jit and isinstance(backend, InductorJIT)
-
     by_cores = builds_at_once(os.environ, _cores())
     if by_cores < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
         return dataclasses.replace(plan, parallel=by_cores)
-    names = tuple(
-        n
-        for n in plan.candidates
-        if n in backends and not times_kernels(backends[n]) and can(backends[n])
-    )
-    if not any(loadable(backends[n]) for n in names):  # a re-tune: Inductor's cache is warm
+    cache = workers.cache_dir(setup)
+    usable = cache if cache is not None and unusable_reason(cache) is None else None
+    model: list[str | None] = []
+    facts = {n: _facts(setup, backends[n], usable, model) for n in plan.candidates if n in backends}
+    names = buildable_ahead(facts)
+    if not names:
         return dataclasses.replace(plan, parallel=by_cores)
     return dataclasses.replace(plan, ahead=names,
                                parallel=builds_at_once(os.environ, _cores(), _load()))  # fmt: skip

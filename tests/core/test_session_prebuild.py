@@ -18,6 +18,7 @@ from aitune_fp.core.session import (
     SessionPlan,
     run,
 )
+from aitune_fp.core.session.prebuild import BuildFacts, buildable_ahead
 from aitune_fp.core.session.replay import replay
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.testing.simulated import SimulatedMachine
@@ -119,3 +120,20 @@ def test_a_run_that_built_ahead_replays_bit_for_bit(
     assert len(warned) == (len(prebuilt[0].failures) if prebuilt else 0)
     first = session.events[:1]  # a run that builds and times nothing has no event
     assert (bool(first) and first[0] in prebuilt) == any(isinstance(c, Prebuild) for c in given)
+
+
+facts = st.builds(BuildFacts, st.booleans(), st.booleans(), st.booleans())
+
+
+@given(st.dictionaries(st.sampled_from("abcdef"), facts, max_size=6))
+@settings(max_examples=200)
+def test_what_is_built_ahead_follows_the_declared_facts(named: dict[str, BuildFacts]) -> None:
+    """A build that times kernels is never built ahead; one that fills no cache neither;
+    when none fills the artifact cache nothing is; else every other one is, in order."""
+    chosen = buildable_ahead(named)
+    fills = any(f.fills_artifact_cache and not f.times_kernels for f in named.values())
+    event(f"something built ahead: {bool(chosen)}")
+    able = [n for n, f in named.items() if f.fills_artifact_cache or f.warms_own_cache]
+    expected = tuple(n for n in able if not named[n].times_kernels)
+    assert chosen == (expected if fills else ())
+    assert not any(named[n].times_kernels for n in chosen)

@@ -10,11 +10,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import torch
-from returns.io import IOResult
+from returns.io import IOFailure, IOResult
 from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.record.run_record import RunRecord, loads
@@ -22,7 +22,7 @@ from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.session import Prebuild, Prebuilt, Profiled
 from aitune_fp.core.session.recorded import recorded_plan, replay_record
 from aitune_fp.core.strategies import max_throughput
-from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.backends.inductor import InductorJIT
 from aitune_fp.effects.inputs import Samples
 from aitune_fp.shell import prebuild
@@ -43,6 +43,23 @@ class CrashingJIT(InductorJIT):
         """The fault, in the build."""
         do(self.fault)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class KernelTimer(ConfigIdentity):
+    """A one-file backend whose artifacts load back (so it fills the artifact cache) but
+    whose build, it declares, times kernels; its build fails at once, so it costs nothing."""
+
+    declaration: ClassVar[Declaration] = Declaration(
+        loader=lambda _config, _request: Built(lambda *a: a), times_kernels=True
+    )
+    name: str = "kernel_timer"
+
+    def build(
+        self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
+    ) -> IOResult[Built, BackendFailure]:
+        """A recorded build failure."""
+        return IOFailure(BackendFailure(self.describe(), "build", "a test backend builds nothing"))
 
 
 def _tune(folder: Path, backends: list[Any], name: str) -> RunRecord:
@@ -120,10 +137,14 @@ def test_a_segfault_while_building_ahead_is_a_warning_and_the_sweep_records_it(
     """A backend whose build segfaults fails its build ahead (a warning naming SIGSEGV; the
     cache is cold, so ONNX Runtime is built ahead beside it); the
     sweep builds it again in its own worker and records that failure at build, and the
-    healthy candidate is still built and profiled."""
+    healthy candidate is still built and profiled. A one-file backend that declares it
+    times kernels is never built ahead, though its artifact would fill the cold cache."""
     monkeypatch.setenv("AITUNE_FP_PREBUILD", "2")
     with caplog.at_level(logging.WARNING, logger="aitune_fp"):
-        record = _tune(tmp_path, [CrashingJIT(), "onnxruntime"], "crashing")  # a cold cache
+        record = _tune(tmp_path, [CrashingJIT(), "onnxruntime", KernelTimer()], "crashing")
+    assert dict(record.options["prebuild"])["names"] == ("crashing_jit", "onnxruntime")
+    timer = next(o for o in record.outcomes if o.backend == "kernel_timer")
+    assert timer.failure is not None and timer.failure.stage == "build"
     first = record.events[0]
     assert isinstance(first, Prebuilt) and set(first.failures) == {"crashing_jit"}
     assert "SIGSEGV" in first.failures["crashing_jit"]

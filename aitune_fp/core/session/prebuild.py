@@ -7,8 +7,15 @@ each such build only fills a cache (the artifact cache, or the compiler's own), 
 sweep later builds, validates and profiles every candidate exactly as it would have
 (its build then only loads). The rules:
 
-- a candidate is built ahead only when the interpreter says its build can be
-  (``SessionPlan.ahead``) and the strategy admits it;
+- a candidate is built ahead only when its build can be (``SessionPlan.ahead``, from
+  :func:`buildable_ahead` over the :class:`BuildFacts` the interpreter reports) and the
+  strategy admits it;
+- a build can be ahead when it fills a cache the sweep's build then reads (an artifact the
+  artifact cache does not hold yet, or a compiler cache of the backend's own) and never
+  when it times kernels (TensorRT's tactics, autotuning modes: that needs a quiet
+  machine, as any timing does); when no candidate would fill the artifact cache (a re-tune
+  of the same model), nothing is built ahead: the compilers' own caches are warm then, and
+  building them ahead would only compile twice;
 - variants come after every other candidate: a variant is pruned when its base is
   measured far behind the best (:mod:`~aitune_fp.core.session.pruning`), which nobody
   knows yet, so its build ahead may be wasted work; placed last, it takes a slot the
@@ -44,8 +51,41 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from aitune_fp.core.session.commands import Prebuild
 from aitune_fp.core.session.state import SessionPlan
+
+
+@dataclass(frozen=True, slots=True)
+class BuildFacts:
+    """What the interpreter knows of one candidate's build, as its backend declares it.
+
+    ``times_kernels``: the build picks kernels by timing them; ``fills_artifact_cache``:
+    its artifact can be loaded back, the run's artifact cache is usable and does not hold
+    it yet; ``warms_own_cache``: the build fills a compiler cache of its own that the
+    sweep's build reads.
+    """
+
+    times_kernels: bool = False
+    fills_artifact_cache: bool = False
+    warms_own_cache: bool = False
+
+
+def buildable_ahead(facts: Mapping[str, BuildFacts]) -> tuple[str, ...]:
+    """The candidates whose build can be ahead (see the module's rules), in ``facts``' order.
+
+    >>> buildable_ahead({"trt": BuildFacts(times_kernels=True, fills_artifact_cache=True),
+    ...                  "ort": BuildFacts(fills_artifact_cache=True),
+    ...                  "jit": BuildFacts(warms_own_cache=True), "eager": BuildFacts()})
+    ('ort', 'jit')
+    >>> buildable_ahead({"jit": BuildFacts(warms_own_cache=True)})  # a re-tune
+    ()
+    """
+    able = {n: f for n, f in facts.items()
+            if not f.times_kernels and (f.fills_artifact_cache or f.warms_own_cache)}  # fmt: skip
+    return tuple(able) if any(f.fills_artifact_cache for f in able.values()) else ()
 
 
 def ahead_names(plan: SessionPlan) -> tuple[str, ...]:

@@ -73,6 +73,15 @@ def load_package(path: Path, device: torch.device) -> Built:
     return Built(_package_runner(compiled), artifact=path, info={"device": str(device)})
 
 
+def _autotunes(configs: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether compiler options turn an autotuning mode on (the build then times kernels).
+
+    >>> _autotunes((("max_autotune", True),)), _autotunes((("freezing", True),))
+    (True, False)
+    """
+    return any("autotune" in str(name) and bool(value) for name, value in configs)
+
+
 @dataclass(frozen=True, slots=True)
 class AOTInductor(ConfigIdentity):
     """Export with a dynamic batch, compile with AOTInductor, load the ``.pt2`` to run.
@@ -94,6 +103,7 @@ class AOTInductor(ConfigIdentity):
                 "cuda": ({"precision": "float16"},),
             },
         },
+        times_kernels=lambda config: _autotunes(config.inductor_configs),
     )
 
     inductor_configs: tuple[tuple[str, Any], ...] = ()

@@ -107,7 +107,20 @@ class Declaration:
       rebuilt from the module instead, as a recipe);
     - ``defaults``: device type → the options of its default candidates there (``"*"``: any
       device type not named); ``variants``: search level (``default``, ``wide``) → device
-      type → the options of the reduced-precision variants that level adds.
+      type → the options of the reduced-precision variants that level adds;
+    - ``times_kernels``: whether a config's build picks kernels by timing them (TensorRT's
+      tactic selection, Inductor's autotuning modes): ``True``/``False`` for every config,
+      or a function of the config; such a build needs a quiet machine as any timing does,
+      so it is never built ahead (:mod:`aitune_fp.core.session.prebuild`);
+    - ``warms_own_cache``: a function telling whether a build now fills a compiler cache of
+      its own that the sweep's later build of the same config reads (TorchInductor's
+      FX-graph cache while it is on); ``None``: it has none. With ``loader``, the facts
+      that make a build ahead worth doing.
+
+    >>> Declaration(times_kernels=True).kernels_timed(object())
+    True
+    >>> Declaration(times_kernels=lambda c: c == "slow").kernels_timed("fast")
+    False
     """
 
     order: int = 1000
@@ -120,6 +133,13 @@ class Declaration:
     loader: Loader | None = None
     defaults: Mapping[str, tuple[Options, ...]] = field(default_factory=dict)
     variants: Mapping[str, Mapping[str, tuple[Options, ...]]] = field(default_factory=dict)
+    times_kernels: bool | Callable[[Any], bool] = False
+    warms_own_cache: Callable[[], bool] | None = None
+
+    def kernels_timed(self, config: Any) -> bool:
+        """Whether ``config``'s build times kernels (``times_kernels`` applied to it)."""
+        rule = self.times_kernels
+        return rule(config) if callable(rule) else bool(rule)
 
     @property
     def install_hint(self) -> str | None:

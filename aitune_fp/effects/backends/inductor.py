@@ -22,6 +22,8 @@ Rules:
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -42,6 +44,18 @@ from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.inputs import Batch, Samples
 
 MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def fx_graph_cache_on() -> bool:
+    """Whether TorchInductor keeps compiled graphs on disk (its FX-graph cache): its config
+    when this process has imported it (never imported here for this: a background thread
+    may be importing Inductor), else torch's default, on, unless the environment turns it
+    off. A build while it is on fills the cache the sweep's build of the same config reads.
+    """
+    settings = sys.modules.get("torch._inductor.config")
+    if settings is not None:
+        return bool(settings.fx_graph_cache)
+    return os.environ.get("TORCHINDUCTOR_FX_GRAPH_CACHE", "1") != "0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +86,8 @@ class InductorJIT(ConfigIdentity):
                 "cuda": ({"precision": "bfloat16"},),
             },
         },
+        times_kernels=lambda c: "autotune" in (c.mode or ""),
+        warms_own_cache=fx_graph_cache_on,
     )
 
     mode: str | None = None

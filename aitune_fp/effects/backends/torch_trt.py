@@ -100,6 +100,7 @@ class TorchTensorRT(ConfigIdentity):
         extra="torch-tensorrt",
         defaults={"cuda": ({}, {"ir": "torch_compile"})},
         variants={"default": {"cuda": ({"fp16": True},)}, "wide": {"cuda": ({"bf16": True},)}},
+        times_kernels=True,  # TensorRT times tactics under it
     )
 
     ir: str = "dynamo"

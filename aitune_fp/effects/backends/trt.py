@@ -110,6 +110,7 @@ class TensorRT(ConfigIdentity):
         loader=_load_engine,
         defaults={"cuda": ({},)},
         variants={"default": {"cuda": ({"fp16": True},)}, "wide": {"cuda": ({"bf16": True},)}},
+        times_kernels=True,  # its builder times tactics
     )
 
     fp16: bool = False
