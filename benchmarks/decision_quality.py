@@ -69,7 +69,7 @@ from aitune_fp.core.verification.verification_plan import (
     challengers,
     unsettled,
 )
-from aitune_fp.effects.interleave import interleave
+from aitune_fp.effects.measure.interleave import interleave
 
 WARMUP = 10
 TIMED = 20
@@ -452,9 +452,9 @@ def run_real(
     from aitune_fp.effects.backends.eager import TorchEager
     from aitune_fp.effects.backends.inductor import InductorJIT
     from aitune_fp.effects.backends.ort import OnnxRuntime
-    from aitune_fp.effects.inputs import normalise_samples
-    from aitune_fp.effects.profiler import profile_runner
-    from aitune_fp.effects.timing import ProfileSettings
+    from aitune_fp.effects.inputs.samples import normalise_samples
+    from aitune_fp.effects.measure.profiler import profile_runner
+    from aitune_fp.effects.measure.timing import ProfileSettings
     from aitune_fp.models import DEMO_MODELS
     from aitune_fp.shell.io import perform
     from aitune_fp.shell.standalone_rounds import final_rounds
@@ -567,7 +567,7 @@ def _ground_truth(
     """Median latency per backend over a long interleaved run (rotated order per round)."""
     import torch
 
-    from aitune_fp.effects.timing import call_timer, call_with, input_pool
+    from aitune_fp.effects.measure.timing import call_timer, call_with, input_pool
 
     device = torch.device("cpu")
     timer = call_timer(device, settings)  # type: ignore[arg-type]

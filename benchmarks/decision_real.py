@@ -119,7 +119,7 @@ def tune_once(
     model: str, strategy: Any, setting: str, backends: Sequence[str], verify: float, work: Path
 ) -> tuple[Tuned, dict[str, Any]]:
     """Tune ``model`` under ``setting``; the tune and its kept runners by backend."""
-    from aitune_fp.effects.timing import ProfileSettings
+    from aitune_fp.effects.measure.timing import ProfileSettings
     from aitune_fp.models import DEMO_MODELS
     from aitune_fp.shell.io import perform
     from aitune_fp.shell.tune_module import run_tuning
@@ -175,8 +175,8 @@ def window(
 
     from aitune_fp.core.rounds.burst import Burst
     from aitune_fp.core.verification.verification_plan import timing_plan, timing_verdict
-    from aitune_fp.effects.rounds import time_paired
-    from aitune_fp.effects.timing import ProfileSettings
+    from aitune_fp.effects.measure.rounds import time_paired
+    from aitune_fp.effects.measure.timing import ProfileSettings
 
     pairs = {f"{backend}|{bs}": (backend, bs) for backend, bs in tuned.pairs}
     participants = [(name, kept[b].runner, bs) for name, (b, bs) in pairs.items()]
@@ -240,7 +240,7 @@ def percent(values: Sequence[float], q: float) -> float:
 
 def run(args: argparse.Namespace) -> int:
     """Tune, re-measure, print."""
-    from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.effects.inputs.samples import normalise_samples
     from aitune_fp.models import DEMO_MODELS
 
     logging.getLogger("aitune_fp").addHandler(logging.NullHandler())

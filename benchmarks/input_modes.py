@@ -23,9 +23,9 @@ from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.backends.registry import backend_by_name
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.profiler import profile_runner
-from aitune_fp.effects.timing import ProfileSettings
+from aitune_fp.effects.inputs.samples import normalise_samples
+from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.io import perform
 

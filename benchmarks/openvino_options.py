@@ -39,8 +39,8 @@ from aitune_fp.effects.backends._onnx import saved_graph
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.openvino import OpenVino
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import make_batch, normalise_samples
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import make_batch, normalise_samples
 
 BATCHES = (1, 16)
 CPU = torch.device("cpu")

@@ -38,9 +38,7 @@ def _tune(batch: int, with_openvino: bool) -> tuple[TuningRun, float]:
     g = torch.Generator().manual_seed(1)
     samples = [torch.randint(0, 30522, (batch, 64), generator=g) for _ in range(4)]
     candidates = [
-        c
-        for c in search_candidates(Search(), "cpu")
-        if with_openvino or c.name != "openvino"
+        c for c in search_candidates(Search(), "cpu") if with_openvino or c.name != "openvino"
     ]
     start = time.perf_counter()
     run = perform(

@@ -25,7 +25,7 @@ from aitune_fp import ProfilingPlan, min_latency, tune_module
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.effects.backends.base import ConfigIdentity
 from aitune_fp.effects.backends.eager import TorchEager
-from aitune_fp.effects.timing import timer_overhead_ns
+from aitune_fp.effects.measure.timing import timer_overhead_ns
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.tuned_module import TunedModule

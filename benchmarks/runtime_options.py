@@ -45,7 +45,7 @@ from precision import BertLogits
 from aitune_fp.effects.backends._build_log import BuildLog
 from aitune_fp.effects.backends.base import LoadRequest
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.models import DEMO_MODELS
 
 BATCHES = (1, 16)

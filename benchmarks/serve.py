@@ -31,7 +31,7 @@ import torch
 
 import aitune_fp
 from aitune_fp import max_throughput, tune_module
-from aitune_fp.effects.inputs import make_batch
+from aitune_fp.effects.inputs.samples import make_batch
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.serving.load import LoadResult, closed_loop

@@ -3,7 +3,7 @@
 Prints figures only. Per demo model, the runner validated is eager itself (so only the
 reference's source differs); each of ``--repeats`` rounds validates once with eager run
 for the reference (today's path on a miss) and once with the outputs a cache entry keeps
-(:mod:`aitune_fp.effects.reference`, read from its file as a hit would), alternating, at
+(:mod:`aitune_fp.effects.cache.reference`, read from its file as a hit would), alternating, at
 batch sizes ``{1, --max-batch-size}``. It prints the median seconds of both and their
 ratio. The stored-reference path still runs the backend on every batch and reads the
 file; what it saves is eager's forward passes.
@@ -23,14 +23,14 @@ from pathlib import Path
 import torch
 
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.inputs import Samples, normalise_samples
-from aitune_fp.effects.reference import (
+from aitune_fp.effects.cache.reference import (
     INFO_KEY,
     eager_references,
     samples_digest,
     write_references,
 )
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.models import DEMO_MODELS
 
 

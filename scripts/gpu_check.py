@@ -108,7 +108,7 @@ def providers() -> int:
         return items.code()
     from aitune_fp.effects.backends._ort_install import provider_missing
     from aitune_fp.effects.backends._ort_session import ProviderMismatch, open_checked_session
-    from aitune_fp.effects.environment import onnxruntime_facts
+    from aitune_fp.effects.machine.environment import onnxruntime_facts
 
     print(f"INFO onnxruntime: {ort.__version__} available {ort.get_available_providers()}")
     print(f"INFO onnxruntime builds: {onnxruntime_facts()}")
@@ -148,7 +148,7 @@ def _demo(name: str) -> tuple[torch.nn.Module, list[Any]]:
 @contextlib.contextmanager
 def switches_mode(switches: str) -> Iterator[None]:
     """strict: torch's float32 switches strict; tf32: TF32 matmuls and convolutions."""
-    from aitune_fp.effects.tf32 import STRICT, Tf32Switches, use_switches
+    from aitune_fp.effects.checks.tf32 import STRICT, Tf32Switches, use_switches
 
     with use_switches(STRICT if switches == "strict" else Tf32Switches("tf32", "tf32")):
         yield
@@ -186,7 +186,7 @@ def check_case(
     (validated there too); a dedicated-stream timing under half the caller-stream one
     means the events missed the work, a FAIL.
     """
-    from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.effects.inputs.samples import normalise_samples
     from aitune_fp.shell.io import perform
 
     module, raw = _demo(model)
@@ -208,10 +208,10 @@ def _validate_and_time(
 ) -> tuple[str, str]:
     """Validate and time a built candidate on the caller's (and the dedicated) stream."""
     from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
-    from aitune_fp.effects.profiler import profile_runner
-    from aitune_fp.effects.tf32 import candidate_precision
-    from aitune_fp.effects.timing import ProfileSettings
-    from aitune_fp.effects.validate import validate
+    from aitune_fp.effects.measure.profiler import profile_runner
+    from aitune_fp.effects.checks.tf32 import candidate_precision
+    from aitune_fp.effects.measure.timing import ProfileSettings
+    from aitune_fp.effects.checks.validate import validate
     from aitune_fp.shell.io import perform
 
     sizes = (1, 8)
@@ -353,10 +353,10 @@ def memory() -> int:
     """The CUDA memory probe: 64 MiB held, 32 MiB of workspace per call, a 128 MiB pool of
     inputs; the figure must be the backend's ~96 MiB, never the pool's 128+."""
     from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
-    from aitune_fp.effects.inputs import normalise_samples
-    from aitune_fp.effects.memory import MemoryWatch
-    from aitune_fp.effects.profiler import profile_runner
-    from aitune_fp.effects.timing import ProfileSettings
+    from aitune_fp.effects.inputs.samples import normalise_samples
+    from aitune_fp.effects.measure.memory import MemoryWatch
+    from aitune_fp.effects.measure.profiler import profile_runner
+    from aitune_fp.effects.measure.timing import ProfileSettings
 
     items = Items()
     device = torch.device("cuda", 0)
@@ -439,7 +439,7 @@ def overhead(blocks: int = 15, calls: int = 2000) -> int:
     from aitune_fp.effects.backends._runner import in_inference_mode
     from aitune_fp.effects.backends.base import Built
     from aitune_fp.effects.backends.inductor import InductorJIT
-    from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.effects.inputs.samples import normalise_samples
     from aitune_fp.models import DEMO_MODELS
     from aitune_fp.shell.tuned_module import TunedModule
 

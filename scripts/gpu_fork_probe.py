@@ -22,7 +22,7 @@ def main(model: str = "cnn") -> int:
     from aitune_fp.effects.backends.search_space import search_candidates
     from aitune_fp.core.accuracy import Search
     from aitune_fp.effects.isolation.server import wanted
-    from aitune_fp.effects.preload import libraries_of
+    from aitune_fp.effects.machine.preload import libraries_of
 
     configs = search_candidates(Search(), "cuda")
     names = wanted([n for c in configs for n in libraries_of(c)])

@@ -7,7 +7,7 @@ Rules:
   libraries, Inductor's CPU probe) run while this process does its own (the two used to
   follow each other: the first worker waited for the server);
 - the libraries are the named backends' (:data:`LIBRARIES`, a copy of what each
-  backend's declaration gives :func:`~aitune_fp.effects.preload.libraries_of`, kept here
+  backend's declaration gives :func:`~aitune_fp.effects.machine.preload.libraries_of`, kept here
   because reading the declarations imports torch; a test keeps them equal; default: every
   backend in it); the tune later asks for what it needs, finds it imported and reuses the server,
   so a backend left out of this table costs one server restart, never a wrong result;

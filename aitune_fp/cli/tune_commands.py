@@ -152,7 +152,7 @@ def _baseline_note(record: RunRecord, err: Console) -> None:
 
 def _warn_if_uncached(cache_dir: str | None, err: Console) -> None:
     """Say so when the artifact cache cannot be written (the run goes on uncached)."""
-    from aitune_fp.effects.cache import unusable_reason
+    from aitune_fp.effects.cache.artifact_cache import unusable_reason
     from aitune_fp.shell.resolve import default_cache_dir
 
     problem = unusable_reason(Path(cache_dir) if cache_dir else default_cache_dir())
@@ -234,7 +234,7 @@ def load(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Check and load a saved tuned module, then run it once on zeros."""
     import torch
 
-    from aitune_fp.effects.inputs import make_batch
+    from aitune_fp.effects.inputs.samples import make_batch
     from aitune_fp.shell.persist import LoadError, manifest_digest
     from aitune_fp.shell.persist import load as load_saved
 

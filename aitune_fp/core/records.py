@@ -114,7 +114,7 @@ class Profile:
     index with every other profile of the same tune; empty when there were no rounds).
     ``peak_memory_mb`` is the memory the backend added while it ran, in MiB: the peak
     during its profiled calls minus the level before it was built (see
-    :mod:`aitune_fp.effects.memory`); ``None`` when it was not measured. ``batches`` holds,
+    :mod:`aitune_fp.effects.measure.memory`); ``None`` when it was not measured. ``batches`` holds,
     per measured batch size, how it was measured (:class:`MeasuredBatch`: its warm-up and
     first-pass figure; empty for a profile not made by the profiler). ``stopped_early`` is
     the early-stop rule's one line naming the batch sizes that stopped after their probe,

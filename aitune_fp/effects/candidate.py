@@ -26,7 +26,7 @@ so are the parts of the build the backend and the cache timed (``export``, ``com
 - ``timer`` (default: the profiler's own) times each profiled call; the isolation
   worker passes one that beats its heartbeat before starting the clock;
 - ``early_stop`` (the early-stop rule and the current best) goes to the profiler as is:
-  clearly beaten batch sizes stop after their probe (see :mod:`aitune_fp.effects.profiler`).
+  clearly beaten batch sizes stop after their probe (see :mod:`aitune_fp.effects.measure.profiler`).
 """
 
 from __future__ import annotations
@@ -46,16 +46,16 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
-from aitune_fp.effects.accuracy import with_figures
 from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.batch_timing import BatchReport
-from aitune_fp.effects.cache import cached_build, evict, model_digest
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.integrity import digest
-from aitune_fp.effects.profiler import profile_runner
-from aitune_fp.effects.timing import ProfileSettings, Timer
+from aitune_fp.effects.cache.artifact_cache import cached_build, evict, model_digest
+from aitune_fp.effects.cache.integrity import digest
+from aitune_fp.effects.checks.accuracy import with_figures
+from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.measure.batch_timing import BatchReport
+from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.timing import ProfileSettings, Timer
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,12 +29,12 @@ from typing import Any
 
 import torch
 
-from aitune_fp.effects.artifacts import loadable
 from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.cache import cache_key
+from aitune_fp.effects.cache.artifact_cache import cache_key
+from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.candidate import envelope_of, shared_build
-from aitune_fp.effects.inputs import Samples, make_batch
+from aitune_fp.effects.inputs.samples import Samples, make_batch
 from aitune_fp.effects.isolation.protocol import outcome_values
 
 

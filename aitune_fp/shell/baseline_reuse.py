@@ -3,7 +3,7 @@ changed (``--reuse-baseline RUN_JSON``, ``run_tuning(reuse_baseline=...)``).
 
 Rules:
 - every run records its :func:`baseline_keys`: the model's code and weights digest
-  (:func:`~aitune_fp.effects.cache_key.model_digest`), the input spec, the batch sizes to
+  (:func:`~aitune_fp.effects.cache.key.model_digest`), the input spec, the batch sizes to
   profile, the profiling plan (call and sweep rules, without the final rounds), the
   profiler settings, a digest of the environment fingerprint, the device and isolation;
 - a baseline is reused only when asked, only from a record whose baseline was profiled

@@ -3,7 +3,7 @@
 Rules:
 - the result is stored under :func:`sweep_keys`: the baseline keys that exist before the
   sweep (:func:`~aitune_fp.shell.baseline_reuse.baseline_keys`: the model's code,
-  behaviour and weights digest, :func:`aitune_fp.effects.cache_key.model_digest`; the
+  behaviour and weights digest, :func:`aitune_fp.effects.cache.key.model_digest`; the
   input spec; the profiling plan's digest; the environment fingerprint's digest; the
   device; isolation), plus what the sweep alone depends on: a digest of the sample
   values, the sweep's cap and the call timeout (a hang is a call that outlived it);
@@ -40,11 +40,11 @@ from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.strategies.registry import plan_config
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.atomic import write_text
-from aitune_fp.effects.cache_key import model_digest
-from aitune_fp.effects.environment import environment_fingerprint
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.cache.key import model_digest
+from aitune_fp.effects.cache.reference import samples_digest
+from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.isolation import Timeouts
-from aitune_fp.effects.reference import samples_digest
+from aitune_fp.effects.machine.environment import environment_fingerprint
 
 log = logging.getLogger("aitune_fp")
 FOLDER: Final = "max_batch"
@@ -64,7 +64,7 @@ def model_keys(
     isolation: bool,
 ) -> dict[str, str]:
     """The keys the sweep and the baseline both depend on: the model
-    (:func:`~aitune_fp.effects.cache_key.model_digest`), the input spec, the profiling plan
+    (:func:`~aitune_fp.effects.cache.key.model_digest`), the input spec, the profiling plan
     without its final rounds, the environment, the device and isolation.
 
     >>> linear, cpu = torch.nn.Linear(2, 2), torch.device("cpu")
@@ -98,7 +98,7 @@ def sweep_keys(
 ) -> dict[str, str]:
     """What the max-batch search's result depends on, each as text (see the rules).
 
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> samples = normalise_samples([torch.zeros(2, 2)])
     >>> keys = sweep_keys(torch.nn.Linear(2, 2), samples, torch.device("cpu"), ProfilingPlan(),
     ...                   8, isolation=True, timeouts=Timeouts(call=30))

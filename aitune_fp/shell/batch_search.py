@@ -31,11 +31,11 @@ from returns.result import Failure, Result, Success
 from aitune_fp.core.record.max_batch import MaxBatchSearch, max_batch_line
 from aitune_fp.core.records import TuneError
 from aitune_fp.core.strategy import ProfilingPlan
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.checks.precheck import eager_check
+from aitune_fp.effects.inputs.rows import split_samples
+from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
-from aitune_fp.effects.max_batch import UNBATCHED, MaxBatchResult, find_max_batch_size
-from aitune_fp.effects.precheck import eager_check
-from aitune_fp.effects.sample_rows import split_samples
+from aitune_fp.effects.measure.max_batch import UNBATCHED, MaxBatchResult, find_max_batch_size
 from aitune_fp.shell.batch_cache import load, store, sweep_keys
 
 log = logging.getLogger("aitune_fp")
@@ -85,7 +85,7 @@ def search_max_batch(
     ``cache``), or why eager cannot be tuned.
 
     >>> import tempfile
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> linear, cpu, cache = torch.nn.Linear(3, 2), torch.device("cpu"), Path(tempfile.mkdtemp())
     >>> samples, plan = normalise_samples([torch.zeros(2, 3)]), ProfilingPlan(max_batch_size=4)
     >>> def search(module, cap=None):
@@ -124,7 +124,7 @@ def search_max_batch(
 def inside(samples: Samples, largest: int, search: MaxBatchSearch) -> Samples:
     """The samples to tune with: cut to ``largest`` rows when the sweep ended on a fault.
 
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> samples = normalise_samples([torch.zeros(4, 3)])
     >>> inside(samples, 2, MaxBatchSearch("cap", "every size ran")) is samples
     True

@@ -6,7 +6,7 @@ Rules:
   usual (the hook changes nothing it computes);
 - each call's tensors are copied (detached clones, on their own device), those inside
   containers too (a ``DynamicCache`` is rebuilt around clones of its keys and values,
-  :mod:`aitune_fp.effects.containers`), so later in-place changes by the pipeline cannot
+  :mod:`aitune_fp.effects.inputs.containers`), so later in-place changes by the pipeline cannot
   alter what was recorded; keyword arguments that are
   ``None`` are dropped (the module's default), any other non-tensor argument is kept as it
   was passed (tuning refuses it with a clear error);
@@ -14,7 +14,7 @@ Rules:
   comes first; later calls are counted in ``captured.skipped``;
 - ``captured.samples`` are the recorded calls, usable as ``tune_module``'s samples, each
   in the form it was made: a tensor, a tuple of positional tensors, a dict of keyword
-  tensors, or a :class:`~aitune_fp.effects.inputs.Call` of both (positional inputs are
+  tensors, or a :class:`~aitune_fp.effects.inputs.samples.Call` of both (positional inputs are
   ``input_0`` …, or index ``0`` … in ``dynamic_axes``);
   ``captured.batched`` says which convention they follow: ``True`` when every call's
   tensors agree on the size of axis 0 (what a batched module receives), else ``False``
@@ -31,8 +31,8 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.effects.containers import flatten
-from aitune_fp.effects.inputs import Call
+from aitune_fp.effects.inputs.containers import flatten
+from aitune_fp.effects.inputs.samples import Call
 
 DEFAULT_MAX_BYTES = 1 << 30
 

@@ -35,7 +35,7 @@ from aitune_fp.core.record.run_record import RunRecord, dumps, loads, reselect
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.atomic import write_text
-from aitune_fp.effects.reference import samples_digest
+from aitune_fp.effects.cache.reference import samples_digest
 from aitune_fp.shell.baseline_reuse import baseline_keys
 from aitune_fp.shell.setup import Setup
 

@@ -4,7 +4,7 @@ Rules:
 - ``save`` keeps, with a module it knows the source of, the source's :func:`~aitune_fp.
   effects.cache_key.model_digest` (weights, structure and behaviour: attributes, configs,
   helper functions, globals, hooks) and a behaviour probe (``probe.pt``: one eager call at
-  batch size 1 on the tuning samples, :mod:`aitune_fp.effects.cache_probe`), a listed and
+  batch size 1 on the tuning samples, :mod:`aitune_fp.effects.cache.probe`), a listed and
   sealed file of the folder;
 - ``load(path, module=...)`` refuses (:class:`~aitune_fp.shell.sealed.LoadError`) a module
   whose digest differs from the saved one, or that gives other outputs on the probe's
@@ -21,10 +21,10 @@ from typing import Final
 
 import torch
 
-from aitune_fp.effects.cache_key import model_digest, weights_digest
-from aitune_fp.effects.cache_probe import PROBE_FILE, probe_problem, write_probe
-from aitune_fp.effects.inputs import Samples, make_batch
-from aitune_fp.effects.integrity import FileDigest, digest
+from aitune_fp.effects.cache.integrity import FileDigest, digest
+from aitune_fp.effects.cache.key import model_digest, weights_digest
+from aitune_fp.effects.cache.probe import PROBE_FILE, probe_problem, write_probe
+from aitune_fp.effects.inputs.samples import Samples, make_batch
 
 __all__ = ["PROBE_FILE", "mismatch", "model_fields", "write_model_probe"]
 MODEL_FIELD: Final = "model_sha256"
@@ -53,7 +53,7 @@ def write_model_probe(
     """Write ``probe.pt`` of ``source`` into ``folder`` (its digest; ``None``: no probe).
 
     >>> import tempfile
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> folder, samples = Path(tempfile.mkdtemp()), normalise_samples([torch.zeros(1, 2)])
     >>> write_model_probe(folder, samples, None) is None  # the source is unknown
     True

@@ -52,7 +52,10 @@ from aitune_fp.core.record.codec import decode_selection, encode_selection
 from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.run_record import RunRecord, dumps, loads
 from aitune_fp.core.records import Selection
-from aitune_fp.effects.artifacts import (
+from aitune_fp.effects.atomic import publish_dir, staging_dir
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.backends.registry import source_of
+from aitune_fp.effects.cache.artifacts import (
     artifact_files,
     backend_from_config,
     dump_output_spec,
@@ -61,12 +64,9 @@ from aitune_fp.effects.artifacts import (
     output_spec,
     read_output_spec,
 )
-from aitune_fp.effects.atomic import publish_dir, staging_dir
-from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.backends.registry import source_of
-from aitune_fp.effects.environment import library_versions
-from aitune_fp.effects.inputs import InputSpec, Samples, make_batch
-from aitune_fp.effects.integrity import FileDigest, digest
+from aitune_fp.effects.cache.integrity import FileDigest, digest
+from aitune_fp.effects.inputs.samples import InputSpec, Samples, make_batch
+from aitune_fp.effects.machine.environment import library_versions
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.model_match import PROBE_FILE, mismatch, model_fields, write_model_probe
 from aitune_fp.shell.sealed import (

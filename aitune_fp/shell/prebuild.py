@@ -46,12 +46,12 @@ from pyrsistent import pmap
 
 from aitune_fp.core.session import Prebuild, Prebuilt, SessionPlan
 from aitune_fp.core.session.prebuild import BuildFacts, buildable_ahead
-from aitune_fp.effects.artifacts import loadable
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.busy_cores import busy_cores
-from aitune_fp.effects.cache import model_digest, unusable_reason
+from aitune_fp.effects.cache.artifact_cache import model_digest, unusable_reason
+from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.isolation.client import NotIsolated
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
+from aitune_fp.effects.machine.busy_cores import busy_cores
 from aitune_fp.effects.prebuild import PrebuildJob, cached_already
 from aitune_fp.shell import workers
 from aitune_fp.shell.setup import Setup
@@ -97,7 +97,7 @@ def builds_at_once(environ: Mapping[str, str], cores: int, load: float = 0.0) ->
 
 
 def _load() -> float:
-    """The cores busy now, over a quarter second (:func:`~aitune_fp.effects.busy_cores.
+    """The cores busy now, over a quarter second (:func:`~aitune_fp.effects.machine.busy_cores.
     busy_cores`; this process waits through it); where that cannot be read, the one-minute
     load average (which also counts this tune's own start-up), else ``0.0``."""
     now = busy_cores()

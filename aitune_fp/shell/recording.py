@@ -30,8 +30,8 @@ from aitune_fp.core.verification.judge import Verification
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import source_of
 from aitune_fp.effects.candidate import CandidateRun
-from aitune_fp.effects.dynamic import dynamic_to_json
-from aitune_fp.effects.environment import environment_fingerprint
+from aitune_fp.effects.inputs.dynamic import dynamic_to_json
+from aitune_fp.effects.machine.environment import environment_fingerprint
 from aitune_fp.shell.setup import RunState, Setup, as_result
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Final
 
 from aitune_fp.core.record.reader import Reader
-from aitune_fp.effects.artifacts import external_data
-from aitune_fp.effects.integrity import FileDigest, check_sealed, private_copy, safe_name
+from aitune_fp.effects.cache.artifacts import external_data
+from aitune_fp.effects.cache.integrity import FileDigest, check_sealed, private_copy, safe_name
 
 FORMAT: Final = "aitune_fp.saved_module"
 VERSION: Final = 1

@@ -24,10 +24,10 @@ from aitune_fp.core.session import Done, Session
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.candidate import CandidateRun
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.checks.validate import Tolerance
+from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.isolation import Timeouts
-from aitune_fp.effects.profiler import ProfileSettings
-from aitune_fp.effects.validate import Tolerance
+from aitune_fp.effects.measure.profiler import ProfileSettings
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink
 from aitune_fp.shell.workspace import Workspace

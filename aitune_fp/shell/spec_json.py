@@ -13,8 +13,8 @@ from typing import Any
 import torch
 
 from aitune_fp.core.record.reader import Reader
-from aitune_fp.effects.dynamic import dynamic_to_json, with_dynamic
-from aitune_fp.effects.inputs import InputSpec, Samples, TensorSpec, normalise_samples
+from aitune_fp.effects.inputs.dynamic import dynamic_to_json, with_dynamic
+from aitune_fp.effects.inputs.samples import InputSpec, Samples, TensorSpec, normalise_samples
 from aitune_fp.shell.sealed import LoadError
 
 

@@ -4,7 +4,7 @@ session's rounds step carried out once.
 Rules: :func:`final_rounds` puts the fold's state after the sweeps into a session
 (:mod:`aitune_fp.core.session`), lets it decide the rounds
 (:func:`~aitune_fp.core.session.final_rounds_step.begin_rounds`: who is timed, the plan,
-the judge), times them here (:func:`~aitune_fp.effects.rounds.time_rounds`) and
+the judge), times them here (:func:`~aitune_fp.effects.measure.rounds.time_rounds`) and
 feeds the samples back (the same fold re-run with them); without rounds the state comes
 back as the session left it (with a note when the sweeps settled the decision). A tune
 does exactly this through :mod:`aitune_fp.shell.drive`.
@@ -23,9 +23,9 @@ from aitune_fp.core.records import Candidate, Profile, TuneState
 from aitune_fp.core.session import Amend, Say, Session, SessionPlan, Timed, TimeRounds
 from aitune_fp.core.session.final_rounds_step import begin_rounds, on_rounds
 from aitune_fp.core.strategy import Strategy
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.profiler import ProfileSettings
-from aitune_fp.effects.rounds import RoundsOutcome, time_rounds
+from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.measure.profiler import ProfileSettings
+from aitune_fp.effects.measure.rounds import RoundsOutcome, time_rounds
 
 log = logging.getLogger("aitune_fp")
 

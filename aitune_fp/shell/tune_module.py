@@ -16,11 +16,11 @@ Rules:
 - candidates are built lazily, one at a time, as the fold consumes them; a loser's
   resources are released as soon as it is no longer the leader;
 - the libraries of the admitted candidates are imported before anything is built
-  (:mod:`aitune_fp.effects.preload`), so their one-time memory and import time are charged
+  (:mod:`aitune_fp.effects.machine.preload`), so their one-time memory and import time are charged
   to no backend; with isolation the workers' server imports them before the first worker,
   and this process in a background thread, joined once that server can fork (the
   ``worker_pool_start`` stage) and before anything is timed, the max-batch search included;
-- every backend (the baseline too) gets its peak memory (:mod:`aitune_fp.effects.memory`):
+- every backend (the baseline too) gets its peak memory (:mod:`aitune_fp.effects.measure.memory`):
   the level before its build and the peak over its profiled calls, attached to its
   profile as ``peak_memory_mb`` (``None`` when it cannot be measured);
 - every step is one ``logging`` line on the ``aitune_fp`` logger and one progress event;
@@ -54,9 +54,9 @@ from aitune_fp.core.records import TuneError
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.isolation import Timeouts
-from aitune_fp.effects.profiler import ProfileSettings
-from aitune_fp.effects.validate import Tolerance
+from aitune_fp.effects.measure.profiler import ProfileSettings
 from aitune_fp.shell.baseline_reuse import BaselineSource
 from aitune_fp.shell.decided import Wanted, decided
 from aitune_fp.shell.progress import ProgressSink

@@ -35,13 +35,13 @@ from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import with_max_batch_size
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.checks.validate import Tolerance
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.isolation.ready import wait_ready
 from aitune_fp.effects.isolation.server import start as start_workers
-from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
-from aitune_fp.effects.profiler import ProfileSettings
-from aitune_fp.effects.validate import Tolerance
+from aitune_fp.effects.machine.preload import libraries_of, preload, preload_in_background
+from aitune_fp.effects.measure.profiler import ProfileSettings
 from aitune_fp.shell.batch_search import inside, search_max_batch
 from aitune_fp.shell.journal import write_record
 from aitune_fp.shell.progress import ProgressSink, silent

@@ -1,7 +1,7 @@
 """``TunedModule``: an ``nn.Module`` whose ``forward`` runs the selected backend.
 
 Rules:
-- a call inside the tuned envelope (:mod:`aitune_fp.effects.envelope`: the structure,
+- a call inside the tuned envelope (:mod:`aitune_fp.effects.inputs.envelope`: the structure,
   dtypes and shapes it was tuned and validated for, batches up to ``max_batch_size`` or the
   largest user sample, whichever is larger) runs
   the winner's runner, with only that check on top (a few comparisons per input axis);
@@ -37,9 +37,9 @@ import torch
 from aitune_fp.core.records import Selection
 from aitune_fp.core.report.account import decision_account
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.envelope import Envelope
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.integrity import FileDigest, digest
+from aitune_fp.effects.cache.integrity import FileDigest, digest
+from aitune_fp.effects.inputs.envelope import Envelope
+from aitune_fp.effects.inputs.samples import Samples
 
 if TYPE_CHECKING:
     from aitune_fp.core.record.run_record import RunRecord
@@ -161,7 +161,7 @@ def _largest_batch(
     """The envelope's largest batch: the given one, else the record's, and never below the
     largest user sample (every one was validated too); ``None``: no bound known.
 
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> samples = normalise_samples([torch.zeros(3, 2)])
     >>> _largest_batch(None, None, samples), _largest_batch(2, None, samples)
     (None, 3)

@@ -25,7 +25,7 @@ import torch
 from aitune_fp.core.accuracy import AccuracyPolicy, Search
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.search_space import narrowed, search_candidates
-from aitune_fp.effects.validate import Tolerance
+from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.shell.resolve import resolve_backends
 
 

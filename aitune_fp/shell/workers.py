@@ -17,10 +17,10 @@ from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.stats.statistics import mean
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
+from aitune_fp.effects.checks.validate import validation_check
 from aitune_fp.effects.isolation import isolated_candidate
-from aitune_fp.effects.memory import MemoryWatch
-from aitune_fp.effects.profiler import BatchReport
-from aitune_fp.effects.validate import validation_check
+from aitune_fp.effects.measure.memory import MemoryWatch
+from aitune_fp.effects.measure.profiler import BatchReport
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.setup import RunState, Setup
 

@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from aitune_fp.effects.cache import unusable_reason
+from aitune_fp.effects.cache.artifact_cache import unusable_reason
 
 log = logging.getLogger("aitune_fp")
 

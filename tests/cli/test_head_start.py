@@ -7,7 +7,7 @@ import sys
 
 from aitune_fp.cli.head_start import LIBRARIES
 from aitune_fp.effects.backends.registry import all_backends, backend_by_name
-from aitune_fp.effects.preload import libraries_of
+from aitune_fp.effects.machine.preload import libraries_of
 
 SCRIPT = """
 import argparse, sys

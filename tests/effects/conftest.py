@@ -15,7 +15,7 @@ import pytest
 import torch
 from torch import nn
 
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 
 CPU = torch.device("cpu")
 MAX_BATCH = 8

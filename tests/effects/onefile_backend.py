@@ -29,7 +29,7 @@ from aitune_fp.effects.backends.base import (
     Library,
     LoadRequest,
 )
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
 
 ARTIFACT = "model.ts"
 

@@ -8,8 +8,8 @@ import torch
 from aitune_fp.core.rounds.burst import Burst
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategies import confident, min_latency
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.timing import ProfileSettings
+from aitune_fp.effects.inputs.samples import normalise_samples
+from aitune_fp.effects.measure.timing import ProfileSettings
 
 SAMPLES = normalise_samples([torch.randn(1, 8) for _ in range(3)])
 CPU = torch.device("cpu")

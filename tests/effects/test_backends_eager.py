@@ -11,8 +11,8 @@ from torch import nn
 
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.eager import TorchEager
-from aitune_fp.effects.inputs import Samples, normalise_samples
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 
 
 def test_eager_runs_the_module_under_inference_mode(

@@ -12,7 +12,7 @@ from torch import nn
 from aitune_fp.effects.backends.aot_inductor import AOTInductor
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 
 CPU = torch.device("cpu")
 

@@ -11,8 +11,8 @@ from returns.unsafe import unsafe_perform_io
 from torch import nn
 
 from aitune_fp.effects.backends.inductor import InductorJIT
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import Samples
 
 
 @pytest.mark.heavy

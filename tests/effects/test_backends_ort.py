@@ -15,8 +15,8 @@ from torch import nn
 
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import Samples
 
 CPU = torch.device("cpu")
 CUDA = torch.device("cuda", 0)

@@ -16,8 +16,8 @@ from torch import nn
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.torch_trt import TorchTensorRT
 from aitune_fp.effects.backends.trt import TensorRT
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import Samples
 
 CPU = torch.device("cpu")
 CUDA = torch.device("cuda", 0)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from aitune_fp.effects import busy_cores as module
+from aitune_fp.effects.machine import busy_cores as module
 
 
 def test_busy_cores_is_the_busy_share_of_the_ticks_times_the_cores(

@@ -14,8 +14,8 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
-from aitune_fp.effects.cache import cache_key, cached_build, weights_digest
-from aitune_fp.effects.inputs import InputSpec, Samples, normalise_samples
+from aitune_fp.effects.cache.artifact_cache import cache_key, cached_build, weights_digest
+from aitune_fp.effects.inputs.samples import InputSpec, Samples, normalise_samples
 from tests.shell.fakes import FakeBackend
 
 

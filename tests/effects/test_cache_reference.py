@@ -16,12 +16,12 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.cache import cached_build
+from aitune_fp.effects.cache.artifact_cache import cached_build
+from aitune_fp.effects.cache.reference import REFERENCE_FILE, cached_references
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
-from aitune_fp.effects.inputs import Samples, normalise_samples
-from aitune_fp.effects.reference import REFERENCE_FILE, cached_references
-from aitune_fp.effects.timing import ProfileSettings
-from aitune_fp.effects.validate import ValidationReport, validate
+from aitune_fp.effects.checks.validate import ValidationReport, validate
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
+from aitune_fp.effects.measure.timing import ProfileSettings
 from tests.effects.test_cache import ScaleFile
 
 CPU = torch.device("cpu")
@@ -146,7 +146,7 @@ def test_an_unreadable_reference_is_not_used(
     garbage = tmp_path / "ref.pt"
     garbage.write_bytes(b"not a torch file")
     samples = _samples()
-    from aitune_fp.effects.reference import samples_digest
+    from aitune_fp.effects.cache.reference import samples_digest
 
     info = {"cache_reference": {"file": str(garbage), "samples": samples_digest(samples)}}
     with caplog.at_level(logging.WARNING, logger="aitune_fp"):

@@ -12,8 +12,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aitune_fp.effects.cache_probe import outputs_differ
-from aitune_fp.effects.containers import describe, flatten, read_spec, rebuild, to_stored
+from aitune_fp.effects.cache.probe import outputs_differ
+from aitune_fp.effects.inputs.containers import describe, flatten, read_spec, rebuild, to_stored
 from tests.tiny_hf import tiny_llama
 
 transformers = pytest.importorskip("transformers")

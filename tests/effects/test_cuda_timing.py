@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import torch
 
-from aitune_fp.effects.timing import ProfileSettings, call_timer
+from aitune_fp.effects.measure.timing import ProfileSettings, call_timer
 
 TUNED = torch.device("cuda", 1)
 

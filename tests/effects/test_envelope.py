@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from aitune_fp.effects.envelope import Envelope
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.envelope import Envelope
+from aitune_fp.effects.inputs.samples import normalise_samples
 
 TEXT = normalise_samples(
     [
@@ -71,7 +71,7 @@ def test_non_tensor_inputs_are_outside() -> None:
 
 def test_the_memo_changes_no_verdict_and_stays_bounded() -> None:
     """Verdicts memoised by shape and dtype equal the full check's, and the memo is bounded."""
-    from aitune_fp.effects.envelope import MEMO_SIZE
+    from aitune_fp.effects.inputs.envelope import MEMO_SIZE
 
     env = Envelope.of(TEXT.spec, max_batch_size=8)
     calls = [_ids(b, n) for b in (1, 9) for n in (3, 4, 32, 33)]

@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aitune_fp.effects.environment import cpu_model, environment_fingerprint, nvidia_driver_version
+from aitune_fp.effects.machine.environment import (
+    cpu_model,
+    environment_fingerprint,
+    nvidia_driver_version,
+)
 
 
 def test_fingerprint_is_json_and_names_every_library() -> None:
@@ -22,7 +26,7 @@ def test_fingerprint_is_json_and_names_every_library() -> None:
 def test_fingerprint_imports_no_inference_sdk() -> None:
     """Learning versions never imports onnxruntime, tensorrt or torch_tensorrt."""
     code = (
-        "import sys; from aitune_fp.effects.environment import environment_fingerprint; "
+        "import sys; from aitune_fp.effects.machine.environment import environment_fingerprint; "
         "environment_fingerprint(); "
         "print(sorted(m for m in ('onnxruntime', 'tensorrt', 'torch_tensorrt', 'onnx') "
         "if m in sys.modules))"

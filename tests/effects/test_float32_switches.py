@@ -22,11 +22,11 @@ from returns.io import IOResult
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.checks.tf32 import Tf32Switches, use_switches
+from aitune_fp.effects.checks.validate import Tolerance
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.isolation import isolated_candidate
-from aitune_fp.effects.tf32 import Tf32Switches, use_switches
-from aitune_fp.effects.timing import ProfileSettings
-from aitune_fp.effects.validate import Tolerance
+from aitune_fp.effects.measure.timing import ProfileSettings
 from tests.faults.faulty import Plain
 
 CPU = torch.device("cpu")

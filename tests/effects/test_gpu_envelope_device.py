@@ -16,8 +16,8 @@ import torch
 from aitune_fp.core.records import BackendProfilingResult, Selection
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.envelope import Envelope
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.envelope import Envelope
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.tuned_module import OutsideEnvelopeError, TunedModule
 
 CUDA0 = torch.device("cuda", 0)

@@ -15,11 +15,11 @@ import pytest
 import torch
 
 from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
-from aitune_fp.effects import memory
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.memory import MemoryWatch, apart_from_peak
-from aitune_fp.effects.profiler import profile_runner
-from aitune_fp.effects.timing import ProfileSettings
+from aitune_fp.effects.inputs.samples import normalise_samples
+from aitune_fp.effects.measure import memory
+from aitune_fp.effects.measure.memory import MemoryWatch, apart_from_peak
+from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell.io import perform
 
 MIB = 1024 * 1024

@@ -22,7 +22,7 @@ import aitune_fp.effects.backends.ort as ort_module
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends.base import LoadRequest
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 
 CUDA = torch.device("cuda", 0)
 

@@ -13,10 +13,10 @@ from returns.io import IOSuccess
 from returns.unsafe import unsafe_perform_io
 from torch import nn
 
-from aitune_fp.effects.artifacts import artifact_files
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.backends.trt import TensorRT
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.cache.artifacts import artifact_files
+from aitune_fp.effects.inputs.samples import Samples
 
 pytestmark = pytest.mark.gpu
 Skip = Callable[[Any, torch.device], None]

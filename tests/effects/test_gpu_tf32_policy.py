@@ -18,9 +18,9 @@ import torch
 from torch import nn
 
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.tf32 import Tf32Switches, candidate_precision, strict_fp32
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.checks.tf32 import Tf32Switches, candidate_precision, strict_fp32
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.io import perform
 
 CPU = torch.device("cpu")

@@ -29,7 +29,7 @@ import torch._dynamo.backends.registry as registry
 from torch import nn
 
 from aitune_fp.effects.backends.torch_trt import TorchTensorRT
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.io import perform
 
 CPU = torch.device("cpu")

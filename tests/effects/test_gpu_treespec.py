@@ -19,7 +19,7 @@ import torch.utils._pytree as pytree
 from aitune_fp.effects.backends._onnx import program_input_names
 from aitune_fp.effects.backends._treespec import child_spec
 from aitune_fp.effects.backends.aot_inductor import _package_runner
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 
 
 def _in_spec() -> pytree.TreeSpec:

@@ -27,7 +27,7 @@ import aitune_fp.effects.backends._trt_runtime as trt_runtime
 from aitune_fp.effects.backends._export import output_layout
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 
 CURRENT: list[int] = [0]
 EVENTS: list[tuple[str, int]] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from aitune_fp.effects.inputs import make_batch, normalise_samples
+from aitune_fp.effects.inputs.samples import make_batch, normalise_samples
 
 
 def test_single_tensor_is_one_sample() -> None:
@@ -139,7 +139,7 @@ def test_batches_rotate_over_the_users_shapes() -> None:
 
 def test_batch_at_sets_every_dynamic_dimension() -> None:
     """batch_at resizes every input sharing a dimension to the requested size."""
-    from aitune_fp.effects.inputs import batch_at
+    from aitune_fp.effects.inputs.samples import batch_at
 
     samples = [{"ids": torch.arange(n).reshape(1, n), "mask": torch.ones(1, n)} for n in (3, 5)]
     s = normalise_samples(samples, dynamic_axes={"ids": {1: (2, 9)}})

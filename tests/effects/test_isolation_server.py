@@ -8,9 +8,9 @@ from pathlib import Path
 
 import torch
 
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.effects.isolation import Timeouts, isolated_max_batch, server
-from aitune_fp.effects.max_batch import MaxBatchResult
+from aitune_fp.effects.measure.max_batch import MaxBatchResult
 
 CPU = torch.device("cpu")
 

@@ -13,13 +13,13 @@ from returns.io import IOFailure, IOSuccess
 from returns.unsafe import unsafe_perform_io
 from torch import nn
 
-from aitune_fp.effects.artifacts import load_built, output_spec
 from aitune_fp.effects.backends.aot_inductor import AOTInductor
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.inductor import InductorJIT
-from aitune_fp.effects.cache import cache_key
-from aitune_fp.effects.inputs import Samples, normalise_samples
-from aitune_fp.effects.validate import ValidationReport, validate
+from aitune_fp.effects.cache.artifact_cache import cache_key
+from aitune_fp.effects.cache.artifacts import load_built, output_spec
+from aitune_fp.effects.checks.validate import ValidationReport, validate
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 
 CPU = torch.device("cpu")
 NATIVE = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.max_batch import find_max_batch_size
+from aitune_fp.effects.inputs.samples import normalise_samples
+from aitune_fp.effects.measure.max_batch import find_max_batch_size
 
 CPU = torch.device("cpu")
 SAMPLES = normalise_samples([torch.randn(1, 4)])

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from aitune_fp.effects import memory
-from aitune_fp.effects.memory import MemoryLevel, MemoryWatch, peak_delta_mb
+from aitune_fp.effects.measure import memory
+from aitune_fp.effects.measure.memory import MemoryLevel, MemoryWatch, peak_delta_mb
 
 CPU = torch.device("cpu")
 MIB = 1024 * 1024

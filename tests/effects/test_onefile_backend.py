@@ -16,8 +16,8 @@ import torch
 
 import aitune_fp
 from aitune_fp.core.report.markdown import render_markdown
-from aitune_fp.effects.artifacts import backend_from_config
 from aitune_fp.effects.backends.registry import backend_by_name, sdk_owners, source_of
+from aitune_fp.effects.cache.artifacts import backend_from_config
 from aitune_fp.shell.io import unsafe_perform_io
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from tests.effects.onefile_backend import TorchScript

@@ -18,11 +18,11 @@ from returns.unsafe import unsafe_perform_io
 from torch import nn
 
 import aitune_fp
-from aitune_fp.effects.artifacts import artifact_files
 from aitune_fp.effects.backends._runtime_fields import artifact_key
 from aitune_fp.effects.backends.openvino import OpenVino
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.cache.artifacts import artifact_files
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import normalise_samples
 
 pytest.importorskip("openvino")
 CPU = torch.device("cpu")
@@ -73,7 +73,7 @@ def test_the_bf16_hint_computes_in_bfloat16_and_shares_the_ir(built: Any) -> Non
     assert artifact_key(OpenVino(precision="bfloat16")) == artifact_key(OpenVino())
     from aitune_fp.effects.backends._export import eager_layout
     from aitune_fp.effects.backends._onnx import saved_graph
-    from aitune_fp.effects.inputs import make_batch
+    from aitune_fp.effects.inputs.samples import make_batch
 
     graph = saved_graph(
         ov.artifact, samples.spec, eager_layout(module, make_batch(samples, 1)).treespec

@@ -18,7 +18,7 @@ import pytest
 
 from aitune_fp.effects.backends import _ort_install
 from aitune_fp.effects.backends._ort_install import ort_install, shadow_reason
-from aitune_fp.effects.environment import environment_fingerprint, onnxruntime_facts
+from aitune_fp.effects.machine.environment import environment_fingerprint, onnxruntime_facts
 
 EXTENSION = "onnxruntime/capi/onnxruntime_pybind11_state.so"
 
@@ -106,7 +106,7 @@ def test_fingerprint_records_the_active_build_version_and_the_shadowing(
     _install(tmp_path, "onnxruntime", "1.32.0", b"c" * 32, on_disk=True)
     real = _ort_install.ort_install
     monkeypatch.setattr(
-        "aitune_fp.effects.environment.ort_install", lambda: real(path=[str(tmp_path)])
+        "aitune_fp.effects.machine.environment.ort_install", lambda: real(path=[str(tmp_path)])
     )
     facts = environment_fingerprint("cpu")
     assert facts["onnxruntime"] == "1.32.0"
@@ -119,7 +119,7 @@ def test_fingerprint_records_the_active_build_version_and_the_shadowing(
 def test_this_machine_has_no_shadowing_and_imports_no_sdk() -> None:
     """Here (CPU build only) nothing is shadowed, and asking imports no onnxruntime."""
     code = (
-        "import sys, json; from aitune_fp.effects.environment import onnxruntime_facts; "
+        "import sys, json; from aitune_fp.effects.machine.environment import onnxruntime_facts; "
         "f = onnxruntime_facts(); print(json.dumps([f['onnxruntime_shadowed'], "
         "'onnxruntime' in sys.modules]))"
     )

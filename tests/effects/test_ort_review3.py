@@ -24,7 +24,6 @@ from torch import nn
 
 import aitune_fp.effects.backends._ort_install as ort_install
 import aitune_fp.effects.backends.ort as ort_module
-from aitune_fp.effects.artifacts import artifact_files
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
 from aitune_fp.effects.backends._ort_session import (
@@ -33,7 +32,8 @@ from aitune_fp.effects.backends._ort_session import (
     open_profiled_session,
 )
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.cache.artifacts import artifact_files
+from aitune_fp.effects.inputs.samples import Samples
 
 CUDA = torch.device("cuda", 0)
 CPU = torch.device("cpu")
@@ -144,7 +144,7 @@ def test_the_engine_cache_travels_with_the_artifact(tmp_path: Path) -> None:
 
 
 def _spec() -> Any:
-    from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.effects.inputs.samples import normalise_samples
 
     return normalise_samples(torch.zeros(1, 4)).spec
 

@@ -19,9 +19,9 @@ from aitune_fp.effects.backends._ort_fp16 import float16_graph, session_graph
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.backends.search_space import search_candidates
-from aitune_fp.effects.cache import cache_key, cached_build
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.cache.artifact_cache import cache_key, cached_build
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import Samples
 
 CPU = torch.device("cpu")
 OPTIONS = {"intra_op_threads": 1, "graph_optimization": "basic", "execution_mode": "parallel"}

@@ -19,9 +19,9 @@ from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.backends.search_space import narrowed, precision_of, search_candidates
-from aitune_fp.effects.cache import cache_key
-from aitune_fp.effects.inputs import Samples, normalise_samples
-from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
+from aitune_fp.effects.cache.artifact_cache import cache_key
+from aitune_fp.effects.checks.validate import Tolerance, ValidationReport, validate
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 
 CPU = torch.device("cpu")
 pytest.importorskip("onnxruntime.quantization")
@@ -180,7 +180,7 @@ def test_the_search_space_grows_with_its_level_and_narrows_to_precisions() -> No
 def test_figures_are_per_output_and_top1_only_for_batch_by_class_outputs() -> None:
     """Two outputs give per-output keys and the worst under the plain name; a 3-D output
     gets no top-1 figure; a flipped argmax row lowers the agreement."""
-    from aitune_fp.effects.accuracy import error_figures
+    from aitune_fp.effects.checks.accuracy import error_figures
 
     logits = torch.tensor([[2.0, 1.0], [0.0, 3.0]])
     flipped = torch.tensor([[1.0, 2.0], [0.0, 3.0]])

@@ -12,7 +12,7 @@ import torch
 
 from aitune_fp.effects.backends.base import Backend, ConfigIdentity, Declaration
 from aitune_fp.effects.backends.registry import default_backends
-from aitune_fp.effects.preload import libraries_of, preload, preload_in_background
+from aitune_fp.effects.machine.preload import libraries_of, preload, preload_in_background
 
 CPU = torch.device("cpu")
 
@@ -91,7 +91,7 @@ def test_inductor_libraries_run_the_vector_isa_probe_and_others_do_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The ISA probe runs exactly when an Inductor library is listed by a runnable config."""
-    import aitune_fp.effects.preload as module
+    import aitune_fp.effects.machine.preload as module
 
     calls: list[int] = []
     monkeypatch.setattr(module, "probe_vector_isa", lambda: calls.append(1))
@@ -107,7 +107,7 @@ def test_the_probe_leaves_torchs_answer_cached_in_the_process() -> None:
     """After the probe, Inductor's ISA list is served from torch's per-process cache."""
     from torch._inductor import cpu_vec_isa
 
-    from aitune_fp.effects.preload import probe_vector_isa
+    from aitune_fp.effects.machine.preload import probe_vector_isa
 
     probe_vector_isa()
     assert cpu_vec_isa.valid_vec_isa_list.cache_info().currsize == 1

@@ -8,10 +8,10 @@ import torch
 from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop, throughput_saturation
-from aitune_fp.effects.batch_timing import measure_batch_size
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.profiler import profile_runner
-from aitune_fp.effects.timing import ProfileSettings, input_pool, timer_overhead_ns
+from aitune_fp.effects.inputs.samples import normalise_samples
+from aitune_fp.effects.measure.batch_timing import measure_batch_size
+from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.timing import ProfileSettings, input_pool, timer_overhead_ns
 
 CPU = torch.device("cpu")
 SAMPLES = normalise_samples([torch.randn(1, 8) for _ in range(3)])

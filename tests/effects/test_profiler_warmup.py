@@ -15,9 +15,9 @@ from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, decode, encode
 from aitune_fp.core.records import Profile
 from aitune_fp.core.strategies import max_throughput, min_latency
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.profiler import profile_runner
-from aitune_fp.effects.timing import ProfileSettings, Timer
+from aitune_fp.effects.inputs.samples import normalise_samples
+from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.timing import ProfileSettings, Timer
 
 CPU = torch.device("cpu")
 SAMPLES = normalise_samples([torch.randn(1, 8) for _ in range(3)])

@@ -9,7 +9,7 @@ import torch
 from aitune_fp.core.records import Profile
 from aitune_fp.core.rounds.burst import Burst
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
-from aitune_fp.effects.rounds import Participant, run_rounds
+from aitune_fp.effects.measure.rounds import Participant, run_rounds
 from tests.effects.rounds_fixtures import CPU, PLAN, SAMPLES, SETTINGS, STRATEGY, Recorder
 
 

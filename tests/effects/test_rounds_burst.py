@@ -10,7 +10,7 @@ import torch
 
 from aitune_fp.core.rounds.burst import Burst
 from aitune_fp.core.verification.verification_plan import timing_plan, timing_verdict
-from aitune_fp.effects.rounds import time_paired
+from aitune_fp.effects.measure.rounds import time_paired
 from tests.effects.rounds_fixtures import CPU, SAMPLES, SETTINGS
 
 

@@ -25,8 +25,8 @@ from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._shared_export import exported, on_program, sharing
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
-from aitune_fp.effects.cache import model_digest
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.cache.artifact_cache import model_digest
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 
 CPU = torch.device("cpu")

@@ -20,8 +20,8 @@ from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.aot_inductor import AOTInductor
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.cache import cached_build, model_digest
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.cache.artifact_cache import cached_build, model_digest
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 
 CPU = torch.device("cpu")
 SOURCE = """
@@ -242,7 +242,7 @@ def test_the_key_sees_the_batch_envelope() -> None:
     """An artifact exported inside a one-row envelope (a static batch) is keyed apart from
     one exported for a larger envelope, so neither is served for the other."""
     from aitune_fp.effects.backends._export import batch_envelope
-    from aitune_fp.effects.cache import cache_key
+    from aitune_fp.effects.cache.artifact_cache import cache_key
 
     model, samples, backend = torch.nn.Linear(4, 4), _samples(), OnnxRuntime()
     with batch_envelope(1):

@@ -11,7 +11,7 @@ from returns.unsafe import unsafe_perform_io
 from aitune_fp.core.accuracy import Search
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.backends.search_space import search_candidates
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 
 CPU = torch.device("cpu")
 

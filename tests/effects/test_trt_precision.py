@@ -31,7 +31,7 @@ from aitune_fp.effects.backends._precision import (
     trt_precision_plan,
 )
 from aitune_fp.effects.backends.trt import TensorRT, check_effective
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
 
 
 class _Flags10(enum.IntEnum):

@@ -23,7 +23,7 @@ from torch import nn
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._precision import trt_precision_plan
 from aitune_fp.effects.backends.trt import TensorRT, precision_facts
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
 from tests.effects.test_trt_precision import FAKES, _graph
 
 

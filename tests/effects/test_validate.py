@@ -20,9 +20,9 @@ from torch import nn
 from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.inputs import Samples, normalise_samples
-from aitune_fp.effects.output_compare import Bound
-from aitune_fp.effects.validate import Tolerance, ValidationReport, validate
+from aitune_fp.effects.checks.output_compare import Bound
+from aitune_fp.effects.checks.validate import Tolerance, ValidationReport, validate
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 
 CPU = torch.device("cpu")
 

@@ -15,11 +15,11 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.cache import cached_build, unusable_reason
+from aitune_fp.effects.cache.artifact_cache import cached_build, unusable_reason
 from aitune_fp.effects.candidate import run_candidate
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.timing import ProfileSettings
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import normalise_samples
+from aitune_fp.effects.measure.timing import ProfileSettings
 from tests.effects.test_cache import ScaleFile
 
 CPU = torch.device("cpu")

@@ -21,7 +21,7 @@ import aitune_fp
 from aitune_fp.core.record.run_record import loads
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
-from aitune_fp.effects.inputs import InputSpec, Samples
+from aitune_fp.effects.inputs.samples import InputSpec, Samples
 from aitune_fp.shell.tune_module import run_tuning
 from tests.shell.test_tune_module_fakes import quick
 

@@ -12,15 +12,15 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.strategies import max_throughput
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.checks.validate import Tolerance
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.isolation import (
     Timeouts,
     isolated_candidate,
     isolated_max_batch,
     materialized,
 )
-from aitune_fp.effects.timing import ProfileSettings
-from aitune_fp.effects.validate import Tolerance
+from aitune_fp.effects.measure.timing import ProfileSettings
 from tests.faults.faulty import Faulty, FaultyModule, Plain
 
 CPU = torch.device("cpu")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
 from aitune_fp.effects.prebuild import PrebuildJob

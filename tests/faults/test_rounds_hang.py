@@ -10,8 +10,8 @@ import torch
 from aitune_fp.core.rounds.burst import Burst
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.verification.verification_plan import timing_plan, timing_verdict
-from aitune_fp.effects.call_guard import CallHung, call_deadline, guarded
-from aitune_fp.effects.rounds import time_paired
+from aitune_fp.effects.measure.call_guard import CallHung, call_deadline, guarded
+from aitune_fp.effects.measure.rounds import time_paired
 from tests.effects.rounds_fixtures import CPU, SAMPLES, SETTINGS, STRATEGY, Recorder
 from tests.effects.test_rounds import participant
 
@@ -42,7 +42,7 @@ def test_a_guarded_call_past_the_deadline_raises_call_hung() -> None:
 def test_a_runner_hanging_in_the_final_rounds_leaves_them() -> None:
     """In the rounds, a runner that hangs after two rounds is ended by the call timeout and
     keeps its completed rounds; the tune goes on in seconds, not minutes."""
-    from aitune_fp.effects.rounds import run_rounds
+    from aitune_fp.effects.measure.rounds import run_rounds
 
     log: list[str] = []
     people = [participant("eager", Recorder("eager", log)), participant("a", Hangs("a", log))]

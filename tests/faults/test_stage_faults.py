@@ -17,9 +17,9 @@ from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends._export import batch_envelope, example_batch, example_rows
 from aitune_fp.effects.backends._shared_export import export_program
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
-from aitune_fp.effects.max_batch import MaxBatchResult
+from aitune_fp.effects.measure.max_batch import MaxBatchResult
 from aitune_fp.shell.batch_search import search_max_batch
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.tune_module import run_tuning

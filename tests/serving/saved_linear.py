@@ -12,7 +12,7 @@ from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import BackendProfilingResult, Selection
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.tuned_module import TunedModule
 from tests.shell.test_persist import BIAS, WEIGHT, _write_onnx
 

@@ -15,7 +15,7 @@ from aitune_fp.core.records import BackendProfilingResult, Selection
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.serving.triton_export import TRITON_HINT, export_triton, parse_config
 from aitune_fp.shell.tuned_module import TunedModule
 from tests.serving.saved_linear import BATCH_SIZE, save_linear

@@ -17,7 +17,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
 
 
 @dataclass(frozen=True, slots=True)

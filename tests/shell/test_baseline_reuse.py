@@ -14,7 +14,7 @@ from aitune_fp.cli.main import main
 from aitune_fp.cli.parser import build_parser
 from aitune_fp.core.record.run_record import RunRecord, loads
 from aitune_fp.core.strategies import min_latency
-from aitune_fp.effects.timing import ProfileSettings
+from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 

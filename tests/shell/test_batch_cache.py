@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from aitune_fp.core.record.max_batch import MaxBatchSearch
 from aitune_fp.core.strategies import max_throughput
-from aitune_fp.effects.inputs import Samples, normalise_samples
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.shell.batch_cache import entry_path, load, store, sweep_keys
 from aitune_fp.shell.batch_search import search_max_batch

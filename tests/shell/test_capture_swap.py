@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 import aitune_fp
-from aitune_fp.effects.inputs import Call, normalise_samples
+from aitune_fp.effects.inputs.samples import Call, normalise_samples
 from aitune_fp.shell.capture import capture
 from aitune_fp.shell.swap import swap
 

@@ -12,7 +12,7 @@ import torch
 
 from aitune_fp.core.record.run_record import loads
 from aitune_fp.core.strategies import min_latency
-from aitune_fp.effects.timing import ProfileSettings
+from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell import decision_cache
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.tune_module import TuningRun, run_tuning

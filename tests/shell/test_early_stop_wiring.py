@@ -19,8 +19,8 @@ from aitune_fp.core.record.run_record import RunRecord, decode, encode
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.timing import ProfileSettings
+from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 
 STEPS = 12

@@ -15,8 +15,8 @@ from returns.unsafe import unsafe_perform_io
 import aitune_fp
 from aitune_fp import one_backend
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.inputs import normalise_samples
-from aitune_fp.effects.validate import validate
+from aitune_fp.effects.checks.validate import validate
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.capture import capture
 from aitune_fp.shell.tune_module import run_tuning, tune_module
 from tests.tiny_hf import SHORT, tiny_bert, tiny_llama

@@ -19,9 +19,9 @@ from aitune_fp.core.record.run_record import loads
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.columns import headers
 from aitune_fp.core.report.markdown import backends_section, render_markdown
-from aitune_fp.effects import memory
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.measure import memory
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 

@@ -16,7 +16,7 @@ from aitune_fp.core.records import BackendProfilingResult, Selection
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.persist import LoadError
 from aitune_fp.shell.tuned_module import TunedModule
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from aitune_fp.core.record.reader import Reader
-from aitune_fp.effects.inputs import normalise_samples
+from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.persist import LoadError
 from aitune_fp.shell.spec_json import spec_from_json, spec_to_json
 

@@ -24,7 +24,7 @@ from aitune_fp.core.session.recorded import recorded_plan, replay_record
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.backends.inductor import InductorJIT
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.shell import prebuild
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from tests.faults.faulty import do

@@ -57,7 +57,7 @@ def test_the_search_generates_candidates_only_when_none_are_pinned() -> None:
     """No backends: the search's space; a pinned list: narrowed, never widened; a policy
     given replaces the tolerance's default one."""
     from aitune_fp.core.accuracy import AccuracyPolicy
-    from aitune_fp.effects.validate import Tolerance
+    from aitune_fp.effects.checks.validate import Tolerance
     from aitune_fp.shell.variants import resolve_candidates, with_policy
 
     cpu = torch.device("cpu")

@@ -17,7 +17,7 @@ from aitune_fp import ProfilingPlan, TuneError, max_throughput
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.shell.tune_module import run_tuning, tune_module
 from aitune_fp.shell.tuned_module import (
     OutsideEnvelopeError,

@@ -17,8 +17,8 @@ from aitune_fp.core.record.run_record import dumps, loads, with_strategy
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.tables import decision_lines
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.timing import ProfileSettings
+from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell.progress import ProgressEvent
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend

@@ -4,7 +4,7 @@ Rule: ``within_memory(strategy, budget_mb)`` keeps the strategy's metric, ``comp
 ``speedup``; its ``measure`` refuses a profile whose ``peak_memory_mb`` is above
 ``budget_mb`` (inclusive budget: a peak equal to it is admitted) with a
 ``BackendFailure`` at stage ``measure``, and measures every other profile as the strategy
-does. The figure is the one the effect layer recorded (:mod:`aitune_fp.effects.memory`):
+does. The figure is the one the effect layer recorded (:mod:`aitune_fp.effects.measure.memory`):
 the peak during the backend's profiled calls minus the level before it was built, in MiB.
 
 - Unknown memory (``peak_memory_mb is None``: not measured, e.g. no ``/proc`` or a stored

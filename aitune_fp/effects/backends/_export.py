@@ -33,8 +33,8 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.effects.containers import labelled
-from aitune_fp.effects.inputs import Batch, InputSpec, Samples, make_batch
+from aitune_fp.effects.inputs.containers import labelled
+from aitune_fp.effects.inputs.samples import Batch, InputSpec, Samples, make_batch
 
 EXAMPLE_BATCH = 2
 UNBOUNDED_BATCH = 2**20

@@ -23,10 +23,10 @@ import torch
 
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends._guard import first_line
-from aitune_fp.effects.cache_probe import outputs_differ
-from aitune_fp.effects.containers import to_stored
-from aitune_fp.effects.inputs import Batch, InputSpec
-from aitune_fp.effects.integrity import FileDigest, check_sealed, digest, private_copy
+from aitune_fp.effects.cache.integrity import FileDigest, check_sealed, digest, private_copy
+from aitune_fp.effects.cache.probe import outputs_differ
+from aitune_fp.effects.inputs.containers import to_stored
+from aitune_fp.effects.inputs.samples import Batch, InputSpec
 
 FORM: Final = "aitune_fp.export/1: module call, non-strict, batch + spec dims"
 """The program form; part of every key, so a change of form never reuses old programs."""
@@ -62,7 +62,7 @@ def device_facts(device: torch.device) -> str:
 def batch_digest(batch: Batch) -> str:
     """sha256 of the example batch's names, shapes, dtypes and bytes.
 
-    >>> from aitune_fp.effects.inputs import make_batch, normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import make_batch, normalise_samples
     >>> def of(*rows):
     ...     return batch_digest(make_batch(normalise_samples([torch.tensor([rows])]), 1))
     >>> of(1.0, 2.0) == of(1.0, 2.0), of(1.0, 2.0) == of(1.0, 3.0)

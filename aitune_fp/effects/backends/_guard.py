@@ -30,7 +30,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._build_log import BuildLog
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.containers import register_known
+from aitune_fp.effects.inputs.containers import register_known
 
 __all__ = ["BuildLog", "available_build", "first_line", "guarded_build", "unavailable"]
 _MESSAGE_CHARS = 400

@@ -34,7 +34,7 @@ from aitune_fp.effects.backends._export import (
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._shared_export import on_program
 from aitune_fp.effects.backends._treespec import keyword_names
-from aitune_fp.effects.inputs import InputSpec, Samples
+from aitune_fp.effects.inputs.samples import InputSpec, Samples
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ import torch
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
 from aitune_fp.effects.backends.ort_quant import QUANTIZED, quantized
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
 
 _PROTOBUF_LIMIT = 2**31 - 2**26  # below protobuf's 2 GiB, with room for the graph itself
 

@@ -23,7 +23,7 @@ import torch
 from aitune_fp.effects.backends._export import flat_inputs
 from aitune_fp.effects.backends._onnx import OnnxGraph
 from aitune_fp.effects.backends._streams import dedicated_stream, device_index, enter, leave
-from aitune_fp.effects.inputs import InputSpec
+from aitune_fp.effects.inputs.samples import InputSpec
 
 _ORT_TYPES = {
     "tensor(float)": torch.float32,

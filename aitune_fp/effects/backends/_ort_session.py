@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from aitune_fp.effects.inputs import InputSpec
+from aitune_fp.effects.inputs.samples import InputSpec
 
 OPT_LEVELS: Final = {
     "disable": "ORT_DISABLE_ALL",
@@ -170,11 +170,11 @@ def open_checked_session(
 
 def trt_profile_options(spec: InputSpec, max_batch_size: int) -> dict[str, str]:
     """The TensorRT provider's optimisation profile: the same rows as the ``tensorrt``
-    backend's (:meth:`~aitune_fp.effects.input_spec.TensorSpec.profile`): batch 1 / max /
+    backend's (:meth:`~aitune_fp.effects.inputs.spec.TensorSpec.profile`): batch 1 / max /
     max, every dynamic axis at its declared min / opt / max (never pinned to the samples).
 
     >>> import torch
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> spec = normalise_samples([torch.zeros(1, 8), torch.zeros(1, 12)]).spec
     >>> trt_profile_options(spec, 4)["trt_profile_max_shapes"]
     'input_0:4x12'
@@ -237,7 +237,7 @@ def trt_cache_options(graph: Path) -> dict[str, Any]:
     """The TensorRT EP's engine cache, kept beside ``graph`` as files of its artifact: the
     cache folder is the graph's own and each file's name starts with ``<graph name>.``
     (``trt_engine_cache_prefix``), so the artifact cache stores the engines with the graph
-    (:func:`~aitune_fp.effects.artifacts.artifact_files`) and a cache hit or a saved module
+    (:func:`~aitune_fp.effects.cache.artifacts.artifact_files`) and a cache hit or a saved module
     loads them instead of building them again.
 
     >>> trt_cache_options(Path("/w/model.onnx"))["trt_engine_cache_prefix"]

@@ -19,8 +19,8 @@ Rules:
   version and :data:`FORM`; a module that cannot be keyed (an exotic tensor type) is
   exported unshared;
 - an entry is used only when it is sealed, a private copy of its program verifies
-  (:mod:`aitune_fp.effects.integrity`) and the loaded program computes what the module
-  computes now on the example batch (:func:`~aitune_fp.effects.cache_probe.
+  (:mod:`aitune_fp.effects.cache.integrity`) and the loaded program computes what the module
+  computes now on the example batch (:func:`~aitune_fp.effects.cache.probe.
   outputs_differ`: the key cannot see a library function patched deep inside a call, the
   program's own run can); the program is loaded from that copy. A missing,
   swapped, corrupt or unloadable entry is removed and the program exported afresh (and
@@ -60,7 +60,7 @@ from aitune_fp.effects.backends._export_entries import (
     store_entry,
 )
 from aitune_fp.effects.backends._guard import BuildLog, first_line
-from aitune_fp.effects.inputs import Batch, InputSpec
+from aitune_fp.effects.inputs.samples import Batch, InputSpec
 
 T = TypeVar("T")
 

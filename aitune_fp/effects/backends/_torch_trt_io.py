@@ -25,7 +25,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from aitune_fp.effects.backends._runner import in_inference_mode
-from aitune_fp.effects.inputs import Batch
+from aitune_fp.effects.inputs.samples import Batch
 
 
 def cast_batch(batch: Batch, dtype: torch.dtype) -> Batch:

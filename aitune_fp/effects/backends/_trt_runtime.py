@@ -36,7 +36,7 @@ from aitune_fp.effects.backends._streams import (
     leave,
     on_device,
 )
-from aitune_fp.effects.inputs import InputSpec
+from aitune_fp.effects.inputs.samples import InputSpec
 
 _LOGGER: dict[str, Any] = {}
 """The process's one TensorRT logger (``"logger"``) and the logs it writes into

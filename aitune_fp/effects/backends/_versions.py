@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from aitune_fp.effects.backends.base import Library
-from aitune_fp.effects.environment import distribution_version
+from aitune_fp.effects.machine.environment import distribution_version
 
 
 def _libraries() -> dict[str, Library]:

@@ -45,8 +45,8 @@ from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._shared_export import on_program
 from aitune_fp.effects.backends._treespec import keyword_names
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
-from aitune_fp.effects.containers import read_spec
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.containers import read_spec
+from aitune_fp.effects.inputs.samples import Samples
 
 
 def _package_runner(compiled: Any) -> Callable[..., Any]:

@@ -37,7 +37,7 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._build_log import BuildLog
-from aitune_fp.effects.inputs import InputSpec, Samples
+from aitune_fp.effects.inputs.samples import InputSpec, Samples
 
 
 def _noop() -> None:
@@ -94,7 +94,7 @@ class Declaration:
 
     - ``order``: its place among the shipped backends (registry lists, default candidates);
     - ``libraries``: the modules its build imports, preloaded before anything is measured
-      (:mod:`aitune_fp.effects.preload`); ``server_skips``: those of them the workers' fork
+      (:mod:`aitune_fp.effects.machine.preload`); ``server_skips``: those of them the workers' fork
       server must not import (they may touch CUDA on import);
     - ``sdks``: inference SDK packages that only this backend's module and the helper
       modules in ``sdk_modules`` may import (the import-linter contract

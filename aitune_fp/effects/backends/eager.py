@@ -27,7 +27,7 @@ from aitune_fp.effects.backends._runner import in_inference_mode, prepared
 from aitune_fp.effects.backends._runtime_fields import runtime_option
 from aitune_fp.effects.backends._threads import with_torch_threads
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ from aitune_fp.effects.backends._lowp import (
 )
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
-from aitune_fp.effects.inputs import Batch, Samples
+from aitune_fp.effects.inputs.samples import Batch, Samples
 
 MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 

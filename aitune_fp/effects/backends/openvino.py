@@ -48,7 +48,7 @@ from aitune_fp.effects.backends.base import (
     Library,
     LoadRequest,
 )
-from aitune_fp.effects.inputs import InputSpec, Samples
+from aitune_fp.effects.inputs.samples import InputSpec, Samples
 
 HINTS: Final = {"float32": "f32", "bfloat16": "bf16"}
 """aitune_fp's precision → OpenVINO's ``INFERENCE_PRECISION_HINT`` value."""

@@ -69,7 +69,7 @@ from aitune_fp.effects.backends.base import (
     LoadRequest,
 )
 from aitune_fp.effects.backends.ort_quant import QUANTIZED
-from aitune_fp.effects.inputs import InputSpec, Samples
+from aitune_fp.effects.inputs.samples import InputSpec, Samples
 
 PROVIDERS = {
     "cpu": "CPUExecutionProvider",

@@ -11,7 +11,7 @@ Rules:
   per-channel weights) calibrated with min/max on the user's samples, fed exactly as the
   runner feeds them; the calibration depends on the samples' values, so the artifact
   cache keys this variant by the samples' digest too
-  (:func:`~aitune_fp.effects.cache.cache_key`);
+  (:func:`~aitune_fp.effects.cache.artifact_cache.cache_key`);
 - both start from ONNX Runtime's own pre-processing (shape inference and graph
   optimisation) when it succeeds, else from the exported graph as is (said in the log);
 - the quantized file ``model.<precision>.onnx`` replaces the graph's path; inputs, outputs
@@ -29,7 +29,7 @@ from typing import Any, Final
 from aitune_fp.effects.backends._export import flat_inputs
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.inputs.samples import Samples
 
 QUANTIZED: Final = ("int8-dynamic", "int8-static")
 

@@ -29,7 +29,7 @@ from aitune_fp.effects.backends._versions import (
     supported_ranges,
 )
 from aitune_fp.effects.backends._versions import range_text as _range
-from aitune_fp.effects.environment import library_versions, onnxruntime_facts
+from aitune_fp.effects.machine.environment import library_versions, onnxruntime_facts
 
 
 def _imported(name: str) -> tuple[Any, str | None]:

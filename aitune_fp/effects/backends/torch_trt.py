@@ -69,7 +69,7 @@ from aitune_fp.effects.backends.base import (
     Declaration,
     Library,
 )
-from aitune_fp.effects.inputs import Samples, TensorSpec
+from aitune_fp.effects.inputs.samples import Samples, TensorSpec
 
 IRS = ("dynamo", "torch_compile")
 __all__ = ["IRS", "TorchTensorRT", "compilation_settings"]

@@ -54,7 +54,7 @@ from aitune_fp.effects.backends.base import (
     Library,
     LoadRequest,
 )
-from aitune_fp.effects.inputs import InputSpec, Samples
+from aitune_fp.effects.inputs.samples import InputSpec, Samples
 
 TENSORRT: Final = Library(
     "tensorrt",

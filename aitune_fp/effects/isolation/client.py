@@ -43,10 +43,10 @@ from typing import Any, Final
 
 import torch
 
+from aitune_fp.effects.checks.tf32 import Tf32Switches
 from aitune_fp.effects.isolation import worker
 from aitune_fp.effects.isolation.protocol import Timeouts, death_reason, where
 from aitune_fp.effects.isolation.server import _main_hidden, context, start
-from aitune_fp.effects.tf32 import Tf32Switches
 
 __all__ = ["Ended", "NotIsolated", "context", "dumps", "run_job", "start"]
 

@@ -10,7 +10,7 @@ Rules:
   imports that the inductor and AOTInductor workers would each pay again; importing them
   once here makes every worker start with them, as a tune without isolation does after its
   first compile;
-- Inductor's CPU vector-ISA probe (:func:`~aitune_fp.effects.preload.probe_vector_isa`)
+- Inductor's CPU vector-ISA probe (:func:`~aitune_fp.effects.machine.preload.probe_vector_isa`)
   runs here once: it dry-compiles a test program per ISA and loads each in a short-lived
   child Python (about 1–3 s on this 2-core machine), and torch caches its answer only in
   the process. Every Inductor JIT compile, AOTInductor compile and ``.pt2`` load asks
@@ -27,7 +27,7 @@ import importlib
 import os
 from typing import Final
 
-from aitune_fp.effects.preload import probe_vector_isa
+from aitune_fp.effects.machine.preload import probe_vector_isa
 
 MODULES: Final = (
     "torch._inductor.lowering",

@@ -43,24 +43,24 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile, TuneError
 from aitune_fp.core.strategy import ProfilingPlan
-from aitune_fp.effects.artifacts import load_built, loadable, output_spec
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.cache.artifacts import load_built, loadable, output_spec
+from aitune_fp.effects.cache.integrity import digest
 from aitune_fp.effects.candidate import CandidateRun, append_log, run_candidate
-from aitune_fp.effects.inputs import Samples, make_batch
-from aitune_fp.effects.integrity import digest
+from aitune_fp.effects.checks.precheck import eager_check
+from aitune_fp.effects.checks.validate import Tolerance, validation_check
+from aitune_fp.effects.inputs.samples import Samples, make_batch
 from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_job
 from aitune_fp.effects.isolation.protocol import Timeouts, eager_fault, outcome_values
 from aitune_fp.effects.isolation.worker import CandidateJob, CandidateResult, MaxBatchJob
-from aitune_fp.effects.max_batch import (
+from aitune_fp.effects.measure.max_batch import (
     UNBATCHED,
     MaxBatchResult,
     find_max_batch_size,
     size_before,
 )
+from aitune_fp.effects.measure.profiler import BatchReport, ProfileSettings
 from aitune_fp.effects.prebuild import PrebuildJob
-from aitune_fp.effects.precheck import eager_check
-from aitune_fp.effects.profiler import BatchReport, ProfileSettings
-from aitune_fp.effects.validate import Tolerance, validation_check
 
 log = logging.getLogger("aitune_fp")
 

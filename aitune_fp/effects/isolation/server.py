@@ -50,9 +50,9 @@ ALWAYS_PRELOAD: Final = (
     "torch",
     "aitune_fp.effects.isolation.worker",
     "aitune_fp.effects.candidate",
-    "aitune_fp.effects.validate",
-    "aitune_fp.effects.memory",
-    "aitune_fp.effects.max_batch",
+    "aitune_fp.effects.checks.validate",
+    "aitune_fp.effects.measure.memory",
+    "aitune_fp.effects.measure.max_batch",
     "aitune_fp.effects.backends.registry",
 )
 COMPILER_IMPORTS: Final = "aitune_fp.effects.isolation.compiler_imports"
@@ -74,7 +74,7 @@ def cuda_safe(names: Iterable[str]) -> tuple[str, ...]:
 def wanted(libraries: Iterable[str] = ()) -> tuple[str, ...]:
     """What a server for ``libraries`` preloads: torch and the worker's own modules, the
     libraries (the caller passes only those a fork server may import:
-    :func:`~aitune_fp.effects.preload.libraries_of`), and with Inductor's, the compilers'
+    :func:`~aitune_fp.effects.machine.preload.libraries_of`), and with Inductor's, the compilers'
     modules and CPU probe (:mod:`.compiler_imports`); last, the heap frozen
     (:mod:`.frozen_heap`).
 

@@ -19,9 +19,9 @@ Rules:
   injected timer, before the clock starts), and its result (profile or failure, stage
   times, validation errors, artifact, build facts, peak memory) comes back as plain
   values; the runner itself never leaves the worker;
-- a max-batch job first runs the eager check (:mod:`aitune_fp.effects.precheck`, one
+- a max-batch job first runs the eager check (:mod:`aitune_fp.effects.checks.precheck`, one
   row), answering its ``TuneError`` if eager cannot run, then (``sweep``) runs
-  :func:`~aitune_fp.effects.max_batch.find_max_batch_size` on the eager module with a
+  :func:`~aitune_fp.effects.measure.max_batch.find_max_batch_size` on the eager module with a
   heartbeat per call naming the batch size being tried, so a crash or hang at batch size
   8 still tells the parent which one it was (and so that 4 ran);
 - a build-ahead job (:class:`~aitune_fp.effects.prebuild.PrebuildJob`) only builds (its
@@ -46,18 +46,18 @@ from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.checks.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_switches
+from aitune_fp.effects.checks.validate import Tolerance
+from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.isolation.parent_death import die_with_parent
 from aitune_fp.effects.isolation.protocol import outcome_values
-from aitune_fp.effects.prebuild import PrebuildJob
-from aitune_fp.effects.profiler import (
+from aitune_fp.effects.measure.profiler import (
     BatchReport,
     ProfileSettings,
     Timer,
     call_timer,
 )
-from aitune_fp.effects.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_switches
-from aitune_fp.effects.validate import Tolerance
+from aitune_fp.effects.prebuild import PrebuildJob
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +161,8 @@ def _warm(module: torch.nn.Module, samples: Samples, device: torch.device) -> No
 
 def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
     from aitune_fp.effects.candidate import run_candidate
-    from aitune_fp.effects.memory import MemoryWatch
-    from aitune_fp.effects.validate import ValidationReport, validate
+    from aitune_fp.effects.checks.validate import ValidationReport, validate
+    from aitune_fp.effects.measure.memory import MemoryWatch
 
     device = torch.device(job.device)
     _warm(job.module, job.samples, device)
@@ -229,8 +229,8 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
 
 def _max_batch(job: MaxBatchJob, beat: Any) -> Any:
     from aitune_fp.effects.backends._runner import in_inference_mode, prepared
-    from aitune_fp.effects.max_batch import UNBATCHED, MaxBatchResult, find_max_batch_size
-    from aitune_fp.effects.precheck import eager_check
+    from aitune_fp.effects.checks.precheck import eager_check
+    from aitune_fp.effects.measure.max_batch import UNBATCHED, MaxBatchResult, find_max_batch_size
 
     def trying(batch_size: int) -> None:
         beat[1] = float(batch_size)

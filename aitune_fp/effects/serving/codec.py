@@ -34,7 +34,7 @@ from aitune_fp.core.serving.schema import (
     dtype_problem,
     shape_problem,
 )
-from aitune_fp.effects.input_spec import InputSpec
+from aitune_fp.effects.inputs.spec import InputSpec
 
 JSON: Final = "application/json"
 NPY: Final = "application/x-npy"

@@ -120,7 +120,7 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
 
 @functools.lru_cache(maxsize=8)
 def _fingerprint(device: str) -> Mapping[str, Any]:
-    from aitune_fp.effects.environment import environment_fingerprint
+    from aitune_fp.effects.machine.environment import environment_fingerprint
 
     return environment_fingerprint(device)
 

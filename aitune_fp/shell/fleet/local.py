@@ -21,7 +21,7 @@ def run_local(specs: Sequence[JobSpec], on_start: Callable[[JobSpec], None]) -> 
     ``on_start`` hears of each job just before it runs (here two jobs kept without tuning,
     their stored environment being this machine's):
 
-    >>> from aitune_fp.effects.environment import environment_fingerprint
+    >>> from aitune_fp.effects.machine.environment import environment_fingerprint
     >>> here = dict(environment_fingerprint("cpu"))
     >>> specs = [JobSpec(name, "cpu", ("tune",), "cpu", stored_environment=here) for name in "ab"]
     >>> for result in run_local(specs, lambda spec: print("start", spec.job_id)):

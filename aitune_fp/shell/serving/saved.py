@@ -27,9 +27,9 @@ from aitune_fp.core.records import Selection
 from aitune_fp.core.report.lines import selected_line, speedup_line
 from aitune_fp.core.serving.plan import ServingPlan, mean_latencies, plan_from_tune
 from aitune_fp.core.strategies.registry import strategy_from_config
-from aitune_fp.effects.artifacts import read_output_spec
-from aitune_fp.effects.cache import weights_digest
-from aitune_fp.effects.inputs import InputSpec
+from aitune_fp.effects.cache.artifact_cache import weights_digest
+from aitune_fp.effects.cache.artifacts import read_output_spec
+from aitune_fp.effects.inputs.samples import InputSpec
 from aitune_fp.shell.persist import RECORD, load
 from aitune_fp.shell.sealed import LoadError, _read_manifest
 from aitune_fp.shell.spec_json import spec_from_json
@@ -150,7 +150,7 @@ def output_names(text: str) -> tuple[str, ...]:
     """``output_N: <where in the module's output>`` per output leaf, from the manifest's
     output structure (``output_0: ['logits']`` for a dict output).
 
-    >>> from aitune_fp.effects.artifacts import dump_output_spec, output_spec
+    >>> from aitune_fp.effects.cache.artifacts import dump_output_spec, output_spec
     >>> output_names(dump_output_spec(output_spec(torch.zeros(1))))
     ('output_0: (the output)',)
     >>> out = {"logits": torch.zeros(1), "aux": (torch.zeros(1), torch.zeros(1))}

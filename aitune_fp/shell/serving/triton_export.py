@@ -33,8 +33,8 @@ from aitune_fp.core.serving.triton import (
     model_name,
     triton_platform,
 )
-from aitune_fp.effects.artifacts import artifact_files
 from aitune_fp.effects.atomic import publish_dir, staging_dir
+from aitune_fp.effects.cache.artifacts import artifact_files
 from aitune_fp.effects.serving.codec import input_sigs
 from aitune_fp.shell.persist import load
 from aitune_fp.shell.serving.saved import Saved, read_saved

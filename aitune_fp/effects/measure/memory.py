@@ -37,7 +37,7 @@ and workspace count, whereas a runtime that copies them (ONNX Runtime, TensorRT)
 the copy; (4) one-time costs land on whichever backend pays them first: the shared
 libraries and Python modules a build imports (ONNX export tooling, ``torch._dynamo`` and
 Inductor, the ONNX Runtime library) stay resident. ``tune_module`` imports the admitted
-backends' libraries before anything is measured (:mod:`aitune_fp.effects.preload`), which
+backends' libraries before anything is measured (:mod:`aitune_fp.effects.machine.preload`), which
 removes most of that: on the demo MLP, without the preload ONNX Runtime measured 190 MiB
 when it exported first and 39 MiB from the cache, Inductor 40 or 139 MiB depending on the
 order; with it, ONNX Runtime 20-50 MiB and Inductor 16-25 MiB in either order. What is

@@ -32,9 +32,9 @@ from returns.io import IOResult
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._guard import BuildLog, available_build, unavailable
 from aitune_fp.effects.backends.base import Backend, Built, LoadRequest
-from aitune_fp.effects.containers import describe, flatten, read_spec
-from aitune_fp.effects.inputs import InputSpec
-from aitune_fp.effects.integrity import safe_name
+from aitune_fp.effects.cache.integrity import safe_name
+from aitune_fp.effects.inputs.containers import describe, flatten, read_spec
+from aitune_fp.effects.inputs.samples import InputSpec
 
 
 def external_data(artifact: Path) -> tuple[str, ...]:
@@ -104,18 +104,18 @@ def load_built(
 
 def output_spec(outputs: Any) -> pytree.TreeSpec:
     """The pytree spec of one output of a module (what :func:`load_built` rebuilds; its
-    containers registered by :func:`~aitune_fp.effects.containers.flatten`)."""
+    containers registered by :func:`~aitune_fp.effects.inputs.containers.flatten`)."""
     return flatten(outputs)[1]
 
 
 def dump_output_spec(spec: pytree.TreeSpec) -> str:
-    """An output spec as JSON text (:func:`~aitune_fp.effects.containers.describe`)."""
+    """An output spec as JSON text (:func:`~aitune_fp.effects.inputs.containers.describe`)."""
     return describe(spec)
 
 
 def read_output_spec(text: str) -> pytree.TreeSpec:
     """An output spec from :func:`dump_output_spec`'s text; ``ValueError`` when it cannot
-    be rebuilt (:func:`~aitune_fp.effects.containers.read_spec`)."""
+    be rebuilt (:func:`~aitune_fp.effects.inputs.containers.read_spec`)."""
     return read_spec(text)
 
 

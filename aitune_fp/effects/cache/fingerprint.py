@@ -52,7 +52,7 @@ from typing import Any, Final
 
 import torch
 
-from aitune_fp.effects.code_facts import (
+from aitune_fp.effects.cache.code_facts import (
     all_names,
     attribute_or_none,
     cell_full,

@@ -13,7 +13,7 @@ Rules (the pure decisions live in :mod:`aitune_fp.core.rounds.round_members`):
   warm-up and round calls, not the judging;
 - a participant whose call raises leaves the rounds (its samples stay a prefix); nothing
   here raises for a backend's failure; every call runs under the open call deadline
-  (:mod:`aitune_fp.effects.call_guard`), so a hang ends as such a failure;
+  (:mod:`aitune_fp.effects.measure.call_guard`), so a hang ends as such a failure;
 - on a device a participant's turn in a round is a burst (:func:`timed_burst`, the plan's
   ``burst``): a rest, settling calls, then timed calls whose median is the round's
   sample, so each backend is timed at the steady state it has when it runs alone, not
@@ -44,12 +44,18 @@ from aitune_fp.core.records import Profile
 from aitune_fp.core.rounds.round_members import RoundsVerdict, judge_rounds
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategy import Strategy
-from aitune_fp.effects.batch_timing import warm_up
-from aitune_fp.effects.call_guard import guarded
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.interleave import Judge, Timed, burst_caller, interleave
-from aitune_fp.effects.machine import synchronize
-from aitune_fp.effects.timing import ProfileSettings, call_timer, call_with, input_pool, parallel_op
+from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.machine.facts import synchronize
+from aitune_fp.effects.measure.batch_timing import warm_up
+from aitune_fp.effects.measure.call_guard import guarded
+from aitune_fp.effects.measure.interleave import Judge, Timed, burst_caller, interleave
+from aitune_fp.effects.measure.timing import (
+    ProfileSettings,
+    call_timer,
+    call_with,
+    input_pool,
+    parallel_op,
+)
 
 log = logging.getLogger("aitune_fp")
 

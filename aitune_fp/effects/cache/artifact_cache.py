@@ -6,12 +6,12 @@ Rules:
   never its import name, so keys match across processes and import paths), the input spec,
   the backend's kind, config key and implementation source, the device (and GPU model),
   and the versions of Python and of every inference library;
-- only backends whose artifacts can be loaded back (:func:`~aitune_fp.effects.artifacts.
+- only backends whose artifacts can be loaded back (:func:`~aitune_fp.effects.cache.artifacts.
   loadable`) are cached; JIT and eager backends always build;
 - an entry is a folder ``<cache_dir>/artifacts/<key>/`` holding the artifact files and an
   ``entry.json`` with each file's size and sha256; it is written to a temporary folder and
   renamed into place, so a half-written entry is never seen;
-- an entry is trusted only when it is sealed (:func:`~aitune_fp.effects.integrity.
+- an entry is trusted only when it is sealed (:func:`~aitune_fp.effects.cache.integrity.
   check_sealed`: its ``artifact`` is a plain name listed in ``files``, every file in the
   folder is listed, a regular file, no link, with its recorded size and hash) and it
   loads; the runtime then opens a verified private copy in the build's own ``work_dir``,
@@ -25,7 +25,7 @@ Rules:
 - a module whose weights cannot be hashed (an exotic tensor type) is built uncached;
 - with ``reference_sizes`` (the batch sizes validation will check), an entry also holds
   the eager outputs of every validation batch and the digest of the samples they came
-  from (:mod:`aitune_fp.effects.reference`), as one more listed, sealed file; a hit hands
+  from (:mod:`aitune_fp.effects.cache.reference`), as one more listed, sealed file; a hit hands
   its private copy to validation in ``Built.info["cache_reference"]``, which uses it only
   for the same samples and batches. A changed reference file is a changed entry (sealing
   fails: the entry is discarded and rebuilt, validated against eager); the reference is
@@ -47,22 +47,22 @@ import torch
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.artifacts import loadable
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.cache_entry import (
+from aitune_fp.effects.cache.artifacts import loadable
+from aitune_fp.effects.cache.entry import (
     cache_miss,
     evict,
     lookup,
 )
-from aitune_fp.effects.cache_key import (
+from aitune_fp.effects.cache.key import (
     cache_key,
     code_digest,
     implementation_digest,
     model_digest,
     weights_digest,
 )
-from aitune_fp.effects.cache_store import store, unusable_reason
-from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.cache.store import store, unusable_reason
+from aitune_fp.effects.inputs.samples import Samples
 
 log = logging.getLogger("aitune_fp")
 

@@ -1,6 +1,6 @@
 """How the profiler times one call: its settings, the pre-built input pool, the timer.
 
-Rules (the profiler's, :mod:`aitune_fp.effects.profiler`, for the call itself): inputs are
+Rules (the profiler's, :mod:`aitune_fp.effects.measure.profiler`, for the call itself): inputs are
 pre-built before timing, by default as a rotating pool of distinct batches that together
 exceed the CPU's last-level cache; each call is timed with ``time.perf_counter_ns`` with the
 device synchronised around it, or with CUDA events on the tuned device's current stream;
@@ -18,8 +18,8 @@ from typing import Any
 import torch
 
 from aitune_fp.core.measure.warmup import WarmupRule
-from aitune_fp.effects.inputs import Batch, Samples, make_batch
-from aitune_fp.effects.machine import free_memory_bytes, last_level_cache_bytes, synchronize
+from aitune_fp.effects.inputs.samples import Batch, Samples, make_batch
+from aitune_fp.effects.machine.facts import free_memory_bytes, last_level_cache_bytes, synchronize
 
 INPUT_MODES = frozenset({"rotating", "same", "parallel_op"})
 
@@ -82,7 +82,7 @@ def is_out_of_memory(error: BaseException) -> bool:
 def batch_bytes(batch: Batch) -> int:
     """Bytes held by a batch's tensors.
 
-    >>> from aitune_fp.effects.inputs import make_batch, normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import make_batch, normalise_samples
     >>> batch_bytes(make_batch(normalise_samples([torch.zeros(1, 3)]), 4))  # 4 rows x 3 float32
     48
     """
@@ -94,7 +94,7 @@ def input_pool(
 ) -> tuple[Batch, ...]:
     """Distinct pre-built batches for ``batch_size``, together larger than the LLC.
 
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> samples = normalise_samples([torch.zeros(1, 3), torch.ones(1, 3)])
     >>> cpu = torch.device("cpu")
     >>> len(input_pool(samples, 2, cpu, ProfileSettings(input_mode="same")))

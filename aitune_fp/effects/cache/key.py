@@ -3,7 +3,7 @@
 Rules:
 - :func:`model_digest` is what the module is and does: its weights (every parameter and
   buffer, by name, dtype, shape and bytes), its structure (``repr``) and its behaviour
-  (:func:`~aitune_fp.effects.fingerprint.behaviour_digest`: the code it runs and every
+  (:func:`~aitune_fp.effects.cache.fingerprint.behaviour_digest`: the code it runs and every
   attribute, config, global, helper function and hook that code reads). The import name
   is never part of it, so keys match across processes and import paths;
 - :func:`cache_key` adds the input spec, the batch envelope the build runs in (an
@@ -28,10 +28,10 @@ import torch
 from aitune_fp.effects.backends._export import UNBOUNDED_BATCH, envelope_bound, example_rows
 from aitune_fp.effects.backends._runtime_fields import artifact_key
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.environment import library_versions
-from aitune_fp.effects.fingerprint import behaviour_digest
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.reference import hash_tensor, samples_digest
+from aitune_fp.effects.cache.fingerprint import behaviour_digest
+from aitune_fp.effects.cache.reference import hash_tensor, samples_digest
+from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.machine.environment import library_versions
 
 
 def weights_digest(module: torch.nn.Module) -> str:
@@ -52,7 +52,7 @@ def weights_digest(module: torch.nn.Module) -> str:
 
 def code_digest(module: torch.nn.Module) -> str:
     """sha256 of the module tree's structure (``repr``) and behaviour (the code it runs and
-    the values that code reads, :func:`~aitune_fp.effects.fingerprint.behaviour_digest`).
+    the values that code reads, :func:`~aitune_fp.effects.cache.fingerprint.behaviour_digest`).
 
     The import name (``__module__``) of the user's code is left out on purpose: the same
     file imported under another name, or in another process, gives the same digest.

@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from aitune_fp.effects.inputs import InputSpec
+from aitune_fp.effects.inputs.samples import InputSpec
 
 MEMO_SIZE = 1024
 
@@ -49,7 +49,7 @@ class Envelope:
     ``bounds`` holds, per input in spec order, its dtype and ``(lo, hi)`` per axis;
     ``shared`` the ``(input, axis)`` pairs that must agree (batch axes, shared dims).
 
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> s = normalise_samples([torch.zeros(1, 8), torch.zeros(1, 12)])
     >>> env = Envelope.of(s.spec, max_batch_size=4)
     >>> env.admits((torch.zeros(4, 10),), {}), env.admits((torch.zeros(5, 10),), {})

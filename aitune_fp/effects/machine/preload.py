@@ -7,7 +7,7 @@ Rules:
 - :func:`preload` imports those of every config that can run on the device, once each,
   in order, before the baseline is built: the shared libraries and modules they load stay
   resident for the whole process, and would otherwise be charged to the peak memory
-  (:mod:`aitune_fp.effects.memory`) and the build time of whichever backend imports them
+  (:mod:`aitune_fp.effects.measure.memory`) and the build time of whichever backend imports them
   first, making both depend on the order of the candidates;
 - a library that is not installed or fails to import is skipped (that backend's own
   availability check or build reports it); nothing here raises;

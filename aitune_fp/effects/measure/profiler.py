@@ -62,14 +62,14 @@ from aitune_fp.core.measure.stop_rules import (
     sweep_point,
 )
 from aitune_fp.core.records import BackendFailure, MeasuredBatch, Profile
-from aitune_fp.effects.batch_timing import BatchReport as BatchReport
-from aitune_fp.effects.batch_timing import measure_batch_size
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.memory import apart_from_peak
-from aitune_fp.effects.timing import Clock, input_pool, is_out_of_memory
-from aitune_fp.effects.timing import ProfileSettings as ProfileSettings
-from aitune_fp.effects.timing import Timer as Timer
-from aitune_fp.effects.timing import call_timer as call_timer
+from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.measure.batch_timing import BatchReport as BatchReport
+from aitune_fp.effects.measure.batch_timing import measure_batch_size
+from aitune_fp.effects.measure.memory import apart_from_peak
+from aitune_fp.effects.measure.timing import Clock, input_pool, is_out_of_memory
+from aitune_fp.effects.measure.timing import ProfileSettings as ProfileSettings
+from aitune_fp.effects.measure.timing import Timer as Timer
+from aitune_fp.effects.measure.timing import call_timer as call_timer
 
 # ``BatchReport``, ``ProfileSettings``, ``Timer`` and ``call_timer`` (the ``as`` imports) are
 # re-exported: the shell and effects/isolation import them from here.

@@ -1,6 +1,6 @@
 """The interleaved-rounds loop: each participant timed once per round, in rotating order.
 
-Rules (of :mod:`aitune_fp.effects.rounds`; the pure decisions live in
+Rules (of :mod:`aitune_fp.effects.measure.rounds`; the pure decisions live in
 :mod:`aitune_fp.core.rounds.round_members`): :func:`interleave` warms every participant up, then
 times rounds in the order of :func:`~aitune_fp.core.rounds.rounds_plan.rotation`, so drift
 and noisy neighbours hit every participant alike; the injected judge says after a round

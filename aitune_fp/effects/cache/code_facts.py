@@ -1,7 +1,7 @@
 """What the behaviour digest reads off code and objects: library or user code, versions,
 the names a function's code reads, an object's own state.
 
-Rules (of :mod:`aitune_fp.effects.fingerprint`): code under the standard library's or the
+Rules (of :mod:`aitune_fp.effects.cache.fingerprint`): code under the standard library's or the
 installed packages' folders (or frozen) is a library's: named with its package's version,
 never followed; any other function is the user's and is followed; a name a function reads
 includes those read by the code objects nested in it; an object's state is its

@@ -13,7 +13,7 @@ Rules:
   the shape of the row at ``offset`` (so every user sample contributes, and a rotating pool
   of offsets visits every shape the user gave);
 - samples must agree on structure, names, dtypes and rank; an axis other than the batch
-  axis along which they differ is dynamic (inferred, see :mod:`aitune_fp.effects.dynamic`),
+  axis along which they differ is dynamic (inferred, see :mod:`aitune_fp.effects.inputs.dynamic`),
   and so is every axis the user declares in ``dynamic_axes``; an empty sample list, a
   non-tensor leaf or a mismatch is a ``ValueError`` before any build.
 """
@@ -26,8 +26,8 @@ from typing import Any
 
 import torch
 
-from aitune_fp.effects.dynamic import dynamic_spec
-from aitune_fp.effects.input_spec import (
+from aitune_fp.effects.inputs.dynamic import dynamic_spec
+from aitune_fp.effects.inputs.spec import (
     Batch,
     Call,
     DynamicAxis,

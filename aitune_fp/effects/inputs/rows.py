@@ -10,7 +10,7 @@ validation on each sample) is made at a batch size the sweep found faulty.
 
 from __future__ import annotations
 
-from aitune_fp.effects.inputs import Batch, Samples
+from aitune_fp.effects.inputs.samples import Batch, Samples
 
 
 def _piece(batch: Batch, axis: int, start: int, rows: int) -> Batch:
@@ -25,7 +25,7 @@ def split_samples(samples: Samples, largest: int) -> Samples:
     """``samples`` with no sample over ``largest`` rows (see the rules).
 
     >>> import torch
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> s = split_samples(normalise_samples([torch.arange(5.0).reshape(5, 1)]), 2)
     >>> [b.args[0].flatten().tolist() for b in s.items], s.rows
     ([[0.0, 1.0], [2.0, 3.0], [4.0]], 5)

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aitune_fp.effects.input_spec import Batch, DynamicAxis, InputSpec, TensorSpec
+from aitune_fp.effects.inputs.spec import Batch, DynamicAxis, InputSpec, TensorSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +165,7 @@ def dynamic_to_json(spec: InputSpec) -> list[dict[str, Any]]:
     """Every dynamic axis as JSON: input, axis, range, opt, dimension, inferred.
 
     >>> import torch
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> spec = normalise_samples([torch.zeros(1, 4)], dynamic_axes={0: {1: (2, 8)}}).spec
     >>> [(a["input"], a["axis"], a["min"], a["max"]) for a in dynamic_to_json(spec)]
     [('input_0', 1, 2, 8)]
@@ -207,7 +207,7 @@ def with_dynamic(spec: InputSpec, axes: Sequence[Mapping[str, Any]]) -> InputSpe
     names a bad entry).
 
     >>> import torch
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> spec = normalise_samples([torch.zeros(1, 4)], dynamic_axes={0: {1: (2, 8)}}).spec
     >>> with_dynamic(spec, dynamic_to_json(spec)) == spec
     True

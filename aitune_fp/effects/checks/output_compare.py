@@ -1,9 +1,9 @@
 """Comparing one output with eager's: structure, finiteness, exact or within a bound.
 
-Rules (of :mod:`aitune_fp.effects.validate`): a broken rule raises :class:`Mismatch` (turned
+Rules (of :mod:`aitune_fp.effects.checks.validate`): a broken rule raises :class:`Mismatch` (turned
 into a ``BackendFailure`` by validation, never let out); output structures (nesting, dict
 keys, the classes of ``ModelOutput`` and KV caches: pytree structures flattened by
-:mod:`aitune_fp.effects.containers`) and every shape and dtype must equal eager's; no NaN
+:mod:`aitune_fp.effects.inputs.containers`) and every shape and dtype must equal eager's; no NaN
 or Inf; integer and bool outputs are equal, floating ones satisfy
 ``|got − eager| ≤ atol + rtol·|eager|``; a mismatch names the output, the batch and the
 worst element; the relative error of an element is
@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.effects.containers import flatten, labelled
+from aitune_fp.effects.inputs.containers import flatten, labelled
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ def check_finite(label: str, got: torch.Tensor, where: str) -> None:
     >>> check_finite("out", torch.tensor([1.0, float("nan"), float("inf")]), "at batch 2")
     Traceback (most recent call last):
     ...
-    aitune_fp.effects.output_compare.Mismatch: out at batch 2 has 1 NaN and 1 Inf values
+    aitune_fp.effects.checks.output_compare.Mismatch: out at batch 2 has 1 NaN and 1 Inf values
     >>> check_finite("out", torch.tensor([1, 2]), "at batch 2") is None
     True
     """
@@ -133,11 +133,11 @@ def compare(
     >>> compare("out", got, eager, Bound(rtol=1e-4, atol=1e-4), "at batch 1")
     Traceback (most recent call last):
     ...
-    aitune_fp.effects.output_compare.Mismatch: out at batch 1 is not close to eager: 1 of 2 ...
+    aitune_fp.effects.checks.output_compare.Mismatch: out at batch 1 is not close to ...
     >>> compare("out", torch.tensor([1, 3]), torch.tensor([1, 2]), None, "at batch 1")
     Traceback (most recent call last):
     ...
-    aitune_fp.effects.output_compare.Mismatch: out at batch 1: 1 of 2 values differ from eager
+    aitune_fp.effects.checks.output_compare.Mismatch: out at batch 1: 1 of 2 values ...
     """
     if bound is None:
         wrong = int((got != ref).sum())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from aitune_fp.core.records import TuneError
-from aitune_fp.effects.inputs import Samples, make_batch
+from aitune_fp.effects.inputs.samples import Samples, make_batch
 
 
 def _fix(samples: Samples) -> str:
@@ -33,7 +33,7 @@ def _fix(samples: Samples) -> str:
 def eager_check(module: torch.nn.Module, samples: Samples) -> TuneError | None:
     """``None`` when eager runs the first built batch, else the error explaining why not.
 
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> items = normalise_samples([torch.zeros(4)] * 8)  # items read as 4-row batches
     >>> print(eager_check(torch.nn.Linear(4, 2), items).message)  # doctest: +ELLIPSIS
     the eager module cannot run the first batch built from the samples (input_0 (1,) float32; \

@@ -7,7 +7,7 @@ is trusted only when the module asking for it gives the same outputs on those in
 Rules:
 - the probe file (``probe.pt``) holds the inputs of one call (positional and keyword
   tensors, on the CPU) and the eager outputs as leaves plus their structure's description
-  (:func:`~aitune_fp.effects.containers.to_stored`: a ``ModelOutput`` or a KV cache is kept
+  (:func:`~aitune_fp.effects.inputs.containers.to_stored`: a ``ModelOutput`` or a KV cache is kept
   as tensors and JSON text, never as its class); it is one more listed, sealed file of the
   entry, read back with ``torch.load(weights_only=True)`` (nothing is unpickled);
 - :func:`probe_problem` runs the module on the stored inputs (on the device, in inference
@@ -32,8 +32,8 @@ from typing import Any, Final
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.effects.containers import describe, flatten, to_stored
-from aitune_fp.effects.input_spec import Batch
+from aitune_fp.effects.inputs.containers import describe, flatten, to_stored
+from aitune_fp.effects.inputs.spec import Batch
 
 PROBE_FILE: Final = "probe.pt"
 PROBE_RTOL: Final = 1e-5
@@ -70,7 +70,7 @@ def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
 
 def outputs_differ(got: Any, want: Mapping[str, Any]) -> str | None:
     """Why ``got`` is not the stored outputs ``want`` (leaves and structure,
-    :func:`~aitune_fp.effects.containers.to_stored`) within the probe's tolerance
+    :func:`~aitune_fp.effects.inputs.containers.to_stored`) within the probe's tolerance
     (``None``: it is)."""
     got_leaves, got_spec = flatten(got)
     want_leaves = list(want["leaves"])

@@ -24,8 +24,8 @@ from typing import Any
 
 import torch
 
-from aitune_fp.effects.inputs import Samples, batch_at
-from aitune_fp.effects.machine import free_memory_bytes, synchronize
+from aitune_fp.effects.inputs.samples import Samples, batch_at
+from aitune_fp.effects.machine.facts import free_memory_bytes, synchronize
 
 log = logging.getLogger("aitune_fp")
 

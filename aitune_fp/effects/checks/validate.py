@@ -13,12 +13,12 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
   ``rtol``/``atol`` chosen by dtype (the looser of the output dtype and the precision the
   backend computes in, ``Built.info["precision"]``, else torch's own: :mod:`.tf32`);
   integer and bool outputs must be equal; eager's outputs are computed in strict float32
-  (:func:`~aitune_fp.effects.tf32.strict_fp32`), never TF32;
+  (:func:`~aitune_fp.effects.checks.tf32.strict_fp32`), never TF32;
 - a failure names the output, the batch, the worst element (index, both values) and the
   max abs/rel error; a success reports the max errors over everything checked (the rel
   error of an element is ``|got − eager| / max(|eager|, atol)``, so zeros do not blow it up);
 - eager's outputs are those stored with the runner's cache entry when it has some for
-  exactly these samples and batches (:func:`~aitune_fp.effects.reference.
+  exactly these samples and batches (:func:`~aitune_fp.effects.cache.reference.
   cached_references`), else eager runs; the report says which (``reference``: ``"cached"``
   or ``"eager"``; ``as_dict()["cached_reference"]`` is 1 or 0).
 """
@@ -36,10 +36,10 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.accuracy.policy import DEFAULT_POLICY, REDUCED, AccuracyPolicy
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.accuracy import figures_text as summary
-from aitune_fp.effects.accuracy import Seen, assess
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.inputs import Batch, Samples
-from aitune_fp.effects.output_compare import (
+from aitune_fp.effects.cache.reference import cached_references, validation_batches
+from aitune_fp.effects.checks.accuracy import Seen, assess
+from aitune_fp.effects.checks.output_compare import (
     Bound,
     Errors,
     Mismatch,
@@ -48,13 +48,13 @@ from aitune_fp.effects.output_compare import (
     clone_outputs,
     compare,
 )
-from aitune_fp.effects.reference import cached_references, validation_batches
-from aitune_fp.effects.tf32 import (
+from aitune_fp.effects.checks.tf32 import (
     DEFAULT_SWITCHES,
     Tf32Switches,
     candidate_precision,
     strict_fp32,
 )
+from aitune_fp.effects.inputs.samples import Batch, Samples
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,8 @@ class Tolerance:
     float16: Bound = field(default=Bound(1e-2, 1e-2))
     bfloat16: Bound = field(default=Bound(5e-2, 5e-2))
     policy: AccuracyPolicy = field(default=DEFAULT_POLICY)
-    """Judges reduced precision in place of the bounds (:mod:`aitune_fp.effects.accuracy`)."""
+    """Judges reduced precision in place of the bounds
+    (:mod:`aitune_fp.effects.checks.accuracy`)."""
 
     @classmethod
     def uniform(cls, *, rtol: float, atol: float) -> Tolerance:

@@ -9,11 +9,11 @@ Rules:
   shapes but other numbers differ;
 - a reference file holds that digest and the eager outputs of each named batch as leaves
   (on the CPU) and their structure's description
-  (:func:`~aitune_fp.effects.containers.to_stored`), so ``ModelOutput`` and KV caches
+  (:func:`~aitune_fp.effects.inputs.containers.to_stored`), so ``ModelOutput`` and KV caches
   are kept as tensors and JSON text; it is written only when it reads back alike
   (``torch.load(weights_only=True)``), so a model whose outputs hold leaves that are
   neither tensors nor plain data simply has no reference; reading one rebuilds each output
-  into the user's type (:func:`~aitune_fp.effects.containers.rebuild`);
+  into the user's type (:func:`~aitune_fp.effects.inputs.containers.rebuild`);
 - a reference is used (:func:`cached_references`) only when the runner came from the
   cache with one (``Built.info["cache_reference"]``), its samples digest equals the
   current samples', it reads back, and it holds every batch validation will check;
@@ -31,9 +31,9 @@ from typing import Any, Final
 import torch
 
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.containers import rebuild, to_stored
-from aitune_fp.effects.inputs import Batch, Samples, batch_at, make_batch
-from aitune_fp.effects.tf32 import strict_fp32
+from aitune_fp.effects.checks.tf32 import strict_fp32
+from aitune_fp.effects.inputs.containers import rebuild, to_stored
+from aitune_fp.effects.inputs.samples import Batch, Samples, batch_at, make_batch
 
 log = logging.getLogger("aitune_fp")
 REFERENCE_FILE: Final = "eager_reference.pt"
@@ -76,7 +76,7 @@ def hash_tensor(h: Any, name: str, t: torch.Tensor) -> None:
 def samples_digest(samples: Samples) -> str:
     """sha256 of the samples' values, spec and grouping.
 
-    >>> from aitune_fp.effects.inputs import normalise_samples
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> a = normalise_samples([torch.zeros(2, 3)])
     >>> b = normalise_samples([torch.ones(2, 3)])
     >>> samples_digest(a) == samples_digest(normalise_samples([torch.zeros(2, 3)]))
@@ -114,7 +114,7 @@ def _same_structure(a: Mapping[str, Any], b: Any) -> bool:
 
 def write_references(path: Path, digest: str, outputs: Mapping[str, Any]) -> bool:
     """Write a reference file (``outputs``: each batch's
-    :func:`~aitune_fp.effects.containers.to_stored` form); ``False`` (and no file) when it
+    :func:`~aitune_fp.effects.inputs.containers.to_stored` form); ``False`` (and no file) when it
     would not read back alike."""
     torch.save({"samples": digest, "outputs": dict(outputs)}, path)
     try:

@@ -1,8 +1,8 @@
 """Reading a cache entry back: trusted only when sealed, intact and loadable.
 
-Rules (of :mod:`aitune_fp.effects.cache`): an entry is a folder
+Rules (of :mod:`aitune_fp.effects.cache.artifact_cache`): an entry is a folder
 ``<cache_dir>/artifacts/<key>/`` whose ``entry.json`` lists each file's size and sha256; it
-is trusted only when it is sealed (:func:`~aitune_fp.effects.integrity.check_sealed`), was
+is trusted only when it is sealed (:func:`~aitune_fp.effects.cache.integrity.check_sealed`), was
 stored for the same key and model, holds a behaviour probe the module still reproduces, and
 loads; the runtime opens a verified private copy in the build's own ``work_dir``. Anything
 else is removed (with a warning) and reported as a miss, never as a failed tune.
@@ -23,16 +23,16 @@ import torch
 from returns.io import IOFailure, IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.artifacts import (
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.cache.artifacts import (
     load_built,
     read_output_spec,
 )
-from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.cache_key import model_digest
-from aitune_fp.effects.cache_probe import PROBE_FILE, probe_problem
-from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.integrity import FileDigest, check_sealed, private_copy, safe_name
-from aitune_fp.effects.reference import INFO_KEY
+from aitune_fp.effects.cache.integrity import FileDigest, check_sealed, private_copy, safe_name
+from aitune_fp.effects.cache.key import model_digest
+from aitune_fp.effects.cache.probe import PROBE_FILE, probe_problem
+from aitune_fp.effects.cache.reference import INFO_KEY
+from aitune_fp.effects.inputs.samples import Samples
 
 log = logging.getLogger("aitune_fp")
 
@@ -115,7 +115,7 @@ def lookup(
 ) -> IOResult[Built, BackendFailure]:
     """The cached runner for ``key``, or a failure saying why there is none (a bad entry is
     removed on the way). ``module`` must give the entry's probe outputs
-    (:mod:`~aitune_fp.effects.cache_probe`); ``model`` is its :func:`model_digest`."""
+    (:mod:`~aitune_fp.effects.cache.probe`); ``model`` is its :func:`model_digest`."""
     folder = entry_dir(cache_dir, key)
     if not folder.is_dir():
         return cache_miss(backend, "no entry")

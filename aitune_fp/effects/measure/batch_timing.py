@@ -1,6 +1,6 @@
 """One batch size of the profiler's sweep: prime, warm up, then time until the call rule stops.
 
-Rules (of :mod:`aitune_fp.effects.profiler`): every batch size first gets one untimed
+Rules (of :mod:`aitune_fp.effects.measure.profiler`): every batch size first gets one untimed
 priming call (a JIT backend's recompilation never lands in the timed samples), then a
 warm-up to steady state driven by the core's warm-up rule (at least the call rule's own
 warm-up count; ``ProfileSettings(warmup=None)`` keeps the fixed count); the call rule then
@@ -25,16 +25,18 @@ from aitune_fp.core.measure.stop_rules import (
     Decision,
 )
 from aitune_fp.core.measure.warmup import WarmupCall, WarmupRule, fixed_warmup
-from aitune_fp.effects.inputs import Batch
-from aitune_fp.effects.machine import synchronize
-from aitune_fp.effects.timing import (
+from aitune_fp.effects.inputs.samples import Batch
+from aitune_fp.effects.machine.facts import synchronize
+from aitune_fp.effects.measure.timing import (
     Clock,
     Timer,
     call_timer,
     call_with,
     parallel_op,
 )
-from aitune_fp.effects.timing import ProfileSettings as ProfileSettings  # shell imports it here
+from aitune_fp.effects.measure.timing import (
+    ProfileSettings as ProfileSettings,  # shell imports it here
+)
 
 Judge = Callable[[Probe], Decision]
 

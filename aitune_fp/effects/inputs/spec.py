@@ -1,7 +1,7 @@
 """The input spec's records: tensors, their dynamic axes, a module's inputs, one call's batch.
 
-Rule: plain frozen records (no sample handling here; :mod:`aitune_fp.effects.inputs` builds
-them from the user's samples and :mod:`aitune_fp.effects.dynamic` derives dynamic axes).
+Rule: plain frozen records (no sample handling here; :mod:`aitune_fp.effects.inputs.samples` builds
+them from the user's samples and :mod:`aitune_fp.effects.inputs.dynamic` derives dynamic axes).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Writing a cache entry: staged in a temporary folder, sealed, then renamed into place.
 
-Rules (of :mod:`aitune_fp.effects.cache`): only an artifact with its behaviour probe is
-stored; every file is listed with its size and sha256 in ``entry.json``; with
+Rules (of :mod:`aitune_fp.effects.cache.artifact_cache`): only an artifact with its
+behaviour probe is stored; every file is listed with its size and sha256 in ``entry.json``; with
 ``reference_sizes``, the eager outputs of the validation batches are kept as one more
 sealed file; a store that fails (disk full, unwritable folder) is a warning and ``False``,
 never a failed build.
@@ -19,28 +19,28 @@ from typing import Any
 
 import torch
 
-from aitune_fp.effects.artifacts import (
+from aitune_fp.effects.atomic import publish_dir, staging_dir
+from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.cache.artifacts import (
     artifact_files,
     dump_output_spec,
     output_spec,
 )
-from aitune_fp.effects.atomic import publish_dir, staging_dir
-from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.cache_entry import (
+from aitune_fp.effects.cache.entry import (
     ENTRY_FILE,
     ENTRY_FORMAT,
     entry_dir,
 )
-from aitune_fp.effects.cache_key import model_digest
-from aitune_fp.effects.cache_probe import PROBE_FILE, write_probe
-from aitune_fp.effects.inputs import Samples, make_batch
-from aitune_fp.effects.integrity import digest
-from aitune_fp.effects.reference import (
+from aitune_fp.effects.cache.integrity import digest
+from aitune_fp.effects.cache.key import model_digest
+from aitune_fp.effects.cache.probe import PROBE_FILE, write_probe
+from aitune_fp.effects.cache.reference import (
     REFERENCE_FILE,
     eager_references,
     samples_digest,
     write_references,
 )
+from aitune_fp.effects.inputs.samples import Samples, make_batch
 
 log = logging.getLogger("aitune_fp")
 

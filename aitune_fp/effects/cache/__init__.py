@@ -1,0 +1,1 @@
+"""The artifact cache: keys, entries, probes and references, and what they digest."""

@@ -1,0 +1,1 @@
+"""Facts of the machine and the environment, and what is loaded before timing."""

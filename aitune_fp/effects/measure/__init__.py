@@ -1,0 +1,1 @@
+"""Timing and memory: the profiler's sweep, interleaved rounds, the call guard."""
