@@ -4,7 +4,7 @@ Rules (the verdict, :func:`judge`, reads only the figures the effect layer recor
 can be re-applied offline to a stored run):
 - full precision (``float64``, ``float32``, ``tf32`` or unknown) keeps today's rule: it was
   already checked element by element against eager with the dtype's tolerance
-  (``effects/validate.py``); the policy adds nothing unless it holds a user metric;
+  (``effects/checks/validate.py``); the policy adds nothing unless it holds a user metric;
 - reduced precision (``bfloat16``, ``float16``, ``int8``) is admitted only through an
   explicit :class:`ErrorBound` for that precision, or through the eager-relative rule
   (:class:`EagerRelative`): its RMS relative error against an fp64 reference is at most
