@@ -7,6 +7,7 @@ prints them per layer."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,20 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_no_file_in_the_package_is_long() -> None:
     """No module anywhere in aitune_fp is over 300 lines (one purpose per file)."""
     assert code_shape.long_files(PACKAGE, 300) == []
+
+
+def test_the_effects_layer_is_rooms_not_a_flat_hall() -> None:
+    """The effects layer keeps at most 12 files at its top level: the rest sit in folders
+    that name what they hold (inputs, checks, measure, cache, machine…)."""
+    top = sorted(p.name for p in (PACKAGE / "effects").glob("*.py"))
+    assert len(top) <= 12, top
+
+
+def test_no_module_name_repeats_three_times() -> None:
+    """No base name (``__init__`` aside) names three modules of the package: a name used
+    that often says nothing of what each file holds."""
+    names = Counter(p.name for p in PACKAGE.rglob("*.py") if p.name != "__init__.py")
+    assert [n for n, count in names.items() if count >= 3] == []
 
 
 def test_the_size_check_sees_a_long_file(tmp_path: Path) -> None:

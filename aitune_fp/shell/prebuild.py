@@ -6,7 +6,7 @@ Rules:
   isolation (the builds run in workers; a run in this process builds nothing ahead), and
   each candidate's :class:`~aitune_fp.core.session.prebuild.BuildFacts`, read from what
   its backend declares (``times_kernels``, ``warms_own_cache``, a ``loader``) and from
-  the artifact cache (:func:`~aitune_fp.effects.prebuild.cached_already`), judged by the
+  the artifact cache (:func:`~aitune_fp.effects.build_ahead.cached_already`), judged by the
   session's rule (:func:`~aitune_fp.core.session.prebuild.buildable_ahead`); at most
   :func:`parallel_builds` at once (from the cores and how many are busy right now,
   measured over a quarter second: builds ahead only use cores nobody else is using) (the
@@ -47,12 +47,12 @@ from pyrsistent import pmap
 from aitune_fp.core.session import Prebuild, Prebuilt, SessionPlan
 from aitune_fp.core.session.prebuild import BuildFacts, buildable_ahead
 from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.build_ahead import PrebuildJob, cached_already
 from aitune_fp.effects.cache.artifact_cache import model_digest, unusable_reason
 from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.isolation.client import NotIsolated
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
 from aitune_fp.effects.machine.busy_cores import busy_cores
-from aitune_fp.effects.prebuild import PrebuildJob, cached_already
 from aitune_fp.shell import workers
 from aitune_fp.shell.setup import Setup
 

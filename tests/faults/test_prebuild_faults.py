@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from aitune_fp.effects.build_ahead import PrebuildJob
 from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
-from aitune_fp.effects.prebuild import PrebuildJob
 from tests.faults.faulty import Faulty, Plain
 
 

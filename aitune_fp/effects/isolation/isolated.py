@@ -18,7 +18,7 @@ Rules:
   compiler caches the worker has just warmed. A deferred runner materialises itself on
   its first call too;
 - :func:`prebuild_payload` and :func:`run_prebuild` build one candidate ahead in a worker
-  (:mod:`aitune_fp.effects.prebuild`: its build only, nothing validated or timed), the
+  (:mod:`aitune_fp.effects.build_ahead`: its build only, nothing validated or timed), the
   whole job under the build's limit: a crash, a hang or a failed build comes back as
   words (``None``: done), never raised; the payload is made in the calling thread (the
   serialiser's by-value registry is process-wide), the job may run in another;
@@ -44,6 +44,7 @@ from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile, TuneError
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.build_ahead import PrebuildJob
 from aitune_fp.effects.cache.artifacts import load_built, loadable, output_spec
 from aitune_fp.effects.cache.integrity import digest
 from aitune_fp.effects.candidate import CandidateRun, append_log, run_candidate
@@ -60,7 +61,6 @@ from aitune_fp.effects.measure.max_batch import (
     size_before,
 )
 from aitune_fp.effects.measure.profiler import BatchReport, ProfileSettings
-from aitune_fp.effects.prebuild import PrebuildJob
 
 log = logging.getLogger("aitune_fp")
 

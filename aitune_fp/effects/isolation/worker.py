@@ -24,7 +24,7 @@ Rules:
   :func:`~aitune_fp.effects.measure.max_batch.find_max_batch_size` on the eager module with a
   heartbeat per call naming the batch size being tried, so a crash or hang at batch size
   8 still tells the parent which one it was (and so that 4 ran);
-- a build-ahead job (:class:`~aitune_fp.effects.prebuild.PrebuildJob`) only builds (its
+- a build-ahead job (:class:`~aitune_fp.effects.build_ahead.PrebuildJob`) only builds (its
   answer: ``None`` or why it failed), under the build's limit throughout;
 - anything the job raises is reported as ``("error", text)``; the worker then exits 0.
 """
@@ -46,6 +46,7 @@ from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.build_ahead import PrebuildJob
 from aitune_fp.effects.checks.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_switches
 from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.inputs.samples import Samples
@@ -57,7 +58,6 @@ from aitune_fp.effects.measure.profiler import (
     Timer,
     call_timer,
 )
-from aitune_fp.effects.prebuild import PrebuildJob
 
 
 @dataclass(frozen=True, slots=True)
