@@ -31,6 +31,7 @@ import torch
 
 from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.build_request import BuildRequest
 from aitune_fp.effects.cache.artifact_cache import cache_key
 from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.candidate import envelope_of, shared_build
@@ -75,29 +76,23 @@ def cached_already(
 
 
 def build_ahead(
+    request: BuildRequest,
     backend: Backend,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
     work_dir: Path,
-    cache_dir: Path | None,
-    batch_sizes: tuple[int, ...],
-    validation_sizes: tuple[int, ...],
     on_call: Callable[[], None] = _nothing,
 ) -> str | None:
     """Build ``backend`` ahead (see the module's rules): ``None``, or why it failed."""
     try:
-        made = shared_build(backend, module, samples, device, work_dir, cache_dir,
-                            batch_sizes, validation_sizes)  # fmt: skip
+        made = shared_build(request, backend, work_dir)
         built, failure = outcome_values(made)
         if built is None:
             return failure.describe() if failure is not None else "no runner"
         try:
             if not loadable(backend):
                 with torch.inference_mode():
-                    for size in warm_sizes(batch_sizes, validation_sizes):
+                    for size in warm_sizes(request.batch_sizes, request.validation_sizes):
                         on_call()
-                        make_batch(samples, size).to(device).call(built.runner)
+                        make_batch(request.samples, size).to(request.device).call(built.runner)
         finally:
             with contextlib.suppress(Exception):
                 built.close()
@@ -112,15 +107,10 @@ class PrebuildJob:
     """Build ``backend`` (named ``name``) ahead in an isolation worker (the job the
     worker runs for :func:`build_ahead`; its heartbeat beats before each call)."""
 
+    request: BuildRequest
     backend: Backend
     name: str
-    module: torch.nn.Module
-    samples: Samples
-    device: str
     work_dir: Path
-    cache_dir: Path | None
-    batch_sizes: tuple[int, ...]
-    validation_sizes: tuple[int, ...]
 
     def run(self, beat: Any) -> str | None:
         """The build ahead, in the worker: ``None``, or why it failed."""
@@ -129,6 +119,4 @@ class PrebuildJob:
             beat[0] += 1.0
             beat[2] = 1.0  # a first call at a batch size may compile
 
-        return build_ahead(self.backend, self.module, self.samples, torch.device(self.device),
-                           self.work_dir, self.cache_dir, tuple(self.batch_sizes),
-                           tuple(self.validation_sizes), on_call)  # fmt: skip
+        return build_ahead(self.request, self.backend, self.work_dir, on_call)

@@ -40,22 +40,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
 from aitune_fp.effects.cache.artifact_cache import cached_build, evict, model_digest
 from aitune_fp.effects.cache.integrity import digest
 from aitune_fp.effects.checks.accuracy import with_figures
 from aitune_fp.effects.inputs.samples import Samples
-from aitune_fp.effects.measure.batch_timing import BatchReport
 from aitune_fp.effects.measure.profiler import profile_runner
-from aitune_fp.effects.measure.timing import ProfileSettings, Timer
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,55 +119,36 @@ def envelope_of(
 
 
 def shared_build(
-    backend: Backend,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    work_dir: Path,
-    cache_dir: Path | None,
-    batch_sizes: tuple[int, ...],
-    validation_sizes: tuple[int, ...] | None,
-    *,
-    reuse: bool = True,
+    request: BuildRequest, backend: Backend, work_dir: Path, *, reuse: bool = True
 ) -> IOResult[Built, BackendFailure]:
     """The candidate's build as the sweep runs it (and a build ahead, with the same cache
     key): through the artifact cache, sharing ``torch.export`` programs, inside the
     tune's batch envelope (see the module's rules)."""
-    largest = envelope_of(samples, batch_sizes, validation_sizes)
-    with sharing(exports_folder(work_dir, cache_dir), model_digest), batch_envelope(largest):
-        return cached_build(backend, module, samples, device, work_dir, cache_dir,
-                            reuse=reuse, reference_sizes=validation_sizes)  # fmt: skip
+    r = request
+    largest = envelope_of(r.samples, r.batch_sizes, r.validation_sizes)
+    with sharing(exports_folder(work_dir, r.cache_dir), model_digest), batch_envelope(largest):
+        return cached_build(backend, r.module, r.samples, r.device, work_dir, r.cache_dir,
+                            reuse=reuse, reference_sizes=r.validation_sizes or None)  # fmt: skip
 
 
 def run_candidate(
-    backend: Backend,
-    name: str,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    work_dir: Path,
-    plan: ProfilingPlan,
-    batch_sizes: tuple[int, ...],
+    request: BuildRequest,
+    candidate: Candidate,
     validate: Callable[[Built], IOResult[dict[str, float], BackendFailure]],
-    settings: ProfileSettings = ProfileSettings(),
-    on_stage: Callable[[str], None] = lambda _: None,
-    on_batch: Callable[[BatchReport], None] = lambda _: None,
-    cache_dir: Path | None = None,
-    timer: Timer | None = None,
-    validation_sizes: tuple[int, ...] | None = None,
-    early_stop: EarlyStop | None = None,
+    hooks: Hooks = Hooks(),
 ) -> CandidateRun:
     """Build, validate and profile one backend; a failure at any stage is a value."""
+    backend, name, work_dir = candidate.backend, candidate.name, candidate.work_dir
+    cache_dir = request.cache_dir
     stages: dict[str, float] = {}
     validation: dict[str, float] = {}
     holder: list[Built] = []
 
     def build(reuse: bool = True) -> IOResult[Built, BackendFailure]:
-        return shared_build(backend, module, samples, device, work_dir, cache_dir,
-                            batch_sizes, validation_sizes, reuse=reuse)  # fmt: skip
+        return shared_build(request, backend, work_dir, reuse=reuse)
 
     def stage(label: str, fn: Callable[[], IOResult[Any, BackendFailure]]) -> Any:
-        on_stage(label)
+        hooks.on_stage(label)
         return _timed(stages, label, lambda: _safe(name, label, fn))
 
     def after_build(built: Built) -> IOResult[dict[str, float], BackendFailure]:
@@ -209,19 +186,9 @@ def run_candidate(
         append_log(work_dir, f"[validate] passed; reference: {used}")
         return stage(  # type: ignore[no-any-return]
             "profile",
-            lambda: profile_runner(
-                name,
-                holder[0].runner,
-                samples,
-                device,
-                batch_sizes,
-                plan.call_rule,
-                plan.sweep_rule,
-                settings,
-                on_batch,
-                timer=timer,
-                early=early_stop,
-            ).map(partial(with_figures, report)),
+            lambda: _profile(request, candidate, holder[0], hooks).map(
+                partial(with_figures, report)
+            ),
         )
 
     built_io: IOResult[Built, BackendFailure] = stage("build", build)
@@ -239,6 +206,15 @@ def run_candidate(
         validation,
         work_dir,
     )
+
+
+def _profile(
+    request: BuildRequest, candidate: Candidate, built: Built, hooks: Hooks
+) -> IOResult[Profile, BackendFailure]:
+    r = request
+    return profile_runner(candidate.name, built.runner, r.samples, r.device, r.batch_sizes,
+                          r.plan.call_rule, r.plan.sweep_rule, r.settings, hooks.on_batch,
+                          timer=hooks.timer, early=candidate.early_stop)  # fmt: skip
 
 
 def _log_failure(work_dir: Path, failure: BackendFailure) -> IOResult[Profile, BackendFailure]:

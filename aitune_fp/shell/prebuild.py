@@ -169,9 +169,7 @@ def _digest(setup: Setup) -> str | None:
 
 def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
     folder = workers.work_dir(setup, backend, name) / ".ahead"
-    return PrebuildJob(backend, name, setup.module, setup.samples, str(setup.device), folder,
-                       workers.cache_dir(setup), setup.batch_sizes,
-                       workers.validation_sizes(setup))  # fmt: skip
+    return PrebuildJob(workers.request_of(setup), backend, name, folder)
 
 
 def prebuilt(setup: Setup, command: Prebuild, backends: Mapping[str, Backend]) -> Prebuilt:

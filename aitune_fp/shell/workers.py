@@ -16,6 +16,7 @@ from returns.result import Failure
 from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.stats.statistics import mean
 from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.checks.validate import validation_check
 from aitune_fp.effects.isolation import isolated_candidate
@@ -59,24 +60,33 @@ def validation_sizes(setup: Setup) -> tuple[int, ...]:
     return tuple(sorted({1, setup.max_batch_size}))
 
 
+def request_of(setup: Setup) -> BuildRequest:
+    """The run's :class:`~aitune_fp.effects.build_request.BuildRequest`: what every
+    candidate is built, checked and profiled with, read off ``setup`` (fixed per tune)."""
+    return BuildRequest(setup.module, setup.samples, setup.device, setup.strategy.plan,
+                        setup.batch_sizes, validation_sizes(setup), cache_dir(setup),
+                        setup.settings, setup.tolerance)  # fmt: skip
+
+
+def _candidate(setup: Setup, backend: Backend, name: str, early: EarlyStop | None) -> Candidate:
+    return Candidate(backend, name, work_dir(setup, backend, name), early)
+
+
 def in_process(
     setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
 ) -> CandidateRun:
     """The candidate in this process, its peak memory attached."""
-    watch, sizes = MemoryWatch(setup.device), validation_sizes(setup)
-    check = validation_check(name, setup.module, setup.samples, setup.device, sizes,
-                             setup.tolerance)  # fmt: skip
+    request = request_of(setup)
+    watch = MemoryWatch(setup.device)
+    check = validation_check(name, setup.module, setup.samples, setup.device,
+                             request.validation_sizes, setup.tolerance)  # fmt: skip
 
     def on_stage(stage: str) -> None:
         setup.emit("stage", name, done, stage=stage)
         watch.on_stage(stage)
 
-    run = run_candidate(
-        backend, name, setup.module, setup.samples, setup.device,
-        work_dir(setup, backend, name), setup.strategy.plan, setup.batch_sizes, check,
-        setup.settings, on_stage=on_stage, on_batch=_batch_events(setup, done, name),
-        cache_dir=cache_dir(setup), validation_sizes=sizes, early_stop=early,
-    )  # fmt: skip
+    hooks = Hooks(on_stage, _batch_events(setup, done, name))
+    run = run_candidate(request, _candidate(setup, backend, name, early), check, hooks)
     return with_peak_memory(run, watch.peak_mb())
 
 
@@ -84,24 +94,10 @@ def isolated(
     setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
 ) -> CandidateRun:
     """The candidate in a worker (its peak memory is measured there)."""
-    return isolated_candidate(
-        backend,
-        name,
-        setup.module,
-        setup.samples,
-        setup.device,
-        work_dir(setup, backend, name),
-        setup.strategy.plan,
-        setup.batch_sizes,
-        validation_sizes(setup),
-        setup.tolerance,
-        setup.settings,
-        on_stage=lambda stage: setup.emit("stage", name, done, stage=stage),
-        on_batch=_batch_events(setup, done, name),
-        cache_dir=cache_dir(setup),
-        timeouts=setup.timeouts,
-        early_stop=early,
-    )
+    hooks = Hooks(lambda stage: setup.emit("stage", name, done, stage=stage),
+                  _batch_events(setup, done, name))  # fmt: skip
+    return isolated_candidate(request_of(setup), _candidate(setup, backend, name, early), hooks,
+                              setup.timeouts)  # fmt: skip
 
 
 def journal(setup: Setup, run: RunState) -> None:

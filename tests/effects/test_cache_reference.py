@@ -16,6 +16,7 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.build_request import BuildRequest, Candidate
 from aitune_fp.effects.cache.artifact_cache import cached_build
 from aitune_fp.effects.cache.reference import REFERENCE_FILE, cached_references
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
@@ -160,11 +161,12 @@ def _candidate(tmp_path: Path, run: str, samples: Samples) -> CandidateRun:
             ValidationReport.as_dict
         )
 
+    request = BuildRequest(Counting(), samples, CPU, max_throughput.plan, (1,), SIZES,
+                           tmp_path / "cache",
+                           ProfileSettings(max_pool=2, max_seconds_per_batch=0.1))  # fmt: skip
     return run_candidate(
-        ScaleFile(factor=1.0), "scale_file", Counting(), samples, CPU, tmp_path / run,
-        max_throughput.plan, (1,), check, ProfileSettings(max_pool=2, max_seconds_per_batch=0.1),
-        cache_dir=tmp_path / "cache", validation_sizes=SIZES,
-    )  # fmt: skip
+        request, Candidate(ScaleFile(factor=1.0), "scale_file", tmp_path / run), check
+    )
 
 
 def test_a_candidate_hit_records_and_logs_its_reference(tmp_path: Path) -> None:

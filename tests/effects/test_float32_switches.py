@@ -22,6 +22,7 @@ from returns.io import IOResult
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.build_request import BuildRequest, Candidate
 from aitune_fp.effects.checks.tf32 import Tf32Switches, use_switches
 from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
@@ -84,9 +85,9 @@ def test_an_isolated_worker_runs_under_the_callers_switches(
     samples = normalise_samples([torch.randn(1, 4)])
     with matmul_precision(precision):
         run = isolated_candidate(
-            SwitchReader(), "switch_reader", module, samples, CPU, tmp_path / "w",
-            max_throughput.plan, (1,), (1,), Tolerance(),
-            ProfileSettings(max_pool=2, max_seconds_per_batch=0.2),
+            BuildRequest(module, samples, CPU, max_throughput.plan, (1,), (1,), None,
+                         ProfileSettings(max_pool=2, max_seconds_per_batch=0.2), Tolerance()),
+            Candidate(SwitchReader(), "switch_reader", tmp_path / "w"),
         )  # fmt: skip
     assert run.built is not None, run.outcome
     assert run.built.info["matmul_precision"] == precision
@@ -101,8 +102,8 @@ def test_on_cuda_a_worker_computes_with_the_callers_tf32(tmp_path: Path) -> None
     samples = normalise_samples([torch.randn(1, 64)])
     with matmul_precision("high"):
         run = isolated_candidate(
-            SwitchReader(), "switch_reader", module, samples, torch.device("cuda"),
-            tmp_path / "w", max_throughput.plan, (1,), (1,), Tolerance(),
-        )  # fmt: skip
+            BuildRequest(module, samples, torch.device("cuda"), max_throughput.plan, (1,), (1,)),
+            Candidate(SwitchReader(), "switch_reader", tmp_path / "w"),
+        )
     assert run.built is not None, run.outcome
     assert run.built.info["switches"].startswith("tf32")

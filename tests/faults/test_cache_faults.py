@@ -15,6 +15,7 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.build_request import BuildRequest, Candidate
 from aitune_fp.effects.cache.artifact_cache import cached_build, unusable_reason
 from aitune_fp.effects.candidate import run_candidate
 from aitune_fp.effects.checks.validate import validate
@@ -50,18 +51,11 @@ def _candidate(tmp_path: Path, run: str):  # type: ignore[no-untyped-def]
     def check(built: Built):  # type: ignore[no-untyped-def]
         return validate("scale_file", built, MODULE, SAMPLES, CPU).map(lambda r: r.as_dict())
 
+    request = BuildRequest(MODULE, SAMPLES, CPU, max_throughput.plan, (1,), (),
+                           tmp_path / "cache",
+                           ProfileSettings(max_pool=2, max_seconds_per_batch=0.1))  # fmt: skip
     return run_candidate(
-        ScaleFile(factor=1.0),
-        "scale_file",
-        MODULE,
-        SAMPLES,
-        CPU,
-        tmp_path / run,
-        max_throughput.plan,
-        (1,),
-        check,
-        ProfileSettings(max_pool=2, max_seconds_per_batch=0.1),
-        cache_dir=tmp_path / "cache",
+        request, Candidate(ScaleFile(factor=1.0), "scale_file", tmp_path / run), check
     )
 
 

@@ -12,6 +12,7 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.strategies import max_throughput
+from aitune_fp.effects.build_request import BuildRequest, Candidate
 from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.isolation import (
@@ -37,20 +38,10 @@ def _samples() -> Samples:
 
 
 def _run(backend: object, tmp_path: Path, timeouts: Timeouts = Timeouts(), sizes=(1, 2, 4)):  # type: ignore[no-untyped-def]
-    return isolated_candidate(
-        backend,  # type: ignore[arg-type]
-        backend.describe(),  # type: ignore[attr-defined]
-        _module(),
-        _samples(),
-        CPU,
-        tmp_path / "work",
-        max_throughput.plan,
-        tuple(sizes),
-        (1,),
-        Tolerance(),
-        FAST,
-        timeouts=timeouts,
-    )
+    request = BuildRequest(_module(), _samples(), CPU, max_throughput.plan, tuple(sizes), (1,),
+                           None, FAST, Tolerance())  # fmt: skip
+    named = Candidate(backend, backend.describe(), tmp_path / "work")  # type: ignore[arg-type,attr-defined]
+    return isolated_candidate(request, named, timeouts=timeouts)
 
 
 def _failure(run) -> BackendFailure:  # type: ignore[no-untyped-def]

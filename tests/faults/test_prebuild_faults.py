@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.build_ahead import PrebuildJob
+from aitune_fp.effects.build_request import BuildRequest
 from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
@@ -18,9 +20,9 @@ from tests.faults.faulty import Faulty, Plain
 
 def _job(backend: object, tmp_path: Path) -> bytes:
     torch.manual_seed(0)
-    job = PrebuildJob(backend, "x", torch.nn.Linear(8, 4).eval(),  # type: ignore[arg-type]
-                      normalise_samples([torch.randn(1, 8)]), "cpu", tmp_path / "ahead",
-                      None, (1, 2), (1, 2))  # fmt: skip
+    request = BuildRequest(torch.nn.Linear(8, 4).eval(), normalise_samples([torch.randn(1, 8)]),
+                           torch.device("cpu"), max_throughput.plan, (1, 2), (1, 2))  # fmt: skip
+    job = PrebuildJob(request, backend, "x", tmp_path / "ahead")  # type: ignore[arg-type]
     payload = prebuild_payload(job)
     assert isinstance(payload, bytes)
     return payload
@@ -67,9 +69,10 @@ def test_an_interrupt_while_building_ahead_kills_every_worker(
 
     def hanging(_setup: object, _backend: object, name: str) -> PrebuildJob:
         torch.manual_seed(0)
-        return PrebuildJob(Faulty(fault="hang", stage="build"), name,
-                           torch.nn.Linear(8, 4).eval(), normalise_samples([torch.randn(1, 8)]),
-                           "cpu", tmp_path / name, None, (1,), (1,))  # fmt: skip
+        request = BuildRequest(torch.nn.Linear(8, 4).eval(),
+                               normalise_samples([torch.randn(1, 8)]), torch.device("cpu"),
+                               max_throughput.plan, (1,), (1,))  # fmt: skip
+        return PrebuildJob(request, Faulty(fault="hang", stage="build"), name, tmp_path / name)
 
     class Quiet:
         timeouts = Timeouts(600.0, 600.0)

@@ -34,22 +34,20 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile, TuneError
-from aitune_fp.core.strategy import ProfilingPlan
-from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.build_ahead import PrebuildJob
+from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
 from aitune_fp.effects.cache.artifacts import load_built, loadable, output_spec
 from aitune_fp.effects.cache.integrity import digest
 from aitune_fp.effects.candidate import CandidateRun, append_log, run_candidate
 from aitune_fp.effects.checks.precheck import eager_check
-from aitune_fp.effects.checks.validate import Tolerance, validation_check
+from aitune_fp.effects.checks.validate import validation_check
 from aitune_fp.effects.inputs.samples import Samples, make_batch
 from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_job
 from aitune_fp.effects.isolation.protocol import Timeouts, eager_fault, outcome_values
@@ -60,7 +58,6 @@ from aitune_fp.effects.measure.max_batch import (
     find_max_batch_size,
     size_before,
 )
-from aitune_fp.effects.measure.profiler import BatchReport, ProfileSettings
 
 log = logging.getLogger("aitune_fp")
 
@@ -105,16 +102,10 @@ def materialize(built: Built) -> IOResult[Built, str]:
         return IOFailure(str(error))
 
 
-def _make_here(
-    backend: Backend,
-    name: str,
-    result: CandidateResult,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    work_dir: Path,
-) -> Built:
+def _make_here(request: BuildRequest, candidate: Candidate, result: CandidateResult) -> Built:
     """The backend's runner in this process: its artifact loaded, or built again."""
+    backend, name, work_dir = candidate.backend, candidate.name, candidate.work_dir
+    module, samples, device = request.module, request.samples, request.device
     artifact = result.artifact
     effect: IOResult[Built, BackendFailure]
     if artifact is not None and loadable(backend) and artifact.is_file():
@@ -135,58 +126,28 @@ def _make_here(
 
 
 def isolated_candidate(
-    backend: Backend,
-    name: str,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    work_dir: Path,
-    plan: ProfilingPlan,
-    batch_sizes: tuple[int, ...],
-    validation_sizes: tuple[int, ...],
-    tolerance: Tolerance,
-    settings: ProfileSettings = ProfileSettings(),
-    on_stage: Callable[[str], None] = lambda _: None,
-    on_batch: Callable[[BatchReport], None] = lambda _: None,
-    cache_dir: Path | None = None,
+    request: BuildRequest,
+    candidate: Candidate,
+    hooks: Hooks = Hooks(),
     timeouts: Timeouts = Timeouts(),
-    early_stop: EarlyStop | None = None,
 ) -> CandidateRun:
-    """Build, validate and profile ``backend`` in a worker (see the module rules)."""
-    job = CandidateJob(
-        backend,
-        name,
-        module,
-        samples,
-        str(device),
-        work_dir,
-        plan,
-        batch_sizes,
-        validation_sizes,
-        tolerance,
-        settings,
-        cache_dir,
-        early_stop,
-    )
-    payload = dumps(job, module, type(backend))
+    """Build, validate and profile ``candidate`` in a worker (see the module rules)."""
+    r, backend, name, work_dir = request, candidate.backend, candidate.name, candidate.work_dir
+    payload = dumps(CandidateJob(request, candidate), r.module, type(backend))
     if isinstance(payload, NotIsolated):
         log.warning("%s runs in the tune process, not isolated: %s", name, payload.reason)
-        check = validation_check(name, module, samples, device, validation_sizes, tolerance)
-        return run_candidate(
-            backend, name, module, samples, device, work_dir, plan, batch_sizes, check,
-            settings, on_stage=on_stage, on_batch=on_batch, cache_dir=cache_dir,
-            validation_sizes=validation_sizes,
-            early_stop=early_stop,
-        )  # fmt: skip
+        check = validation_check(name, r.module, r.samples, r.device, r.validation_sizes,
+                                 r.tolerance)  # fmt: skip
+        return run_candidate(request, candidate, check, hooks)
     started: dict[str, float] = {}
 
     def on_event(message: tuple[str, Any]) -> None:
         if message[0] == "started":
             started["worker_start"] = float(message[1])
         elif message[0] == "stage":
-            on_stage(str(message[1]))
+            hooks.on_stage(str(message[1]))
         elif message[0] == "batch":
-            on_batch(message[1])
+            hooks.on_batch(message[1])
 
     answer = run_job(payload, timeouts, on_event, "build")
     if isinstance(answer, Ended) or answer[0] != "done":
@@ -206,9 +167,7 @@ def isolated_candidate(
         return CandidateRun(
             backend, name, None, IOFailure(failure), stages, result.validation, work_dir
         )  # fmt: skip
-    deferred = _Deferred(
-        lambda: _make_here(backend, name, result, module, samples, device, work_dir)
-    )
+    deferred = _Deferred(lambda: _make_here(request, candidate, result))
     built = Built(deferred, deferred.close, artifact=result.artifact, info=result.info)
     return CandidateRun(
         backend, name, built, IOSuccess(result.profile), stages, result.validation, work_dir
@@ -217,7 +176,7 @@ def isolated_candidate(
 
 def prebuild_payload(job: PrebuildJob) -> bytes | NotIsolated:
     """The build-ahead ``job`` serialised for a worker, or why it cannot be."""
-    return dumps(job, job.module, type(job.backend))
+    return dumps(job, job.request.module, type(job.backend))
 
 
 def run_prebuild(payload: bytes, timeouts: Timeouts) -> str | None:

@@ -42,19 +42,16 @@ from typing import Any
 
 import torch
 
-from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.core.strategy import ProfilingPlan
-from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.build_ahead import PrebuildJob
+from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
 from aitune_fp.effects.checks.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_switches
-from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.isolation.parent_death import die_with_parent
 from aitune_fp.effects.isolation.protocol import outcome_values
 from aitune_fp.effects.measure.profiler import (
     BatchReport,
-    ProfileSettings,
     Timer,
     call_timer,
 )
@@ -62,22 +59,11 @@ from aitune_fp.effects.measure.profiler import (
 
 @dataclass(frozen=True, slots=True)
 class CandidateJob:
-    """Build, validate and profile ``backend`` (named ``name``) on ``device`` (with
-    ``early_stop``: clear losers stop after their probe, see the profiler)."""
+    """Build, validate and profile one candidate as the tune's request says (with the
+    candidate's ``early_stop``: clear losers stop after their probe, see the profiler)."""
 
-    backend: Backend
-    name: str
-    module: torch.nn.Module
-    samples: Samples
-    device: str
-    work_dir: Path
-    plan: ProfilingPlan
-    batch_sizes: tuple[int, ...]
-    validation_sizes: tuple[int, ...]
-    tolerance: Tolerance
-    settings: ProfileSettings
-    cache_dir: Path | None
-    early_stop: EarlyStop | None = None
+    request: BuildRequest
+    candidate: Candidate
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,21 +150,22 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
     from aitune_fp.effects.checks.validate import ValidationReport, validate
     from aitune_fp.effects.measure.memory import MemoryWatch
 
-    device = torch.device(job.device)
-    _warm(job.module, job.samples, device)
+    request, candidate = job.request, job.candidate
+    device = request.device
+    _warm(request.module, request.samples, device)
     watch = MemoryWatch(device)
-    sizes = tuple(job.batch_sizes)
+    sizes = tuple(request.batch_sizes)
 
     def check(built: Built) -> Any:
         guarded = dataclasses.replace(built, runner=_beating(built.runner, beat))
         return validate(
-            job.name,
+            candidate.name,
             guarded,
-            _BeatingEager(job.module, beat),
-            job.samples,
+            _BeatingEager(request.module, beat),
+            request.samples,
             device,
-            batch_sizes=job.validation_sizes,
-            tolerance=job.tolerance,
+            batch_sizes=request.validation_sizes,
+            tolerance=request.tolerance,
         ).map(ValidationReport.as_dict)
 
     def on_stage(stage: str) -> None:
@@ -194,24 +181,8 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
         beat[2] = 1.0
         send(("batch", report))
 
-    run = run_candidate(
-        job.backend,
-        job.name,
-        job.module,
-        job.samples,
-        device,
-        job.work_dir,
-        job.plan,
-        job.batch_sizes,
-        check,
-        job.settings,
-        on_stage=on_stage,
-        on_batch=on_batch,
-        cache_dir=job.cache_dir,
-        timer=_beating_timer(call_timer(device, job.settings), beat),
-        validation_sizes=tuple(job.validation_sizes),
-        early_stop=job.early_stop,
-    )
+    timer = _beating_timer(call_timer(device, request.settings), beat)
+    run = run_candidate(request, candidate, check, Hooks(on_stage, on_batch, timer))
     profile, failure = outcome_values(run.outcome)
     peak = watch.peak_mb() if profile is not None else None
     if profile is not None and peak is not None:
