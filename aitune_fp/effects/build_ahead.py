@@ -25,7 +25,6 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -36,6 +35,7 @@ from aitune_fp.effects.cache.artifact_cache import cache_key
 from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.candidate import envelope_of, shared_build
 from aitune_fp.effects.inputs.samples import Samples, make_batch
+from aitune_fp.effects.isolation.heartbeat import Heartbeat
 from aitune_fp.effects.isolation.protocol import outcome_values
 
 
@@ -112,11 +112,10 @@ class PrebuildJob:
     name: str
     work_dir: Path
 
-    def run(self, beat: Any) -> str | None:
+    def run(self, beat: Heartbeat) -> str | None:
         """The build ahead, in the worker: ``None``, or why it failed."""
 
         def on_call() -> None:
-            beat[0] += 1.0
-            beat[2] = 1.0  # a first call at a batch size may compile
+            beat.tick(may_compile=True)  # a first call at a batch size may compile
 
         return build_ahead(self.request, self.backend, self.work_dir, on_call)

@@ -59,7 +59,7 @@ from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.isolation import materialize
 from aitune_fp.effects.measure.call_guard import call_deadline
-from aitune_fp.effects.measure.interleave import Timed as Interleaved
+from aitune_fp.effects.measure.interleave import Interleaved
 from aitune_fp.effects.measure.rounds import time_paired, time_rounds
 from aitune_fp.shell import workers
 from aitune_fp.shell.io import perform

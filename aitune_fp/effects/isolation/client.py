@@ -45,6 +45,7 @@ import torch
 
 from aitune_fp.effects.checks.tf32 import Tf32Switches
 from aitune_fp.effects.isolation import worker
+from aitune_fp.effects.isolation.heartbeat import Heartbeat
 from aitune_fp.effects.isolation.protocol import Timeouts, death_reason, where
 from aitune_fp.effects.isolation.server import _main_hidden, context, start
 
@@ -118,12 +119,14 @@ def _kill_group(proc: Any) -> None:
 
 
 @contextlib.contextmanager
-def _worker(payload: bytes) -> Iterator[tuple[Any, Any, Any]]:
+def _worker(payload: bytes) -> Iterator[tuple[Any, Any, Heartbeat]]:
     ctx = context()
     receiver, sender = ctx.Pipe(duplex=False)
-    beat = ctx.RawArray("d", 3)
+    beat = Heartbeat.shared(ctx)
     switches = Tf32Switches.now()  # the caller's, not the fork server's (started earlier)
-    proc = ctx.Process(target=worker.main, args=(sender, beat, payload, switches), daemon=True)
+    proc = ctx.Process(
+        target=worker.main, args=(sender, beat.cells, payload, switches), daemon=True
+    )
     try:
         with _STARTING, _main_hidden():
             proc.start()
@@ -152,7 +155,7 @@ def run_job(
     with _worker(payload) as (proc, receiver, beat):
         stage, now = first_stage, time.monotonic()
         stage_began = last_change = now
-        last_count = beat[0]
+        last_count = beat.calls
         while True:
             if receiver.poll(POLL_SECONDS):
                 try:
@@ -173,16 +176,18 @@ def run_job(
                 on_event(message)
                 continue
             now = time.monotonic()
-            if beat[0] != last_count:
-                last_count, last_change = beat[0], now
-            size = int(beat[1])
+            if beat.calls != last_count:
+                last_count, last_change = beat.calls, now
+            size = beat.batch_size
             if stage == "build" and now - stage_began > timeouts.build:
                 _kill_group(proc)
                 return Ended(stage, f"build exceeded {timeouts.build:g} s (worker stopped)", size)
-            limit = timeouts.build if beat[2] else timeouts.call  # a first call may compile
+            limit = (
+                timeouts.build if beat.may_compile else timeouts.call
+            )  # a first call may compile
             if stage != "build" and now - last_change > limit:
                 _kill_group(proc)
-                first = " (its first call there, which may compile)" if beat[2] else ""
+                first = " (its first call there, which may compile)" if beat.may_compile else ""
                 return Ended(
                     stage,
                     f"a call did not return within {limit:g} s "
@@ -194,7 +199,7 @@ def run_job(
                 return _died(proc, stage, beat)
 
 
-def _died(proc: Any, stage: str, beat: Any) -> Ended:
-    size = int(beat[1])
+def _died(proc: Any, stage: str, beat: Heartbeat) -> Ended:
+    size = beat.batch_size
     reason = f"{death_reason(proc.exitcode)} {where(stage, size)}"
     return Ended(stage, reason, size, exitcode=proc.exitcode)

@@ -48,6 +48,7 @@ from aitune_fp.effects.build_ahead import PrebuildJob
 from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
 from aitune_fp.effects.checks.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_switches
 from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.isolation.heartbeat import Heartbeat
 from aitune_fp.effects.isolation.parent_death import die_with_parent
 from aitune_fp.effects.isolation.protocol import outcome_values
 from aitune_fp.effects.measure.profiler import (
@@ -93,25 +94,23 @@ class CandidateResult:
 Send = Callable[[tuple[str, Any]], None]
 
 
-def _beating_timer(timer: Timer, beat: Any) -> Timer:
+def _beating_timer(timer: Timer, beat: Heartbeat) -> Timer:
     """``timer`` with a heartbeat just before its clock starts (nothing inside the timed
     region changes)."""
 
     def timed(call: Callable[[], Any]) -> float:
-        beat[0] += 1.0
-        beat[2] = 0.0
+        beat.tick(may_compile=False)
         return timer(call)
 
     return timed
 
 
-def _beating(runner: Callable[..., Any], beat: Any) -> Callable[..., Any]:
+def _beating(runner: Callable[..., Any], beat: Heartbeat) -> Callable[..., Any]:
     """``runner`` with a heartbeat before each call (used only where nothing is timed), each
     allowed the build's limit (a validation call may compile)."""
 
     def run(*args: Any, **kwargs: Any) -> Any:
-        beat[0] += 1.0
-        beat[2] = 1.0
+        beat.tick(may_compile=True)
         return runner(*args, **kwargs)
 
     return run
@@ -122,15 +121,14 @@ class _BeatingEager(torch.nn.Module):
     eager call compiles nothing): validation's eager references are guarded as the sweep's
     calls are."""
 
-    def __init__(self, module: torch.nn.Module, beat: Any) -> None:
+    def __init__(self, module: torch.nn.Module, beat: Heartbeat) -> None:
         super().__init__()
         self.inner = module
         self.beat = beat
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Beat, then the eager module's call."""
-        self.beat[0] += 1.0
-        self.beat[2] = 0.0
+        self.beat.tick(may_compile=False)
         return self.inner(*args, **kwargs)
 
 
@@ -145,7 +143,7 @@ def _warm(module: torch.nn.Module, samples: Samples, device: torch.device) -> No
         samples.items[0].to(device).call(prepared(module, device))
 
 
-def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
+def _candidate(job: CandidateJob, send: Send, beat: Heartbeat) -> CandidateResult:
     from aitune_fp.effects.candidate import run_candidate
     from aitune_fp.effects.checks.validate import ValidationReport, validate
     from aitune_fp.effects.measure.memory import MemoryWatch
@@ -170,15 +168,15 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
 
     def on_stage(stage: str) -> None:
         # the first call at a new batch size may compile: it gets the build's limit
-        beat[1] = float(sizes[0]) if stage == "profile" and sizes else 0.0
-        beat[2] = 1.0 if stage in ("validate", "profile") else 0.0
+        beat.batch_size = sizes[0] if stage == "profile" and sizes else 0
+        beat.may_compile = stage in ("validate", "profile")
         send(("stage", stage))
         watch.on_stage(stage)
 
     def on_batch(report: BatchReport) -> None:
         later = [b for b in sizes if b > report.batch_size]
-        beat[1] = float(later[0]) if later else float(report.batch_size)
-        beat[2] = 1.0
+        beat.batch_size = later[0] if later else report.batch_size
+        beat.may_compile = True
         send(("batch", report))
 
     timer = _beating_timer(call_timer(device, request.settings), beat)
@@ -198,14 +196,14 @@ def _candidate(job: CandidateJob, send: Send, beat: Any) -> CandidateResult:
     )
 
 
-def _max_batch(job: MaxBatchJob, beat: Any) -> Any:
+def _max_batch(job: MaxBatchJob, beat: Heartbeat) -> Any:
     from aitune_fp.effects.backends._runner import in_inference_mode, prepared
     from aitune_fp.effects.checks.precheck import eager_check
     from aitune_fp.effects.measure.max_batch import UNBATCHED, MaxBatchResult, find_max_batch_size
 
     def trying(batch_size: int) -> None:
-        beat[1] = float(batch_size)
-        beat[0] += 1.0
+        beat.batch_size = batch_size
+        beat.tick()
 
     trying(1)
     problem = eager_check(job.module, job.samples)
@@ -216,9 +214,9 @@ def _max_batch(job: MaxBatchJob, beat: Any) -> Any:
     return find_max_batch_size(runner, job.samples, device, cap=job.cap, on_try=trying)
 
 
-def main(conn: Any, beat: Any, payload: bytes, switches: Tf32Switches = DEFAULT_SWITCHES) -> None:
+def main(conn: Any, cells: Any, payload: bytes, switches: Tf32Switches = DEFAULT_SWITCHES) -> None:
     """The worker's entry point: run the job in ``payload`` under ``switches``, answer over
-    ``conn``."""
+    ``conn``, beat into the shared ``cells`` (:class:`Heartbeat`)."""
     with contextlib.suppress(OSError):
         os.setpgrp()
     die_with_parent()
@@ -231,7 +229,7 @@ def main(conn: Any, beat: Any, payload: bytes, switches: Tf32Switches = DEFAULT_
         job = cloudpickle.loads(payload)
         send(("started", None))
         with use_switches(switches):
-            send(_answer(job, send, beat))
+            send(_answer(job, send, Heartbeat(cells)))
     except Exception as error:
         text = "".join(traceback.format_exception(error))
         with contextlib.suppress(Exception):
@@ -241,7 +239,7 @@ def main(conn: Any, beat: Any, payload: bytes, switches: Tf32Switches = DEFAULT_
             conn.close()
 
 
-def _answer(job: Any, send: Send, beat: Any) -> tuple[str, Any]:
+def _answer(job: Any, send: Send, beat: Heartbeat) -> tuple[str, Any]:
     """Run ``job``: its ``done`` message (``error`` for an unknown job)."""
     if isinstance(job, CandidateJob):
         return "done", _candidate(job, send, beat)

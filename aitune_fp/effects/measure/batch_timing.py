@@ -38,7 +38,7 @@ from aitune_fp.effects.measure.timing import (
     ProfileSettings as ProfileSettings,  # shell imports it here
 )
 
-Judge = Callable[[Probe], Decision]
+ProbeJudge = Callable[[Probe], Decision]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +103,7 @@ def measure_batch_size(
     timer: Timer | None = None,
     clock: Clock = time.monotonic,
     probe_calls: int = 0,
-    judge: Judge | None = None,
+    judge: ProbeJudge | None = None,
 ) -> BatchReport:
     """Prime once, warm up, then call ``runner`` over the pool until ``rule`` stops; raises
     on error. With ``judge``, the first ``probe_calls`` timed samples are the probe: a

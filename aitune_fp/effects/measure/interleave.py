@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from aitune_fp.core.rounds.burst import Burst, sample, settles, times
-from aitune_fp.core.rounds.round_members import RoundsVerdict
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan, rotation
+from aitune_fp.core.session.commands import Judge
 
 log = logging.getLogger("aitune_fp")
 
 
 @dataclass(frozen=True, slots=True)
-class Timed:
+class Interleaved:
     """What :func:`interleave` timed: each participant's round samples, and how it ended."""
 
     samples: Mapping[str, tuple[float, ...]]
@@ -93,9 +93,6 @@ def burst_caller(
     return call
 
 
-Judge = Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]
-
-
 def interleave(
     names: Sequence[str],
     warm: Callable[[str], bool],
@@ -105,7 +102,7 @@ def interleave(
     *,
     clock: Callable[[], float] = time.monotonic,
     affordable: Callable[[tuple[str, ...]], bool] = lambda _order: True,
-) -> Timed:
+) -> Interleaved:
     """Time ``names`` in interleaved rounds until the judge stops them.
 
     ``warm(name)`` primes and warms a participant up (``False``: it failed and stays out);
@@ -161,4 +158,4 @@ def interleave(
     else:
         reason = f"after {done} rounds fewer than two participants were left"
     samples = {name: tuple(values) for name, values in timed.items()}
-    return Timed(samples, done, reason, clock() - began)
+    return Interleaved(samples, done, reason, clock() - began)

@@ -43,12 +43,13 @@ from aitune_fp.core.measure.warmup import fixed_warmup
 from aitune_fp.core.records import Profile
 from aitune_fp.core.rounds.round_members import RoundsVerdict, judge_rounds
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
+from aitune_fp.core.session.commands import Judge
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.machine.facts import synchronize
 from aitune_fp.effects.measure.batch_timing import warm_up
 from aitune_fp.effects.measure.call_guard import guarded
-from aitune_fp.effects.measure.interleave import Judge, Timed, burst_caller, interleave
+from aitune_fp.effects.measure.interleave import Interleaved, burst_caller, interleave
 from aitune_fp.effects.measure.timing import (
     ProfileSettings,
     call_timer,
@@ -103,7 +104,7 @@ def time_rounds(
     plan: RoundsPlan,
     judge: Judge,
     settings: ProfileSettings = ProfileSettings(),
-) -> Timed:
+) -> Interleaved:
     """Time ``(name, runner, batch size)`` participants in the final rounds until ``judge``
     stops them: each primed with one call and ``plan.warmup_calls`` untimed calls (one
     that raises there stays out), then bursts in rotating rounds (the session's
@@ -180,7 +181,7 @@ def time_paired(
     clock: Callable[[], float] = time.monotonic,
     warmup_share: float = 0.25,
     warmup_of: float | None = None,
-) -> Timed:
+) -> Interleaved:
     """Time ``(name, runner, batch size)`` participants in interleaved rounds (the
     verification's timing): each is primed once and warmed to steady state under the
     settings' warm-up rule (a fixed 10 calls without one), its time cap cut so that the
