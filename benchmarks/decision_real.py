@@ -77,9 +77,9 @@ def keeping(sink: dict[str, Any]) -> Iterator[None]:
     from pyrsistent import pmap
 
     import aitune_fp.shell.drive as drive
-    from aitune_fp.shell import workers
+    from aitune_fp.shell import building
 
-    makers, close = (workers.in_process, workers.isolated), drive.close_all_but
+    makers, close = (building.in_process, building.isolated), drive.close_all_but
 
     def keeping_runner(make: Any) -> Any:
         def kept(setup: Any, done: int, backend: Any, name: str, early: Any = None) -> Any:
@@ -90,12 +90,12 @@ def keeping(sink: dict[str, Any]) -> Iterator[None]:
 
         return kept
 
-    workers.in_process, workers.isolated = (keeping_runner(m) for m in makers)
+    building.in_process, building.isolated = (keeping_runner(m) for m in makers)
     drive.close_all_but = lambda live, keep: pmap({n: b for n, b in live.items() if n in keep})
     try:
         yield
     finally:
-        (workers.in_process, workers.isolated), drive.close_all_but = makers, close
+        (building.in_process, building.isolated), drive.close_all_but = makers, close
 
 
 def strategy_of(name: str, budget_ms: float, setting: str = "after") -> Any:

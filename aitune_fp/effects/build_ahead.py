@@ -34,7 +34,7 @@ from aitune_fp.effects.build_request import BuildRequest
 from aitune_fp.effects.cache.artifact_cache import cache_key
 from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.candidate import envelope_of, shared_build
-from aitune_fp.effects.inputs.samples import Samples, make_batch
+from aitune_fp.effects.inputs.samples import make_batch
 from aitune_fp.effects.isolation.heartbeat import Heartbeat
 from aitune_fp.effects.isolation.protocol import outcome_values
 
@@ -53,26 +53,18 @@ def warm_sizes(batch_sizes: tuple[int, ...], validation_sizes: tuple[int, ...]) 
     return tuple(dict.fromkeys((*validation_sizes, *batch_sizes)))
 
 
-def cached_already(
-    backend: Backend,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    cache_dir: Path | None,
-    batch_sizes: tuple[int, ...],
-    validation_sizes: tuple[int, ...],
-    model: str | None = None,
-) -> bool:
-    """Whether ``backend``'s artifact for this build is in ``cache_dir`` already (``model``:
-    the module's digest, when the caller has it)."""
-    if cache_dir is None or not loadable(backend):
+def cached_already(request: BuildRequest, backend: Backend, model: str | None = None) -> bool:
+    """Whether ``backend``'s artifact for this build is in the request's cache already
+    (``model``: the module's digest, when the caller has it)."""
+    r = request
+    if r.cache_dir is None or not loadable(backend):
         return False
     try:
-        with batch_envelope(envelope_of(samples, batch_sizes, validation_sizes)):
-            key = cache_key(module, samples, backend, device, model)
+        with batch_envelope(envelope_of(r.samples, r.batch_sizes, r.validation_sizes)):
+            key = cache_key(r.module, r.samples, backend, r.device, model)
     except Exception:
         return False
-    return (cache_dir / "artifacts" / key / "entry.json").is_file()
+    return (r.cache_dir / "artifacts" / key / "entry.json").is_file()
 
 
 def build_ahead(

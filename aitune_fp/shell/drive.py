@@ -4,7 +4,7 @@ Rules:
 - :func:`drive` starts the pure session (:mod:`aitune_fp.core.session`) and carries out
   its commands in order; each measuring command is answered by one event fed back to
   ``step``; the loop ends at ``Done``. One interpreter for in-process and isolated
-  candidates (:mod:`aitune_fp.shell.workers` builds either way);
+  candidates (:mod:`aitune_fp.shell.building` builds either way);
 - ``Build``: the backend built, validated and profiled with the early stop it carries
   (the baseline with none; a reused baseline only gets a runner); its runner, when it
   has one, joins the live ones; ``Close``: the named runners released; ``Journal``: the
@@ -61,7 +61,7 @@ from aitune_fp.effects.isolation import materialize
 from aitune_fp.effects.measure.call_guard import call_deadline
 from aitune_fp.effects.measure.interleave import Interleaved
 from aitune_fp.effects.measure.rounds import time_paired, time_rounds
-from aitune_fp.shell import workers
+from aitune_fp.shell import building
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.prebuild import capable, prebuilt
 from aitune_fp.shell.setup import RunState, Setup, as_result
@@ -174,7 +174,7 @@ def _build(
     else:
         log.info("building %s", name)
         setup.emit("backend_start", name, done)
-        make = workers.isolated if setup.isolation else workers.in_process
+        make = building.isolated if setup.isolation else building.in_process
         made = make(setup, done, backend, name, command.early_stop)
     live = run.live.set(name, made.built) if made.built is not None else run.live
     seconds = 0.0 if command.reuse is not None else made.stage_seconds.get("profile", 0.0)
@@ -184,7 +184,7 @@ def _build(
 
 def _reused(setup: Setup, eager: Backend, name: str, profile: Profile) -> CandidateRun:
     """A reused baseline: its profile from the earlier run, a fresh runner made here."""
-    folder = workers.work_dir(setup, eager, name)
+    folder = building.work_dir(setup, eager, name)
     setup.emit("backend_start", name, 0)
     built = perform(eager.build(setup.module, setup.samples, setup.device, folder))
     return CandidateRun(eager, name, built.value_or(None), IOSuccess(profile), work_dir=folder)
@@ -218,9 +218,9 @@ def _amended(run: RunState, profiles: tuple[Profile, ...], seconds: float) -> Ru
 
 def finished(setup: Setup, run: RunState, name: str) -> RunState:
     """``run`` journaled (the record on disk), then ``name`` shown as done."""
-    workers.journal(setup, run)
+    building.journal(setup, run)
     shown = next(r for r in reversed(run.runs) if r.name == name)
-    workers.log_outcome(setup, len(run.runs), shown)
+    building.log_outcome(setup, len(run.runs), shown)
     return run
 
 

@@ -53,7 +53,7 @@ from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.isolation.client import NotIsolated
 from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
 from aitune_fp.effects.machine.busy_cores import busy_cores
-from aitune_fp.shell import workers
+from aitune_fp.shell import building
 from aitune_fp.shell.setup import Setup
 
 log = logging.getLogger("aitune_fp")
@@ -135,8 +135,8 @@ def _facts(
         return BuildFacts(warms_own_cache=warms)
     if not model:
         model.append(_digest(setup))
-    held = cached_already(backend, setup.module, setup.samples, setup.device, cache,
-                          setup.batch_sizes, workers.validation_sizes(setup), model[0])  # fmt: skip
+    request = dataclasses.replace(building.request_of(setup), cache_dir=cache)
+    held = cached_already(request, backend, model[0])
     return BuildFacts(fills_artifact_cache=not held, warms_own_cache=warms)
 
 
@@ -148,7 +148,7 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     by_cores = builds_at_once(os.environ, _cores())
     if by_cores < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
         return dataclasses.replace(plan, parallel=by_cores)
-    cache = workers.cache_dir(setup)
+    cache = building.cache_dir(setup)
     usable = cache if cache is not None and unusable_reason(cache) is None else None
     model: list[str | None] = []
     facts = {n: _facts(setup, backends[n], usable, model) for n in plan.candidates if n in backends}
@@ -168,8 +168,8 @@ def _digest(setup: Setup) -> str | None:
 
 
 def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
-    folder = workers.work_dir(setup, backend, name) / ".ahead"
-    return PrebuildJob(workers.request_of(setup), backend, name, folder)
+    folder = building.work_dir(setup, backend, name) / ".ahead"
+    return PrebuildJob(building.request_of(setup), backend, name, folder)
 
 
 def prebuilt(setup: Setup, command: Prebuild, backends: Mapping[str, Backend]) -> Prebuilt:

@@ -19,7 +19,7 @@ from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.isolation import materialize
-from aitune_fp.shell import workers
+from aitune_fp.shell import building
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.setup import RunState, Setup
 from aitune_fp.shell.tuned_module import TunedModule
@@ -50,7 +50,7 @@ def winner_built(setup: Setup, run: RunState, selection: Selection) -> IOResult[
     if not selection.fell_back_to_baseline:
         return IOFailure(f"{name} has no runner left to run the tuned module")
     eager = TorchEager()
-    folder = workers.work_dir(setup, eager, "eager")
+    folder = building.work_dir(setup, eager, "eager")
     return eager.build(setup.module, setup.samples, setup.device, folder).alt(
         lambda failure: failure.describe()
     )
