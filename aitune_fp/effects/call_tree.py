@@ -26,7 +26,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.effects.containers import flatten, labelled
+from aitune_fp.effects.containers import flatten, labelled, register_spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,11 @@ class CallTree:
         leaves = [
             c if n is None else tensors[n] for n, c in zip(self.names, self.constants, strict=True)
         ]
-        args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        try:
+            args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        except KeyError:  # unpickled where its types are not registered yet
+            register_spec(self.spec)
+            args, kwargs = pytree.tree_unflatten(leaves, self.spec)
         return tuple(args), dict(kwargs)
 
     def call(self, fn: Callable[..., Any], tensors: Mapping[str, Any]) -> Any:
@@ -78,7 +82,7 @@ class CallTree:
     def tensors_of(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any] | None:
         """The named tensor leaves of a user's call with this structure (``None``: another
         structure, or a tensor leaf that is not a tensor)."""
-        leaves, spec = pytree.tree_flatten((tuple(args), dict(kwargs)))
+        leaves, spec = flatten((tuple(args), dict(kwargs)))
         if spec != self.spec:
             return None
         found = {n: leaf for n, leaf in zip(self.names, leaves, strict=True) if n is not None}

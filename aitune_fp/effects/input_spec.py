@@ -6,8 +6,9 @@ them from the user's samples and :mod:`aitune_fp.effects.dynamic` derives dynami
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
@@ -151,6 +152,13 @@ class Batch:
         if self.tree is not None:
             return self.tree.call(fn, self.kwargs)
         return fn(*self.args, **dict(self.kwargs))
+
+    def bound(self, fn: Callable[..., Any]) -> Callable[[], Any]:
+        """``fn`` bound to this call with ``partial``, so a timed call builds no arguments
+        beyond Python's own call (a structured call rebuilds its containers each time)."""
+        if self.tree is not None:
+            return partial(self.tree.call, fn, self.kwargs)
+        return partial(fn, *self.args, **dict(self.kwargs))
 
     def flat(self) -> tuple[torch.Tensor, ...]:
         """Every tensor in call order (positional then keywords)."""
