@@ -107,7 +107,11 @@ class Declaration:
       rebuilt from the module instead, as a recipe);
     - ``defaults``: device type → the options of its default candidates there (``"*"``: any
       device type not named); ``variants``: search level (``default``, ``wide``) → device
-      type → the options of the reduced-precision variants that level adds.
+      type → the options of the reduced-precision variants that level adds;
+    - ``containers``: it takes structured inputs (:mod:`aitune_fp.effects.call_tree`:
+      containers rebuilt at every call, as eager and torch.compile run them); a backend
+      that exports a graph of tensor inputs leaves it ``False`` and records, for such
+      inputs, a failure at ``export`` naming each container's type.
     """
 
     order: int = 1000
@@ -120,6 +124,7 @@ class Declaration:
     loader: Loader | None = None
     defaults: Mapping[str, tuple[Options, ...]] = field(default_factory=dict)
     variants: Mapping[str, Mapping[str, tuple[Options, ...]]] = field(default_factory=dict)
+    containers: bool = False
 
     @property
     def install_hint(self) -> str | None:

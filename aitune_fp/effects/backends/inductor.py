@@ -60,6 +60,7 @@ class InductorJIT(ConfigIdentity):
 
     declaration: ClassVar[Declaration] = Declaration(
         order=10,
+        containers=True,
         libraries=("torch._dynamo", "torch._inductor.compile_fx"),
         defaults={"*": ({},)},
         variants={  # measured in docs/precision.md
