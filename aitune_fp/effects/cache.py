@@ -99,8 +99,9 @@ def cached_build(
     entry keeps (``None``: it keeps none).
 
     A backend that cannot take the samples' containers fails at once
-    (:mod:`aitune_fp.effects.backends._structured`). Without ``cache_dir``, or for a backend whose artifact cannot be loaded back, this is
-    exactly ``backend.build(module, samples, device, work_dir)``.
+    (:mod:`aitune_fp.effects.backends._structured`). Without ``cache_dir``, or for a
+    backend whose artifact cannot be loaded back, this is exactly
+    ``backend.build(module, samples, device, work_dir)``.
     """
     refused = refused_containers(backend, samples)
     if refused is not None:
