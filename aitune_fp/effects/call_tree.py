@@ -14,7 +14,10 @@ Rules:
   every call, so a container the module updates in place (a ``DynamicCache`` appends each
   step) never carries one call's update into the next;
 - two trees are equal when their structure and leaf names are; constants do not take part
-  (samples may differ in a scalar position).
+  (samples may differ in a scalar position);
+- :func:`tree_to_json` writes a tree as JSON (the structure as pytree's own text, a 0-d
+  tensor constant as its value and dtype) and :func:`tree_from_json` reads it back; a
+  constant that is neither plain data nor a 0-d tensor is a ``ValueError`` at writing.
 """
 
 from __future__ import annotations
@@ -26,7 +29,14 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.effects.containers import flatten, labelled, register_spec
+from aitune_fp.effects.containers import (
+    PLAIN,
+    describe,
+    flatten,
+    labelled,
+    read_spec,
+    register_spec,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,3 +138,47 @@ def split_call(
     )
     tensors = {n: v for n, v in zip(names, leaves, strict=True) if n is not None}
     return CallTree(spec, names, constants, types), tensors
+
+
+def _constant_json(value: Any) -> Any:
+    if isinstance(value, torch.Tensor) and value.dim() == 0:
+        return {"tensor": value.item(), "dtype": str(value.dtype).removeprefix("torch.")}
+    if isinstance(value, PLAIN):
+        return value
+    raise ValueError(f"a {type(value).__name__} kept whole in an input cannot be written as JSON")
+
+
+def _constant(doc: Any) -> Any:
+    if isinstance(doc, dict):
+        return torch.tensor(doc["tensor"], dtype=getattr(torch, doc["dtype"]))
+    return doc
+
+
+def tree_to_json(tree: CallTree) -> dict[str, Any]:
+    """``tree`` as JSON (see the rules).
+
+    >>> tree, _ = split_call((), {"x": torch.zeros(2), "pos": torch.tensor(3)}, 0)
+    >>> doc = tree_to_json(tree)
+    >>> doc["names"], doc["constants"]
+    (['x', None], [None, {'tensor': 3, 'dtype': 'int64'}])
+    >>> back = tree_from_json(doc)
+    >>> back == tree, back.rebuild({"x": torch.ones(1)})[1]["pos"]
+    (True, tensor(3))
+    """
+    return {
+        "structure": describe(tree.spec),
+        "names": list(tree.names),
+        "constants": [_constant_json(c) for c in tree.constants],
+        "types": [list(t) for t in tree.types],
+    }
+
+
+def tree_from_json(doc: Mapping[str, Any]) -> CallTree:
+    """The tree :func:`tree_to_json` wrote (``ValueError`` when its structure cannot be
+    rebuilt here)."""
+    return CallTree(
+        read_spec(str(doc["structure"])),
+        tuple(doc["names"]),
+        tuple(_constant(c) for c in doc["constants"]),
+        tuple((str(a), str(b)) for a, b in doc["types"]),
+    )
