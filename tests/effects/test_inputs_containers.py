@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 import subprocess
 import sys
@@ -133,3 +134,17 @@ def test_a_batch_rebuilds_its_dataclass_in_a_process_that_never_registered_it() 
         [sys.executable, "-c", script], input=blob, capture_output=True, timeout=120, check=True
     )
     assert done.stdout.decode().split() == ["Pair", "7", "(2,", "3)"]
+
+
+def test_a_saved_structured_spec_reads_back_and_rebuilds_zeros_in_the_users_types() -> None:
+    """The input spec of a structured call survives its JSON round trip, and the all-zeros
+    sample a recipe is rebuilt from holds the user's dataclass and the kept-whole position."""
+    from aitune_fp.core.record.reader import Reader
+    from aitune_fp.shell.spec_json import spec_from_json, spec_to_json, zero_samples
+
+    spec = normalise_samples([_sample(2)]).spec
+    back = spec_from_json(Reader(json.loads(json.dumps(spec_to_json(spec))), "input_spec"))
+    assert back == spec and back.tree is not None
+    got = zero_samples(back).items[0].call(lambda **kw: kw)
+    assert type(got["pair"]) is Pair and got["pair"].b.shape == (1, 3)
+    assert float(got["pos"]) == 5.0 and float(got["x"].abs().sum()) == 0.0
