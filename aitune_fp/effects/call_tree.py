@@ -11,8 +11,9 @@ Rules:
   plain value, a tensor with no batch axis such as a scalar position) is a *constant* kept
   whole, in its place;
 - :meth:`CallTree.call` rebuilds fresh containers of the user's types from the tensors on
-  every call, so a container the module updates in place (a ``DynamicCache`` appends each
-  step) never carries one call's update into the next;
+  every call, with fresh copies of the tensor constants, so a container the module updates
+  in place (a ``DynamicCache`` appends each step, a ``StaticCache`` advances its length)
+  never carries one call's update into the next;
 - two trees are equal when their structure and leaf names are; constants do not take part
   (samples may differ in a scalar position);
 - :func:`tree_to_json` writes a tree as JSON (the structure as pytree's own text, a 0-d
@@ -62,7 +63,8 @@ class CallTree:
     def rebuild(self, tensors: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Fresh ``(args, kwargs)`` of the user's types holding ``tensors`` by name."""
         leaves = [
-            c if n is None else tensors[n] for n, c in zip(self.names, self.constants, strict=True)
+            _fresh(c) if n is None else tensors[n]
+            for n, c in zip(self.names, self.constants, strict=True)
         ]
         try:
             args, kwargs = pytree.tree_unflatten(leaves, self.spec)
@@ -97,6 +99,11 @@ class CallTree:
             return None
         found = {n: leaf for n, leaf in zip(self.names, leaves, strict=True) if n is not None}
         return found if all(isinstance(t, torch.Tensor) for t in found.values()) else None
+
+
+def _fresh(constant: Any) -> Any:
+    """A copy of a tensor constant (a model may advance a position in place), else itself."""
+    return constant.clone() if isinstance(constant, torch.Tensor) else constant
 
 
 def is_structured(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:

@@ -12,6 +12,7 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp import ProfilingPlan
 from aitune_fp.core.measure.stop_rules import fixed_steps
+from aitune_fp.effects.inputs import make_batch, normalise_samples
 from aitune_fp.shell.tune_module import run_tuning
 from tests.tiny_hf import SHORT, tiny_llama
 
@@ -74,3 +75,19 @@ def test_the_tuned_decode_step_returns_a_grown_cache_and_leaves_the_users(
         got = run.tuned(**_decode_step(module))
     assert type(got["cache"]).__name__ == "DynamicCache" and got["cache"].get_seq_length() == 6
     torch.testing.assert_close(got["logits"], want["logits"], rtol=1e-4, atol=1e-4)
+
+
+def test_a_static_cache_input_gives_the_same_step_on_every_call() -> None:
+    """A ``StaticCache`` decode step (whose length the model advances in place) is batched
+    by its key and value tensors, and two calls of one batch give the same logits."""
+    module = tiny_llama()
+    ids = torch.randint(0, 128, (2, 6), generator=torch.Generator().manual_seed(4))
+    cache = transformers.StaticCache(config=module.config, max_cache_len=16)
+    with torch.inference_mode():
+        module(input_ids=ids[:, :5], cache=cache, use_cache=True)
+        samples = normalise_samples([{"input_ids": ids[:, 5:], "cache": cache}])
+        batch = make_batch(samples, 3)
+        first, second = batch.call(module), batch.call(module)
+    assert type(first["cache"]).__name__ == "StaticCache"
+    assert all(name.startswith(("input_ids", "cache[")) for name in samples.spec.names)
+    assert torch.equal(first["logits"], second["logits"])
