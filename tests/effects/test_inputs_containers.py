@@ -7,6 +7,7 @@ import pickle
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -148,3 +149,23 @@ def test_a_saved_structured_spec_reads_back_and_rebuilds_zeros_in_the_users_type
     got = zero_samples(back).items[0].call(lambda **kw: kw)
     assert type(got["pair"]) is Pair and got["pair"].b.shape == (1, 3)
     assert float(got["pos"]) == 5.0 and float(got["x"].abs().sum()) == 0.0
+
+
+def test_a_behaviour_probe_of_a_structured_call_rebuilds_its_containers(tmp_path: Path) -> None:
+    """A probe written for a call holding a dataclass loads with ``weights_only`` and runs
+    the module on the rebuilt dataclass: the same module passes, one that reads the
+    dataclass differently is told apart."""
+    from aitune_fp.effects.cache_probe import probe_problem, write_probe
+
+    batch = make_batch(normalise_samples([_sample(2)]), 1, offset=1)
+    path = tmp_path / "probe.pt"
+    assert write_probe(path, batch, batch.call(PairModel()))
+    assert probe_problem(path, PairModel(), torch.device("cpu")) is None
+    assert "computes something else" in str(probe_problem(path, Doubled(), torch.device("cpu")))
+
+
+class Doubled(PairModel):
+    """The pair module with its step read twice (another model)."""
+
+    def forward(self, x: torch.Tensor, pair: Pair, pos: torch.Tensor) -> dict[str, Any]:
+        return {"y": super().forward(x, pair, pos)["y"] + pair.a.sum(-1) * pair.step}
