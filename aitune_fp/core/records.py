@@ -18,7 +18,7 @@ from typing import Final
 from pyrsistent import PMap, pmap
 from returns.result import Result
 
-STAGES: Final = frozenset({"build", "validate", "profile", "measure", "baseline"})
+STAGES: Final = frozenset({"build", "export", "validate", "profile", "measure", "baseline"})
 
 
 def _freeze_latencies(latencies: Mapping[int, Sequence[float]]) -> PMap[int, tuple[float, ...]]:
@@ -166,7 +166,8 @@ class Profile:
 
 @dataclass(frozen=True, slots=True)
 class BackendFailure:
-    """A backend that dropped out: which backend, at which stage, and why.
+    """A backend that dropped out: which backend, at which stage (one of :data:`STAGES`;
+    ``export`` when it cannot export the inputs' containers), and why.
 
     >>> BackendFailure("onnxruntime", "build", "onnxruntime is not installed").describe()
     'onnxruntime failed at build: onnxruntime is not installed'

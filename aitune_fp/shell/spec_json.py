@@ -1,9 +1,11 @@
 """A save's input spec as JSON, and the all-zeros sample a recipe is rebuilt from.
 
 Rules: the JSON keeps the positional and keyword names, each tensor's name, row shape and
-dtype, the batch axis and the dynamic axes; reading it back gives an equal spec, and an
-unknown dtype or a bad dynamic axis is a :class:`~aitune_fp.shell.sealed.LoadError`
-(manifests written before dynamic axes have none).
+dtype, the batch axis, the dynamic axes and, for structured calls, the call tree
+(:func:`~aitune_fp.effects.inputs.call_tree.tree_to_json`); reading it back gives an equal spec,
+and an unknown dtype, a bad dynamic axis or a tree that cannot be rebuilt is a
+:class:`~aitune_fp.shell.sealed.LoadError` (manifests written before dynamic axes have
+none). The all-zeros sample of a structured spec rebuilds the user's containers.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Any
 import torch
 
 from aitune_fp.core.record.reader import Reader
+from aitune_fp.effects.inputs.call_tree import tree_from_json, tree_to_json
 from aitune_fp.effects.inputs.dynamic import dynamic_to_json, with_dynamic
-from aitune_fp.effects.inputs.samples import InputSpec, Samples, TensorSpec, normalise_samples
+from aitune_fp.effects.inputs.samples import Call, InputSpec, Samples, TensorSpec, normalise_samples
 from aitune_fp.shell.sealed import LoadError
 
 
@@ -34,7 +37,7 @@ def spec_to_json(spec: InputSpec) -> dict[str, Any]:
         ],
         "batch_axis": spec.batch_axis,
         "dynamic": dynamic_to_json(spec),
-    }
+    } | ({} if spec.tree is None else {"tree": tree_to_json(spec.tree)})
 
 
 def spec_from_json(doc: Reader) -> InputSpec:
@@ -56,12 +59,14 @@ def spec_from_json(doc: Reader) -> InputSpec:
     for t in tensors:
         if not isinstance(getattr(torch, t.dtype, None), torch.dtype):
             raise LoadError(f"{doc.path}: unknown dtype {t.dtype!r}")
-    spec = InputSpec(
-        doc.texts("positional"), doc.texts("keywords"), tensors, doc.integer("batch_axis")
-    )
-    try:  # manifests written before dynamic axes have none
+    try:  # manifests written before dynamic axes (or trees) have none
+        raw = doc.raw("tree", None)
+        tree = None if raw is None else tree_from_json(raw)
+        spec = InputSpec(
+            doc.texts("positional"), doc.texts("keywords"), tensors, doc.integer("batch_axis"), tree
+        )
         return with_dynamic(spec, doc.array("dynamic", []))
-    except ValueError as error:
+    except (ValueError, KeyError, TypeError) as error:
         raise LoadError(f"{doc.path}: {error}") from None
 
 
@@ -76,6 +81,9 @@ def zero_samples(spec: InputSpec) -> Samples:
         t.name: torch.zeros(t.shape(1, spec.batch_axis), dtype=getattr(torch, t.dtype))
         for t in spec.tensors
     }
+    if spec.tree is not None:
+        call = Call(*spec.tree.rebuild(tensors))
+        return normalise_samples(call, batch_axis=spec.batch_axis)
     args = [tensors[n] for n in spec.positional]
     if spec.keywords:
         if args:

@@ -58,7 +58,8 @@ def test_batch_axis_is_declarable() -> None:
     [
         ([], "no samples"),
         ([torch.zeros(1, 3), torch.zeros(1, 3, 1)], "does not match"),
-        ([(torch.zeros(1, 3), 3)], "not a tensor"),
+        ([(3, None)], "holds no tensors"),
+        ([(torch.zeros(1, 3), 3), (torch.zeros(1, 3), (3,))], "another structure"),
         ([torch.zeros(1, 3), {"x": torch.zeros(1, 3)}], "does not match"),
         ([(torch.zeros(2, 3), torch.zeros(3, 3))], "disagree on the batch size"),
         ("text", "must be a tensor"),
@@ -66,7 +67,8 @@ def test_batch_axis_is_declarable() -> None:
     ],
 )
 def test_bad_samples_are_refused_with_a_clear_error(samples: object, match: str) -> None:
-    """Empty, mismatched or non-tensor samples raise ValueError before any build."""
+    """Empty or mismatched samples (containers included) and samples without a batched
+    tensor raise ValueError before any build."""
     with pytest.raises(ValueError, match=match):
         normalise_samples(samples)
 

@@ -15,6 +15,7 @@ from returns.unsafe import unsafe_perform_io
 import aitune_fp
 from aitune_fp import one_backend
 from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.backends.registry import backend_by_name
 from aitune_fp.effects.checks.validate import validate
 from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.capture import capture
@@ -31,21 +32,34 @@ def _tokens(vocab: int, mask: bool) -> list[dict[str, torch.Tensor]]:
     return [{"input_ids": ids, **({"attention_mask": torch.ones_like(ids)} if mask else {})}]
 
 
-@pytest.mark.parametrize("backend", ["onnxruntime", "aot_inductor"])
-def test_a_model_output_is_cached_and_a_re_tune_hits(backend: str, tmp_path: Path) -> None:
-    """A ``BertModel`` returning a ``ModelOutput`` is stored in the artifact cache, and a
-    second tune with the same cache loads it (no export) and validates on its stored
-    eager reference, rebuilt into the ``ModelOutput``."""
+EXPORTED = [
+    "onnxruntime",
+    backend_by_name("onnxruntime", precision="int8-dynamic"),
+    "aot_inductor",
+    "openvino",
+]
+
+
+def test_a_model_output_is_cached_and_a_re_tune_hits_for_every_exported_candidate(
+    tmp_path: Path,
+) -> None:
+    """A ``BertModel`` returning a ``ModelOutput`` is stored in the artifact cache by every
+    exported candidate (ONNX Runtime at fp32 and int8, AOTInductor, OpenVINO), and a second
+    tune with the same cache loads each (no export or conversion) and validates it on its
+    stored eager reference, rebuilt into the ``ModelOutput``."""
     module, samples = tiny_bert(), _tokens(200, mask=True)
-    runs = [
-        unsafe_perform_io(run_tuning(module, samples, SHORT, [backend], cache_dir=tmp_path))
+    first, second = (
+        unsafe_perform_io(run_tuning(module, samples, SHORT, EXPORTED, cache_dir=tmp_path))
         .unwrap()
-        .record.candidates[0]
+        .record.candidates
         for _ in range(2)
-    ]
-    assert [r.failure for r in runs] == [None, None]
-    assert "export" in runs[0].stage_seconds and "export" not in runs[1].stage_seconds
-    assert runs[1].validation["cached_reference"] == 1.0
+    )
+    assert len(first) == len(second) == len(EXPORTED)
+    assert [c.failure for c in (*first, *second)] == [None] * (2 * len(EXPORTED))
+    made = {"export", "convert"}
+    assert all(made & set(c.stage_seconds) for c in first), [c.stage_seconds for c in first]
+    assert not any(made & set(c.stage_seconds) for c in second)
+    assert [c.validation["cached_reference"] for c in second] == [1.0] * len(EXPORTED)
 
 
 @pytest.fixture(scope="module")

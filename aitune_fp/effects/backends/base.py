@@ -115,7 +115,11 @@ class Declaration:
     - ``warms_own_cache``: a function telling whether a build now fills a compiler cache of
       its own that the sweep's later build of the same config reads (TorchInductor's
       FX-graph cache while it is on); ``None``: it has none. With ``loader``, the facts
-      that make a build ahead worth doing.
+      that make a build ahead worth doing;
+    - ``containers``: it takes structured inputs (:mod:`aitune_fp.effects.inputs.call_tree`:
+      containers rebuilt at every call, as eager and torch.compile run them); a backend
+      that exports a graph of tensor inputs leaves it ``False`` and records, for such
+      inputs, a failure at ``export`` naming each container's type.
 
     >>> Declaration(times_kernels=True).kernels_timed(object())
     True
@@ -135,6 +139,7 @@ class Declaration:
     variants: Mapping[str, Mapping[str, tuple[Options, ...]]] = field(default_factory=dict)
     times_kernels: bool | Callable[[Any], bool] = False
     warms_own_cache: Callable[[], bool] | None = None
+    containers: bool = False
 
     def kernels_timed(self, config: Any) -> bool:
         """Whether ``config``'s build times kernels (``times_kernels`` applied to it)."""

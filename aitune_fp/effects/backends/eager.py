@@ -42,6 +42,7 @@ class TorchEager(ConfigIdentity):
 
     declaration: ClassVar[Declaration] = Declaration(
         order=0,  # the baseline: no default candidate, only the precision variants
+        containers=True,
         variants={
             "default": {
                 "cpu": ({"precision": "bfloat16"},),

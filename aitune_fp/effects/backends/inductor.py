@@ -74,6 +74,7 @@ class InductorJIT(ConfigIdentity):
 
     declaration: ClassVar[Declaration] = Declaration(
         order=10,
+        containers=True,
         libraries=("torch._dynamo", "torch._inductor.compile_fx"),
         defaults={"*": ({},)},
         variants={  # measured in docs/precision.md
@@ -153,16 +154,13 @@ class InductorJIT(ConfigIdentity):
 
 def _marked(batch: Batch, samples: Samples) -> Batch:
     """Copies of ``batch``'s tensors with the spec's dynamic axes marked over their ranges."""
-    spec = samples.spec
-    n = len(spec.positional)
+    by_name = dict(zip(samples.spec.names, samples.spec.tensors, strict=True))
 
-    def mark(t: torch.Tensor, index: int) -> torch.Tensor:
+    def mark(name: str, t: torch.Tensor) -> torch.Tensor:
         copy = t.clone()
-        for d in spec.tensors[index].dynamic:
+        for d in by_name[name].dynamic:
             low = d.min if d.min >= 2 else None  # torch specialises sizes 0 and 1
             torch._dynamo.mark_dynamic(copy, d.axis, min=low, max=d.max)
         return copy
 
-    args = tuple(mark(a, i) for i, a in enumerate(batch.args))
-    kwargs = {k: mark(v, n + i) for i, (k, v) in enumerate(batch.kwargs.items())}
-    return Batch(args, kwargs, batch.size)
+    return batch.with_tensors(mark)

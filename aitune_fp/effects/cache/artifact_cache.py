@@ -44,9 +44,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from returns.io import IOResult
+from returns.io import IOFailure, IOResult
 
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.backends._structured import refused_containers
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.cache.entry import (
@@ -97,9 +98,14 @@ def cached_build(
     ``reference_sizes``: the batch sizes validation checks, whose eager outputs a stored
     entry keeps (``None``: it keeps none).
 
-    Without ``cache_dir``, or for a backend whose artifact cannot be loaded back, this is
-    exactly ``backend.build(module, samples, device, work_dir)``.
+    A backend that cannot take the samples' containers fails at once
+    (:mod:`aitune_fp.effects.backends._structured`). Without ``cache_dir``, or for a
+    backend whose artifact cannot be loaded back, this is exactly
+    ``backend.build(module, samples, device, work_dir)``.
     """
+    refused = refused_containers(backend, samples)
+    if refused is not None:
+        return IOFailure(refused)
     if cache_dir is None or not loadable(backend):
         return backend.build(module, samples, device, work_dir)
     keyed = _keyed(backend, module, samples, device)

@@ -6,7 +6,9 @@ is trusted only when the module asking for it gives the same outputs on those in
 
 Rules:
 - the probe file (``probe.pt``) holds the inputs of one call (positional and keyword
-  tensors, on the CPU) and the eager outputs as leaves plus their structure's description
+  tensors, on the CPU, plus the JSON of its call tree when its inputs hold containers,
+  :mod:`aitune_fp.effects.inputs.call_tree`) and the eager outputs as leaves plus their
+  structure's description
   (:func:`~aitune_fp.effects.inputs.containers.to_stored`: a ``ModelOutput`` or a KV cache is kept
   as tensors and JSON text, never as its class); it is one more listed, sealed file of the
   entry, read back with ``torch.load(weights_only=True)`` (nothing is unpickled);
@@ -32,6 +34,7 @@ from typing import Any, Final
 import torch
 import torch.utils._pytree as pytree
 
+from aitune_fp.effects.inputs.call_tree import tree_from_json, tree_to_json
 from aitune_fp.effects.inputs.containers import describe, flatten, to_stored
 from aitune_fp.effects.inputs.spec import Batch
 
@@ -57,7 +60,7 @@ def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
             "kwargs": dict(_cpu(dict(batch.kwargs))),
             "size": batch.size,
             "outputs": stored,
-        }
+        } | ({} if batch.tree is None else {"tree": tree_to_json(batch.tree)})
         torch.save(data, path)
         back = torch.load(path, map_location="cpu", weights_only=True)
         if back["outputs"]["structure"] == stored["structure"]:
@@ -103,7 +106,8 @@ def probe_problem(path: Path, module: torch.nn.Module, device: torch.device) -> 
     """Why the entry whose probe is ``path`` was not built for ``module`` (``None``: it was)."""
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
-        batch = Batch(tuple(data["args"]), dict(data["kwargs"]), int(data["size"]))
+        tree = tree_from_json(data["tree"]) if "tree" in data else None
+        batch = Batch(tuple(data["args"]), dict(data["kwargs"]), int(data["size"]), tree)
         stored = data["outputs"]
         want = {"leaves": list(stored["leaves"]), "structure": stored["structure"]}
     except Exception as error:

@@ -91,6 +91,8 @@ def samples_digest(samples: Samples) -> str:
             hash_tensor(h, str(j), arg)
         for key in item.kwargs:
             hash_tensor(h, key, item.kwargs[key])
+        if item.tree is not None:  # the constants a structured call keeps whole
+            h.update(repr(item.tree.constants).encode())
     return h.hexdigest()
 
 

@@ -99,6 +99,18 @@ def flatten(tree: Any) -> tuple[list[Any], pytree.TreeSpec]:
     return leaves, spec
 
 
+def register_spec(spec: pytree.TreeSpec) -> None:
+    """Register every container type ``spec`` names that this process has not registered
+    (a spec unpickled in a worker process names types only its parent registered)."""
+    stack = [spec]
+    while stack:
+        node = stack.pop()
+        if node.type is not None and node.type not in pytree.SUPPORTED_NODES:
+            register_known()
+            _register_leaf_type(node.type)
+        stack.extend(child_spec(node, i) for i in range(node.num_children))
+
+
 def labelled(tree: Any, root: str = "output") -> tuple[list[tuple[str, Any]], pytree.TreeSpec]:
     """Every leaf of ``tree`` labelled with its path, and the structure's spec.
 

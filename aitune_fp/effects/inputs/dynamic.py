@@ -158,7 +158,7 @@ def dynamic_spec(
         )
         for ti, (name, t) in enumerate(zip(names, first.flat(), strict=True))
     )
-    return InputSpec(names[:positional], tuple(first.kwargs), tensors, batch_axis)
+    return InputSpec(names[:positional], tuple(first.kwargs), tensors, batch_axis, first.tree)
 
 
 def dynamic_to_json(spec: InputSpec) -> list[dict[str, Any]]:

@@ -2,7 +2,9 @@
 
 Rules:
 - a call is inside when it has the spec's structure (as many positional tensors, the same
-  keyword names), every input has the spec's dtype and rank, its batch size is in
+  keyword names; for structured calls, :mod:`aitune_fp.effects.inputs.call_tree`, the same
+  containers, whose tensor leaves are then checked as inputs by leaf name), every input
+  has the spec's dtype and rank, its batch size is in
   ``[1, max_batch_size]`` (unbounded when ``None``), every dynamic axis is in its range and
   every other axis has the tuned size, and the inputs agree on the batch size and on every
   shared dynamic dimension;
@@ -27,6 +29,7 @@ from typing import Any
 
 import torch
 
+from aitune_fp.effects.inputs.call_tree import CallTree
 from aitune_fp.effects.inputs.samples import InputSpec
 
 MEMO_SIZE = 1024
@@ -67,6 +70,7 @@ class Envelope:
     pick: Callable[[Mapping[str, Any]], tuple[Any, ...]] = field(compare=False, repr=False)
     memo: dict[Any, bool] = field(default_factory=dict, compare=False, repr=False)
     device: torch.device | None = None
+    tree: CallTree | None = None
 
     @classmethod
     def of(
@@ -98,7 +102,18 @@ class Envelope:
             shared,
             _picker(spec.keywords),
             device=None if device is None else _resolved(torch.device(device)),
+            tree=spec.tree,
         )
+
+    def _leaves(
+        self, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    ) -> tuple[tuple[Any, ...], Mapping[str, Any]] | None:
+        """The call as the spec names its inputs: a structured call's tensor leaves by name
+        (``None``: its containers are not the tuned ones)."""
+        if self.tree is None:
+            return args, kwargs
+        leaves = self.tree.tensors_of(args, kwargs)
+        return None if leaves is None else ((), leaves)
 
     def _tensors(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
         return (*args, *(kwargs[k] for k in self.keywords))
@@ -110,6 +125,11 @@ class Envelope:
         them: a call with a shape seen before costs reading each input's shape and dtype
         and one dictionary lookup (the memo holds at most :data:`MEMO_SIZE` shapes).
         """
+        if self.tree is not None:
+            call = self._leaves(args, kwargs)
+            if call is None:
+                return False
+            args, kwargs = call
         if len(args) != self.n_positional or len(kwargs) != len(self.keywords):
             return False
         try:
@@ -156,6 +176,10 @@ class Envelope:
 
     def reason(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:
         """Why ``(*args, **kwargs)`` is outside the envelope (``"inside"`` when it is not)."""
+        call = self._leaves(args, kwargs)
+        if call is None:
+            return "the call's containers are not the tuned ones"
+        args, kwargs = call
         if len(args) != self.n_positional or set(kwargs) != self.keyset:
             return (
                 f"the call has {len(args)} positional inputs and keywords {sorted(kwargs)}; "
@@ -185,8 +209,10 @@ class Envelope:
     def device_reason(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str | None:
         """Why the call's tensors are not on the envelope's device, or ``None`` (also when
         the envelope has no device or the call's structure is wrong)."""
-        if self.device is None:
+        call = self._leaves(args, kwargs)
+        if self.device is None or call is None:
             return None
+        args, kwargs = call
         tensors = (*args, *(kwargs[k] for k in self.keywords if k in kwargs))
         for name, t in zip(self.names, tensors, strict=False):
             if isinstance(t, torch.Tensor) and t.device != self.device:

@@ -14,11 +14,7 @@ from aitune_fp.effects.inputs.samples import Batch, Samples
 
 
 def _piece(batch: Batch, axis: int, start: int, rows: int) -> Batch:
-    return Batch(
-        tuple(a.narrow(axis, start, rows).contiguous() for a in batch.args),
-        {k: v.narrow(axis, start, rows).contiguous() for k, v in batch.kwargs.items()},
-        rows,
-    )
+    return batch.with_tensors(lambda _, t: t.narrow(axis, start, rows).contiguous(), rows)
 
 
 def split_samples(samples: Samples, largest: int) -> Samples:

@@ -1,10 +1,15 @@
 """User samples → an immutable input spec and batches built from all samples.
 
 Rules:
-- a sample is what a user passes to ``module(...)``: a tensor, a tuple/list of tensors
-  (positional arguments), a dict of tensors (keyword arguments) or a :class:`Call` of both
-  (what :func:`aitune_fp.capture` records for a mixed call); ``samples`` is one such
-  sample or a sequence of them;
+- a sample is what a user passes to ``module(...)``: a tensor, a tuple/list (positional
+  arguments), a dict (keyword arguments) or a :class:`Call` of both (what
+  :func:`aitune_fp.capture` records for a mixed call); ``samples`` is one such sample or a
+  sequence of them;
+- an input may be a container pytree flattens (tuples, dicts, dataclasses, ``ModelOutput``,
+  ``DynamicCache``, ...; :mod:`aitune_fp.effects.inputs.call_tree`): its tensor leaves are inputs
+  named by their path and batched like any tensor, a leaf with no batch axis (a scalar
+  position, a plain value) is kept whole and taken from the sample holding a batch's first
+  row, and every call rebuilds the user's containers;
 - with ``batched=True`` (the default) every sample carries the batch axis (``batch_axis``,
   0 by default); with ``batched=False`` every sample is one item without it, as a dataset
   hands them out, and gets a batch axis of size 1 inserted (collated); nothing guesses
@@ -14,8 +19,9 @@ Rules:
   of offsets visits every shape the user gave);
 - samples must agree on structure, names, dtypes and rank; an axis other than the batch
   axis along which they differ is dynamic (inferred, see :mod:`aitune_fp.effects.inputs.dynamic`),
-  and so is every axis the user declares in ``dynamic_axes``; an empty sample list, a
-  non-tensor leaf or a mismatch is a ``ValueError`` before any build.
+  and so is every axis the user declares in ``dynamic_axes`` (a leaf of a container by its
+  name); an empty sample list, a sample with no batched tensor or a mismatch (containers
+  included) is a ``ValueError`` before any build.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Any
 
 import torch
 
+from aitune_fp.effects.inputs.call_tree import CallTree, is_structured, split_call
 from aitune_fp.effects.inputs.dynamic import dynamic_spec
 from aitune_fp.effects.inputs.spec import (
     Batch,
@@ -77,30 +84,22 @@ class Samples:
         )
 
 
-def _as_batch(sample: Any, index: int, batch_axis: int, batched: bool) -> Batch:
-    if isinstance(sample, torch.Tensor):
-        args: tuple[Any, ...] = (sample,)
-        kwargs: dict[str, Any] = {}
-    elif isinstance(sample, Mapping):
-        args, kwargs = (), dict(sample)
-    elif isinstance(sample, Call):
-        args, kwargs = tuple(sample.args), dict(sample.kwargs)
-    elif isinstance(sample, tuple | list):
-        args, kwargs = tuple(sample), {}
-    else:
-        raise ValueError(
-            f"sample {index} is a {type(sample).__name__}; expected a tensor, a tuple/list "
-            "of tensors or a dict of tensors"
-        )
-    leaves = {**{f"input_{i}": a for i, a in enumerate(args)}, **kwargs}
+def _call_of(sample: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The ``(args, kwargs)`` a sample stands for (any other value is one positional input)."""
+    if isinstance(sample, Mapping):
+        return (), dict(sample)
+    if isinstance(sample, Call):
+        return tuple(sample.args), dict(sample.kwargs)
+    if isinstance(sample, tuple | list):
+        return tuple(sample), {}
+    return (sample,), {}
+
+
+def _checked(leaves: Mapping[str, torch.Tensor], index: int, batch_axis: int, batched: bool) -> int:
+    """The batch size the named tensors agree on (a ``ValueError`` names the problem)."""
     if not leaves:
-        raise ValueError(f"sample {index} holds no tensors")
+        raise ValueError(f"sample {index} holds no tensors with a batch axis")
     for name, leaf in leaves.items():
-        if not isinstance(leaf, torch.Tensor):
-            raise ValueError(
-                f"sample {index} input {name!r} is a {type(leaf).__name__}, not a tensor; "
-                "backends can only take tensors"
-            )
         if not batched and leaf.dim() < batch_axis:
             raise ValueError(
                 f"item {index} input {name!r} has shape {tuple(leaf.shape)}: too few "
@@ -111,19 +110,34 @@ def _as_batch(sample: Any, index: int, batch_axis: int, batched: bool) -> Batch:
                 f"sample {index} input {name!r} has shape {tuple(leaf.shape)}, "
                 f"no batch axis {batch_axis} (items without a batch axis: batched=False)"
             )
-    if not batched:
-        args = tuple(a.unsqueeze(batch_axis) for a in args)
-        kwargs = {k: v.unsqueeze(batch_axis) for k, v in kwargs.items()}
-    sizes = {int(t.shape[batch_axis]) for t in (*args, *kwargs.values())}
+    sizes = {int(t.shape[batch_axis]) if batched else 1 for t in leaves.values()}
     if len(sizes) != 1:
         raise ValueError(f"sample {index} inputs disagree on the batch size: {sorted(sizes)}")
-    return Batch(tuple(args), kwargs, sizes.pop())
+    return sizes.pop()
 
 
-def _structure(batch: Batch) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
-    """The names, dtypes and ranks of a batch's inputs (what every sample must share)."""
+def _as_batch(sample: Any, index: int, batch_axis: int, batched: bool) -> Batch:
+    args, kwargs = _call_of(sample)
+    if is_structured(args, kwargs):
+        tree, tensors = split_call(args, kwargs, batch_axis, batched)
+        size = _checked(tensors, index, batch_axis, batched)
+        batch = Batch((), tensors, size, tree)
+    else:
+        size = _checked(
+            {**{f"input_{i}": a for i, a in enumerate(args)}, **kwargs}, index, batch_axis, batched
+        )
+        batch = Batch(args, kwargs, size)
+    if batched:
+        return batch
+    return batch.with_tensors(lambda _, t: t.unsqueeze(batch_axis))
+
+
+def _structure(batch: Batch) -> tuple[Any, ...]:
+    """The names, dtypes and ranks of a batch's inputs and its call tree (what every sample
+    must share)."""
     names = (*(f"input_{i}" for i in range(len(batch.args))), *batch.kwargs)
-    return names, tuple((str(t.dtype).removeprefix("torch."), t.dim()) for t in batch.flat())
+    kinds = tuple((str(t.dtype).removeprefix("torch."), t.dim()) for t in batch.flat())
+    return names, kinds, batch.tree
 
 
 def _sequence(samples: Any) -> Sequence[Any]:
@@ -167,6 +181,11 @@ def normalise_samples(
     first = _structure(batches[0])
     for i, b in enumerate(batches[1:], start=1):
         other = _structure(b)
+        if other[2] != first[2]:
+            raise ValueError(
+                f"sample {i} does not match sample 0: its containers have another structure "
+                f"({_tree_text(other[2])} vs {_tree_text(first[2])})"
+            )
         if other != first:
             raise ValueError(
                 f"sample {i} does not match sample 0: names, dtypes and ranks "
@@ -175,6 +194,10 @@ def normalise_samples(
             )
     spec = dynamic_spec(batches, batch_axis, dynamic_axes or {})
     return Samples(spec, batches, _groups(batches, batch_axis), batched)
+
+
+def _tree_text(tree: CallTree | None) -> str:
+    return "tensors only" if tree is None else f"{tree.describe()}, leaves {tree.tensor_names}"
 
 
 def _groups(batches: Sequence[Batch], batch_axis: int) -> tuple[tuple[int, ...], ...]:
@@ -228,7 +251,16 @@ def make_batch(samples: Samples, batch_size: int, *, offset: int = 0) -> Batch:
     n_args = len(samples.spec.positional)
     args = tuple(gather([b.args[i] for b in items]) for i in range(n_args))
     kwargs = {k: gather([b.kwargs[k] for b in items]) for k in samples.spec.keywords}
-    return Batch(args, kwargs, batch_size)
+    return Batch(args, kwargs, batch_size, _owner(items, start).tree)
+
+
+def _owner(items: Sequence[Batch], row: int) -> Batch:
+    """The item holding ``row`` of the pooled ``items`` (whose constants a batch keeps)."""
+    for item in items:
+        if row < item.size:
+            return item
+        row -= item.size
+    return items[-1]
 
 
 def _resized(t: torch.Tensor, axis: int, size: int) -> torch.Tensor:
@@ -264,10 +296,5 @@ def batch_at(
                 t = _resized(t, d.axis, sizes[d.dim])
         return t
 
-    n = len(spec.positional)
-    args = tuple(resized(a, ts) for a, ts in zip(batch.args, spec.tensors[:n], strict=True))
-    kwargs = {
-        k: resized(batch.kwargs[k], ts)
-        for k, ts in zip(spec.keywords, spec.tensors[n:], strict=True)
-    }
-    return Batch(args, kwargs, batch_size)
+    by_name = dict(zip(spec.names, spec.tensors, strict=True))
+    return batch.with_tensors(lambda name, t: resized(t, by_name[name]))

@@ -6,11 +6,14 @@ them from the user's samples and :mod:`aitune_fp.effects.inputs.dynamic` derives
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
+
+from aitune_fp.effects.inputs.call_tree import CallTree
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +94,16 @@ class InputSpec:
     """The structure of a module's inputs: positional names, keyword names, tensors, axis.
 
     ``positional`` and ``keywords`` name the tensors in call order; ``tensors`` holds their
-    specs in the same order (positional first).
+    specs in the same order (positional first). ``tree`` is the first sample's
+    :class:`~aitune_fp.effects.inputs.call_tree.CallTree` when the calls are structured (then every
+    tensor leaf is a keyword by its leaf name).
     """
 
     positional: tuple[str, ...]
     keywords: tuple[str, ...]
     tensors: tuple[TensorSpec, ...]
     batch_axis: int = 0
+    tree: CallTree | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -130,26 +136,49 @@ class InputSpec:
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """One call's inputs: positional tensors and keyword tensors, with its batch size."""
+    """One call's inputs: positional tensors and keyword tensors, with its batch size.
+
+    A structured call (:mod:`aitune_fp.effects.inputs.call_tree`) has no positional tensors: its
+    tensor leaves are ``kwargs`` by leaf name and ``tree`` rebuilds the user's call.
+    """
 
     args: tuple[torch.Tensor, ...]
     kwargs: Mapping[str, torch.Tensor]
     size: int
+    tree: CallTree | None = None
 
     def call(self, fn: Any) -> Any:
-        """``fn(*args, **kwargs)``."""
+        """``fn(*args, **kwargs)``, the user's containers rebuilt afresh when structured."""
+        if self.tree is not None:
+            return self.tree.call(fn, self.kwargs)
         return fn(*self.args, **dict(self.kwargs))
+
+    def bound(self, fn: Callable[..., Any]) -> Callable[[], Any]:
+        """``fn`` bound to this call with ``partial``, so a timed call builds no arguments
+        beyond Python's own call (a structured call rebuilds its containers each time)."""
+        if self.tree is not None:
+            return partial(self.tree.call, fn, self.kwargs)
+        return partial(fn, *self.args, **dict(self.kwargs))
 
     def flat(self) -> tuple[torch.Tensor, ...]:
         """Every tensor in call order (positional then keywords)."""
         return (*self.args, *self.kwargs.values())
 
+    def with_tensors(self, fn: Any, size: int | None = None) -> Batch:
+        """The same call with ``fn(name, tensor)`` for every tensor input (at ``size`` rows
+        when given); a structured call's tensor constants stay whole."""
+        args = tuple(fn(f"input_{i}", a) for i, a in enumerate(self.args))
+        kwargs = {k: fn(k, v) for k, v in self.kwargs.items()}
+        return Batch(args, kwargs, self.size if size is None else size, self.tree)
+
     def to(self, device: torch.device | str) -> Batch:
         """The same batch on ``device``."""
+        tree = None if self.tree is None else self.tree.map_constants(lambda t: t.to(device))
         return Batch(
             tuple(a.to(device) for a in self.args),
             {k: v.to(device) for k, v in self.kwargs.items()},
             self.size,
+            tree,
         )
 
     def shapes(self) -> str:

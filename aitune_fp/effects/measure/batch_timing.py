@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any
 
 import torch
@@ -31,7 +30,6 @@ from aitune_fp.effects.measure.timing import (
     Clock,
     Timer,
     call_timer,
-    call_with,
     parallel_op,
 )
 from aitune_fp.effects.measure.timing import (
@@ -110,7 +108,7 @@ def measure_batch_size(
     ``judge`` that stops ends the batch size there."""
     time_call = call_timer(device, settings) if timer is None else timer
     before = parallel_op(device) if settings.input_mode == "parallel_op" else None
-    calls = [partial(call_with, runner, b.args, dict(b.kwargs)) for b in pool]
+    calls = [b.bound(runner) for b in pool]
     timed_rule = replace(rule, warmup=0)
     with torch.inference_mode():
         calls[0]()  # priming: absorbs compilation for this shape

@@ -34,7 +34,6 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any
 
 import torch
@@ -50,13 +49,7 @@ from aitune_fp.effects.machine.facts import synchronize
 from aitune_fp.effects.measure.batch_timing import warm_up
 from aitune_fp.effects.measure.call_guard import guarded
 from aitune_fp.effects.measure.interleave import Interleaved, burst_caller, interleave
-from aitune_fp.effects.measure.timing import (
-    ProfileSettings,
-    call_timer,
-    call_with,
-    input_pool,
-    parallel_op,
-)
+from aitune_fp.effects.measure.timing import ProfileSettings, call_timer, input_pool, parallel_op
 
 log = logging.getLogger("aitune_fp")
 
@@ -94,7 +87,7 @@ def pooled_calls(
     """The participant's calls, one per batch of its input pool, each under the deadline."""
     small = replace(settings, max_pool=min(settings.max_pool, ROUNDS_POOL))
     pool = input_pool(samples, batch_size, device, small)
-    return [guarded(partial(call_with, runner, b.args, dict(b.kwargs))) for b in pool]
+    return [guarded(b.bound(runner)) for b in pool]
 
 
 def time_rounds(
