@@ -20,7 +20,10 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
 - eager's outputs are those stored with the runner's cache entry when it has some for
   exactly these samples and batches (:func:`~aitune_fp.effects.reference.
   cached_references`), else eager runs; the report says which (``reference``: ``"cached"``
-  or ``"eager"``; ``as_dict()["cached_reference"]`` is 1 or 0).
+  or ``"eager"``; ``as_dict()["cached_reference"]`` is 1 or 0);
+- the accuracy policy's verdict and figures come from the split of the samples
+  (:mod:`aitune_fp.effects.held_out_verdict`): the verdict on the held-out part, the
+  figures of both parts recorded.
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.accuracy.policy import DEFAULT_POLICY, REDUCED, AccuracyPolicy
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.accuracy import figures_text as summary
-from aitune_fp.effects.accuracy import Seen, assess
 from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.held_out_verdict import assess_held_out
 from aitune_fp.effects.inputs import Batch, Samples
 from aitune_fp.effects.output_compare import (
     Bound,
@@ -136,13 +139,10 @@ def _check_batch(
     tolerance: Tolerance,
     stored: Any = None,
     device: torch.device = torch.device("cpu"),
-    seen: list[Seen] | None = None,
 ) -> Errors:
     """Errors of one batch against eager's outputs (``stored`` ones when given)."""
     got, ref = _outputs(built, eager_module, batch, where, stored)
     precision = candidate_precision(built.info.get("precision"), device)
-    if seen is not None:
-        seen.append((batch, got, ref))
     worst = Errors()
     for label, g, r in check_structure(got, ref, where):
         worst = worst.merge(_leaf_errors(label, where, g, r, tolerance, precision))
@@ -201,7 +201,6 @@ def validate(
     if not sizes or min(sizes) < 1:
         raise ValueError(f"batch_sizes must be >= 1, got {sizes}")
     stored = cached_references(built, samples, sizes, device)
-    seen: list[Seen] = []
     checked: list[str] = []
     worst = Errors()
     try:
@@ -209,13 +208,13 @@ def validate(
             ref = stored[where] if stored is not None else None
             b = batch.to(device)
             worst = worst.merge(
-                _check_batch(built, eager_module, b, where, tolerance, ref, device, seen)
+                _check_batch(built, eager_module, b, where, tolerance, ref, device)
             )
             checked.append(where)
+        judged = _judged(backend_name, built, eager_module, samples, tolerance, device, worst)
     except Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
     reference = "cached" if stored is not None else "eager"
-    judged = _judged(backend_name, built, eager_module, seen, tolerance, device, worst)
     return judged.map(partial(_report, backend_name, tuple(checked), reference))
 
 
@@ -243,15 +242,18 @@ def _judged(
     backend_name: str,
     built: Built,
     eager_module: torch.nn.Module,
-    seen: list[Seen],
+    samples: Samples,
     tolerance: Tolerance,
     device: torch.device,
     worst: Errors,
 ) -> IOResult[tuple[dict[str, float], Errors], BackendFailure]:
-    """The accuracy figures and the policy's verdict; in reduced precision the figures'
-    errors stand in for the elementwise ones, which were not taken."""
+    """The accuracy figures of the seen and held-out parts and the policy's verdict on the
+    held-out one (:mod:`.held_out_verdict`); in reduced precision the figures' errors stand
+    in for the elementwise ones, which were not taken. Raises :class:`Mismatch` when the
+    candidate breaks a rule on those inputs."""
     precision = candidate_precision(built.info.get("precision"), device)
-    figures, refused = assess(built.runner, precision, eager_module, seen, tolerance.policy, device)
+    runner, policy = built.runner, tolerance.policy
+    figures, refused = assess_held_out(runner, precision, eager_module, samples, policy, device)
     if refused is not None:
         why = f"refused by the accuracy policy ({precision}): {refused}; {summary(figures)}"
         return IOFailure(BackendFailure(backend_name, "validate", why))

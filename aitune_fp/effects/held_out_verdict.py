@@ -1,0 +1,87 @@
+"""The accuracy verdict on inputs the tune did not calibrate on.
+
+Rules:
+- the candidate and eager (strict fp32) run on the batches of both parts
+  (:func:`~aitune_fp.effects.held_out.judged_batches`); a candidate that raises there, or
+  returns another structure, shape or dtype, or NaN/Inf, breaks validation
+  (:class:`~aitune_fp.effects.output_compare.Mismatch`);
+- the verdict is :func:`~aitune_fp.effects.accuracy.assess` on the **held-out** part only
+  (rows no calibration used, or fresh draws when the samples are too few), so a candidate
+  exact on the rows it calibrated on and wrong elsewhere is refused;
+- the recorded figures are the held-out ones under their plain names (what the report,
+  ``within_accuracy`` and the Pareto front read), the same under ``held_out/<figure>``,
+  the figures on the seen part under ``seen/<figure>`` (candidate against eager; the
+  eager-relative fp64 figures are taken on the held-out part only), and the sizes:
+  ``seen_rows``, ``held_out_rows`` and ``held_out_fresh`` (1 when the held-out part was
+  drawn fresh from the samples' envelope, else 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from aitune_fp.core.accuracy.policy import AccuracyPolicy
+from aitune_fp.effects.accuracy import Seen, assess, error_figures, pairs_of
+from aitune_fp.effects.held_out import Named, judged_batches
+from aitune_fp.effects.inputs import Samples
+from aitune_fp.effects.output_compare import (
+    Mismatch,
+    check_finite,
+    check_structure,
+    clone_outputs,
+)
+from aitune_fp.effects.tf32 import strict_fp32
+
+
+def _run(runner: Callable[..., Any], eager: torch.nn.Module, named: Named,
+         device: torch.device) -> list[Seen]:  # fmt: skip
+    """``(batch, candidate's outputs, eager's)`` per named batch; raises :class:`Mismatch`."""
+    out: list[Seen] = []
+    with torch.inference_mode():
+        for where, batch in named:
+            b = batch.to(device)
+            try:
+                got = clone_outputs(b.call(runner))
+            except Exception as error:
+                raise Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
+            with strict_fp32():
+                ref = b.call(eager)
+            for label, g, r in check_structure(got, ref, where):
+                if isinstance(r, torch.Tensor):
+                    check_finite(label, g, where)
+            out.append((b, got, ref))
+    return out
+
+
+def _prefixed(prefix: str, figures: Mapping[str, float]) -> dict[str, float]:
+    """The headline figures (not the per-output ones) under ``prefix/``."""
+    return {f"{prefix}/{k}": v for k, v in figures.items() if "/" not in k}
+
+
+def assess_held_out(
+    runner: Callable[..., Any],
+    precision: Any,
+    eager: torch.nn.Module,
+    samples: Samples,
+    policy: AccuracyPolicy,
+    device: torch.device,
+) -> tuple[dict[str, float], str | None]:
+    """The recorded figures of both parts and the policy's verdict on the held-out part
+    (``None``: admitted); raises :class:`Mismatch` as the module rules say."""
+    split, seen_named, held_named = judged_batches(samples)
+    held = _run(runner, eager, held_named, device)
+    figures, refused = assess(runner, precision, eager, held, policy, device)
+    seen = _run(runner, eager, seen_named, device)
+    seen_figures = error_figures(p for _, got, ref in seen for p in pairs_of(got, ref))
+    recorded = {
+        **figures,
+        **_prefixed("held_out", figures),
+        **_prefixed("seen", seen_figures),
+        "seen_rows": float(len(split.seen)),
+        "held_out_rows": float(sum(b.size for _, b in held_named)),
+        "held_out_fresh": 1.0 if split.fresh else 0.0,
+    }
+    return recorded, refused
