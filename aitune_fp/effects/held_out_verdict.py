@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from aitune_fp.core.accuracy.policy import AccuracyPolicy
+from aitune_fp.core.report.accuracy import figures_text
 from aitune_fp.effects.accuracy import Seen, assess, error_figures, pairs_of
 from aitune_fp.effects.held_out import Named, judged_batches
 from aitune_fp.effects.inputs import Samples
@@ -70,7 +71,8 @@ def assess_held_out(
     device: torch.device,
 ) -> tuple[dict[str, float], str | None]:
     """The recorded figures of both parts and the policy's verdict on the held-out part
-    (``None``: admitted); raises :class:`Mismatch` as the module rules say."""
+    (``None``: admitted; a refusal names the split and the seen part's figures beside
+    it); raises :class:`Mismatch` as the module rules say."""
     split, seen_named, held_named = judged_batches(samples)
     held = _run(runner, eager, held_named, device)
     figures, refused = assess(runner, precision, eager, held, policy, device)
@@ -84,4 +86,6 @@ def assess_held_out(
         "held_out_rows": float(sum(b.size for _, b in held_named)),
         "held_out_fresh": 1.0 if split.fresh else 0.0,
     }
+    if refused is not None:
+        refused = f"{refused} ({split.describe()}; seen rows: {figures_text(seen_figures)})"
     return recorded, refused
