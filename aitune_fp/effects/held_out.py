@@ -8,7 +8,7 @@ Rules:
   calibration: one item per sample holding that sample's seen rows, shapes and shape
   groups kept (samples with no seen row are left out);
 - :func:`judged_batches` gives the named batches of each part, one per sample holding
-  rows of that part; when the samples are too few to split, the held-out part is
+  rows of that part (named ``on sample <i>`` when that is the whole sample); when the samples are too few to split, the held-out part is
   :func:`fresh_batches`: batches shaped like the samples (cycling through them) whose
   values are drawn, with a fixed seed, from the samples' own range, per input: floating
   inputs from a normal law with the input's mean and standard deviation over every
@@ -127,8 +127,15 @@ def fresh_batches(samples: Samples, count: int) -> Named:
 def judged_batches(samples: Samples) -> tuple[RowSplit, Named, Named]:
     """The split, then the named batches of the seen part and of the held-out part."""
     split = split_rows(samples.rows)
-    seen = [(f"on sample {i}'s seen rows", b) for i, b in _rows_by_sample(samples, split.seen)]
+    seen = [(_name(samples, i, b, "seen"), b) for i, b in _rows_by_sample(samples, split.seen)]
     if split.fresh:
         return split, seen, fresh_batches(samples, split.fresh)
     held = _rows_by_sample(samples, split.held_out)
-    return split, seen, [(f"on sample {i}'s held-out rows", b) for i, b in held]
+    return split, seen, [(_name(samples, i, b, "held-out"), b) for i, b in held]
+
+
+def _name(samples: Samples, index: int, batch: Batch, part: str) -> str:
+    """A part's batch of one sample: named as the sample itself when it holds all of it
+    (validation then checks it once)."""
+    whole = batch.size == samples.items[index].size
+    return f"on sample {index}" if whole else f"on sample {index}'s {part} rows"

@@ -1,10 +1,11 @@
 """The accuracy verdict on inputs the tune did not calibrate on.
 
 Rules:
-- the candidate and eager (strict fp32) run on the batches of both parts
-  (:func:`~aitune_fp.effects.held_out.judged_batches`); a candidate that raises there, or
-  returns another structure, shape or dtype, or NaN/Inf, breaks validation
-  (:class:`~aitune_fp.effects.output_compare.Mismatch`);
+- the batches of both parts (:func:`~aitune_fp.effects.held_out.judged_batches`) are
+  among validation's batches (:func:`~aitune_fp.effects.reference.validation_batches`),
+  so the candidate's and eager's outputs there were already taken and checked for
+  structure, shapes, dtypes and NaN/Inf (and, on a cache hit, eager's come from the
+  entry's stored reference: no eager run);
 - the verdict is :func:`~aitune_fp.effects.accuracy.assess` on the **held-out** part only
   (rows no calibration used, or fresh draws when the samples are too few), so a candidate
   exact on the rows it calibrated on and wrong elsewhere is refused;
@@ -26,35 +27,8 @@ import torch
 from aitune_fp.core.accuracy.policy import AccuracyPolicy
 from aitune_fp.core.report.accuracy import figures_text
 from aitune_fp.effects.accuracy import Seen, assess, error_figures, pairs_of
-from aitune_fp.effects.held_out import Named, judged_batches
+from aitune_fp.effects.held_out import judged_batches
 from aitune_fp.effects.inputs import Samples
-from aitune_fp.effects.output_compare import (
-    Mismatch,
-    check_finite,
-    check_structure,
-    clone_outputs,
-)
-from aitune_fp.effects.tf32 import strict_fp32
-
-
-def _run(runner: Callable[..., Any], eager: torch.nn.Module, named: Named,
-         device: torch.device) -> list[Seen]:  # fmt: skip
-    """``(batch, candidate's outputs, eager's)`` per named batch; raises :class:`Mismatch`."""
-    out: list[Seen] = []
-    with torch.inference_mode():
-        for where, batch in named:
-            b = batch.to(device)
-            try:
-                got = clone_outputs(b.call(runner))
-            except Exception as error:
-                raise Mismatch(f"raised {where}: {type(error).__name__}: {error}") from error
-            with strict_fp32():
-                ref = b.call(eager)
-            for label, g, r in check_structure(got, ref, where):
-                if isinstance(r, torch.Tensor):
-                    check_finite(label, g, where)
-            out.append((b, got, ref))
-    return out
 
 
 def _prefixed(prefix: str, figures: Mapping[str, float]) -> dict[str, float]:
@@ -66,17 +40,18 @@ def assess_held_out(
     runner: Callable[..., Any],
     precision: Any,
     eager: torch.nn.Module,
-    samples: Samples,
+    outputs: tuple[Samples, Mapping[str, Seen]],
     policy: AccuracyPolicy,
     device: torch.device,
 ) -> tuple[dict[str, float], str | None]:
     """The recorded figures of both parts and the policy's verdict on the held-out part
     (``None``: admitted; a refusal names the split and the seen part's figures beside
-    it); raises :class:`Mismatch` as the module rules say."""
+    it); ``outputs`` holds the samples and validation's outputs by batch name."""
+    samples, by_name = outputs
     split, seen_named, held_named = judged_batches(samples)
-    held = _run(runner, eager, held_named, device)
+    held = [by_name[where] for where, _ in held_named]
     figures, refused = assess(runner, precision, eager, held, policy, device)
-    seen = _run(runner, eager, seen_named, device)
+    seen = [by_name[where] for where, _ in seen_named]
     seen_figures = error_figures(p for _, got, ref in seen for p in pairs_of(got, ref))
     recorded = {
         **figures,

@@ -39,6 +39,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.accuracy.policy import DEFAULT_POLICY, REDUCED, AccuracyPolicy
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.accuracy import figures_text as summary
+from aitune_fp.effects.accuracy import Seen
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.held_out_verdict import assess_held_out
 from aitune_fp.effects.inputs import Batch, Samples
@@ -139,10 +140,14 @@ def _check_batch(
     tolerance: Tolerance,
     stored: Any = None,
     device: torch.device = torch.device("cpu"),
+    seen: dict[str, Seen] | None = None,
 ) -> Errors:
-    """Errors of one batch against eager's outputs (``stored`` ones when given)."""
+    """Errors of one batch against eager's outputs (``stored`` ones when given); both
+    outputs are kept in ``seen`` under ``where``."""
     got, ref = _outputs(built, eager_module, batch, where, stored)
     precision = candidate_precision(built.info.get("precision"), device)
+    if seen is not None:
+        seen[where] = (batch, got, ref)
     worst = Errors()
     for label, g, r in check_structure(got, ref, where):
         worst = worst.merge(_leaf_errors(label, where, g, r, tolerance, precision))
@@ -201,6 +206,7 @@ def validate(
     if not sizes or min(sizes) < 1:
         raise ValueError(f"batch_sizes must be >= 1, got {sizes}")
     stored = cached_references(built, samples, sizes, device)
+    seen: dict[str, Seen] = {}
     checked: list[str] = []
     worst = Errors()
     try:
@@ -208,13 +214,13 @@ def validate(
             ref = stored[where] if stored is not None else None
             b = batch.to(device)
             worst = worst.merge(
-                _check_batch(built, eager_module, b, where, tolerance, ref, device)
+                _check_batch(built, eager_module, b, where, tolerance, ref, device, seen)
             )
             checked.append(where)
-        judged = _judged(backend_name, built, eager_module, samples, tolerance, device, worst)
     except Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
     reference = "cached" if stored is not None else "eager"
+    judged = _judged(backend_name, built, eager_module, (samples, seen), tolerance, device, worst)
     return judged.map(partial(_report, backend_name, tuple(checked), reference))
 
 
@@ -242,18 +248,18 @@ def _judged(
     backend_name: str,
     built: Built,
     eager_module: torch.nn.Module,
-    samples: Samples,
+    outputs: tuple[Samples, Mapping[str, Seen]],
     tolerance: Tolerance,
     device: torch.device,
     worst: Errors,
 ) -> IOResult[tuple[dict[str, float], Errors], BackendFailure]:
     """The accuracy figures of the seen and held-out parts and the policy's verdict on the
-    held-out one (:mod:`.held_out_verdict`); in reduced precision the figures' errors stand
-    in for the elementwise ones, which were not taken. Raises :class:`Mismatch` when the
-    candidate breaks a rule on those inputs."""
+    held-out one (:mod:`.held_out_verdict`), from the samples and the outputs validation
+    kept per batch; in reduced precision the figures' errors stand in for the elementwise
+    ones, which were not taken."""
     precision = candidate_precision(built.info.get("precision"), device)
     runner, policy = built.runner, tolerance.policy
-    figures, refused = assess_held_out(runner, precision, eager_module, samples, policy, device)
+    figures, refused = assess_held_out(runner, precision, eager_module, outputs, policy, device)
     if refused is not None:
         why = f"refused by the accuracy policy ({precision}): {refused}; {summary(figures)}"
         return IOFailure(BackendFailure(backend_name, "validate", why))
