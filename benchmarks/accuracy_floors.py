@@ -52,7 +52,8 @@ def bert() -> torch.nn.Module:
         vocab_size=1000, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
         intermediate_size=256, max_position_embeddings=64,
     )  # fmt: skip
-    return transformers.BertModel(config).eval()
+    model: torch.nn.Module = transformers.BertModel(config)
+    return model.eval()
 
 
 class Hidden(torch.nn.Module):
@@ -118,7 +119,8 @@ def noisy(eps: float) -> Callable[[torch.Tensor], torch.Tensor]:
     def apply(e: torch.Tensor) -> torch.Tensor:
         n = torch.randn(e.shape, generator=gen)
         scale = e.norm(dim=-1, keepdim=True) / n.norm(dim=-1, keepdim=True)
-        return e + eps * scale * n
+        moved: torch.Tensor = e + eps * scale * n
+        return moved
 
     return apply
 

@@ -11,8 +11,8 @@ Rules:
   hidden states, embeddings, regression) gets ``row_cosine``, the smallest cosine between
   a row of it (a vector along its last axis; the whole batch when that axis has one
   element or there is one axis) and eager's, rows whose eager norm is under 1e-3 of the
-  batch's largest being skipped (no direction to keep); the plain names hold the worst output's value,
-  ``<output>/<figure>`` each output's when there are several;
+  batch's largest being skipped (no direction to keep); the plain names hold the worst
+  output's value, ``<output>/<figure>`` each output's when there are several;
 - a reduced-precision candidate (``bfloat16``, ``float16``, ``int8``) also gets the
   eager-relative figures: the module is run in float64 on the same batches and
   ``fp64_rms_rel_error`` (candidate vs fp64) and ``eager_fp64_rms_rel_error`` (eager fp32
@@ -105,8 +105,10 @@ class _Sums:
 def _row_cosine(g: torch.Tensor, r: torch.Tensor) -> float:
     """The smallest cosine between a row of ``g`` and of ``r`` (see the module rules).
 
-    >>> _row_cosine(torch.tensor([[1.0, 0.0], [0.0, 1e-9]]), torch.tensor([[1.0, 0.0], [1e-9, 0.0]]))
-    1.0
+    >>> got = torch.tensor([[1.0, 0.0], [0.0, 1e-9]])
+    >>> want = torch.tensor([[1.0, 0.0], [1e-9, 0.0]])
+    >>> _row_cosine(got, want), round(_row_cosine(got + torch.tensor([0.0, 1.0]), want), 4)
+    (1.0, 0.7071)
     """
     width = r.shape[-1] if r.dim() >= 2 and r.shape[-1] >= 2 else r.numel()
     gs, rs = g.reshape(-1, width), r.reshape(-1, width)

@@ -8,7 +8,8 @@ Rules:
   calibration: one item per sample holding that sample's seen rows, shapes and shape
   groups kept (samples with no seen row are left out);
 - :func:`judged_batches` gives the named batches of each part, one per sample holding
-  rows of that part (named ``on sample <i>`` when that is the whole sample); when the samples are too few to split, the held-out part is
+  rows of that part (named ``on sample <i>`` when that is the whole sample); when the
+  samples are too few to split, the held-out part is
   :func:`fresh_batches`: batches shaped like the samples (cycling through them) whose
   values are drawn, with a fixed seed, from the samples' own range, per input: floating
   inputs from a normal law with the input's mean and standard deviation over every

@@ -33,7 +33,8 @@ def test_seen_rows_alternate_across_samples_and_keep_shape_groups() -> None:
     split, seen_named, held = judged_batches(samples)
     assert split.held_out == (1, 3) and not split.fresh
     assert [b.args[0][:, 0].tolist() for _, b in held] == [[1.0], [3.0]]
-    assert [name for name, _ in seen_named] == ["on sample 0's seen rows", "on sample 1's seen rows"]
+    names = [name for name, _ in seen_named]
+    assert names == ["on sample 0's seen rows", "on sample 1's seen rows"]
 
 
 def test_fresh_draws_stay_in_the_samples_envelope_and_repeat() -> None:
@@ -48,11 +49,12 @@ def test_fresh_draws_stay_in_the_samples_envelope_and_repeat() -> None:
     assert split.fresh == len(held) == 4
     for _, b in held:
         assert b.kwargs["ids"].shape == ids.shape and b.kwargs["ids"].dtype == ids.dtype
-        assert 3 <= int(b.kwargs["ids"].min()) and int(b.kwargs["ids"].max()) <= 12
+        assert int(b.kwargs["ids"].min()) >= 3 and int(b.kwargs["ids"].max()) <= 12
         assert b.kwargs["x"].shape == x.shape and not torch.equal(b.kwargs["x"], x)
         assert bool(b.kwargs["mask"].all())
     again = fresh_batches(samples, 4)
-    assert all(torch.equal(a.kwargs["x"], b.kwargs["x"]) for (_, a), (_, b) in zip(held, again))
+    pairs = zip(held, again, strict=True)
+    assert all(torch.equal(a.kwargs["x"], b.kwargs["x"]) for (_, a), (_, b) in pairs)
 
 
 def _report(
