@@ -186,6 +186,10 @@ def main() -> None:
     module = Hidden(bert())
     corpus, queries = texts(args.docs, args.queries)
     ref = figures(module, corpus, queries)
+    unit = torch.nn.functional.normalize(ref["pair"][0], dim=-1)
+    pairwise = (unit @ unit.T).fill_diagonal_(float("nan"))
+    print(f"fp32 embeddings: mean cosine between two documents {pairwise.nanmean():.4f} "
+          f"(how little of an embedding tells documents apart)")  # fmt: skip
     print(f"{'condition':28} {'rms_rel':>8} {'min_row_cos':>11} {'hs_rms':>9} "
           f"{'hs_mincos':>9} {'recall@1':>9} {'recall@10':>9}")  # fmt: skip
     for eps in (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1):
