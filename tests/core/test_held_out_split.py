@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -90,15 +92,17 @@ def test_the_int8_rms_floor_for_features_is_tighter_than_the_old_five_percent(rm
     assert (refused is None) == (rms <= 0.01), refused
 
 
-def test_an_explicit_bound_or_a_user_metric_replaces_the_feature_floors() -> None:
-    """The user's own bound for the precision, or a user metric, is what decides; the
-    feature floors then say nothing; full precision is never held to them."""
+def test_an_explicit_bound_replaces_the_feature_floors_and_a_metric_can() -> None:
+    """The user's own bound for the precision decides in place of the feature floors; a
+    user metric decides alone once the floors are dropped; full precision is never held
+    to them."""
     f = {**FIT, "rms_rel_error": 0.03, "row_cosine": 0.99, "metric_eager": 0.9,
          "metric_candidate": 0.9}  # fmt: skip
     assert judge(DEFAULT_POLICY, "int8", f) is not None
     assert judge(AccuracyPolicy(bounds={"int8": ErrorBound(0.05)}), "int8", f) is None
     user = AccuracyPolicy(user_metric=metric(lambda o, t: 0.0, (), max_drop=0.01))
-    assert judge(user, "int8", f) is None
+    assert judge(user, "int8", f) is not None
+    assert judge(dataclasses.replace(user, features=None), "int8", f) is None
     assert judge(DEFAULT_POLICY, "float32", f) is None
     assert judge(AccuracyPolicy(features=None), "int8", f) is None
 

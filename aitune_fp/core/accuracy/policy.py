@@ -15,7 +15,8 @@ can be re-applied offline to a stored run):
   ``row_cosine``) must also meet the feature floors (:class:`FeatureFloors`): RMS relative
   error against eager at most ``max_rms_rel[precision]`` and every row's cosine with
   eager's at least ``min_row_cosine[precision]``; an explicit :class:`ErrorBound` for the
-  precision or a user metric replaces these floors (the user says what matters);
+  precision replaces these floors (the user says what matters), a user metric is checked
+  as well (``features=None`` lets it decide alone): a stricter policy never admits more;
 - the figures judged are those of the held-out inputs (:mod:`.split`), never the rows a
   calibrating backend was fitted on;
 - a user metric (:class:`UserMetric`, built by :func:`metric`) refuses any candidate whose
@@ -193,7 +194,7 @@ def _features(policy: AccuracyPolicy, precision: str, f: Mapping[str, float]) ->
     """Why the feature floors refuse ``f`` (``None``: met, or they do not apply)."""
     floors = policy.features
     cosine = f.get("row_cosine")
-    if floors is None or cosine is None or policy.user_metric or precision in policy.bounds:
+    if floors is None or cosine is None or precision in policy.bounds:
         return None
     rms, limit = f.get("rms_rel_error"), floors.max_rms_rel.get(precision)
     if limit is not None and (rms is None or rms > limit):
