@@ -14,6 +14,7 @@ from torch import nn
 from aitune_fp import min_latency
 from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound, Search
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.core.report.accuracy import held_out_text
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.shell.tune_module import TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend, SeenOnlyFake
@@ -62,7 +63,8 @@ def test_a_static_int8_tune_records_both_figures_and_judges_on_the_held_out_ones
     tmp_path: Path,
 ) -> None:
     """Static int8 calibrated on 12 seen rows: run.json holds the seen and held-out figures,
-    the plain figures are the held-out ones, and a bound between the two refuses it."""
+    the plain figures are the held-out ones, the report says where each was taken, and a
+    bound between the two refuses it."""
     pytest.importorskip("onnxruntime.quantization")
     loose = AccuracyPolicy(bounds={"int8": ErrorBound(0.5)})
     static = OnnxRuntime(precision="int8-static")
@@ -75,6 +77,10 @@ def test_a_static_int8_tune_records_both_figures_and_judges_on_the_held_out_ones
     seen, held = figures["seen/rms_rel_error"], figures["held_out/rms_rel_error"]
     assert seen < held, (seen, held)  # min/max calibration clips rows it never saw
     assert run.tuned is not None
+    (recorded,) = run.record.candidates
+    assert recorded.profile is not None
+    said = held_out_text(recorded.profile.accuracy)  # the report's precision line
+    assert said == f" on 12 held-out rows (rel RMS {seen:.3g} on the 12 seen rows)"
     between = AccuracyPolicy(bounds={"int8": ErrorBound((seen + held) / 2)})
     refused = _tune(tmp_path / "again", [static], accuracy=between, search=search)
     assert refused.tuned is None or "int8" not in refused.tuned.backend
