@@ -67,9 +67,7 @@ def seen_samples(samples: Samples) -> Samples:
     """
     kept = _rows_by_sample(samples, split_rows(samples.rows).seen)
     where = {old: new for new, (old, _) in enumerate(kept)}
-    groups = tuple(
-        tuple(where[i] for i in g if i in where) for g in samples.shape_groups()
-    )
+    groups = tuple(tuple(where[i] for i in g if i in where) for g in samples.shape_groups())
     return Samples(
         samples.spec,
         tuple(b for _, b in kept),

@@ -69,12 +69,11 @@ def policy_pairs(draw: st.DrawFn) -> tuple[AccuracyPolicy, AccuracyPolicy]:
         p: ErrorBound(draw(small), draw(st.none() | unit))
         for p in draw(st.sets(st.sampled_from(sorted(REDUCED))))
     }
+    floors_drawn = FeatureFloors(
+        {p: draw(small) for p in ("bfloat16", "int8")}, {p: draw(unit) for p in ("float16", "int8")}
+    )
     loose = AccuracyPolicy(
-        features=(
-            FeatureFloors({p: draw(small) for p in ("bfloat16", "int8")},
-                          {p: draw(unit) for p in ("float16", "int8")})
-            if draw(st.booleans()) else None
-        ),  # fmt: skip
+        features=floors_drawn if draw(st.booleans()) else None,
         bounds=pmap(bound),
         eager_relative=EagerRelative(k, pmap(floors)) if draw(st.booleans()) else None,
         min_top1=draw(unit),
