@@ -15,6 +15,7 @@ from aitune_fp.core.accuracy import (
     AccuracyPolicy,
     EagerRelative,
     ErrorBound,
+    FeatureFloors,
     Search,
     accuracy_drop,
     judge,
@@ -52,6 +53,9 @@ def figures(draw: st.DrawFn) -> dict[str, float]:
     }
     if draw(st.booleans()):
         out["top1_agreement"] = draw(unit)
+    if draw(st.booleans()):
+        out["row_cosine"] = draw(st.sampled_from((1.0, 0.99999, 0.9998, 0.999))) if draw(
+            st.booleans()) else draw(unit)  # fmt: skip
     dropped = draw(st.sets(st.sampled_from(sorted(out))))
     return {k: v for k, v in out.items() if k not in dropped}
 
@@ -65,7 +69,11 @@ def policy_pairs(draw: st.DrawFn) -> tuple[AccuracyPolicy, AccuracyPolicy]:
         p: ErrorBound(draw(small), draw(st.none() | unit))
         for p in draw(st.sets(st.sampled_from(sorted(REDUCED))))
     }
+    floors_drawn = FeatureFloors(
+        {p: draw(small) for p in ("bfloat16", "int8")}, {p: draw(unit) for p in ("float16", "int8")}
+    )
     loose = AccuracyPolicy(
+        features=floors_drawn if draw(st.booleans()) else None,
         bounds=pmap(bound),
         eager_relative=EagerRelative(k, pmap(floors)) if draw(st.booleans()) else None,
         min_top1=draw(unit),
@@ -89,8 +97,18 @@ def policy_pairs(draw: st.DrawFn) -> tuple[AccuracyPolicy, AccuracyPolicy]:
         strict_rule = EagerRelative(
             rule.k * draw(unit), pmap({p: v * draw(unit) for p, v in rule.floors.items()})
         )
+    features = loose.features
+    strict_features = features  # kept, tightened, or added where the looser has none
+    if features is not None and draw(st.booleans()):
+        strict_features = FeatureFloors(
+            {p: v * draw(unit) for p, v in features.max_rms_rel.items()},
+            {p: v + (1.0 - v) * draw(unit) for p, v in features.min_row_cosine.items()},
+        )
+    elif features is None and draw(st.booleans()):
+        strict_features = FeatureFloors()
     user = loose.user_metric
     strict = AccuracyPolicy(
+        features=strict_features,
         bounds=pmap(strict_bounds),
         eager_relative=strict_rule,
         min_top1=loose.min_top1 + (1.0 - loose.min_top1) * draw(unit),

@@ -45,7 +45,7 @@ def tightened(draw: st.DrawFn, loose: AccuracyPolicy) -> AccuracyPolicy:
 @st.composite
 def anchored(draw: st.DrawFn) -> tuple[Pair, str, dict[str, float]]:
     """A policy pair, a reduced precision and figures placed at the looser policy's limits
-    for that precision (error, cosine, fp64 rule, top-1, user metric)."""
+    for that precision (error, cosine, fp64 rule, top-1, row cosine, user metric)."""
     loose, strict = draw(policy_pairs())
     if draw(st.integers(0, 3)) > 0:  # most pairs tighten only a little: both often admit
         strict = draw(tightened(loose))
@@ -61,6 +61,10 @@ def anchored(draw: st.DrawFn) -> tuple[Pair, str, dict[str, float]]:
     f["fp64_rms_rel_error"] = _near(draw, limit, True)
     if draw(st.booleans()):
         f["top1_agreement"] = min(1.0, _near(draw, loose.min_top1, False))
+    floors = loose.features
+    if draw(st.integers(0, 2)) == 0:  # an output without a class axis: the feature floors
+        low = floors.min_row_cosine.get(precision, 0.9998) if floors else 0.9998
+        f["row_cosine"] = min(1.0, _near(draw, low, False))
     f["metric_eager"] = 0.9
     user = loose.user_metric
     f["metric_candidate"] = 0.9 - _near(draw, user.max_drop if user else 0.0, True)

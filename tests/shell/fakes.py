@@ -70,3 +70,45 @@ class FakeBackend(ConfigIdentity):
             return out * self.scale if self.scale != 1.0 else out
 
         return IOSuccess(Built(runner, close=lambda: closed.append(True)))
+
+
+@dataclass(frozen=True, slots=True)
+class SeenOnlyFake(ConfigIdentity):
+    """An int8 "calibrated" backend that is exact on the rows it calibrated on (the seen
+    rows of its samples, :func:`~aitune_fp.effects.checks.held_out.seen_samples`) and ``off``
+    times eager's output on every other row: what overfitting a calibration looks like."""
+
+    off: float = 1.5
+    name: str = "seen-only"
+
+    @property
+    def calibrated(self) -> bool:
+        """Its runner depends on the samples' values."""
+        return True
+
+    @property
+    def computes_in(self) -> str:
+        """Judged as int8 by the accuracy policy."""
+        return "int8"
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """Always available."""
+        return None
+
+    def build(
+        self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
+    ) -> IOResult[Built, BackendFailure]:
+        """Remember the seen rows; the runner is exact on them only."""
+        from aitune_fp.effects.checks.held_out import seen_samples
+
+        known = torch.cat([b.args[0].reshape(b.size, -1) for b in seen_samples(samples).items])
+
+        def runner(x: torch.Tensor) -> torch.Tensor:
+            with torch.inference_mode():
+                out: torch.Tensor = module(x)
+            flat = x.reshape(x.shape[0], -1).to(known.device)
+            seen = (flat.unsqueeze(1) == known.unsqueeze(0)).all(-1).any(-1)
+            scale = torch.where(seen, 1.0, self.off).to(out.device, out.dtype)
+            return out * scale.reshape(-1, *([1] * (out.dim() - 1)))
+
+        return IOSuccess(Built(runner, info={"precision": "int8"}))

@@ -96,7 +96,9 @@ def test_faulty_backend_is_a_recorded_failure_while_others_compete(
 
 def test_profiling_fault_after_validation_is_a_profile_failure(module, samples, tmp_path) -> None:
     """A runner that passes validation but raises while profiled fails at stage profile."""
-    backends = [FakeBackend("flaky", raise_after_calls=6), FakeBackend("good")]
+    # validation's 9 calls: 3 samples, batch sizes 1 and 4, 4 fresh draws (3 rows: too few
+    # to hold any out); the fault comes after them
+    backends = [FakeBackend("flaky", raise_after_calls=10), FakeBackend("good")]
     run = _run(
         module, samples, quick(max_throughput), backends, cache_dir=tmp_path, max_batch_size=4
     )

@@ -11,6 +11,14 @@ can be re-applied offline to a stored run):
   ``k ×`` eager fp32's own error against that reference plus the precision's floor. Either
   way, a classifier-like output must keep top-1 agreement with eager of at least
   ``min_top1``;
+- outputs without a class axis (embeddings, hidden states, regression: the figures carry
+  ``row_cosine``) must also meet the feature floors (:class:`FeatureFloors`): RMS relative
+  error against eager at most ``max_rms_rel[precision]`` and every row's cosine with
+  eager's at least ``min_row_cosine[precision]``; an explicit :class:`ErrorBound` for the
+  precision replaces these floors (the user says what matters), a user metric is checked
+  as well (``features=None`` lets it decide alone): a stricter policy never admits more;
+- the figures judged are those of the held-out inputs (:mod:`.split`), never the rows a
+  calibrating backend was fitted on;
 - a user metric (:class:`UserMetric`, built by :func:`metric`) refuses any candidate whose
   score falls more than ``max_drop`` below eager's (absolute, or relative to eager's
   score with ``relative=True``); higher scores are better;
@@ -33,6 +41,14 @@ DEFAULT_FLOORS: Final = pmap({"bfloat16": 3e-2, "float16": 4e-3, "int8": 5e-2})
 """Floors of the eager-relative rule, in RMS relative error: eight units of round-off of
 the 8-bit (bf16) and 11-bit (fp16) significands, and 5 % for int8 (about six steps of
 1/127 on a tensor's scale)."""
+
+DEFAULT_FEATURE_RMS: Final = pmap({"bfloat16": 1e-2, "float16": 1e-2, "int8": 1e-2})
+DEFAULT_ROW_COSINE: Final = pmap({"bfloat16": 0.9998, "float16": 0.9998, "int8": 0.9998})
+"""The feature floors for outputs without a class axis, from ``benchmarks/accuracy_floors.py``
+(``docs/precision.md``): at 1 % RMS relative error an embedding keeps retrieval recall@1
+against fp32 at 100 % even for isotropic noise, and a real int8 run at 0.7 % keeps
+recall@10 at 98 %, while static int8 at 2.4 % fell to 86 %; a row cosine of 0.9998 is a
+2 % error in any single row (``1 − 0.02²/2``), so one bad row cannot hide in the mean."""
 
 
 def _unit(value: float, name: str) -> float:
@@ -75,6 +91,25 @@ class EagerRelative:
 
 
 @dataclass(frozen=True, slots=True)
+class FeatureFloors:
+    """The floors of outputs without a class axis, per reduced precision: ``rms_rel_error
+    ≤ max_rms_rel[p]`` and ``row_cosine ≥ min_row_cosine[p]`` (a precision missing from a
+    mapping has no such floor).
+
+    >>> FeatureFloors().max_rms_rel["int8"], FeatureFloors().min_row_cosine["int8"]
+    (0.01, 0.9998)
+    """
+
+    max_rms_rel: Mapping[str, float] = field(default=DEFAULT_FEATURE_RMS)
+    min_row_cosine: Mapping[str, float] = field(default=DEFAULT_ROW_COSINE)
+
+    def __post_init__(self) -> None:
+        for name in ("max_rms_rel", "min_row_cosine"):
+            table = {p: _unit(v, p) for p, v in getattr(self, name).items()}
+            object.__setattr__(self, name, pmap(table))
+
+
+@dataclass(frozen=True, slots=True)
 class UserMetric:
     """``fn(outputs, targets) → float`` (higher is better) on labelled ``data`` (a sequence
     of ``(inputs, targets)``); refused beyond ``max_drop`` below eager's score."""
@@ -107,6 +142,7 @@ class AccuracyPolicy:
     eager_relative: EagerRelative | None = field(default_factory=EagerRelative)
     min_top1: float = 0.99
     user_metric: UserMetric | None = None
+    features: FeatureFloors | None = field(default_factory=FeatureFloors)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bounds", pmap(self.bounds))
@@ -154,6 +190,21 @@ def _bound(bound: ErrorBound, f: Mapping[str, float]) -> str | None:
     return None
 
 
+def _features(policy: AccuracyPolicy, precision: str, f: Mapping[str, float]) -> str | None:
+    """Why the feature floors refuse ``f`` (``None``: met, or they do not apply)."""
+    floors = policy.features
+    cosine = f.get("row_cosine")
+    if floors is None or cosine is None or precision in policy.bounds:
+        return None
+    rms, limit = f.get("rms_rel_error"), floors.max_rms_rel.get(precision)
+    if limit is not None and (rms is None or rms > limit):
+        return f"RMS relative error {rms if rms is None else f'{rms:.3g}'} > floor {limit:g}"
+    low = floors.min_row_cosine.get(precision)
+    if low is not None and cosine < low:
+        return f"a row's cosine with eager {cosine:.6g} < floor {low:g}"
+    return None
+
+
 def judge(
     policy: AccuracyPolicy, precision: str | None, figures: Mapping[str, float]
 ) -> str | None:
@@ -179,6 +230,9 @@ def judge(
     top1 = figures.get("top1_agreement")
     if top1 is not None and top1 < policy.min_top1:
         return f"top-1 agreement {top1:.2%} < {policy.min_top1:.2%}"
+    unmet = _features(policy, precision, figures)
+    if unmet is not None:
+        return unmet
     reasons = []
     bound = policy.bounds.get(precision)
     if bound is not None:

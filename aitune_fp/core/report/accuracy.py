@@ -107,8 +107,29 @@ def precision_line(record: RunRecord) -> str | None:
     outcome = next((o for o in record.candidates if o.backend == sel.backend), None)
     if outcome is None or outcome.profile is None or not outcome.profile.accuracy:
         return None
-    precision = precision_of_config(outcome.config)
-    return f"Precision: {precision}; against eager: {figures_text(outcome.profile.accuracy)}"
+    precision, f = precision_of_config(outcome.config), outcome.profile.accuracy
+    return f"Precision: {precision}; against eager{held_out_text(f)}: {figures_text(f)}"
+
+
+def held_out_text(figures: Mapping[str, float]) -> str:
+    """Where the figures were taken: the held-out inputs the verdict read, and the seen
+    rows' error beside them (empty for a record older than the split).
+
+    >>> held_out_text({"held_out_rows": 12, "seen/rms_rel_error": 0.0151})
+    ' on 12 held-out rows (rel RMS 0.0151 on the 12 seen rows)'
+    >>> held_out_text({"held_out_rows": 4, "held_out_fresh": 1.0, "seen_rows": 2})
+    ' on 4 rows drawn fresh (the 2 sample rows were too few to hold any out)'
+    """
+    rows = figures.get("held_out_rows")
+    if rows is None:
+        return ""
+    seen = figures.get("seen_rows", rows)
+    if figures.get("held_out_fresh"):
+        why = f"the {seen:g} sample rows were too few to hold any out"
+        return f" on {rows:g} rows drawn fresh ({why})"
+    rms = figures.get("seen/rms_rel_error")
+    beside = f" (rel RMS {rms:.3g} on the {seen:g} seen rows)" if rms is not None else ""
+    return f" on {rows:g} held-out rows{beside}"
 
 
 def _cell(figures: Mapping[str, float], name: str, fmt: str) -> str:

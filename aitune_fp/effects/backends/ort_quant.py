@@ -8,9 +8,10 @@ Rules:
   saturate their 16-bit sums, which took the demo MLP's RMS relative error from 0.017 to
   0.14 at the same speed (``docs/precision.md``);
 - ``int8-static``: ``quantize_static`` in the QDQ format (uint8 activations, int8
-  per-channel weights) calibrated with min/max on the user's samples, fed exactly as the
-  runner feeds them; the calibration depends on the samples' values, so the artifact
-  cache keys this variant by the samples' digest too
+  per-channel weights) calibrated with min/max on the *seen* rows of the user's samples
+  (:func:`~aitune_fp.effects.checks.held_out.seen_samples`: the held-out rows are kept for the
+  accuracy verdict), fed exactly as the runner feeds them; the calibration depends on the
+  samples' values, so the artifact cache keys this variant by the samples' digest too
   (:func:`~aitune_fp.effects.cache.artifact_cache.cache_key`);
 - both start from ONNX Runtime's own pre-processing (shape inference and graph
   optimisation) when it succeeds, else from the exported graph as is (said in the log);
@@ -29,6 +30,7 @@ from typing import Any, Final
 from aitune_fp.effects.backends._export import flat_inputs
 from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
+from aitune_fp.effects.checks.held_out import seen_samples
 from aitune_fp.effects.inputs.samples import Samples
 
 QUANTIZED: Final = ("int8-dynamic", "int8-static")
@@ -47,9 +49,10 @@ def _preprocessed(source: Path, work_dir: Path, log: BuildLog) -> Path:
 
 
 def _feeds(graph: OnnxGraph, samples: Samples, names: list[str]) -> Iterator[dict[str, Any]]:
-    """One feed per user sample, keyed by the graph's input names (as the runner feeds)."""
+    """One feed per user sample (its seen rows), keyed by the graph's input names (as the
+    runner feeds)."""
     flatten = flat_inputs(samples.spec)
-    for item in samples.items:
+    for item in seen_samples(samples).items:
         cpu = item.to("cpu")
         flat = flatten(*cpu.args, **cpu.kwargs)
         yield {

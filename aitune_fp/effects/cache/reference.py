@@ -1,9 +1,11 @@
 """Eager reference outputs kept with a cache entry, so a warm hit validates without eager.
 
 Rules:
-- the validation batches are :func:`validation_batches`: every user sample, and each
+- the validation batches are :func:`validation_batches`: every user sample, each
   batch size checked (with dynamic axes, also at every dynamic dimension's minimum and
-  maximum), each named by where it is (``"at batch size 4"``);
+  maximum), and the seen and held-out parts the accuracy verdict reads
+  (:func:`~aitune_fp.effects.checks.held_out.judged_batches`), each named by where it is
+  (``"at batch size 4"``);
 - :func:`samples_digest` is a sha256 over the samples' values (every tensor's name, dtype,
   shape and bytes, in call order), their spec and grouping: two sample sets with the same
   shapes but other numbers differ;
@@ -31,6 +33,7 @@ from typing import Any, Final
 import torch
 
 from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.checks.held_out import judged_batches
 from aitune_fp.effects.checks.tf32 import strict_fp32
 from aitune_fp.effects.inputs.containers import rebuild, to_stored
 from aitune_fp.effects.inputs.samples import Batch, Samples, batch_at, make_batch
@@ -50,7 +53,9 @@ def validation_batches(samples: Samples, batch_sizes: Sequence[int]) -> list[tup
             sizes = spec.sizes(which)
             text = ", ".join(f"{k}={v}" for k, v in sizes.items())
             named.append((f"at batch size {size} with {text}", batch_at(samples, size, sizes)))
-    return named
+    _, seen, held = judged_batches(samples)
+    known = {where for where, _ in named}
+    return [*named, *((where, b) for where, b in (*seen, *held) if where not in known)]
 
 
 def hash_tensor(h: Any, name: str, t: torch.Tensor) -> None:

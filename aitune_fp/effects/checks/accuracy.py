@@ -7,8 +7,12 @@ Rules:
   similarity of the flattened outputs) and, for classifier-like outputs (``(batch,
   classes)``: two dimensions, at least two classes), ``top1_agreement`` (rows whose
   argmax equals eager's) and ``topk_agreement`` (rows whose eager top-1 is in the
-  candidate's top ``k = min(5, classes)``); the plain names hold the worst output's value,
-  ``<output>/<figure>`` each output's when there are several;
+  candidate's top ``k = min(5, classes)``); every other floating output (no class axis:
+  hidden states, embeddings, regression) gets ``row_cosine``, the smallest cosine between
+  a row of it (a vector along its last axis; the whole batch when that axis has one
+  element or there is one axis) and eager's, rows whose eager norm is under 1e-3 of the
+  batch's largest being skipped (no direction to keep); the plain names hold the worst
+  output's value, ``<output>/<figure>`` each output's when there are several;
 - a reduced-precision candidate (``bfloat16``, ``float16``, ``int8``) also gets the
   eager-relative figures: the module is run in float64 on the same batches and
   ``fp64_rms_rel_error`` (candidate vs fp64) and ``eager_fp64_rms_rel_error`` (eager fp32
@@ -51,6 +55,7 @@ class _Sums:
     top1: int = 0
     topk: int = 0
     classifier: bool = field(default=False)
+    row_cosine: float | None = None
 
     def add(self, got: torch.Tensor, ref: torch.Tensor) -> None:
         g, r = got.detach().double().cpu(), ref.detach().double().cpu()
@@ -67,6 +72,9 @@ class _Sums:
         self.max_rel = max(self.max_rel, float((d.abs() / r.abs().clamp_min(1e-6)).max()))
         if r.dim() == 2 and r.shape[-1] >= 2 and not got.is_complex():
             self._add_agreement(g, r)
+        else:
+            low = _row_cosine(g, r)
+            self.row_cosine = low if self.row_cosine is None else min(self.row_cosine, low)
 
     def _add_agreement(self, g: torch.Tensor, r: torch.Tensor) -> None:
         """Count a classifier's rows where the candidate's top-1 (top-5) holds eager's top-1."""
@@ -89,10 +97,31 @@ class _Sums:
         if self.classifier and self.rows:
             out["top1_agreement"] = self.top1 / self.rows
             out["topk_agreement"] = self.topk / self.rows
+        if self.row_cosine is not None:
+            out["row_cosine"] = self.row_cosine
         return out
 
 
-_WORST = {"cosine": min, "top1_agreement": min, "topk_agreement": min}
+def _row_cosine(g: torch.Tensor, r: torch.Tensor) -> float:
+    """The smallest cosine between a row of ``g`` and of ``r`` (see the module rules).
+
+    >>> got = torch.tensor([[1.0, 0.0], [0.0, 1e-9]])
+    >>> want = torch.tensor([[1.0, 0.0], [1e-9, 0.0]])
+    >>> _row_cosine(got, want), round(_row_cosine(got + torch.tensor([0.0, 1.0]), want), 4)
+    (1.0, 0.7071)
+    """
+    width = r.shape[-1] if r.dim() >= 2 and r.shape[-1] >= 2 else r.numel()
+    gs, rs = g.reshape(-1, width), r.reshape(-1, width)
+    norms = rs.norm(dim=-1)
+    kept = norms > 1e-3 * norms.max()
+    if not bool(kept.any()):
+        return 1.0 if bool(torch.equal(gs, rs)) else 0.0
+    dot = (gs[kept] * rs[kept]).sum(-1)
+    cos = dot / (gs[kept].norm(dim=-1) * norms[kept]).clamp_min(1e-300)
+    return float(cos.min())
+
+
+_WORST = {"cosine": min, "top1_agreement": min, "topk_agreement": min, "row_cosine": min}
 
 
 def error_figures(pairs: Iterable[Pair]) -> dict[str, float]:
@@ -204,7 +233,8 @@ Seen = tuple[Any, Any, Any]
 """(batch, candidate's outputs, eager's outputs) of one validation batch."""
 
 
-def _pairs(got: Any, ref: Any) -> list[Pair]:
+def pairs_of(got: Any, ref: Any) -> list[Pair]:
+    """``(output label, candidate leaf, eager leaf)`` of every tensor output."""
     got_leaves = pytree.tree_flatten_with_path(got)[0]
     ref_leaves = pytree.tree_leaves(ref)
     return [
@@ -226,7 +256,7 @@ def assess(
     (``None``: admitted)."""
     from aitune_fp.core.accuracy.policy import judge
 
-    figures = error_figures(p for _, got, ref in seen for p in _pairs(got, ref))
+    figures = error_figures(p for _, got, ref in seen for p in pairs_of(got, ref))
     if wants_fp64(precision):
         to64 = _to(torch.float64)
 

@@ -20,7 +20,10 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
 - eager's outputs are those stored with the runner's cache entry when it has some for
   exactly these samples and batches (:func:`~aitune_fp.effects.cache.reference.
   cached_references`), else eager runs; the report says which (``reference``: ``"cached"``
-  or ``"eager"``; ``as_dict()["cached_reference"]`` is 1 or 0).
+  or ``"eager"``; ``as_dict()["cached_reference"]`` is 1 or 0);
+- the accuracy policy's verdict and figures come from the split of the samples
+  (:mod:`aitune_fp.effects.checks.held_out_verdict`): the verdict on the held-out part, the
+  figures of both parts recorded.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.accuracy import figures_text as summary
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.cache.reference import cached_references, validation_batches
-from aitune_fp.effects.checks.accuracy import Seen, assess
+from aitune_fp.effects.checks.accuracy import Seen
+from aitune_fp.effects.checks.held_out_verdict import assess_held_out
 from aitune_fp.effects.checks.output_compare import (
     Bound,
     Errors,
@@ -137,13 +141,14 @@ def _check_batch(
     tolerance: Tolerance,
     stored: Any = None,
     device: torch.device = torch.device("cpu"),
-    seen: list[Seen] | None = None,
+    seen: dict[str, Seen] | None = None,
 ) -> Errors:
-    """Errors of one batch against eager's outputs (``stored`` ones when given)."""
+    """Errors of one batch against eager's outputs (``stored`` ones when given); both
+    outputs are kept in ``seen`` under ``where``."""
     got, ref = _outputs(built, eager_module, batch, where, stored)
     precision = candidate_precision(built.info.get("precision"), device)
     if seen is not None:
-        seen.append((batch, got, ref))
+        seen[where] = (batch, got, ref)
     worst = Errors()
     for label, g, r in check_structure(got, ref, where):
         worst = worst.merge(_leaf_errors(label, where, g, r, tolerance, precision))
@@ -202,7 +207,7 @@ def validate(
     if not sizes or min(sizes) < 1:
         raise ValueError(f"batch_sizes must be >= 1, got {sizes}")
     stored = cached_references(built, samples, sizes, device)
-    seen: list[Seen] = []
+    seen: dict[str, Seen] = {}
     checked: list[str] = []
     worst = Errors()
     try:
@@ -216,7 +221,7 @@ def validate(
     except Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
     reference = "cached" if stored is not None else "eager"
-    judged = _judged(backend_name, built, eager_module, seen, tolerance, device, worst)
+    judged = _judged(backend_name, built, eager_module, (samples, seen), tolerance, device, worst)
     return judged.map(partial(_report, backend_name, tuple(checked), reference))
 
 
@@ -244,15 +249,18 @@ def _judged(
     backend_name: str,
     built: Built,
     eager_module: torch.nn.Module,
-    seen: list[Seen],
+    outputs: tuple[Samples, Mapping[str, Seen]],
     tolerance: Tolerance,
     device: torch.device,
     worst: Errors,
 ) -> IOResult[tuple[dict[str, float], Errors], BackendFailure]:
-    """The accuracy figures and the policy's verdict; in reduced precision the figures'
-    errors stand in for the elementwise ones, which were not taken."""
+    """The accuracy figures of the seen and held-out parts and the policy's verdict on the
+    held-out one (:mod:`.held_out_verdict`), from the samples and the outputs validation
+    kept per batch; in reduced precision the figures' errors stand in for the elementwise
+    ones, which were not taken."""
     precision = candidate_precision(built.info.get("precision"), device)
-    figures, refused = assess(built.runner, precision, eager_module, seen, tolerance.policy, device)
+    runner, policy = built.runner, tolerance.policy
+    figures, refused = assess_held_out(runner, precision, eager_module, outputs, policy, device)
     if refused is not None:
         why = f"refused by the accuracy policy ({precision}): {refused}; {summary(figures)}"
         return IOFailure(BackendFailure(backend_name, "validate", why))
