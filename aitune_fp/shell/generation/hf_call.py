@@ -60,7 +60,7 @@ def _lengths(config: Any, prompt_len: int) -> tuple[int, int]:
     else:
         most = int(config.max_length if config.max_length is not None else 20) - prompt_len
     if most < 1:
-        raise ValueError(
+        raise UnsupportedArgument(
             f"the prompt has {prompt_len} tokens and max_length is {config.max_length}: "
             "nothing to generate (pass max_new_tokens)"
         )
@@ -81,7 +81,8 @@ def resolve(
         raise UnsupportedArgument("generate needs input_ids (the prompt's token ids)")
     config, extra = model._prepare_generation_config(generation_config, **kwargs)
     settings = {name: getattr(config, name, None) for name in NEUTRAL}
-    unused = {k: v for k, v in extra.items() if k not in ("output_attentions", "output_hidden_states")}
+    passed_on = ("output_attentions", "output_hidden_states")  # checked among the settings
+    unused = {k: v for k, v in extra.items() if k not in passed_on}
     refused = refusals(settings, unused)
     if refused:
         raise UnsupportedArgument("; ".join(refused))

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 from aitune_fp.effects.generation.loop import Stepper, greedy
 from aitune_fp.shell.generation.hf_call import GreedyCall
 
@@ -36,6 +34,6 @@ def run_greedy(stepper: Stepper, call: GreedyCall, streamer: Any = None) -> Any:
             streamer.end()
     if not call.return_dict:
         return sequences
-    from transformers.generation import GenerateDecoderOnlyOutput
+    from transformers.generation.utils import GenerateDecoderOnlyOutput
 
     return GenerateDecoderOnlyOutput(sequences=sequences)  # type: ignore[arg-type]

@@ -29,7 +29,6 @@ from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build
 from aitune_fp.shell.generation.hf_call import resolve
 from aitune_fp.shell.generation.run_greedy import run_greedy
 
-
 KIND = "aitune_fp.generator"
 
 
@@ -42,7 +41,9 @@ def is_generator_save(path: str | Path) -> bool:
         data = json.loads(target.read_text())
     except (ValueError, UnicodeDecodeError):
         return False
-    return isinstance(data, dict) and (data.get("kind") == KIND or {"pick", "results"} <= data.keys())
+    if not isinstance(data, dict):
+        return False
+    return data.get("kind") == KIND or {"pick", "results"} <= data.keys()
 
 
 class TunedGenerator:
@@ -95,7 +96,10 @@ class TunedGenerator:
 
     @torch.inference_mode()
     def __call__(
-        self, input_ids: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None, **kwargs: Any
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        **kwargs: Any,
     ) -> Any:
         """The pick's forward over the prompt: the model's output (caches included), float32
         logits."""
