@@ -5,6 +5,8 @@ Rules:
   prints the URL, the batching and the tune's decision, and serves until Ctrl-C or SIGTERM
   (or ``--duration`` seconds), then stops what it started; without ``ray[serve]`` it exits
   1 with one line naming the ``serve`` extra;
+- ``aitune-fp serve FILE --module FACTORY`` with a saved ``TunedGenerator`` serves
+  ``POST /generate`` instead (:mod:`aitune_fp.cli.serve_generate`);
 - ``aitune-fp export DIR --triton REPO`` writes ``REPO/<name>/config.pbtxt`` and the
   artifact, checked with Triton's schema; without ``tritonclient`` it exits 1 with one line
   naming the ``triton`` extra; a save Triton cannot run is one line saying why.
@@ -14,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import signal
-import time
 from typing import Any
 
 from aitune_fp.cli.options import device_arg, factory_arg, positive_arg, seconds_arg
 from aitune_fp.cli.outputs import CliError
+from aitune_fp.cli.serve_generate import serve_generator, wait
 
 
 def _batching_options(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +63,12 @@ def add_serve_parsers(sub: Any) -> None:
         "and runs requests outside the tuned envelope instead of refusing them",
     )
     serve.add_argument(
+        "--tokenizer",
+        default=None,
+        metavar="FACTORY|DIR",
+        help="a saved generator's tokenizer (file.py:factory or a folder): /generate takes text",
+    )
+    serve.add_argument(
         "--expected-digest", default=None, metavar="sha256:HEX", help="pin the manifest"
     )
     serve.add_argument(
@@ -81,6 +89,7 @@ def add_serve_parsers(sub: Any) -> None:
 
 def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
     """Serve the saved model until interrupted (or ``--duration`` ends)."""
+    from aitune_fp.shell.generation.tuned_generator import is_generator_save
     from aitune_fp.shell.sealed import LoadError
     from aitune_fp.shell.serving.api import serve as start_serving
     from aitune_fp.shell.serving.ray_serve import ServeError
@@ -93,6 +102,8 @@ def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
             module = call_factory(args.module)[0]
         except FactoryError as error:
             raise CliError(str(error)) from None
+    if is_generator_save(args.saved):
+        return serve_generator(args, out, module)
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         serving = start_serving(
@@ -122,9 +133,7 @@ def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
     ):
         out.print(line, markup=False, highlight=False)
     try:
-        deadline = None if args.duration is None else time.monotonic() + args.duration
-        while deadline is None or time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait(args.duration)
     finally:
         serving.stop()
     return 0
