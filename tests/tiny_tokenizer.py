@@ -16,7 +16,7 @@ def tiny_tokenizer(vocab: int = 256) -> Any:
     core = Tokenizer(models.WordLevel(words, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     core.decoder = decoders.WordPiece(prefix="##")
-    return PreTrainedTokenizerFast(
+    return PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=core,
         pad_token="<pad>",
         bos_token="<s>",

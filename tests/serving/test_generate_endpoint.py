@@ -20,13 +20,13 @@ from tests.tiny_tokenizer import tiny_tokenizer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def model() -> torch.nn.Module:
+def model() -> Any:
     """The shared tiny Llama, vocabulary 256."""
     return tiny_hf.tiny_llama(vocab=256)
 
 
 @pytest.fixture(scope="module")
-def endpoint(model: torch.nn.Module) -> GenerateEndpoint:
+def endpoint(model: Any) -> GenerateEndpoint:
     """The endpoint over the fp32 static-cache pick, with the tiny tokenizer."""
     return GenerateEndpoint(picked(model), tiny_tokenizer())
 
@@ -38,7 +38,7 @@ def _post(endpoint: GenerateEndpoint, doc: Any, path: str = "/generate") -> tupl
 
 
 def test_token_ids_get_model_generates_tokens_and_timing(
-    endpoint: GenerateEndpoint, model: torch.nn.Module
+    endpoint: GenerateEndpoint, model: Any
 ) -> None:
     """input_ids rows get model.generate's greedy new tokens, and the timing has TTFT,
     inter-token latency and tokens/s consistent with one another."""
@@ -53,9 +53,7 @@ def test_token_ids_get_model_generates_tokens_and_timing(
     assert doc["pick"] == "eager_static" and "text" in doc
 
 
-def test_text_is_tokenized_left_padded_and_decoded(
-    endpoint: GenerateEndpoint, model: torch.nn.Module
-) -> None:
+def test_text_is_tokenized_left_padded_and_decoded(endpoint: GenerateEndpoint, model: Any) -> None:
     """A list of texts is one left-padded batch; the answer decodes each row's new tokens."""
     tok = tiny_tokenizer()
     texts = ["w5 w9 w77", "w8"]
@@ -89,7 +87,7 @@ def test_bad_requests_are_4xx_and_it_keeps_serving(
     assert _post(endpoint, {"input_ids": [4, 5], "max_new_tokens": 2})[0] == 200
 
 
-def test_text_without_a_tokenizer_is_refused(model: torch.nn.Module) -> None:
+def test_text_without_a_tokenizer_is_refused(model: Any) -> None:
     """A server without a tokenizer refuses text and says to send input_ids."""
     status, reply = _post(GenerateEndpoint(picked(model)), {"text": "w5"})
     assert status == 422 and "send input_ids" in reply["error"]

@@ -18,13 +18,13 @@ from tests.tiny_tokenizer import tiny_tokenizer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def model() -> torch.nn.Module:
+def model() -> Any:
     """The shared tiny Llama, vocabulary 256."""
     return tiny_hf.tiny_llama(vocab=256)
 
 
 @pytest.fixture(scope="module")
-def tuned(model: torch.nn.Module) -> TunedGenerator:
+def tuned(model: Any) -> TunedGenerator:
     """The fp32 eager static-cache pick over the tiny Llama."""
     return picked(model)
 
@@ -49,7 +49,7 @@ def _padded() -> tuple[torch.Tensor, torch.Tensor]:
     ],
 )
 def test_generate_matches_model_generate_exactly(
-    tuned: TunedGenerator, model: torch.nn.Module, options: dict[str, Any]
+    tuned: TunedGenerator, model: Any, options: dict[str, Any]
 ) -> None:
     """Left-padded batches with max/min lengths and EOS lists give model.generate's tokens."""
     ids, mask = _padded()
@@ -57,7 +57,7 @@ def test_generate_matches_model_generate_exactly(
     assert torch.equal(tuned.generate(ids, attention_mask=mask, do_sample=False, **options), want)
 
 
-def test_eos_stops_and_pads_like_generate(tuned: TunedGenerator, model: torch.nn.Module) -> None:
+def test_eos_stops_and_pads_like_generate(tuned: TunedGenerator, model: Any) -> None:
     """With an EOS id the model emits, rows finish, pad afterwards and the loop stops early."""
     ids, mask = _padded()
     free = model.generate(ids, attention_mask=mask, max_new_tokens=4, do_sample=False)
@@ -67,9 +67,7 @@ def test_eos_stops_and_pads_like_generate(tuned: TunedGenerator, model: torch.nn
     assert torch.equal(got, want) and bool((got[0, ids.shape[1] :] == eos).any())
 
 
-def test_mask_is_inferred_from_padding_as_generate_does(
-    tuned: TunedGenerator, model: torch.nn.Module
-) -> None:
+def test_mask_is_inferred_from_padding_as_generate_does(tuned: TunedGenerator, model: Any) -> None:
     """Without attention_mask, a pad id in the prompt is masked as model.generate masks it."""
     ids, _ = _padded()
     want = model.generate(ids, max_new_tokens=5, pad_token_id=0, do_sample=False)
@@ -109,23 +107,21 @@ def test_return_dict_and_streamer_follow_generate(tuned: TunedGenerator) -> None
 )
 @pytest.mark.parametrize("pick", ["eager_static", "hf_eager_dynamic"])
 def test_unsupported_arguments_are_refused_by_name(
-    model: torch.nn.Module, options: dict[str, Any], named: str, pick: str
+    model: Any, options: dict[str, Any], named: str, pick: str
 ) -> None:
     """What greedy decoding cannot honour is a ValueError naming it, whatever the pick."""
     with pytest.raises(ValueError, match=named.replace("(", r"\(")):
         picked(model, pick).generate(torch.ones(1, 4, dtype=torch.long), **options)
 
 
-def test_baseline_pick_is_model_generate(model: torch.nn.Module) -> None:
+def test_baseline_pick_is_model_generate(model: Any) -> None:
     """The baseline pick hands the call to model.generate (same tokens)."""
     ids, mask = _padded()
     got = picked(model, "hf_eager_dynamic").generate(ids, mask, max_new_tokens=4, do_sample=False)
     assert torch.equal(got, model.generate(ids, attention_mask=mask, max_new_tokens=4))
 
 
-def test_call_returns_the_models_output_and_cache(
-    tuned: TunedGenerator, model: torch.nn.Module
-) -> None:
+def test_call_returns_the_models_output_and_cache(tuned: TunedGenerator, model: Any) -> None:
     """tuned(ids) is the model's output: equal logits and a cache that a next call extends."""
     ids, mask = _padded()
     want, got = model(input_ids=ids, attention_mask=mask), tuned(ids, mask)
@@ -143,7 +139,7 @@ def test_generator_stands_in_for_the_model(tuned: TunedGenerator, model: Any) ->
 
 
 def test_swap_puts_the_generator_into_a_text_generation_pipeline(
-    tuned: TunedGenerator, model: torch.nn.Module, monkeypatch: pytest.MonkeyPatch
+    tuned: TunedGenerator, model: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A transformers pipeline swapped to the generator runs it and gives the same text;
     the original pipeline keeps the model."""
@@ -164,16 +160,14 @@ def test_swap_puts_the_generator_into_a_text_generation_pipeline(
     assert swapped.model is tuned and pipe.model is model
 
 
-def test_swap_into_a_users_module_holding_the_model(
-    tuned: TunedGenerator, model: torch.nn.Module
-) -> None:
+def test_swap_into_a_users_module_holding_the_model(tuned: TunedGenerator, model: Any) -> None:
     """A user's nn.Module holding .model gets the generator as a plain attribute; its module
     tables hold modules only and the original is untouched."""
 
     class Chat(torch.nn.Module):
-        def __init__(self, lm: torch.nn.Module) -> None:
+        def __init__(self, lm: Any) -> None:
             super().__init__()
-            self.model = lm
+            self.model: Any = lm
 
         def reply(self, ids: torch.Tensor) -> torch.Tensor:
             out: torch.Tensor = self.model.generate(ids, max_new_tokens=3, do_sample=False)
