@@ -1,0 +1,74 @@
+"""``aitune-fp tune-generate``: strategy options, an unreachable budget that keeps the
+baseline and says why on the console and in the save, and one-line usage errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from aitune_fp.cli.main import main
+
+MODEL = """
+from tests.tiny_hf import tiny_llama
+
+def build():
+    return tiny_llama(vocab=256)
+"""
+
+
+@pytest.fixture
+def model_file(tmp_path: Path) -> Path:
+    """A user's file with a factory of the tiny Llama."""
+    path = tmp_path / "lm.py"
+    path.write_text(MODEL)
+    return path
+
+
+def test_unreachable_budget_keeps_the_baseline_and_says_why(
+    model_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--ttft-ms nobody meets: exit 0, the console and the saved record name the unreachable
+    budget, and the saved pick is the baseline."""
+    saved = tmp_path / "gen.json"
+    code = main(
+        [
+            "tune-generate",
+            f"{model_file}:build",
+            "--prompt-lengths",
+            "6",
+            "--new-tokens",
+            "3",
+            "--candidates",
+            "eager_static",
+            "--ttft-ms",
+            "0.000001",
+            "--save",
+            str(saved),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and "budget ttft<=1e-06ms unreachable" in out and "eager_static" in out
+    record = json.loads(saved.read_text())
+    assert record["pick"] == "hf_eager_dynamic" and record["fell_back"] is True
+    assert {r["name"] for r in record["results"]} == {"hf_eager_dynamic", "eager_static"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--strategy", "budget"], "--strategy budget needs --ttft-ms and/or --itl-ms"),
+        (["--strategy", "min-itl", "--itl-ms", "5"], "make a budget"),
+        (["--candidates", "warp_drive"], "unknown candidate 'warp_drive'"),
+    ],
+)
+def test_contradictory_options_are_one_line_errors(
+    model_file: Path, extra: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A budget strategy without a budget, a budget with another strategy, or an unknown
+    candidate exits non-zero with one line before any model is built."""
+    code = main(["tune-generate", f"{model_file}:build", *extra])
+    assert code != 0 and says in capsys.readouterr().err
