@@ -15,12 +15,11 @@ Rules:
 from __future__ import annotations
 
 import argparse
-import signal
 from typing import Any
 
 from aitune_fp.cli.options import device_arg, factory_arg, positive_arg, seconds_arg
 from aitune_fp.cli.outputs import CliError
-from aitune_fp.cli.serve_generate import serve_generator, wait
+from aitune_fp.cli.serve_generate import own_signals, serve_generator, serve_until_done
 
 
 def _batching_options(parser: argparse.ArgumentParser) -> None:
@@ -104,39 +103,31 @@ def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
             raise CliError(str(error)) from None
     if is_generator_save(args.saved):
         return serve_generator(args, out, module)
-    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        serving = start_serving(
-            args.saved,
-            module,
-            address=args.address,
-            host=args.host,
-            port=args.port,
-            replicas=args.replicas,
-            device=args.device,
-            max_batch_size=args.max_batch_size,
-            batch_wait_ms=args.batch_wait_ms,
-            expected_digest=args.expected_digest,
-            num_cpus=args.num_cpus,
-        )
+        with own_signals():
+            serving = start_serving(
+                args.saved,
+                module,
+                address=args.address,
+                host=args.host,
+                port=args.port,
+                replicas=args.replicas,
+                device=args.device,
+                max_batch_size=args.max_batch_size,
+                batch_wait_ms=args.batch_wait_ms,
+                expected_digest=args.expected_digest,
+                num_cpus=args.num_cpus,
+            )
     except (LoadError, ServeError, ValueError) as error:
         raise CliError(str(error)) from None
-    finally:  # Ray installs its own SIGTERM handler, which aborts the process: ours stop cleanly
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
     plan = serving.saved.plan
-    for line in (
+    lines = (
         f"serving {args.saved}: {plan.backend} at {serving.url}/predict "
         f"(GET /health, GET /info); Ctrl-C stops",
         f"batching: {plan.rule}",
         *serving.saved.decision,
-    ):
-        out.print(line, markup=False, highlight=False)
-    try:
-        wait(args.duration)
-    finally:
-        serving.stop()
-    return 0
+    )
+    return serve_until_done(serving, lines, out, args.duration)
 
 
 def export(args: argparse.Namespace, out: Any, err: Any) -> int:

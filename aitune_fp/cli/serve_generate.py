@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import signal
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +34,30 @@ def load_tokenizer(target: str) -> Any:
         raise CliError(str(error)) from None
 
 
-def wait(duration: float | None) -> None:
-    """Sleep until ``duration`` seconds passed (forever when ``None``) or an interrupt."""
-    deadline = None if duration is None else time.monotonic() + duration
-    while deadline is None or time.monotonic() < deadline:
-        time.sleep(0.2)
+@contextmanager
+def own_signals() -> Iterator[None]:
+    """Keep our SIGTERM/SIGINT handlers across the block: Ray installs its own SIGTERM
+    handler, which aborts the process; ours stop cleanly."""
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+
+def serve_until_done(serving: Any, lines: Iterable[str], out: Any, duration: float | None) -> int:
+    """Print ``lines``, serve until ``duration`` seconds passed (forever when ``None``) or
+    an interrupt, then stop what was started; exit code 0."""
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
+    try:
+        deadline = None if duration is None else time.monotonic() + duration
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        serving.stop()
+    return 0
 
 
 def serve_generator(args: argparse.Namespace, out: Any, module: Any) -> int:
@@ -54,23 +75,15 @@ def serve_generator(args: argparse.Namespace, out: Any, module: Any) -> int:
         replicas=args.replicas,
         num_cpus=args.num_cpus,
     )
-    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        serving = start(args.saved, module, tokenizer, options)
+        with own_signals():
+            serving = start(args.saved, module, tokenizer, options)
     except (ServeError, ValueError) as error:
         raise CliError(str(error)) from None
-    finally:  # Ray installs its own SIGTERM handler, which aborts the process: ours stop cleanly
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
     record = serving.saved
-    for line in (
+    lines = (
         f"serving {args.saved}: {record['pick']} at {serving.url}/generate "
         "(GET /health, GET /info); Ctrl-C stops",
         f"prefill {record['prefill']}, decode {record['decode']}: {record['reason']}",
-    ):
-        out.print(line, markup=False, highlight=False)
-    try:
-        wait(args.duration)
-    finally:
-        serving.stop()
-    return 0
+    )
+    return serve_until_done(serving, lines, out, args.duration)

@@ -5,11 +5,8 @@ tokens, text and per-request timing; a refused argument is a 422; SIGTERM stops 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,11 +16,10 @@ import torch
 
 pytest.importorskip("transformers")
 
-from tests.serving.test_serve_http import START_SECONDS, _call, _free_port
+from tests.serving.serve_process import call, free_port, serving
 from tests.tiny_generator import picked
 from tests.tiny_hf import tiny_llama
 
-ROOT = Path(__file__).resolve().parents[2]
 FACTORIES = """
 from tests.tiny_hf import tiny_llama
 from tests.tiny_tokenizer import tiny_tokenizer
@@ -37,51 +33,29 @@ def tokenizer():
 
 
 class GenServer:
-    """The serve command in its own process, where it listens, and the generator it serves."""
+    """The serve command in its own process, and where it listens."""
 
     def __init__(self, port: int, process: subprocess.Popen[bytes], log: Path) -> None:
         self.port, self.process, self.log = port, process, log
 
 
 def _post(port: int, doc: dict[str, Any]) -> tuple[int, Any]:
-    status, body = _call(port, "POST", "/generate", json.dumps(doc).encode())
+    status, body = call(port, "POST", "/generate", json.dumps(doc).encode())
     return status, json.loads(body)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GenServer]:
-    """``aitune-fp serve gen.json`` started on a free loopback port."""
+    """``aitune-fp serve gen.json --module … --tokenizer …`` on a free loopback port."""
     pytest.importorskip("ray.serve", reason="the serve extra is not installed")
     tmp = tmp_path_factory.mktemp("serve_generate")
     (tmp / "lm.py").write_text(FACTORIES)
     picked(tiny_llama(vocab=256)).save(tmp / "gen.json")
-    port, log = _free_port(), tmp / "serve.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
-    command = [sys.executable, "-m", "aitune_fp", "serve", str(tmp / "gen.json")]
-    command += ["--module", f"{tmp / 'lm.py'}:build", "--tokenizer", f"{tmp / 'lm.py'}:tokenizer"]
-    command += ["--port", str(port), "--num-cpus", "2", "--duration", "600"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + START_SECONDS
-    try:
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                if _call(port, "GET", "/health")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, f"no answer in {START_SECONDS} s: {log.read_text()}"
-            time.sleep(1.0)
+    port, log = free_port(), tmp / "serve.log"
+    arguments = [str(tmp / "gen.json"), "--module", f"{tmp / 'lm.py'}:build"]
+    arguments += ["--tokenizer", f"{tmp / 'lm.py'}:tokenizer"]
+    with serving(arguments, port, log) as process:
         yield GenServer(port, process, log)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(90)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
 
 
 @pytest.mark.heavy
@@ -99,7 +73,7 @@ def test_generate_over_http_gives_the_tokens_and_timing(server: GenServer) -> No
     assert timing["itl_ms"] > 0 and timing["tokens_per_s"] > 0
     status, doc = _post(server.port, {"text": "w5 w9 w77", "max_new_tokens": 3})
     assert status == 200 and len(doc["tokens"][0]) == 3 and doc["text"][0].startswith("w")
-    info = json.loads(_call(server.port, "GET", "/info")[1])
+    info = json.loads(call(server.port, "GET", "/info")[1])
     assert info["pick"] == "eager_static" and info["served"]["requests"] >= 2
 
 

@@ -80,7 +80,8 @@ def resolve(
     if input_ids is None:
         raise UnsupportedArgument("generate needs input_ids (the prompt's token ids)")
     config, extra = model._prepare_generation_config(generation_config, **kwargs)
-    settings = {name: getattr(config, name, None) for name in NEUTRAL}
+    values = config.to_dict()
+    settings = {name: values.get(name) for name in NEUTRAL}
     passed_on = ("output_attentions", "output_hidden_states")  # checked among the settings
     unused = {k: v for k, v in extra.items() if k not in passed_on}
     refused = refusals(settings, unused)
