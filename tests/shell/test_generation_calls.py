@@ -4,6 +4,7 @@ caches from a call, and a pipeline or a user's object running it after swap."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -178,3 +179,15 @@ def test_swap_into_a_users_module_holding_the_model(tuned: TunedGenerator, model
     ids = torch.randint(3, 256, (1, 5))
     assert swapped.model is tuned and chat.model is model and "model" not in swapped._modules
     assert torch.equal(swapped.reply(ids), chat.reply(ids))
+
+
+def test_a_callers_cache_is_continued_not_refused(tuned: TunedGenerator, model: Any) -> None:
+    """generate with a prefilled DynamicCache (a prefix already run) continues it exactly as
+    model.generate does, rather than refusing the container."""
+    ids = torch.randint(3, 256, (1, 8), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        prefix = model(input_ids=ids[:, :5], use_cache=True).past_key_values
+    options = {"max_new_tokens": 4, "do_sample": False}
+    want = model.generate(ids, past_key_values=copy.deepcopy(prefix), **options)
+    got = tuned.generate(ids, past_key_values=copy.deepcopy(prefix), **options)
+    assert torch.equal(got, want) and want.shape == (1, 12)

@@ -9,6 +9,8 @@ Rules:
 - lengths as ``generate`` counts them: ``max_new_tokens`` wins over ``max_length`` (a total,
   default 20), ``min_new_tokens`` and ``min_length`` (a total) give the tokens before which
   EOS is suppressed; ``pad_token_id`` defaults to the first EOS id;
+- a cache the caller passes (``past_key_values``/``cache``: a prefix already run) is data,
+  never refused: :attr:`GreedyCall.carries_cache` says the call must continue that cache;
 - without ``attention_mask`` the mask is inferred from padding as ``generate`` infers it
   (``input_ids != pad`` when the pad id occurs in the prompt and is not an EOS id; else ones).
 """
@@ -21,6 +23,8 @@ from typing import Any
 import torch
 
 from aitune_fp.core.generation.hf_arguments import NEUTRAL, refusals
+
+CACHES = ("past_key_values", "cache")
 
 
 class UnsupportedArgument(ValueError):
@@ -38,6 +42,7 @@ class GreedyCall:
     eos_token_id: tuple[int, ...] | None
     pad_token_id: int
     return_dict: bool
+    carries_cache: bool = False
 
 
 def _ids(value: Any) -> tuple[int, ...] | None:
@@ -82,7 +87,7 @@ def resolve(
     config, extra = model._prepare_generation_config(generation_config, **kwargs)
     values = config.to_dict()
     settings = {name: values.get(name) for name in NEUTRAL}
-    passed_on = ("output_attentions", "output_hidden_states")  # checked among the settings
+    passed_on = ("output_attentions", "output_hidden_states", *CACHES)  # settings; caches
     unused = {k: v for k, v in extra.items() if k not in passed_on}
     refused = refusals(settings, unused)
     if refused:
@@ -100,4 +105,5 @@ def resolve(
         eos,
         int(pad) if pad is not None else 0,
         bool(config.return_dict_in_generate),
+        any(extra.get(name) is not None for name in CACHES),
     )

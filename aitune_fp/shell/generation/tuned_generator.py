@@ -3,7 +3,8 @@
 Rules:
 - ``generate`` takes the arguments ``model.generate`` takes and resolves them as it does
   (:mod:`aitune_fp.shell.generation.hf_call`): greedy decoding runs the pick's tight loop over
-  its static-cache steps (the baseline pick runs ``model.generate`` itself); what greedy
+  its static-cache steps (the baseline pick, and a call continuing a cache the caller
+  passes, run ``model.generate`` itself: a cache is data, never refused); what greedy
   decoding cannot honour (``do_sample=True``, beams, logits processors…) is a
   ``ValueError`` naming the argument, whatever the pick; ``streamer`` is fed as by
   ``generate``; ``return_dict_in_generate=True`` returns a ``GenerateDecoderOnlyOutput``;
@@ -84,7 +85,7 @@ class TunedGenerator:
         kwargs |= {k: v for k, v in given.items() if v is not None}
         input_ids = input_ids if input_ids is not None else kwargs.pop("inputs", None)
         call = resolve(self.model, input_ids, attention_mask, generation_config, kwargs)
-        if self._stepper is None:
+        if self._stepper is None or call.carries_cache:
             return self.model.generate(
                 input_ids,
                 attention_mask=attention_mask,
