@@ -4,6 +4,7 @@ baseline and says why on the console and in the save, and one-line usage errors.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,24 @@ def test_contradictory_options_are_one_line_errors(
     candidate exits non-zero with one line before any model is built."""
     code = main(["tune-generate", f"{model_file}:build", *extra])
     assert code != 0 and says in capsys.readouterr().err
+
+
+def test_serving_a_saved_generator_needs_its_module_and_ray(
+    model_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """serve on a generator save without --module says the pick is a recipe; with it but
+    without Ray Serve it names the serve extra; both exit 1 with one line."""
+    from aitune_fp.shell.serving.ray_serve import INSTALL_HINT
+    from tests.tiny_generator import picked
+    from tests.tiny_hf import tiny_llama
+
+    saved = tmp_path / "gen.json"
+    picked(tiny_llama(vocab=256)).save(saved)
+    assert main(["serve", str(saved)]) == 1
+    assert "a saved generator is a recipe: pass --module" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "ray", None)
+    assert main(["serve", str(saved), "--module", f"{model_file}:build"]) == 1
+    assert capsys.readouterr().err.strip() == f"aitune-fp: error: {INSTALL_HINT}"
