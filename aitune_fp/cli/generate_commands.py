@@ -1,12 +1,14 @@
 """``aitune-fp tune-generate``: tune a causal language model's generation from a factory.
 
 Rules: the factory returns the model (or ``(model, samples)``; samples are ignored); prompts
-are random token ids, one per ``--prompt-lengths`` entry (seeded, reproducible), each run at
-every ``--batch-sizes`` entry; ``--strategy`` picks by max tokens/s (default), min
-inter-token latency or min TTFT; ``--ttft-ms``/``--itl-ms`` make it a budget (tokens/s within
-them; unreachable: the baseline, and the reason says which budget and by how much);
-``--candidates`` limits the candidates tried. The record (pick, reason, every candidate's
-TTFT/ITL/tokens/s and accuracy) is printed and, with ``--save``, written as the JSON that
+are random token ids, one per ``--prompt-lengths`` entry (seeded, reproducible; 32 tokens
+when no prompt is given), then each ``--prompt`` text, tokenized by ``--tokenizer`` (a
+``file.py:factory`` or a local tokenizer folder); each runs at every ``--batch-sizes``
+entry; ``--strategy`` picks by max tokens/s (default), min inter-token latency or min TTFT;
+``--ttft-ms``/``--itl-ms`` make it a budget (tokens/s within them; unreachable: the
+baseline, and the reason says which budget and by how much); ``--candidates`` limits the
+candidates tried. The record (pick, reason, every candidate's TTFT/ITL/tokens/s and
+accuracy) is printed and, with ``--save``, written as the JSON that
 ``TunedGenerator.load(path, module=…)`` and ``aitune-fp serve`` read.
 """
 
@@ -18,6 +20,7 @@ from typing import Any
 
 from aitune_fp.cli.options import factory_arg
 from aitune_fp.cli.outputs import CliError
+from aitune_fp.cli.serve_generate import load_tokenizer
 
 STRATEGIES = ("max-tokens-per-s", "min-itl", "min-ttft", "budget")
 
@@ -37,7 +40,13 @@ def add_generate_parser(sub: Any) -> None:
     """Add ``tune-generate`` to the command line's subparsers."""
     gen = sub.add_parser("tune-generate", help="tune a causal LM's prefill and decode")
     gen.add_argument("factory", type=factory_arg, metavar="FACTORY", help="path/to/file.py:factory")
-    gen.add_argument("--prompt-lengths", type=_ints, default=(32,), metavar="L,L")
+    gen.add_argument("--prompt-lengths", type=_ints, default=None, metavar="L,L")
+    gen.add_argument(
+        "--prompt", action="append", default=None, metavar="TEXT", help="a text prompt (repeat)"
+    )
+    gen.add_argument(
+        "--tokenizer", default=None, metavar="FACTORY|DIR", help="tokenizes --prompt texts"
+    )
     gen.add_argument("--batch-sizes", type=_ints, default=(1,), metavar="B,B")
     gen.add_argument("--new-tokens", type=int, default=64, metavar="N")
     gen.add_argument(
@@ -75,12 +84,16 @@ def _candidates(names: tuple[str, ...] | None) -> tuple[str, ...] | None:
     return names
 
 
-def _prompts(model: Any, lengths: tuple[int, ...]) -> list[Any]:
+def _prompts(model: Any, args: argparse.Namespace) -> list[Any]:
+    """Random token ids per ``--prompt-lengths`` entry (32 when no prompt is given), then
+    the ``--prompt`` texts."""
     import torch
 
+    texts = list(args.prompt or ())
+    lengths = args.prompt_lengths or (() if texts else (32,))
     gen = torch.Generator().manual_seed(0)
     config: Any = model.config
-    return [torch.randint(0, int(config.vocab_size), (n,), generator=gen) for n in lengths]
+    return [torch.randint(0, int(config.vocab_size), (n,), generator=gen) for n in lengths] + texts
 
 
 def _show(record: dict[str, Any], out: Any) -> None:
@@ -99,14 +112,18 @@ def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     from aitune_fp.shell.generation.tune_generate import tune_generate as tune
 
     strategy, candidates = strategy_of(args), _candidates(args.candidates)
+    if args.prompt and args.tokenizer is None:
+        raise CliError("--prompt needs --tokenizer (file.py:factory or a tokenizer folder)")
+    tokenizer = None if args.tokenizer is None else load_tokenizer(args.tokenizer)
     try:
         model, _ = call_factory(args.factory)
     except FactoryError as error:
         raise CliError(str(error)) from None
     tuned = tune(
         model,
-        _prompts(model, args.prompt_lengths),
+        _prompts(model, args),
         new_tokens=args.new_tokens,
+        tokenizer=tokenizer,
         batch_sizes=args.batch_sizes,
         strategy=strategy,
         candidates=candidates,

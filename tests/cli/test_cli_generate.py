@@ -15,9 +15,13 @@ from aitune_fp.cli.main import main
 
 MODEL = """
 from tests.tiny_hf import tiny_llama
+from tests.tiny_tokenizer import tiny_tokenizer
 
 def build():
     return tiny_llama(vocab=256)
+
+def tokenizer():
+    return tiny_tokenizer()
 """
 
 
@@ -33,7 +37,8 @@ def test_unreachable_budget_keeps_the_baseline_and_says_why(
     model_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--ttft-ms nobody meets: exit 0, the console and the saved record name the unreachable
-    budget, and the saved pick is the baseline."""
+    budget, and the saved pick is the baseline; a random prompt of 4 tokens and a text
+    prompt of 3 are both measured."""
     saved = tmp_path / "gen.json"
     code = main(
         [
@@ -41,6 +46,10 @@ def test_unreachable_budget_keeps_the_baseline_and_says_why(
             f"{model_file}:build",
             "--prompt-lengths",
             "4",
+            "--prompt",
+            "w5 w9 w77",
+            "--tokenizer",
+            f"{model_file}:tokenizer",
             "--new-tokens",
             "2",
             "--candidates",
@@ -55,7 +64,8 @@ def test_unreachable_budget_keeps_the_baseline_and_says_why(
     assert code == 0 and "budget ttft<=1e-06ms unreachable" in out and "eager_static" in out
     record = json.loads(saved.read_text())
     assert record["pick"] == "hf_eager_dynamic" and record["fell_back"] is True
-    assert {r["name"] for r in record["results"]} == {"hf_eager_dynamic", "eager_static"}
+    points = {(r["name"], r["prompt_len"]) for r in record["results"]}
+    assert points == {(n, k) for n in ("hf_eager_dynamic", "eager_static") for k in (4, 3)}
 
 
 @pytest.mark.parametrize(
@@ -64,6 +74,7 @@ def test_unreachable_budget_keeps_the_baseline_and_says_why(
         (["--strategy", "budget"], "--strategy budget needs --ttft-ms and/or --itl-ms"),
         (["--strategy", "min-itl", "--itl-ms", "5"], "make a budget"),
         (["--candidates", "warp_drive"], "unknown candidate 'warp_drive'"),
+        (["--prompt", "w5 w6"], "--prompt needs --tokenizer"),
     ],
 )
 def test_contradictory_options_are_one_line_errors(
