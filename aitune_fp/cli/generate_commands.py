@@ -36,10 +36,7 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
-def add_generate_parser(sub: Any) -> None:
-    """Add ``tune-generate`` to the command line's subparsers."""
-    gen = sub.add_parser("tune-generate", help="tune a causal LM's prefill and decode")
-    gen.add_argument("factory", type=factory_arg, metavar="FACTORY", help="path/to/file.py:factory")
+def _prompt_options(gen: argparse.ArgumentParser) -> None:
     gen.add_argument("--prompt-lengths", type=_ints, default=None, metavar="L,L")
     gen.add_argument(
         "--prompt", action="append", default=None, metavar="TEXT", help="a text prompt (repeat)"
@@ -49,6 +46,13 @@ def add_generate_parser(sub: Any) -> None:
     )
     gen.add_argument("--batch-sizes", type=_ints, default=(1,), metavar="B,B")
     gen.add_argument("--new-tokens", type=int, default=64, metavar="N")
+
+
+def add_generate_parser(sub: Any) -> None:
+    """Add ``tune-generate`` to the command line's subparsers."""
+    gen = sub.add_parser("tune-generate", help="tune a causal LM's prefill and decode")
+    gen.add_argument("factory", type=factory_arg, metavar="FACTORY", help="path/to/file.py:factory")
+    _prompt_options(gen)
     gen.add_argument(
         "--strategy", choices=STRATEGIES, default=None, help="default: max-tokens-per-s"
     )
@@ -106,19 +110,24 @@ def _show(record: dict[str, Any], out: Any) -> None:
         )
 
 
-def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
-    """Run ``tune_generate`` on the factory's model and print the record."""
+def _model_and_tokenizer(args: argparse.Namespace) -> tuple[Any, Any]:
     from aitune_fp.cli.factory import FactoryError, call_factory
-    from aitune_fp.shell.generation.tune_generate import tune_generate as tune
 
-    strategy, candidates = strategy_of(args), _candidates(args.candidates)
     if args.prompt and args.tokenizer is None:
         raise CliError("--prompt needs --tokenizer (file.py:factory or a tokenizer folder)")
     tokenizer = None if args.tokenizer is None else load_tokenizer(args.tokenizer)
     try:
-        model, _ = call_factory(args.factory)
+        return call_factory(args.factory)[0], tokenizer
     except FactoryError as error:
         raise CliError(str(error)) from None
+
+
+def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
+    """Run ``tune_generate`` on the factory's model and print the record."""
+    from aitune_fp.shell.generation.tune_generate import tune_generate as tune
+
+    strategy, candidates = strategy_of(args), _candidates(args.candidates)
+    model, tokenizer = _model_and_tokenizer(args)
     tuned = tune(
         model,
         _prompts(model, args),

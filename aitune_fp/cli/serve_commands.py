@@ -19,7 +19,12 @@ from typing import Any
 
 from aitune_fp.cli.options import device_arg, factory_arg, positive_arg, seconds_arg
 from aitune_fp.cli.outputs import CliError
-from aitune_fp.cli.serve_generate import own_signals, serve_generator, serve_until_done
+from aitune_fp.cli.serve_generate import (
+    add_generator_options,
+    own_signals,
+    serve_generator,
+    serve_until_done,
+)
 
 
 def _batching_options(parser: argparse.ArgumentParser) -> None:
@@ -62,18 +67,13 @@ def add_serve_parsers(sub: Any) -> None:
         "and runs requests outside the tuned envelope instead of refusing them",
     )
     serve.add_argument(
-        "--tokenizer",
-        default=None,
-        metavar="FACTORY|DIR",
-        help="a saved generator's tokenizer (file.py:factory or a folder): /generate takes text",
-    )
-    serve.add_argument(
         "--expected-digest", default=None, metavar="sha256:HEX", help="pin the manifest"
     )
     serve.add_argument(
         "--duration", type=seconds_arg, default=None, metavar="S", help="stop after S seconds"
     )
     _batching_options(serve)
+    add_generator_options(serve)
 
     export = sub.add_parser("export", help="export a saved tuned model (Triton repository)")
     export.add_argument("saved", metavar="DIR", help="a folder written by --save")

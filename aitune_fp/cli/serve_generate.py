@@ -60,6 +60,25 @@ def serve_until_done(serving: Any, lines: Iterable[str], out: Any, duration: flo
     return 0
 
 
+def add_generator_options(serve: argparse.ArgumentParser) -> None:
+    """The ``serve`` options only a saved generator uses."""
+    serve.add_argument(
+        "--tokenizer",
+        default=None,
+        metavar="FACTORY|DIR",
+        help="a saved generator's tokenizer (file.py:factory or a folder): /generate takes text",
+    )
+
+
+def _lines(args: argparse.Namespace, serving: Any) -> tuple[str, ...]:
+    record = serving.saved
+    return (
+        f"serving {args.saved}: {record['pick']} at {serving.url}/generate "
+        "(GET /health, GET /info); Ctrl-C stops",
+        f"prefill {record['prefill']}, decode {record['decode']}: {record['reason']}",
+    )
+
+
 def serve_generator(args: argparse.Namespace, out: Any, module: Any) -> int:
     """Serve the saved generator (see the module rules)."""
     from aitune_fp.shell.serving.generate_app import serve_generator as start
@@ -68,22 +87,10 @@ def serve_generator(args: argparse.Namespace, out: Any, module: Any) -> int:
     if module is None:
         raise CliError("a saved generator is a recipe: pass --module path/to/file.py:factory")
     tokenizer = None if args.tokenizer is None else load_tokenizer(args.tokenizer)
-    options = ServeOptions(
-        address=args.address,
-        host=args.host,
-        port=args.port,
-        replicas=args.replicas,
-        num_cpus=args.num_cpus,
-    )
+    options = ServeOptions(args.address, args.host, args.port, args.replicas, num_cpus=args.num_cpus)
     try:
         with own_signals():
             serving = start(args.saved, module, tokenizer, options)
     except (ServeError, ValueError) as error:
         raise CliError(str(error)) from None
-    record = serving.saved
-    lines = (
-        f"serving {args.saved}: {record['pick']} at {serving.url}/generate "
-        "(GET /health, GET /info); Ctrl-C stops",
-        f"prefill {record['prefill']}, decode {record['decode']}: {record['reason']}",
-    )
-    return serve_until_done(serving, lines, out, args.duration)
+    return serve_until_done(serving, _lines(args, serving), out, args.duration)
