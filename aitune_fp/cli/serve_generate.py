@@ -87,7 +87,8 @@ def serve_generator(args: argparse.Namespace, out: Any, module: Any) -> int:
     if module is None:
         raise CliError("a saved generator is a recipe: pass --module path/to/file.py:factory")
     tokenizer = None if args.tokenizer is None else load_tokenizer(args.tokenizer)
-    options = ServeOptions(args.address, args.host, args.port, args.replicas, num_cpus=args.num_cpus)
+    where = (args.address, args.host, args.port, args.replicas)
+    options = ServeOptions(*where, num_cpus=args.num_cpus)
     try:
         with own_signals():
             serving = start(args.saved, module, tokenizer, options)
