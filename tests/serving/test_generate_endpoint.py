@@ -76,6 +76,7 @@ def test_text_is_tokenized_left_padded_and_decoded(endpoint: GenerateEndpoint, m
         ({"input_ids": [1, 2], "temperatur": 0.5}, 422, "unknown field 'temperatur'"),
         ({"input_ids": [1, 2], "do_sample": True}, 422, "do_sample=True"),
         ({"input_ids": [1, 2], "num_beams": 3}, 422, "num_beams=3"),
+        ({"input_ids": [1, 2], "max_new_tokens": 10**9}, 422, "exceeds the model's 64 positions"),
     ],
 )
 def test_bad_requests_are_4xx_and_it_keeps_serving(

@@ -90,9 +90,19 @@ class GenerateEndpoint:
         mask = request.attention_mask
         return ids, None if mask is None else torch.tensor(mask, dtype=torch.long)
 
+    def _check_length(self, prompt_len: int, options: Any) -> None:
+        """A request longer than the model's positions is the request's fault (a static
+        cache of that length is never allocated)."""
+        limit = getattr(self.generator.model.config, "max_position_embeddings", None)
+        new, total = options.get("max_new_tokens"), options.get("max_length")
+        asked = prompt_len + new if isinstance(new, int) else total
+        if isinstance(limit, int) and isinstance(asked, int) and asked > limit:
+            raise ValueError(f"prompt + new tokens = {asked} exceeds the model's {limit} positions")
+
     def run(self, request: GenerateRequest) -> dict[str, Any]:
         """Generate for ``request`` (one at a time) and shape the JSON answer."""
         ids, mask = self._inputs(request)
+        self._check_length(int(ids.shape[1]), request.options)
         clock = TokenClock()
         with self.lock:
             start = time.perf_counter()
