@@ -208,7 +208,7 @@ def test_a_carried_cpu_venv_never_wins_over_the_machines_cuda_torch(tmp_path: Pa
     shutil.copy(SCRIPT, root / "scripts" / "gpu-check.sh")
     venv = root / ".venv" / "bin"
     venv.mkdir(parents=True)
-    fake = '#!/usr/bin/env bash\n[ "$1" = -c ] && exit {code}\nexit 0\n'
+    fake = "#!/usr/bin/env bash\n[ \"$1\" = -c ] && exit {code}\nexit 0\n"
     (venv / "python").write_text(fake.format(code=1))  # CPU torch: torch.version.cuda is None
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
