@@ -37,15 +37,12 @@ def test_unreachable_budget_keeps_the_baseline_and_says_why(
     model_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--ttft-ms nobody meets: exit 0, the console and the saved record name the unreachable
-    budget, and the saved pick is the baseline; a random prompt of 4 tokens and a text
-    prompt of 3 are both measured."""
+    budget, and the saved pick is the baseline; the text prompt is measured at its 3 tokens."""
     saved = tmp_path / "gen.json"
     code = main(
         [
             "tune-generate",
             f"{model_file}:build",
-            "--prompt-lengths",
-            "4",
             "--prompt",
             "w5 w9 w77",
             "--tokenizer",
@@ -65,7 +62,23 @@ def test_unreachable_budget_keeps_the_baseline_and_says_why(
     record = json.loads(saved.read_text())
     assert record["pick"] == "hf_eager_dynamic" and record["fell_back"] is True
     points = {(r["name"], r["prompt_len"]) for r in record["results"]}
-    assert points == {(n, k) for n in ("hf_eager_dynamic", "eager_static") for k in (4, 3)}
+    assert points == {("hf_eager_dynamic", 3), ("eager_static", 3)}
+
+
+def test_prompts_are_random_ids_per_length_then_the_texts() -> None:
+    """--prompt-lengths gives seeded random ids of each length (32 without any prompt
+    option), followed by the --prompt texts."""
+    from types import SimpleNamespace
+
+    from aitune_fp.cli.generate_commands import _prompts
+
+    model = SimpleNamespace(config=SimpleNamespace(vocab_size=50))
+    both = _prompts(model, SimpleNamespace(prompt_lengths=(4, 7), prompt=["w5 w6"]))
+    assert [tuple(p.shape) for p in both[:2]] == [(4,), (7,)] and both[2] == "w5 w6"
+    assert all(int(p.max()) < 50 for p in both[:2])
+    default = _prompts(model, SimpleNamespace(prompt_lengths=None, prompt=None))
+    assert [tuple(p.shape) for p in default] == [(32,)]
+    assert _prompts(model, SimpleNamespace(prompt_lengths=None, prompt=["w5"])) == ["w5"]
 
 
 @pytest.mark.parametrize(
