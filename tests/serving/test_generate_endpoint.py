@@ -103,3 +103,13 @@ def test_health_info_and_unknown_routes(endpoint: GenerateEndpoint) -> None:
     assert info["tokenizer"] is True and info["served"]["requests"] >= 0
     assert asyncio.run(endpoint.handle("GET", "/generate", b"")).status == 405
     assert asyncio.run(endpoint.handle("POST", "/predict", b"")).status == 404
+
+
+def test_a_model_output_answer_is_unpacked_not_refused(endpoint: GenerateEndpoint) -> None:
+    """return_dict_in_generate makes generate return a ModelOutput; the endpoint answers
+    with its sequences like any other request."""
+    plain = _post(endpoint, {"input_ids": [7, 8, 9], "max_new_tokens": 3})
+    as_output = _post(
+        endpoint, {"input_ids": [7, 8, 9], "max_new_tokens": 3, "return_dict_in_generate": True}
+    )
+    assert as_output[0] == 200 and as_output[1]["tokens"] == plain[1]["tokens"]
