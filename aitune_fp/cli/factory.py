@@ -76,18 +76,25 @@ def _import(source: str) -> ModuleType:
         raise FactoryError(f"cannot import module {source!r}: {error}") from error
 
 
-def call_factory(target: str) -> tuple[torch.nn.Module, Any | None]:
-    """The module (and samples, when the factory returns them) named by ``target``."""
+def call_target(target: str) -> Any:
+    """What the factory named by ``target`` returns, called without arguments (any object:
+    a tokenizer factory returns a tokenizer)."""
     source, _, name = target.rpartition(":")
     factory = getattr(_import(source), name, None)
     if not callable(factory):
         raise FactoryError(f"{source} has no callable {name!r}")
     try:
-        made = factory()
+        return factory()
     except SystemExit as error:
         raise FactoryError(f"{name}() called sys.exit({error.code!r})") from None
     except Exception as error:
         raise FactoryError(f"{name}() raised {type(error).__name__}: {error}") from error
+
+
+def call_factory(target: str) -> tuple[torch.nn.Module, Any | None]:
+    """The module (and samples, when the factory returns them) named by ``target``."""
+    made = call_target(target)
+    name = target.rpartition(":")[2]
     module, samples = made if isinstance(made, tuple) and len(made) == 2 else (made, None)
     if not isinstance(module, torch.nn.Module):
         raise FactoryError(

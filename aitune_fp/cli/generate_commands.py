@@ -1,9 +1,15 @@
 """``aitune-fp tune-generate``: tune a causal language model's generation from a factory.
 
 Rules: the factory returns the model (or ``(model, samples)``; samples are ignored); prompts
-are random token ids, one per ``--prompt-lengths`` entry (seeded, reproducible); the record
-(pick, reason, every candidate's TTFT/ITL/tokens/s and accuracy) is printed and, with
-``--save``, written as the JSON that ``TunedGenerator.load(path, module=…)`` reads.
+are random token ids, one per ``--prompt-lengths`` entry (seeded, reproducible; 32 tokens
+when no prompt is given), then each ``--prompt`` text, tokenized by ``--tokenizer`` (a
+``file.py:factory`` or a local tokenizer folder); each runs at every ``--batch-sizes``
+entry; ``--strategy`` picks by max tokens/s (default), min inter-token latency or min TTFT;
+``--ttft-ms``/``--itl-ms`` make it a budget (tokens/s within them; unreachable: the
+baseline, and the reason says which budget and by how much); ``--candidates`` limits the
+candidates tried. The record (pick, reason, every candidate's TTFT/ITL/tokens/s and
+accuracy) is printed and, with ``--save``, written as the JSON that
+``TunedGenerator.load(path, module=…)`` and ``aitune-fp serve`` read.
 """
 
 from __future__ import annotations
@@ -13,6 +19,10 @@ import json
 from typing import Any
 
 from aitune_fp.cli.options import factory_arg
+from aitune_fp.cli.outputs import CliError
+from aitune_fp.cli.serve_generate import load_tokenizer
+
+STRATEGIES = ("max-tokens-per-s", "min-itl", "min-ttft", "budget")
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -22,22 +32,72 @@ def _ints(text: str) -> tuple[int, ...]:
     return values
 
 
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def _prompt_options(gen: argparse.ArgumentParser) -> None:
+    gen.add_argument("--prompt-lengths", type=_ints, default=None, metavar="L,L")
+    gen.add_argument(
+        "--prompt", action="append", default=None, metavar="TEXT", help="a text prompt (repeat)"
+    )
+    gen.add_argument(
+        "--tokenizer", default=None, metavar="FACTORY|DIR", help="tokenizes --prompt texts"
+    )
+    gen.add_argument("--batch-sizes", type=_ints, default=(1,), metavar="B,B")
+    gen.add_argument("--new-tokens", type=int, default=64, metavar="N")
+
+
 def add_generate_parser(sub: Any) -> None:
     """Add ``tune-generate`` to the command line's subparsers."""
     gen = sub.add_parser("tune-generate", help="tune a causal LM's prefill and decode")
     gen.add_argument("factory", type=factory_arg, metavar="FACTORY", help="path/to/file.py:factory")
-    gen.add_argument("--prompt-lengths", type=_ints, default=(32,), metavar="L,L")
-    gen.add_argument("--batch-sizes", type=_ints, default=(1,), metavar="B,B")
-    gen.add_argument("--new-tokens", type=int, default=64, metavar="N")
+    _prompt_options(gen)
+    gen.add_argument(
+        "--strategy", choices=STRATEGIES, default=None, help="default: max-tokens-per-s"
+    )
+    gen.add_argument("--ttft-ms", type=float, default=None, metavar="MS", help="TTFT budget")
+    gen.add_argument("--itl-ms", type=float, default=None, metavar="MS", help="ITL budget")
+    gen.add_argument(
+        "--candidates", type=_names, default=None, metavar="NAME,NAME", help="default: all"
+    )
     gen.add_argument("--save", default=None, metavar="FILE", help="write the pick (JSON)")
 
 
-def _prompts(model: Any, lengths: tuple[int, ...]) -> list[Any]:
+def strategy_of(args: argparse.Namespace) -> Any:
+    """The generation strategy the options name (a budget when a budget is given)."""
+    from aitune_fp.core.generation import generation_budget, max_tokens_per_s, min_itl, min_ttft
+
+    budget = args.ttft_ms is not None or args.itl_ms is not None
+    name = args.strategy or ("budget" if budget else "max-tokens-per-s")
+    if name == "budget":
+        if not budget:
+            raise CliError("--strategy budget needs --ttft-ms and/or --itl-ms")
+        return generation_budget(ttft_ms=args.ttft_ms, itl_ms=args.itl_ms)
+    if budget:
+        raise CliError(f"--ttft-ms/--itl-ms make a budget: drop --strategy {name}")
+    return {"max-tokens-per-s": max_tokens_per_s, "min-itl": min_itl, "min-ttft": min_ttft}[name]
+
+
+def _candidates(names: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    from aitune_fp.shell.generation.candidates import BY_NAME
+
+    unknown = [n for n in names or () if n not in BY_NAME]
+    if unknown:
+        raise CliError(f"unknown candidate {unknown[0]!r}; known: {', '.join(BY_NAME)}")
+    return names
+
+
+def _prompts(model: Any, args: argparse.Namespace) -> list[Any]:
+    """Random token ids per ``--prompt-lengths`` entry (32 when no prompt is given), then
+    the ``--prompt`` texts."""
     import torch
 
+    texts = list(args.prompt or ())
+    lengths = args.prompt_lengths or (() if texts else (32,))
     gen = torch.Generator().manual_seed(0)
     config: Any = model.config
-    return [torch.randint(0, int(config.vocab_size), (n,), generator=gen) for n in lengths]
+    return [torch.randint(0, int(config.vocab_size), (n,), generator=gen) for n in lengths] + texts
 
 
 def _show(record: dict[str, Any], out: Any) -> None:
@@ -50,14 +110,33 @@ def _show(record: dict[str, Any], out: Any) -> None:
         )
 
 
+def _model_and_tokenizer(args: argparse.Namespace) -> tuple[Any, Any]:
+    from aitune_fp.cli.factory import FactoryError, call_factory
+
+    if args.prompt and args.tokenizer is None:
+        raise CliError("--prompt needs --tokenizer (file.py:factory or a tokenizer folder)")
+    tokenizer = None if args.tokenizer is None else load_tokenizer(args.tokenizer)
+    try:
+        return call_factory(args.factory)[0], tokenizer
+    except FactoryError as error:
+        raise CliError(str(error)) from None
+
+
 def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     """Run ``tune_generate`` on the factory's model and print the record."""
-    from aitune_fp.cli.factory import call_factory
     from aitune_fp.shell.generation.tune_generate import tune_generate as tune
 
-    model, _ = call_factory(args.factory)
-    prompts = _prompts(model, args.prompt_lengths)
-    tuned = tune(model, prompts, new_tokens=args.new_tokens, batch_sizes=args.batch_sizes)
+    strategy, candidates = strategy_of(args), _candidates(args.candidates)
+    model, tokenizer = _model_and_tokenizer(args)
+    tuned = tune(
+        model,
+        _prompts(model, args),
+        new_tokens=args.new_tokens,
+        tokenizer=tokenizer,
+        batch_sizes=args.batch_sizes,
+        strategy=strategy,
+        candidates=candidates,
+    )
     if args.save:
         tuned.save(args.save)
     _show(tuned.record(), out)

@@ -5,6 +5,8 @@ Rules:
   prints the URL, the batching and the tune's decision, and serves until Ctrl-C or SIGTERM
   (or ``--duration`` seconds), then stops what it started; without ``ray[serve]`` it exits
   1 with one line naming the ``serve`` extra;
+- ``aitune-fp serve FILE --module FACTORY`` with a saved ``TunedGenerator`` serves
+  ``POST /generate`` instead (:mod:`aitune_fp.cli.serve_generate`);
 - ``aitune-fp export DIR --triton REPO`` writes ``REPO/<name>/config.pbtxt`` and the
   artifact, checked with Triton's schema; without ``tritonclient`` it exits 1 with one line
   naming the ``triton`` extra; a save Triton cannot run is one line saying why.
@@ -13,12 +15,16 @@ Rules:
 from __future__ import annotations
 
 import argparse
-import signal
-import time
 from typing import Any
 
 from aitune_fp.cli.options import device_arg, factory_arg, positive_arg, seconds_arg
 from aitune_fp.cli.outputs import CliError
+from aitune_fp.cli.serve_generate import (
+    add_generator_options,
+    own_signals,
+    serve_generator,
+    serve_until_done,
+)
 
 
 def _batching_options(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +73,7 @@ def add_serve_parsers(sub: Any) -> None:
         "--duration", type=seconds_arg, default=None, metavar="S", help="stop after S seconds"
     )
     _batching_options(serve)
+    add_generator_options(serve)
 
     export = sub.add_parser("export", help="export a saved tuned model (Triton repository)")
     export.add_argument("saved", metavar="DIR", help="a folder written by --save")
@@ -81,6 +88,7 @@ def add_serve_parsers(sub: Any) -> None:
 
 def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
     """Serve the saved model until interrupted (or ``--duration`` ends)."""
+    from aitune_fp.shell.generation.tuned_generator import is_generator_save
     from aitune_fp.shell.sealed import LoadError
     from aitune_fp.shell.serving.api import serve as start_serving
     from aitune_fp.shell.serving.ray_serve import ServeError
@@ -93,41 +101,33 @@ def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
             module = call_factory(args.module)[0]
         except FactoryError as error:
             raise CliError(str(error)) from None
-    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    if is_generator_save(args.saved):
+        return serve_generator(args, out, module)
     try:
-        serving = start_serving(
-            args.saved,
-            module,
-            address=args.address,
-            host=args.host,
-            port=args.port,
-            replicas=args.replicas,
-            device=args.device,
-            max_batch_size=args.max_batch_size,
-            batch_wait_ms=args.batch_wait_ms,
-            expected_digest=args.expected_digest,
-            num_cpus=args.num_cpus,
-        )
+        with own_signals():
+            serving = start_serving(
+                args.saved,
+                module,
+                address=args.address,
+                host=args.host,
+                port=args.port,
+                replicas=args.replicas,
+                device=args.device,
+                max_batch_size=args.max_batch_size,
+                batch_wait_ms=args.batch_wait_ms,
+                expected_digest=args.expected_digest,
+                num_cpus=args.num_cpus,
+            )
     except (LoadError, ServeError, ValueError) as error:
         raise CliError(str(error)) from None
-    finally:  # Ray installs its own SIGTERM handler, which aborts the process: ours stop cleanly
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
     plan = serving.saved.plan
-    for line in (
+    lines = (
         f"serving {args.saved}: {plan.backend} at {serving.url}/predict "
         f"(GET /health, GET /info); Ctrl-C stops",
         f"batching: {plan.rule}",
         *serving.saved.decision,
-    ):
-        out.print(line, markup=False, highlight=False)
-    try:
-        deadline = None if args.duration is None else time.monotonic() + args.duration
-        while deadline is None or time.monotonic() < deadline:
-            time.sleep(0.2)
-    finally:
-        serving.stop()
-    return 0
+    )
+    return serve_until_done(serving, lines, out, args.duration)
 
 
 def export(args: argparse.Namespace, out: Any, err: Any) -> int:

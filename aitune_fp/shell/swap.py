@@ -12,7 +12,11 @@ Rules:
   ``ValueError`` naming the path so far;
 - a copied ``nn.Module`` gets its own child, parameter, buffer and hook tables (copies of
   the original's), so registering on the new root never touches the old one; frozen
-  dataclasses are copied with ``dataclasses.replace``, other objects with ``copy.copy``.
+  dataclasses are copied with ``dataclasses.replace``, other objects with ``copy.copy``;
+- a value that is not a module (a ``TunedGenerator`` standing in for a language model)
+  replacing a child module becomes a plain attribute of the copy, so the copy's module
+  tables hold modules only; a pipeline object (``transformers`` pipeline, a user's object
+  holding ``.model``) gets it as an attribute.
 """
 
 from __future__ import annotations
@@ -71,10 +75,11 @@ def _with(node: Any, step: str, value: Any) -> Any:
     """A shallow copy of ``node`` with its ``step`` set to ``value``."""
     if isinstance(node, torch.nn.Module):
         new = _copy_module(node)
-        if step in new._modules:
+        if step in new._modules and (value is None or isinstance(value, torch.nn.Module)):
             new._modules[step] = value
-        else:
-            setattr(new, step, value)
+        else:  # a stand-in that is not a module (a TunedGenerator) is a plain attribute
+            new._modules.pop(step, None)
+            object.__setattr__(new, step, value)
         return new
     if isinstance(node, dict):
         return {**node, step: value}

@@ -4,14 +4,10 @@ serving, a bounded load run is batched, and SIGTERM stops it."""
 
 from __future__ import annotations
 
-import http.client
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,27 +19,7 @@ from aitune_fp.cli.main import main
 from aitune_fp.shell.serving.load import closed_loop
 from aitune_fp.shell.serving.ray_serve import INSTALL_HINT
 from tests.serving.saved_linear import save_linear
-
-ROOT = Path(__file__).resolve().parents[2]
-START_SECONDS = 240.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _call(
-    port: int, method: str, path: str, body: bytes = b"", kind: str = "application/json"
-) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        conn.request(method, path, body, {"Content-Type": kind})
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
+from tests.serving.serve_process import call, free_port, serving
 
 
 class Server:
@@ -58,32 +34,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``aitune-fp serve`` started on a free loopback port, up to START_SECONDS to answer."""
     pytest.importorskip("ray.serve", reason="the serve extra is not installed")
     tmp = tmp_path_factory.mktemp("serve")
-    saved, port, log = save_linear(tmp), _free_port(), tmp / "serve.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
-    command = [sys.executable, "-m", "aitune_fp", "serve", str(saved), "--port", str(port)]
-    command += ["--num-cpus", "2", "--duration", "600"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + START_SECONDS
-    try:
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                if _call(port, "GET", "/health")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, f"no answer in {START_SECONDS} s: {log.read_text()}"
-            time.sleep(1.0)
+    saved, port, log = save_linear(tmp), free_port(), tmp / "serve.log"
+    with serving([str(saved)], port, log) as process:
         yield Server(saved, port, process, log)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(90)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
 
 
 @pytest.mark.heavy
@@ -93,7 +46,7 @@ def test_http_requests_get_the_tuned_modules_outputs(server: Server) -> None:
     tuned = aitune_fp.load(server.saved)
     for rows in (1, 3, 8):
         x = torch.randn(rows, 4)
-        status, body = _call(
+        status, body = call(
             server.port,
             "POST",
             "/predict",
@@ -101,7 +54,7 @@ def test_http_requests_get_the_tuned_modules_outputs(server: Server) -> None:
         )
         assert status == 200, body
         assert torch.equal(torch.tensor(json.loads(body)["outputs"]["output_0"]), tuned(x))
-    info = json.loads(_call(server.port, "GET", "/info")[1])
+    info = json.loads(call(server.port, "GET", "/info")[1])
     assert info["backend"] == "onnxruntime" and info["batching"]["max_batch_size"] == 8
 
 
@@ -116,11 +69,11 @@ def test_bad_payloads_get_4xx_and_the_server_keeps_serving(server: Server) -> No
         (b"\x93NUMPY not really", "application/x-npy", 400),
     ]
     for body, kind, want in bad:
-        status, reply = _call(server.port, "POST", "/predict", body, kind)
+        status, reply = call(server.port, "POST", "/predict", body, kind)
         assert status == want, reply
         assert "\n" not in json.loads(reply)["error"]
     good = json.dumps({"inputs": {"input_0": [[1.0, 2.0, 3.0, 4.0]]}}).encode()
-    assert _call(server.port, "POST", "/predict", good)[0] == 200
+    assert call(server.port, "POST", "/predict", good)[0] == 200
 
 
 @pytest.mark.heavy
@@ -131,7 +84,7 @@ def test_a_bounded_load_run_is_batched(server: Server) -> None:
     url = f"http://127.0.0.1:{server.port}/predict"
     result = closed_loop(url, body, "application/json", clients=16, seconds=4.0, max_requests=5000)
     assert result.errors == 0 and len(result.latencies_ms) > 16
-    served = json.loads(_call(server.port, "GET", "/info")[1])["served"]
+    served = json.loads(call(server.port, "GET", "/info")[1])["served"]
     assert served["mean_batch_rows"] > 1.0
 
 
@@ -148,5 +101,5 @@ def test_without_ray_serve_the_command_names_the_extra(
     """With Ray Serve missing, serve exits 1 with one line naming aitune_fp[serve]."""
     saved = save_linear(tmp_path)
     monkeypatch.setitem(sys.modules, "ray", None)
-    assert main(["serve", str(saved), "--port", str(_free_port())]) == 1
+    assert main(["serve", str(saved), "--port", str(free_port())]) == 1
     assert capsys.readouterr().err.strip() == f"aitune-fp: error: {INSTALL_HINT}"

@@ -1,12 +1,15 @@
 """Greedy decoding: a tight loop over a stepper, and Hugging Face ``generate`` as users run it.
 
 Rules: greedy (argmax) only; ``min_new_tokens`` suppresses EOS until reached; a row that has
-emitted EOS keeps emitting ``pad_token_id`` (as ``generate`` does); the loop stops when every
-row is finished or ``max_new_tokens`` tokens were produced. Returns prompt + new tokens.
+emitted EOS (any of ``eos_token_id`` when it is a list) keeps emitting ``pad_token_id`` (as
+``generate`` does); the loop stops when every row is finished or ``max_new_tokens`` tokens
+were produced; ``on_token`` (when given) sees each step's new tokens ([B, 1]) as soon as they
+exist. Returns prompt + new tokens.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import torch
@@ -22,7 +25,7 @@ class Stepper(Protocol):
     def decode(self, tokens: torch.Tensor) -> torch.Tensor: ...
 
 
-def _next(logits: torch.Tensor, eos: int | None, allow_eos: bool) -> torch.Tensor:
+def _next(logits: torch.Tensor, eos: torch.Tensor | None, allow_eos: bool) -> torch.Tensor:
     if eos is not None and not allow_eos:
         logits = logits.clone()
         logits[:, eos] = float("-inf")
@@ -37,20 +40,24 @@ def greedy(
     *,
     max_new_tokens: int,
     min_new_tokens: int = 0,
-    eos_token_id: int | None = None,
+    eos_token_id: int | Sequence[int] | None = None,
     pad_token_id: int = 0,
+    on_token: Callable[[torch.Tensor], Any] | None = None,
 ) -> torch.Tensor:
     """Greedy generation over ``stepper`` (see the module rules)."""
+    eos = None if eos_token_id is None else torch.tensor(eos_token_id).reshape(-1)
     max_len = input_ids.shape[1] + max_new_tokens
     logits = stepper.prefill(input_ids, attention_mask, max_len)
     done = torch.zeros(input_ids.shape[0], 1, dtype=torch.bool)
     out = [input_ids]
     for i in range(max_new_tokens):
-        token = _next(logits, eos_token_id, i >= min_new_tokens)
+        token = _next(logits, eos, i >= min_new_tokens)
         token = torch.where(done, torch.full_like(token, pad_token_id), token)
         out.append(token)
-        if eos_token_id is not None:
-            done = done | (token == eos_token_id)
+        if on_token is not None:
+            on_token(token)
+        if eos is not None:
+            done = done | torch.isin(token, eos)
             if bool(done.all()):
                 break
         if i + 1 < max_new_tokens:

@@ -1,10 +1,19 @@
 """``TunedGenerator``: the tuned pick, called where users call the model.
 
-Rules: ``generate`` takes the Hugging Face greedy arguments and runs the pick's tight greedy
-loop over its static-cache steps (the baseline pick runs ``model.generate``); sampling is not
-tuned and is handed to ``model.generate`` unchanged. Calling the generator runs the pick's
-model forward over the prompt and returns its output (``.logits`` as the model returns them).
-``save`` writes the record (the pick is a recipe); ``load(path, module=model)`` rebuilds it.
+Rules:
+- ``generate`` takes the arguments ``model.generate`` takes and resolves them as it does
+  (:mod:`aitune_fp.shell.generation.hf_call`): greedy decoding runs the pick's tight loop over
+  its static-cache steps (the baseline pick, and a call continuing a cache the caller
+  passes, run ``model.generate`` itself: a cache is data, never refused); what greedy
+  decoding cannot honour (``do_sample=True``, beams, logits processors…) is a
+  ``ValueError`` naming the argument, whatever the pick; ``streamer`` is fed as by
+  ``generate``; ``return_dict_in_generate=True`` returns a ``GenerateDecoderOnlyOutput``;
+- calling the generator runs the pick's model forward with the caller's arguments and
+  returns the model's output (its cache and ``ModelOutput`` as they are, float32 logits);
+- any other attribute (``config``, ``generation_config``, ``device``…) is the model's, so the
+  generator stands in for the model in a pipeline (``swap(pipe, "model", tuned)``);
+- ``save`` writes the record (the pick is a recipe); ``load(path, module=model)`` rebuilds it
+  without re-tuning.
 """
 
 from __future__ import annotations
@@ -17,8 +26,25 @@ from typing import Any
 import torch
 
 from aitune_fp.core.generation import GenerationPick, GenerationResult
-from aitune_fp.effects.generation.loop import greedy, hf_generate
-from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build, phase_model
+from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build
+from aitune_fp.shell.generation.hf_call import resolve
+from aitune_fp.shell.generation.run_greedy import run_greedy
+
+KIND = "aitune_fp.generator"
+
+
+def is_generator_save(path: str | Path) -> bool:
+    """Whether ``path`` is a file written by :meth:`TunedGenerator.save`."""
+    target = Path(path)
+    if not target.is_file():
+        return False
+    try:
+        data = json.loads(target.read_text())
+    except (ValueError, UnicodeDecodeError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    return data.get("kind") == KIND or {"pick", "results"} <= data.keys()
 
 
 class TunedGenerator:
@@ -34,7 +60,7 @@ class TunedGenerator:
         self.model, self.choice, self.results, self.wall_s = model, choice, results, wall_s
         name = choice.result.name
         self._stepper = None if name == BASELINE else build(model, BY_NAME[name])
-        self._forward = model if name == BASELINE else phase_model(model, BY_NAME[name])
+        self._forward = model if self._stepper is None else self._stepper.model
 
     @property
     def pick(self) -> GenerationResult:
@@ -43,50 +69,57 @@ class TunedGenerator:
 
     def generate(
         self,
-        input_ids: torch.Tensor,
+        input_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         *,
-        max_new_tokens: int = 20,
-        min_new_tokens: int = 0,
-        do_sample: bool = False,
+        max_new_tokens: int | None = None,
+        min_new_tokens: int | None = None,
+        do_sample: bool | None = None,
+        generation_config: Any = None,
+        streamer: Any = None,
         **kwargs: Any,
-    ) -> torch.Tensor:
-        """Greedy generation through the pick; sampling goes to ``model.generate`` untouched."""
-        if do_sample or self._stepper is None:
-            if not do_sample and not kwargs and min_new_tokens == max_new_tokens:
-                return hf_generate(self.model, input_ids, attention_mask, max_new_tokens)
-            return self.model.generate(  # type: ignore[no-any-return]
+    ) -> Any:
+        """``model.generate``'s greedy decoding through the pick (see the module rules)."""
+        given = {"max_new_tokens": max_new_tokens, "min_new_tokens": min_new_tokens}
+        given |= {"do_sample": do_sample}
+        kwargs |= {k: v for k, v in given.items() if v is not None}
+        input_ids = input_ids if input_ids is not None else kwargs.pop("inputs", None)
+        call = resolve(self.model, input_ids, attention_mask, generation_config, kwargs)
+        if self._stepper is None or call.carries_cache:
+            return self.model.generate(
                 input_ids,
                 attention_mask=attention_mask,
-                max_new_tokens=max_new_tokens,
-                min_new_tokens=min_new_tokens,
-                do_sample=do_sample,
+                generation_config=generation_config,
+                streamer=streamer,
                 **kwargs,
             )
-        config = self.model.generation_config
-        eos = kwargs.get("eos_token_id", config.eos_token_id)
-        pad = kwargs.get("pad_token_id", config.pad_token_id)
-        return greedy(
-            self._stepper,
-            input_ids,
-            attention_mask,
-            max_new_tokens=max_new_tokens,
-            min_new_tokens=min_new_tokens,
-            eos_token_id=eos if isinstance(eos, int) else None,
-            pad_token_id=pad if isinstance(pad, int) else 0,
-        )
+        return run_greedy(self._stepper, call, streamer)
 
     @torch.inference_mode()
-    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> Any:
-        """The pick's prefill forward over the prompt: the model's output, float32 logits."""
-        out = self._forward(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+    def __call__(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """The pick's forward over the prompt: the model's output (caches included), float32
+        logits."""
+        out = self._forward(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
         out.logits = out.logits.float()
         return out
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else (``config``, ``generation_config``, ``device``…) is the model's."""
+        model = self.__dict__.get("model")
+        if model is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(model, name)
 
     def record(self) -> dict[str, Any]:
         """The JSON record: the pick, why, every candidate's result, the tune wall."""
         rows = [{**asdict(r), "tokens_per_s": r.tokens_per_s} for r in self.results]
         return {
+            "kind": KIND,
             "pick": self.pick.name,
             "prefill": self.pick.prefill,
             "decode": self.pick.decode,

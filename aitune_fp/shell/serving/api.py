@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from aitune_fp.shell.serving.ray_serve import ServeOptions, Serving, start
-from aitune_fp.shell.serving.saved import Served, read_saved
+from aitune_fp.shell.serving.saved import Saved, Served, read_saved
 
 
 def serve(
@@ -36,7 +36,7 @@ def serve(
     num_cpus: int | None = None,
     replica_cpus: float = 1.0,
     name: str = "aitune_fp",
-) -> Serving:
+) -> Serving[Saved]:
     """Serve the tuned model saved at ``path`` on Ray Serve (see the module rules).
 
     ``address`` joins a Ray cluster (default: start a local Ray with ``num_cpus``);

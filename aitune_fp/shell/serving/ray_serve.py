@@ -17,14 +17,16 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from aitune_fp.core.serving.plan import ServingPlan
 from aitune_fp.effects.serving.batching import Request, total_rows
 from aitune_fp.shell.serving.endpoint import Endpoint
 from aitune_fp.shell.serving.saved import Saved, Served
 
+S = TypeVar("S")
 INSTALL_HINT: Final = "serving needs Ray Serve: pip install 'aitune_fp[serve]'"
 LOCAL_OBJECT_STORE_BYTES: Final = 256 * 1024**2
 
@@ -114,11 +116,12 @@ def _application(serve: Any, served: Served, saved: Saved, options: ServeOptions
 
 
 @dataclass(frozen=True, slots=True)
-class Serving:
-    """A running application: its URL, plan and saved facts; :meth:`stop` ends it."""
+class Serving(Generic[S]):
+    """A running application: its URL and what it serves (a save's facts: plan, decision);
+    :meth:`stop` ends it."""
 
     url: str
-    saved: Saved
+    saved: S
     options: ServeOptions
     started_ray: bool
     started_serve: bool
@@ -155,8 +158,14 @@ def _init_ray(options: ServeOptions) -> bool:
     return True
 
 
-def start(served: Served, saved: Saved, options: ServeOptions) -> Serving:
+def start(served: Served, saved: Saved, options: ServeOptions) -> Serving[Saved]:
     """Deploy ``saved`` with ``served``'s model on Ray Serve and return once it answers."""
+    return launch(lambda serve: _application(serve, served, saved, options), saved, options)
+
+
+def launch(build: Callable[[Any], Any], saved: S, options: ServeOptions) -> Serving[S]:
+    """Run the application ``build(serve)`` makes (Ray and Serve started or joined as the
+    module rules say) and return once it answers; ``saved`` describes what it serves."""
     serve = ray_serve()
     started_ray = _init_ray(options)
     started_serve = started_ray  # a joined cluster keeps its Serve; only our app is deleted
@@ -165,7 +174,7 @@ def start(served: Served, saved: Saved, options: ServeOptions) -> Serving:
     )
     try:
         serve.start(http_options={"host": options.host, "port": options.port})
-        app = _application(serve, served, saved, options)
+        app = build(serve)
         serve.run(app, name=options.name, route_prefix="/", blocking=False)
     except BaseException as error:
         serving.stop()
