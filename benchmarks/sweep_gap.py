@@ -1,0 +1,214 @@
+"""Why the sweep and the verification disagree: one pair, one batch size, three processes.
+
+Prints figures only. The demo transformer's pair ``eager(precision='bfloat16')`` and
+``inductor(precision='bfloat16', freezing=True)`` at one batch size is built and timed the
+same way in
+
+- (a) ``worker``: a process forked from the tune's own fork server (the one the sweep's
+  isolated workers come from: torch, the compilers' modules, the frozen heap);
+- (b) ``tune``: this process, the one that runs the verification (after the worker ran);
+- (c) ``fresh``: a new Python process (as where a saved tuned module is loaded; the two
+  backends keep no loadable artifact, so ``load`` builds them again just so).
+
+In each, two ways of timing: ``alone`` (each backend's warm-up then its timed calls, one
+backend after the other, as the sweep does) and ``paired`` (rounds of bursts: a few
+settling calls, then ``--calls`` timed calls whose median is the round's sample, the
+two alternating, as the verification does). Every figure is the median per-call ms over
+rotating inputs (the profiler's pool); ``ratio`` is eager-bf16 ms over inductor-bf16 ms
+(above 1: inductor faster). Each context also prints what it runs under: torch's intra-
+and inter-op threads, CPU affinity, autocast, denormal flushing, the float32 matmul
+precision and the frozen heap's size; ``--threads N`` sets the intra-op threads first in
+every context (the effect of the suspects can be tested one by one).
+
+    python benchmarks/sweep_gap.py [--batch 8] [--rounds 15] [--calls 10] [--threads 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))  # the fork server imports this file by name
+
+PAIR = (("eager", {"precision": "bfloat16"}),
+        ("inductor", {"precision": "bfloat16", "freezing": True}))  # fmt: skip
+
+
+def conditions() -> dict[str, Any]:
+    """What the process runs under (the suspects of issue 32 §4)."""
+    tiny = torch.tensor([1e-39], dtype=torch.float32) * 1.0
+    return {
+        "pid": os.getpid(),
+        "threads": torch.get_num_threads(),
+        "interop": torch.get_num_interop_threads(),
+        "affinity": sorted(os.sched_getaffinity(0)),
+        "autocast_cpu": torch.is_autocast_enabled("cpu"),
+        "flush_denormal": bool(tiny.item() == 0.0),
+        "matmul_precision": torch.get_float32_matmul_precision(),
+        "frozen_objects": gc.get_freeze_count(),
+        "gc_objects": len(gc.get_objects()),
+        "grad_enabled": torch.is_grad_enabled(),
+    }
+
+
+def _runners(batch: int, work: Path) -> dict[str, Callable[[], Any]]:
+    """Each backend of the pair built here, one call per batch of the profiler's pool."""
+    from returns.unsafe import unsafe_perform_io
+
+    from aitune_fp.effects.backends.registry import backend_by_name
+    from aitune_fp.effects.inputs import normalise_samples
+    from aitune_fp.effects.timing import ProfileSettings, call_with, input_pool
+    from aitune_fp.models import DEMO_MODELS
+
+    model = DEMO_MODELS["transformer"]
+    module, samples = model.build().eval(), normalise_samples(model.samples())
+    cpu = torch.device("cpu")
+    pool = input_pool(samples, batch, cpu, ProfileSettings())
+    out: dict[str, list[Callable[[], Any]]] = {}
+    for name, options in PAIR:
+        backend = backend_by_name(name, **options)
+        built = unsafe_perform_io(backend.build(module, samples, cpu, work / name)).unwrap()
+        out[backend.describe()] = [
+            (lambda r=built.runner, b=b: call_with(r, b.args, dict(b.kwargs))) for b in pool
+        ]
+    return {k: _rotating(v) for k, v in out.items()}
+
+
+def _rotating(calls: list[Callable[[], Any]]) -> Callable[[], Any]:
+    state = [0]
+
+    def call() -> Any:
+        state[0] += 1
+        return calls[state[0] % len(calls)]()
+
+    return call
+
+
+def _ms(call: Callable[[], Any]) -> float:
+    t0 = time.perf_counter_ns()
+    call()
+    return (time.perf_counter_ns() - t0) / 1e6
+
+
+def _alone(calls: dict[str, Callable[[], Any]], n: int) -> dict[str, list[float]]:
+    """The sweep's way: 10 warm-up calls then ``n`` timed calls, one backend after the other."""
+    out = {}
+    for name, call in calls.items():
+        for _ in range(10):
+            call()
+        out[name] = _summary([_ms(call) for _ in range(n)])
+    return out
+
+
+def _summary(ms: list[float]) -> list[float]:
+    """The median and the 10th percentile (on a shared machine the lower tail is the
+    backend's own speed, the median includes the neighbours' share)."""
+    return [statistics.median(ms), statistics.quantiles(ms, n=10)[0] if len(ms) > 1 else ms[0]]
+
+
+def _paired(calls: dict[str, Callable[[], Any]], rounds: int, n: int) -> dict[str, list[float]]:
+    """The verification's way: rounds of bursts (3 settling calls, ``n`` timed, median)."""
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    names = list(calls)
+    for r in range(rounds):
+        for name in names[r % 2 :] + names[: r % 2]:
+            for _ in range(3):
+                calls[name]()
+            samples[name].append(statistics.median(_ms(calls[name]) for _ in range(n)))
+    return {name: _summary(s) for name, s in samples.items()}
+
+
+def measure(batch: int, rounds: int, n: int, threads: int) -> dict[str, Any]:
+    """Build the pair here and time it both ways; the conditions it ran under."""
+    if threads:
+        torch.set_num_threads(threads)
+    with tempfile.TemporaryDirectory() as tmp, torch.inference_mode():
+        calls = _runners(batch, Path(tmp))
+        alone = _alone(calls, rounds * n // 2)
+        paired = _paired(calls, rounds, n)
+        again = _alone(calls, rounds * n // 2)
+    return {"conditions": conditions(), "alone": alone, "paired": paired, "alone_again": again}
+
+
+def _in_worker(conn: Any, batch: int, rounds: int, n: int, threads: int) -> None:
+    """The worker's side: measure, answer over ``conn``."""
+    conn.send(json.dumps(measure(batch, rounds, n, threads)))
+    conn.close()
+
+
+def in_worker(batch: int, rounds: int, n: int, threads: int) -> dict[str, Any]:
+    """(a): a process forked from the tune's fork server, started as the tune starts it."""
+    from aitune_fp.effects.isolation import server
+
+    libraries = ("torch._inductor",)
+    server.start(libraries)
+    ctx = server.context(libraries)
+    receiver, sender = ctx.Pipe(duplex=False)
+    import sweep_gap  # by name, so the fork server's child can import the target
+
+    proc = ctx.Process(target=sweep_gap._in_worker, args=(sender, batch, rounds, n, threads))
+    proc.start()
+    sender.close()
+    found = json.loads(receiver.recv())
+    proc.join()
+    return dict(found)
+
+
+def in_fresh(batch: int, rounds: int, n: int, threads: int) -> dict[str, Any]:
+    """(c): a new Python process."""
+    argv = [sys.executable, __file__, "--child", f"--batch={batch}", f"--rounds={rounds}",
+            f"--calls={n}", f"--threads={threads}"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _show(where: str, found: dict[str, Any]) -> None:
+    c = found["conditions"]
+    print(f"\n({where}) threads={c['threads']} interop={c['interop']} affinity={c['affinity']} "
+          f"autocast={c['autocast_cpu']} ftz={c['flush_denormal']} "
+          f"matmul={c['matmul_precision']} frozen={c['frozen_objects']} "
+          f"objects={c['gc_objects']}")  # fmt: skip
+    for how in ("alone", "paired", "alone_again"):
+        ea, eb = found[how].values()
+        print(
+            f"  {how:<11} median {ea[0]:7.3f} / {eb[0]:7.3f} ms, ratio {ea[0] / eb[0]:.3f}; "
+            f"p10 {ea[1]:7.3f} / {eb[1]:7.3f} ms, ratio {ea[1] / eb[1]:.3f}"
+        )
+
+
+def main() -> None:
+    """Parse the flags, measure in the three contexts, print side by side."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=0, help="0: leave the default")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--only", default="worker,tune,fresh")
+    args = parser.parse_args()
+    plan = (args.batch, args.rounds, args.calls, args.threads)
+    if args.child:
+        print(json.dumps(measure(*plan)))
+        return
+    print(f"{PAIR[0]} / {PAIR[1]} (ratio above 1: the second faster)")
+    print(f"pair at batch size {args.batch}: {args.rounds} rounds × {args.calls} calls; "
+          f"load {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} CPUs")  # fmt: skip
+    contexts = {"worker": in_worker, "tune": measure, "fresh": in_fresh}
+    for where in args.only.split(","):
+        _show(where, contexts[where](*plan))
+
+
+if __name__ == "__main__":
+    main()
