@@ -96,10 +96,19 @@ def _rotating(calls: list[Callable[[], Any]]) -> Callable[[], Any]:
     return call
 
 
-def _ms(call: Callable[[], Any]) -> float:
-    t0 = time.perf_counter_ns()
+def _ms(call: Callable[[], Any]) -> tuple[float, float]:
+    """One call's wall-clock ms and the process's CPU ms (every thread) it took."""
+    t0, c0 = time.perf_counter_ns(), time.process_time_ns()
     call()
-    return (time.perf_counter_ns() - t0) / 1e6
+    return (time.perf_counter_ns() - t0) / 1e6, (time.process_time_ns() - c0) / 1e6
+
+
+def _summary(timed: list[tuple[float, float]]) -> list[float]:
+    """Wall median, wall 10th percentile, CPU median: on a shared machine the wall median
+    includes the neighbours' share, its lower tail and the CPU time much less so."""
+    wall, cpu = [w for w, _ in timed], [c for _, c in timed]
+    p10 = statistics.quantiles(wall, n=10)[0] if len(wall) > 1 else wall[0]
+    return [statistics.median(wall), p10, statistics.median(cpu)]
 
 
 def _alone(calls: dict[str, Callable[[], Any]], n: int) -> dict[str, list[float]]:
@@ -112,21 +121,21 @@ def _alone(calls: dict[str, Callable[[], Any]], n: int) -> dict[str, list[float]
     return out
 
 
-def _summary(ms: list[float]) -> list[float]:
-    """The median and the 10th percentile (on a shared machine the lower tail is the
-    backend's own speed, the median includes the neighbours' share)."""
-    return [statistics.median(ms), statistics.quantiles(ms, n=10)[0] if len(ms) > 1 else ms[0]]
+def _burst(call: Callable[[], Any], n: int) -> tuple[float, float]:
+    """3 settling calls, then the medians of ``n`` timed calls' wall and CPU ms."""
+    for _ in range(3):
+        call()
+    timed = [_ms(call) for _ in range(n)]
+    return statistics.median(w for w, _ in timed), statistics.median(c for _, c in timed)
 
 
 def _paired(calls: dict[str, Callable[[], Any]], rounds: int, n: int) -> dict[str, list[float]]:
-    """The verification's way: rounds of bursts (3 settling calls, ``n`` timed, median)."""
-    samples: dict[str, list[float]] = {name: [] for name in calls}
+    """The verification's way: rounds of bursts, the two backends alternating."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in calls}
     names = list(calls)
     for r in range(rounds):
         for name in names[r % 2 :] + names[: r % 2]:
-            for _ in range(3):
-                calls[name]()
-            samples[name].append(statistics.median(_ms(calls[name]) for _ in range(n)))
+            samples[name].append(_burst(calls[name], n))
     return {name: _summary(s) for name, s in samples.items()}
 
 
@@ -184,7 +193,8 @@ def _show(where: str, found: dict[str, Any]) -> None:
         ea, eb = found[how].values()
         print(
             f"  {how:<11} median {ea[0]:7.3f} / {eb[0]:7.3f} ms, ratio {ea[0] / eb[0]:.3f}; "
-            f"p10 {ea[1]:7.3f} / {eb[1]:7.3f} ms, ratio {ea[1] / eb[1]:.3f}"
+            f"p10 {ea[1]:7.3f} / {eb[1]:7.3f} ms, ratio {ea[1] / eb[1]:.3f}; "
+            f"cpu {ea[2]:7.3f} / {eb[2]:7.3f} ms, ratio {ea[2] / eb[2]:.3f}"
         )
 
 
