@@ -17,15 +17,21 @@ two alternating, as the verification does). Every figure is the median per-call 
 rotating inputs (the profiler's pool); ``ratio`` is eager-bf16 ms over inductor-bf16 ms
 (above 1: inductor faster). Each context also prints what it runs under: torch's intra-
 and inter-op threads, CPU affinity, autocast, denormal flushing, the float32 matmul
-precision and the frozen heap's size; ``--threads N`` sets the intra-op threads first in
-every context (the effect of the suspects can be tested one by one).
+precision and the frozen heap's size, and the garbage collector's passes (and their ms)
+while timing; ``--threads N`` sets the intra-op threads first in every context, and
+``--only tune_frozen`` measures here after freezing the heap as the fork server does (the
+effect of the suspects can be tested one by one). Each figure: the wall-clock median,
+its 10th percentile, and the median CPU time of the process per call (all threads): on a
+shared machine the wall median carries the neighbours' share, the CPU time far less.
 
     python benchmarks/sweep_gap.py [--batch 8] [--rounds 15] [--calls 10] [--threads 0]
+                                   [--no-settle] [--only worker,tune,fresh,tune_frozen]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -34,11 +40,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from aitune_fp.effects.isolation.worker import settle_heap
 
 sys.path.insert(0, str(Path(__file__).parent))  # the fork server imports this file by name
 
@@ -139,25 +147,56 @@ def _paired(calls: dict[str, Callable[[], Any]], rounds: int, n: int) -> dict[st
     return {name: _summary(s) for name, s in samples.items()}
 
 
-def measure(batch: int, rounds: int, n: int, threads: int) -> dict[str, Any]:
-    """Build the pair here and time it both ways; the conditions it ran under."""
+def measure(
+    batch: int, rounds: int, n: int, threads: int, settle: bool, freeze: bool = False
+) -> dict[str, Any]:
+    """Build the pair here and time it both ways; the conditions it ran under. ``settle``:
+    one full collection before the clock starts, as a worker does since issue 32 (its
+    ``settle_heap``) and the tune process does before its rounds."""
     if threads:
         torch.set_num_threads(threads)
+    if freeze:
+        gc.collect()
+        gc.freeze()
     with tempfile.TemporaryDirectory() as tmp, torch.inference_mode():
         calls = _runners(batch, Path(tmp))
-        alone = _alone(calls, rounds * n // 2)
-        paired = _paired(calls, rounds, n)
-        again = _alone(calls, rounds * n // 2)
-    return {"conditions": conditions(), "alone": alone, "paired": paired, "alone_again": again}
+        if settle:
+            settle_heap()
+        with _collections() as collected:
+            alone = _alone(calls, rounds * n // 2)
+            paired = _paired(calls, rounds, n)
+            again = _alone(calls, rounds * n // 2)
+    found = {"alone": alone, "paired": paired, "alone_again": again}
+    return {"conditions": conditions(), "gc": collected, **found}
 
 
-def _in_worker(conn: Any, batch: int, rounds: int, n: int, threads: int) -> None:
+@contextlib.contextmanager
+def _collections() -> Iterator[dict[str, float]]:
+    """The garbage collector's passes while open: how many per generation, and their ms."""
+    seen: dict[str, float] = {"gen0": 0, "gen1": 0, "gen2": 0, "ms": 0.0}
+    began = [0]
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[0] = time.perf_counter_ns()
+            return
+        seen[f"gen{info['generation']}"] += 1
+        seen["ms"] += (time.perf_counter_ns() - began[0]) / 1e6
+
+    gc.callbacks.append(note)
+    try:
+        yield seen
+    finally:
+        gc.callbacks.remove(note)
+
+
+def _in_worker(conn: Any, *plan: Any) -> None:
     """The worker's side: measure, answer over ``conn``."""
-    conn.send(json.dumps(measure(batch, rounds, n, threads)))
+    conn.send(json.dumps(measure(*plan)))
     conn.close()
 
 
-def in_worker(batch: int, rounds: int, n: int, threads: int) -> dict[str, Any]:
+def in_worker(*plan: Any) -> dict[str, Any]:
     """(a): a process forked from the tune's fork server, started as the tune starts it."""
     from aitune_fp.effects.isolation import server
 
@@ -167,7 +206,7 @@ def in_worker(batch: int, rounds: int, n: int, threads: int) -> dict[str, Any]:
     receiver, sender = ctx.Pipe(duplex=False)
     import sweep_gap  # by name, so the fork server's child can import the target
 
-    proc = ctx.Process(target=sweep_gap._in_worker, args=(sender, batch, rounds, n, threads))
+    proc = ctx.Process(target=sweep_gap._in_worker, args=(sender, *plan))
     proc.start()
     sender.close()
     found = json.loads(receiver.recv())
@@ -175,10 +214,11 @@ def in_worker(batch: int, rounds: int, n: int, threads: int) -> dict[str, Any]:
     return dict(found)
 
 
-def in_fresh(batch: int, rounds: int, n: int, threads: int) -> dict[str, Any]:
+def in_fresh(batch: int, rounds: int, n: int, threads: int, settle: bool) -> dict[str, Any]:
     """(c): a new Python process."""
     argv = [sys.executable, __file__, "--child", f"--batch={batch}", f"--rounds={rounds}",
             f"--calls={n}", f"--threads={threads}"]  # fmt: skip
+    argv += [] if settle else ["--no-settle"]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -189,6 +229,9 @@ def _show(where: str, found: dict[str, Any]) -> None:
           f"autocast={c['autocast_cpu']} ftz={c['flush_denormal']} "
           f"matmul={c['matmul_precision']} frozen={c['frozen_objects']} "
           f"objects={c['gc_objects']}")  # fmt: skip
+    g = found["gc"]
+    print(f"  gc while timing: {g['gen0']:.0f}/{g['gen1']:.0f}/{g['gen2']:.0f} passes "
+          f"(gen 0/1/2), {g['ms']:.1f} ms in all")  # fmt: skip
     for how in ("alone", "paired", "alone_again"):
         ea, eb = found[how].values()
         print(
@@ -205,17 +248,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--threads", type=int, default=0, help="0: leave the default")
+    parser.add_argument("--no-settle", action="store_true", help="no collection before timing")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--only", default="worker,tune,fresh")
+    parser.add_argument("--only", default="worker,tune,fresh", help="also: tune_frozen")
     args = parser.parse_args()
-    plan = (args.batch, args.rounds, args.calls, args.threads)
+    plan = (args.batch, args.rounds, args.calls, args.threads, not args.no_settle)
     if args.child:
         print(json.dumps(measure(*plan)))
         return
     print(f"{PAIR[0]} / {PAIR[1]} (ratio above 1: the second faster)")
     print(f"pair at batch size {args.batch}: {args.rounds} rounds × {args.calls} calls; "
+          f"{'no collection' if args.no_settle else 'one full collection'} before timing; "
           f"load {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} CPUs")  # fmt: skip
-    contexts = {"worker": in_worker, "tune": measure, "fresh": in_fresh}
+    contexts: dict[str, Callable[..., dict[str, Any]]] = {
+        "worker": in_worker,
+        "tune": measure,
+        "fresh": in_fresh,
+        "tune_frozen": lambda *p: measure(*p, freeze=True),  # the worker's frozen heap, here
+    }
     for where in args.only.split(","):
         _show(where, contexts[where](*plan))
 
