@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +74,12 @@ def conditions() -> dict[str, Any]:
 
 def _runners(batch: int, work: Path) -> dict[str, Callable[[], Any]]:
     """Each backend of the pair built here, one call per batch of the profiler's pool."""
-    from returns.unsafe import unsafe_perform_io
-
+    from aitune_fp.effects.backends.base import Built
     from aitune_fp.effects.backends.registry import backend_by_name
     from aitune_fp.effects.inputs import normalise_samples
     from aitune_fp.effects.timing import ProfileSettings, call_with, input_pool
     from aitune_fp.models import DEMO_MODELS
+    from aitune_fp.shell.io import perform
 
     model = DEMO_MODELS["transformer"]
     module, samples = model.build().eval(), normalise_samples(model.samples())
@@ -87,9 +88,9 @@ def _runners(batch: int, work: Path) -> dict[str, Callable[[], Any]]:
     out: dict[str, list[Callable[[], Any]]] = {}
     for name, options in PAIR:
         backend = backend_by_name(name, **options)
-        built = unsafe_perform_io(backend.build(module, samples, cpu, work / name)).unwrap()
+        built: Built = perform(backend.build(module, samples, cpu, work / name)).unwrap()
         out[backend.describe()] = [
-            (lambda r=built.runner, b=b: call_with(r, b.args, dict(b.kwargs))) for b in pool
+            partial(call_with, built.runner, b.args, dict(b.kwargs)) for b in pool
         ]
     return {k: _rotating(v) for k, v in out.items()}
 
@@ -115,7 +116,7 @@ def _summary(timed: list[tuple[float, float]]) -> list[float]:
     """Wall median, wall 10th percentile, CPU median: on a shared machine the wall median
     includes the neighbours' share, its lower tail and the CPU time much less so."""
     wall, cpu = [w for w, _ in timed], [c for _, c in timed]
-    p10 = statistics.quantiles(wall, n=10)[0] if len(wall) > 1 else wall[0]
+    p10 = statistics.quantiles(wall, n=10, method="inclusive")[0] if len(wall) > 1 else wall[0]
     return [statistics.median(wall), p10, statistics.median(cpu)]
 
 
@@ -264,7 +265,7 @@ def main() -> None:
         "worker": in_worker,
         "tune": measure,
         "fresh": in_fresh,
-        "tune_frozen": lambda *p: measure(*p, freeze=True),  # the worker's frozen heap, here
+        "tune_frozen": partial(measure, freeze=True),  # the worker's frozen heap, here
     }
     for where in args.only.split(","):
         _show(where, contexts[where](*plan))
