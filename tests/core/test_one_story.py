@@ -32,14 +32,15 @@ def _profile(name: str, speedup: float) -> Profile:
     return Profile(name, {BS: ms}, accuracy={"rms_rel_error": 0.004, "cosine": 0.9999})
 
 
-def _case(base_ms: float | None) -> RunRecord:
-    """Sweep: A at 2.79×, B at 2.44× over eager; verification: B 1.045× faster than A, and
-    (``base_ms``) the baseline at that many times B's per-call time."""
+def _case(base_ms: float | None, rounds: int = len(WIGGLE)) -> RunRecord:
+    """Sweep: A at 2.79×, B at 2.44× over eager; verification (``rounds`` paired rounds):
+    B 1.045× faster than A, and (``base_ms``) the baseline at that many times B's time."""
     given = [Success(_profile(A, 2.79)), Success(_profile(B, 2.44))]
     base = Success(_profile(BASE, 1.0))
-    paired = {(A, BS): tuple(1.045 * w for w in WIGGLE), (B, BS): WIGGLE}
+    wiggle = WIGGLE[:rounds]
+    paired = {(A, BS): tuple(1.045 * w for w in wiggle), (B, BS): wiggle}
     if base_ms is not None:
-        paired[(BASE, BS)] = tuple(base_ms * w for w in WIGGLE)
+        paired[(BASE, BS)] = tuple(base_ms * w for w in wiggle)
     return decide(max_throughput, given, base, Timings(verification=paired))
 
 
@@ -138,3 +139,15 @@ def test_no_line_of_an_older_record_tells_the_sweep_story_against_the_pick() -> 
     assert why_not[0] in render_markdown(record)
     account, mark = decision_account(record), star(record)
     assert account is not None and mark is not None and mark.rate == account.selected.value
+
+
+def test_a_verification_too_short_to_judge_is_not_what_the_report_rests_on() -> None:
+    """With 2 paired rounds (too few to judge) the pick A stays, every row and line shows
+    the sweep's figures, and no line says the pick rests on the verification."""
+    record = _case(2.3, rounds=2)
+    assert record.selection is not None and record.selection.backend == A
+    assert {row.source for row in backend_rows(record)} == {"sweep"}
+    lines = decision_lines(record)
+    assert lines[0].endswith("measured in the sweep"), lines
+    assert not any("rests on the verification" in line for line in lines), lines
+    assert any("too few rounds to judge" in line for line in lines), lines

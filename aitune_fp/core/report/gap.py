@@ -8,7 +8,8 @@ rests on.
 Rules:
 - the *pairs* are the verified pick (``selected`` at ``selected_batch_size``) against
   every participant it was compared with (its ``standing`` when the verification moved
-  it, else the ``comparisons``), the baseline included when it took part;
+  it, else the ``comparisons``), the baseline included when it took part; a
+  verification with too few rounds to judge has none (nothing rests on it);
 - a pair's *earlier ratio* is the pick's speedup over the other in the newest earlier
   measurement holding both (the final rounds, else the sweep), in the strategy's
   direction (:func:`~aitune_fp.core.report.account.speedup_of`); a metric that round
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.account import Participant, speedup_of
-from aitune_fp.core.report.sources import ROUNDS, SWEEP, figure, metric_kind
+from aitune_fp.core.report.sources import ROUNDS, SWEEP, figure, judged, metric_kind
 from aitune_fp.core.verification.verification_records import Comparison
 
 
@@ -67,7 +68,7 @@ def gaps(record: RunRecord) -> tuple[Gap, ...]:
     ()
     """
     v = record.verification
-    if v is None or metric_kind(record) is None:
+    if v is None or not judged(v) or metric_kind(record) is None:
         return ()
     pick = (v.selected, v.selected_batch_size)
     found = []
