@@ -5,13 +5,17 @@ Rules:
   it :func:`plot_run` raises ``ImportError`` saying how to install it;
 - drawing never uses ``pyplot`` nor switches the user's matplotlib backend: a bare
   ``Figure`` is rendered by its own Agg canvas;
-- left panel: mean throughput (samples/s) against batch size (log2 axis) for every profiled
-  backend, the baseline dashed and black, the winner thicker with a star at the batch
-  size the decision ended on, labelled with the decision account's figure, where it was
-  measured and the speedup (the same as the table and the decision lines);
-- right panel: a box per profiled backend of its raw sweep latencies at the batch size its
-  table row shows (its smallest measured batch size when it has none), the baseline's box
-  grey and its median a dashed line; log scale when the spread is wide;
+- left panel: mean sweep throughput (samples/s) against batch size (log2 axis) for every
+  profiled backend, the baseline dashed and black, the winner thicker; a star at the
+  decision account's figure (:func:`~aitune_fp.core.report.plot_data.star`: the table's
+  selected row, its source and speedup, the same as the decision lines), and hollow
+  diamonds at every row's figure measured after the sweep
+  (:func:`~aitune_fp.core.report.plot_data.marks`), so a sweep curve that the
+  verification contradicts is shown beside the figure the decision rests on;
+- right panel: a box per profiled backend of the samples its table row's figures come
+  from (:func:`~aitune_fp.core.report.plot_data.spread`: sweep, final rounds or
+  verification, named under the box), the baseline's box grey and its median a dashed
+  line; log scale when the spread is wide;
 - third panel: a stacked horizontal bar per backend of where its tune time went
   (:func:`~aitune_fp.core.report.stages.stage_segments`: export, compile, cache, the rest
   of the build, worker start, validate, profile, final rounds);
@@ -31,9 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.report.account import decision_account
-from aitune_fp.core.report.formats import format_metric, format_speedup
 from aitune_fp.core.report.pareto import over_bound, trade_off
+from aitune_fp.core.report.plot_data import marks, spread, star
 from aitune_fp.core.report.stages import SEGMENTS, stage_segments
 from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.core.stats.statistics import mean, median
@@ -62,22 +65,18 @@ def _winner(record: RunRecord) -> BackendOutcome | None:
     return None
 
 
-def _star(axes: Any, record: RunRecord, outcome: BackendOutcome, colour: Any) -> None:
-    """The selection's star: at the batch size the decision ended on, on the backend's
-    sweep curve, labelled with the account's figure and where it was measured."""
-    account = decision_account(record)
-    if account is None or outcome.profile is None:
-        return
-    chosen = account.selected
-    if chosen.batch_size not in outcome.profile.latencies_ms:
-        return
-    rate = chosen.batch_size * 1000.0 / mean(outcome.profile.samples(chosen.batch_size))
-    label = (f"selected: {chosen.at}, {format_metric(record, chosen.value)} "
-             f"({chosen.source})")  # fmt: skip
-    if account.speedup is not None:
-        label += f", {format_speedup(account.speedup)}"
-    axes.plot([chosen.batch_size], [rate], marker="*", markersize=16, color=colour,
-              linestyle="none", label=label)  # fmt: skip
+def _star(axes: Any, record: RunRecord, colour: Any) -> None:
+    """The selection's star at the decision account's figure, and the figures measured
+    after the sweep as hollow diamonds (:mod:`~aitune_fp.core.report.plot_data`)."""
+    chosen = star(record)
+    if chosen is not None:
+        axes.plot([chosen.batch_size], [chosen.rate], marker="*", markersize=16, color=colour,
+                  linestyle="none", label=chosen.label)  # fmt: skip
+    later = marks(record)
+    if later:
+        axes.plot([m.batch_size for m in later], [m.rate for m in later], marker="D",
+                  markerfacecolor="none", color="tab:purple", linestyle="none",
+                  label="the table's figures, measured after the sweep")  # fmt: skip
 
 
 def _throughput_panel(axes: Any, record: RunRecord) -> None:
@@ -93,7 +92,7 @@ def _throughput_panel(axes: Any, record: RunRecord) -> None:
         width = 3.0 if outcome is winner else 1.5
         (line,) = axes.plot(sizes, rates, marker="o", linewidth=width, label=label, **style)
         if outcome is winner:
-            _star(axes, record, outcome, line.get_color())
+            _star(axes, record, line.get_color())
     sizes_seen = sorted({bs for o in record.outcomes if o.profile for bs in o.profile.batch_sizes})
     axes.set_xscale("log", base=2)
     if sizes_seen:
@@ -109,13 +108,11 @@ def _throughput_panel(axes: Any, record: RunRecord) -> None:
 def _spread_panel(axes: Any, record: RunRecord) -> None:
     boxes, labels, is_base = [], [], []
     for row, outcome in zip(backend_rows(record), record.outcomes, strict=True):
-        if outcome.profile is None:
+        bs, values, source = spread(record, row, outcome)
+        if not values:
             continue
-        bs = row.batch_size if row.batch_size is not None else outcome.profile.batch_sizes[0]
-        if bs not in outcome.profile.latencies_ms:
-            bs = outcome.profile.batch_sizes[0]
-        boxes.append(list(outcome.profile.samples(bs)))
-        labels.append(f"{outcome.backend}\n(bs {bs})")
+        boxes.append(list(values))
+        labels.append(f"{outcome.backend}\n(bs {bs}, {source})")
         is_base.append(outcome is record.baseline)
     if not boxes:
         axes.text(0.5, 0.5, "no backend was profiled", ha="center", transform=axes.transAxes)
@@ -124,16 +121,16 @@ def _spread_panel(axes: Any, record: RunRecord) -> None:
     for patch, base in zip(parts["boxes"], is_base, strict=True):
         patch.set_facecolor("lightgrey" if base else "tab:blue")
         patch.set_alpha(0.6)
-    for values, base in zip(boxes, is_base, strict=True):
+    for box, base in zip(boxes, is_base, strict=True):
         if base:
-            axes.axhline(median(values), color="black", linestyle="--", linewidth=1)
+            axes.axhline(median(box), color="black", linestyle="--", linewidth=1)
     axes.set_xticks(range(1, len(labels) + 1), labels, fontsize="small", rotation=20)
     low = min(min(b) for b in boxes)
     high = max(max(b) for b in boxes)
     if high > 20 * low:
         axes.set_yscale("log")
     axes.set_ylabel("latency per call (ms)")
-    axes.set_title("Latency spread at the selected batch size")
+    axes.set_title("Latency spread of each row's figures")
     axes.grid(True, axis="y", alpha=0.3)
 
 

@@ -116,7 +116,8 @@ def with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:
 
 
 def log_outcome(setup: Setup, done: int, run: CandidateRun) -> None:
-    """One log line and one ``backend_done`` event for a finished backend."""
+    """One log line and one ``backend_done`` event for a finished backend (its figure
+    named as the sweep's: the report may rest on a later measurement)."""
     result = perform(run.outcome)
     if isinstance(result, Failure):
         failure = result.failure()
@@ -126,4 +127,4 @@ def log_outcome(setup: Setup, done: int, run: CandidateRun) -> None:
     measured = setup.strategy.measure(result.unwrap())
     text = measured.map(lambda r: setup.strategy.fmt(r.metric)).value_or("no metric")
     log.info("%s validated %s; profiled: %s", run.name, run.validation, text)
-    setup.emit("backend_done", run.name, done, message=f"ok: {text}")
+    setup.emit("backend_done", run.name, done, message=f"ok: {text} (sweep)")

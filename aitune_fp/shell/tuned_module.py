@@ -142,15 +142,17 @@ class TunedModule(torch.nn.Module):
 
     def extra_repr(self) -> str:
         """The backend and its metric, for ``print(tuned)``: the run's decision account
-        (where the figure was measured too), else the selection's own result."""
+        (its speedup and where both figures were measured too: the table's selected row
+        and the ``Selected``/``Speedup`` lines), else the selection's own result."""
         r = self.selection.result
         account = None if self.record is None else decision_account(self.record)
         head = f"backend={self.backend!r}"
         if account is None:
             return f"{head}, batch_size={r.selected_batch_size}, metric={r.metric:g}"
         shown = account.selected
+        speedup = "" if account.speedup is None else f", speedup={account.speedup:.2f}"
         return (
-            f"{head}, batch_size={shown.batch_size}, metric={shown.value:g}, "
+            f"{head}, batch_size={shown.batch_size}, metric={shown.value:g}{speedup}, "
             f"measured_in={shown.source!r}"
         )
 

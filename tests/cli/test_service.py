@@ -41,6 +41,17 @@ def slow():
     time.sleep(120)
 
 
+class Chain(torch.nn.Module):
+    def forward(self, x):  # 200 tiny ops: Inductor fuses them, eager runs each, far slower
+        for _ in range(100):
+            x = x * 1.0001 + 0.0001
+        return x
+
+
+def chain():
+    return Chain(), [torch.randn(2, 64)]
+
+
 class Stuck(torch.nn.Module):
     def forward(self, x):
         if x.shape[0] > 1:  # not the one-row check in the tune process: a worker's batch
@@ -95,11 +106,11 @@ def kill_left(pid: int | None) -> None:
 
 
 def _tune(
-    env: dict[str, str], work: Path, target: str, out: str, *extra: str
+    env: dict[str, str], work: Path, target: str, out: str, *extra: str, backends: str = "eager"
 ) -> subprocess.CompletedProcess[str]:
     # --fresh: each tune decides anew (an earlier one's stored decision would make the
     # attached and the own-process records differ for a reason that is not the service)
-    return _run(env, "tune", f"models.py:{target}", "--backends", "eager", "--max-batch-size",
+    return _run(env, "tune", f"models.py:{target}", "--backends", backends, "--max-batch-size",
                 "2", "--verify-seconds", "0", "--no-plot", "--fresh", "--out", str(work / out),
                 *extra, cwd=work)  # fmt: skip
 
@@ -126,22 +137,27 @@ def test_a_tune_through_the_service_records_what_one_without_it_does(
     service: tuple[dict[str, str], Path],
 ) -> None:
     """A tune attached to the service prints on the client's stdout, exits 0 and writes a
-    record with the same fields as the same tune run in its own process; the service ran it."""
+    record with the same fields and the same selection as the same tune run in its own
+    process; the service ran it. The candidate (Inductor on a chain of 200 tiny ops, which
+    it fuses) is many times faster than the eager baseline, so the two selections cannot
+    differ by a near tie."""
     env, work = service
-    attached = _tune(env, work, "first", "attached")
+    attached = _tune(env, work, "chain", "attached", backends="inductor")
     assert attached.returncode == 0, attached.stderr[-3000:]
     assert "Selected" in attached.stdout and "wrote" in attached.stderr
-    own = _tune(env, work, "first", "own", "--no-service")
+    own = _tune(env, work, "chain", "own", "--no-service", backends="inductor")
     assert own.returncode == 0, own.stderr[-3000:]
     records = [json.loads((work / o / "run.json").read_text()) for o in ("attached", "own")]
     assert sorted(records[0]) == sorted(records[1])
     assert _chose(records[0]) == _chose(records[1])
-    assert records[0]["selection"] is not None and records[0]["selection"]["backend"] == "eager"
+    chosen = records[0]["selection"]
+    assert chosen is not None and chosen["backend"] == "inductor", chosen
+    assert chosen["fell_back_to_baseline"] is False
     assert [c["backend"] for c in records[0]["candidates"]] == [
         c["backend"] for c in records[1]["candidates"]
     ]
     assert records[0]["wall"]["from_process_start"] is True
-    assert "models.py:first --backends eager" in _log(work)
+    assert "models.py:chain --backends inductor" in _log(work)
     assert f"--out {work / 'attached'}" in _log(work)
     assert f"--out {work / 'own'}" not in _log(work)
 

@@ -10,6 +10,7 @@ from aitune_fp.core.laws.account import ACCOUNT_LAWS
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.account import decision_account
 from aitune_fp.core.report.decision import decision_lines
+from aitune_fp.core.report.gap import gaps
 from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.core.report.sources import ROUNDS, SWEEP
 from aitune_fp.core.report.tables import backend_rows
@@ -31,6 +32,7 @@ def test_every_law_of_the_account_holds_after_rounds_and_verification(record: Ru
     speedup, decision lines, table row and Markdown report agree (every account law)."""
     event(f"verification moved the pick: {_moved(record)}")
     event(f"baseline measured: {_measured(record)}")
+    event(f"sweep and verification disagree beyond noise: {_disagree(record)}")
     assert _broken(record) == []
 
 
@@ -43,11 +45,17 @@ def _measured(record: RunRecord) -> bool:
     return record.baseline is not None and record.baseline.profile is not None
 
 
+def _disagree(record: RunRecord) -> bool:
+    return any(g.beyond_noise for g in gaps(record))
+
+
 def test_the_generator_makes_pick_moving_verifications_and_baselines_common() -> None:
-    """Of the seeded decided runs, at least 10 % have a verification that moved the pick
-    and 30 % a measured baseline, so the account laws see both often."""
+    """Of the seeded decided runs, at least 10 % have a verification that moved the pick,
+    30 % a measured baseline and 10 % an earlier measurement the verification contradicts
+    beyond noise, so the account laws see all three often."""
     assert share(decided_runs(), _moved) >= 0.10
     assert share(decided_runs(), _measured) >= 0.30
+    assert share(decided_runs(), _disagree) >= 0.10
 
 
 @given(run_records())

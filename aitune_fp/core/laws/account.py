@@ -15,6 +15,7 @@ from aitune_fp.core.report.account import DecisionAccount, decision_account, par
 from aitune_fp.core.report.columns import headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.core.report.formats import format_metric, format_speedup
+from aitune_fp.core.report.gap import gaps
 from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.core.report.sources import (
     ROUNDS,
@@ -167,6 +168,19 @@ def _rows_agree(record: RunRecord) -> bool:
     return True
 
 
+def _disagreement_is_stated(record: RunRecord) -> bool:
+    """Every pair whose earlier ratio lies outside the verification's interval is named,
+    both participants, on a decision line saying they disagree beyond noise and that the
+    pick rests on the verification."""
+    said = [x for x in decision_lines(record) if "disagree beyond noise" in x]
+    for gap in (g for g in gaps(record) if g.beyond_noise):
+        named = (f"{gap.pick[0]}@{gap.pick[1]}", f"{gap.other[0]}@{gap.other[1]}")
+        if not any(all(n in x for n in named) and "rests on the verification" in x
+                   for x in said):  # fmt: skip
+            return False
+    return True
+
+
 def _markdown_shows_the_same(record: RunRecord) -> bool:
     text = render_markdown(record)
     lines = all(f"- {line}" in text for line in decision_lines(record))
@@ -218,6 +232,12 @@ ACCOUNT_LAWS: tuple[Law[[RunRecord]], ...] = (
         "account_rows_agree",
         "every row's speedup is its metric over the baseline figure the table shows for it",
         _rows_agree,
+    ),
+    Law(
+        "account_disagreement_stated",
+        "a pair the sweep (or the final rounds) and the verification disagree on beyond "
+        "noise is named on a line saying so and that the pick rests on the verification",
+        _disagreement_is_stated,
     ),
     Law(
         "account_markdown_shows_the_same",

@@ -9,8 +9,10 @@ Rules:
 - then, in order: the explicit line when the baseline was selected, the account's ``why``
   (a speedup below 1), a ``Why not`` line for each other candidate shown with a higher
   speedup than the pick in the same measurement (when the verification moved the pick
-  and compared it with that candidate, the verification's figure, :mod:`.rival`), the
-  selection's notes (the
+  and compared it with that candidate, the verification's figure, :mod:`.rival`),
+  the line saying the sweep (or the final rounds) and the verification disagree beyond
+  noise, and that the pick rests on the verification (:mod:`.gap`; a rival whose Why-not
+  line already says so is not repeated), the selection's notes (the
   verification's line rendered with ``backend@batch``, :mod:`.verification_line`) and
   where a reused baseline came from;
 - a run without a selection says ``Tuning failed: <reason>`` (or that none was recorded).
@@ -26,6 +28,7 @@ from aitune_fp.core.report.account import (
     participants,
 )
 from aitune_fp.core.report.formats import format_metric, format_speedup
+from aitune_fp.core.report.gap import gap_line
 from aitune_fp.core.report.rival import moved_rival_line
 from aitune_fp.core.report.sources import ROUNDS, VERIFICATION, Figure, round_statistic
 from aitune_fp.core.report.verification_line import shown_notes
@@ -84,14 +87,19 @@ def decision_lines(record: RunRecord) -> tuple[str, ...]:
     if sel.fell_back_to_baseline:
         lines.append(f"The baseline {sel.backend} was selected: no candidate was strictly better")
     lines.append(account.why)
-    lines.extend(rival_lines(record, account))
+    rivals = rival_lines(record, account)
+    lines.extend(line for _, line, _ in rivals)
+    lines.append(gap_line(record, skip=[who for who, _, moved in rivals if moved]))
     notes = shown_notes(sel.notes, record.verification)
     return (*(line for line in lines if line is not None), *notes, *provenance_lines(record))
 
 
-def rival_lines(record: RunRecord, account: DecisionAccount) -> tuple[str, ...]:
+def rival_lines(
+    record: RunRecord, account: DecisionAccount
+) -> tuple[tuple[tuple[str, int], str, bool], ...]:
     """One line per other scored candidate shown with a higher speedup than the pick, from
-    the same measurement: why the higher figure did not win."""
+    the same measurement: why the higher figure did not win (with the rival it names, and
+    whether the line gives the verification's figure that moved the pick)."""
     sel, found = record.selection, participants(record)
     if sel is None or found is None or account.speedup is None:
         return ()
@@ -105,7 +113,8 @@ def rival_lines(record: RunRecord, account: DecisionAccount) -> tuple[str, ...]:
         if pair.speedup > account.speedup:
             speedups = (pair.speedup, account.speedup)
             moved = moved_rival_line(record, pair.figure, mine, speedups)
-            lines.append(moved or _tie_line(pair.figure, mine, speedups))
+            line = moved or _tie_line(pair.figure, mine, speedups)
+            lines.append((who, line, moved is not None))
     return tuple(lines)
 
 

@@ -15,7 +15,8 @@ Rules:
   strategy's ``paired_statistic``, else its ``statistic``, else the median);
 - verification: the median of the participant's paired samples (the statistic the
   verification judges by), keyed ``backend`` at the batch size it took part at, or
-  ``backend@batch`` for the winner at a neighbouring batch size;
+  ``backend@batch`` for the winner at a neighbouring batch size; a verification with too
+  few rounds to judge (:func:`judged`) is no source: the decision did not rest on it;
 - a round figure is the metric computed from that statistic: ``batch * 1000 / ms`` for a
   throughput metric, ``ms`` for a latency metric; a metric of another kind has only sweep
   figures (nothing else can be turned into it);
@@ -31,12 +32,13 @@ from typing import Final
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import BackendProfilingResult
 from aitune_fp.core.stats.statistics import statistic_value
-from aitune_fp.core.verification.judge import Verification
+from aitune_fp.core.verification.judge import MIN_ROUNDS, Verification
 
 SWEEP: Final = "sweep"
 ROUNDS: Final = "final rounds"
 VERIFICATION: Final = "verification"
 SOURCES: Final = (SWEEP, ROUNDS, VERIFICATION)
+TOO_FEW: Final = "too few rounds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +145,18 @@ def _paired_samples(
     if source == ROUNDS:
         return _round_samples(record, backend, batch_size), round_statistic(record)
     if source == VERIFICATION and record.verification is not None:
+        if not judged(record.verification):
+            return None
         return verification_samples(record.verification, backend, batch_size), "median"
     return None
+
+
+def judged(v: Verification) -> bool:
+    """Whether the verification had the paired rounds to judge (its outcome is not ``too
+    few rounds``; an older record without an outcome: at least ``MIN_ROUNDS`` rounds)."""
+    if v.outcome:
+        return v.outcome != TOO_FEW
+    return v.rounds >= MIN_ROUNDS
 
 
 def figure(record: RunRecord, backend: str, batch_size: int, source: str) -> Figure | None:

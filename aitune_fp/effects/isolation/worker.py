@@ -14,11 +14,12 @@ Rules:
 - a candidate job first calls the eager module once (:func:`_warm`, so first-use costs
   of a fresh process are not charged to the backend's memory), then runs
   :func:`~aitune_fp.effects.candidate.run_candidate` as is (the same stages, cache,
-  validation and profiler as without isolation); its stage and batch-size events go to
-  the pipe, its heartbeat to shared memory before each call (through the profiler's
-  injected timer, before the clock starts), and its result (profile or failure, stage
-  times, validation errors, artifact, build facts, peak memory) comes back as plain
-  values; the runner itself never leaves the worker;
+  validation and profiler as without isolation), with one full garbage collection as
+  the profile stage starts (:func:`settle_heap`: the clock never pays it); its stage
+  and batch-size events go to the pipe, its heartbeat to shared memory before each
+  call (through the profiler's injected timer, before the clock starts), and its
+  result (profile or failure, stage times, validation errors, artifact, build facts,
+  peak memory) comes back as plain values; the runner itself never leaves the worker;
 - a max-batch job first runs the eager check (:mod:`aitune_fp.effects.checks.precheck`, one
   row), answering its ``TuneError`` if eager cannot run, then (``sweep``) runs
   :func:`~aitune_fp.effects.measure.max_batch.find_max_batch_size` on the eager module with a
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import os
 import traceback
 from collections.abc import Callable
@@ -143,6 +145,18 @@ def _warm(module: torch.nn.Module, samples: Samples, device: torch.device) -> No
         samples.items[0].to(device).call(prepared(module, device))
 
 
+def settle_heap() -> None:
+    """One full garbage collection, before a backend is timed.
+
+    A worker forks from a server whose heap is frozen (:mod:`.frozen_heap`), so its
+    collector counts as long-lived only what the worker itself kept: after a build (a
+    compile leaves some 100k objects) the threshold for a full collection is soon met, and
+    that pass (tens of ms, walking all the build left) fell in the sweep's timed calls,
+    where the tune process (half a million long-lived objects, collected before its
+    rounds) and a user's process never pay it (``benchmarks/sweep_gap.py``)."""
+    gc.collect()
+
+
 def _candidate(job: CandidateJob, send: Send, beat: Heartbeat) -> CandidateResult:
     from aitune_fp.effects.candidate import run_candidate
     from aitune_fp.effects.checks.validate import ValidationReport, validate
@@ -167,6 +181,8 @@ def _candidate(job: CandidateJob, send: Send, beat: Heartbeat) -> CandidateResul
         ).map(ValidationReport.as_dict)
 
     def on_stage(stage: str) -> None:
+        if stage == "profile":
+            settle_heap()
         # the first call at a new batch size may compile: it gets the build's limit
         beat.batch_size = sizes[0] if stage == "profile" and sizes else 0
         beat.may_compile = stage in ("validate", "profile")
