@@ -4,7 +4,8 @@ Rules: one exported program serves prefill and decode at every batch size and ca
 (dimensions ``batch``, ``length`` and ``capacity`` are dynamic; the example batch is 2 so the
 batch is not specialised to 1). The package is compiled by ``aoti_compile_and_package`` in a
 child process with a wall-time budget: past it the child's process group is killed and
-:class:`BuildTimeout` is raised (the candidate's failure). Packages are kept on disk under
+:class:`BuildTimeout` is raised (the candidate's failure). The child may be started ahead
+(:func:`start_package`) so the compile overlaps the tune's other builds. Packages are kept on disk under
 :func:`package_dir`, keyed by the model's class, config, weights and dtype and the torch
 version, so a pick reloaded in a fresh process loads its package instead of compiling again.
 """
@@ -17,6 +18,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,39 +89,77 @@ def export_program(step: torch.nn.Module, model: torch.nn.Module) -> torch.expor
         return torch.export.export(step, args, dynamic_shapes=shapes, strict=False)
 
 
-def _compile_in_child(program: Path, package: Path, budget_s: float) -> None:
+@dataclass
+class _Pending:
+    """A compile running in a child process, due by ``deadline`` (perf_counter seconds)."""
+
+    child: subprocess.Popen[bytes]
+    work: tempfile.TemporaryDirectory[str]
+    package: Path
+    deadline: float
+
+
+_PENDING: dict[Path, _Pending] = {}
+
+
+def _start(model: torch.nn.Module, package: Path, budget_s: float) -> _Pending:
+    package.parent.mkdir(parents=True, exist_ok=True)
+    work = tempfile.TemporaryDirectory(dir=package.parent)
+    program = Path(work.name) / "step.pt2"
+    torch.export.save(export_step(model), program)
     child = subprocess.Popen(
-        [sys.executable, "-c", _COMPILE, str(program), str(package)],
+        [sys.executable, "-c", _COMPILE, str(program), str(Path(work.name) / "package.pt2")],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    return _Pending(child, work, package, time.perf_counter() + budget_s)
+
+
+def _finish(job: _Pending) -> Path:
+    budget = job.deadline - time.perf_counter()
     try:
-        _, err = child.communicate(timeout=budget_s)
+        _, err = job.child.communicate(timeout=max(budget, 0.0))
     except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
-        raise BuildTimeout(f"AOTInductor compile ran past its {budget_s:.0f} s budget") from None
-    if child.returncode != 0:
+        os.killpg(job.child.pid, signal.SIGKILL)
+        job.child.wait()
+        job.work.cleanup()
+        raise BuildTimeout("AOTInductor compile ran past its budget (the child was killed)") from None
+    if job.child.returncode != 0:
+        job.work.cleanup()
         tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
         raise RuntimeError(f"AOTInductor compile failed: {tail[0]}")
+    os.replace(Path(job.work.name) / "package.pt2", job.package)
+    job.work.cleanup()
+    return job.package
+
+
+def _package_path(model: torch.nn.Module) -> Path:
+    return package_dir() / f"{package_key(model)}.pt2"
+
+
+def under_way(model: torch.nn.Module) -> bool:
+    """True when the model's package is on disk or its compile has been started."""
+    package = _package_path(model)
+    return package.exists() or package in _PENDING
+
+
+def start_package(model: torch.nn.Module, budget_s: float) -> None:
+    """Export here and start compiling the package in the background (nothing when it is on
+    disk or under way); :func:`build_package` waits for it."""
+    package = _package_path(model)
+    if not package.exists() and package not in _PENDING:
+        _PENDING[package] = _start(model, package, budget_s)
 
 
 def build_package(model: torch.nn.Module, budget_s: float) -> Path:
-    """The model's AOTInductor package: from disk when built before, else exported here and
-    compiled in a child within ``budget_s`` seconds (``BuildTimeout`` past it)."""
-    folder = package_dir()
-    package = folder / f"{package_key(model)}.pt2"
+    """The model's AOTInductor package: from disk when built before, else the background
+    compile's (:func:`start_package`) or a new one, within its budget (``BuildTimeout``)."""
+    package = _package_path(model)
     if package.exists():
         return package
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder) as work:
-        program = Path(work) / "step.pt2"
-        torch.export.save(export_step(model), program)
-        partial = Path(work) / "package.pt2"
-        _compile_in_child(program, partial, budget_s)
-        os.replace(partial, package)
-    return package
+    job = _PENDING.pop(package, None) or _start(model, package, budget_s)
+    return _finish(job)
 
 
 class AotiStep:

@@ -12,6 +12,7 @@ pickled (an AOTInductor package is found again on disk). ``costly`` candidates c
 from __future__ import annotations
 
 import copy
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,8 +70,20 @@ def phase_model(model: torch.nn.Module, candidate: Candidate) -> torch.nn.Module
     return copy.deepcopy(model).to(getattr(torch, candidate.dtype)).eval()
 
 
+_BUILT: weakref.WeakKeyDictionary[Any, dict[str, Stepper]] = weakref.WeakKeyDictionary()
+
+
 def build(model: Any, candidate: Candidate, budget_s: float = 600.0) -> Stepper:
-    """The candidate's stepper over ``model`` (a compile is bounded by ``budget_s``)."""
+    """The candidate's stepper over ``model`` (a compile is bounded by ``budget_s``); a
+    stepper built before for the same model object is handed out again, so the tune's
+    builds serve the ``TunedGenerator`` it returns."""
+    built = _BUILT.setdefault(model, {})
+    if candidate.name not in built:
+        built[candidate.name] = _new(model, candidate, budget_s)
+    return built[candidate.name]
+
+
+def _new(model: Any, candidate: Candidate, budget_s: float) -> Stepper:
     module = phase_model(model, candidate)
     if candidate.prefill_kind == "onnx":
         return OnnxStepper(module, budget_s)
