@@ -86,7 +86,9 @@ def _wall(call: Callable[[], Any], runs: int) -> float:
     return statistics.median(times)
 
 
-def _point(model: Any, tuned: TunedGenerator, ids: torch.Tensor, new: int, runs: int) -> dict[str, Any]:
+def _point(
+    model: Any, tuned: TunedGenerator, ids: torch.Tensor, new: int, runs: int
+) -> dict[str, Any]:
     rows = ids.shape[0] * new
     hf_ttft, hf_itl = time_hf(model, ids, new, hf_rule())
     hf_wall = _wall(lambda: hf_generate(model, ids, None, new), runs)
@@ -123,8 +125,13 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict[str, Any]]:
         for prompt in prompts:
             ids = prompt.repeat(batch, 1)
             row = _point(model, tuned, ids, args.new, args.runs)
-            row.update(model=name, pick=tuned.pick.name, prefill=tuned.pick.prefill,
-                       decode=tuned.pick.decode, tune_wall_s=wall)
+            row.update(
+                model=name,
+                pick=tuned.pick.name,
+                prefill=tuned.pick.prefill,
+                decode=tuned.pick.decode,
+                tune_wall_s=wall,
+            )
             print(json.dumps(row), flush=True)
             out.append(row)
     failures = {r.name: r.failure for r in tuned.results if r.failure}

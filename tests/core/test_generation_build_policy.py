@@ -38,14 +38,18 @@ def test_wall_rule(kinds: frozenset[str], elapsed: float, longest: float, wall: 
 def test_failed_build_is_not_retried(elapsed: float) -> None:
     """A build that failed once makes every candidate needing it skip, quoting the failure."""
     failed = {build_id("aoti", "float32"): "aoti_static failed at build: BuildTimeout"}
-    why = skip_reason(frozenset({"eager", "aoti"}), "float32", TuneClock(elapsed, 0, 1e9), None, failed)
+    why = skip_reason(
+        frozenset({"eager", "aoti"}), "float32", TuneClock(elapsed, 0, 1e9), None, failed
+    )
     assert why is not None and "BuildTimeout" in why
 
 
 @given(st.booleans())
 def test_bf16_compile_follows_eager_bf16(accurate: bool) -> None:
     """A compiled bf16 candidate is skipped exactly when eager bf16 failed the policy."""
-    why = skip_reason(frozenset({"inductor"}), "bfloat16", TuneClock(0, 0, 1e9), _eager(accurate), {})
+    why = skip_reason(
+        frozenset({"inductor"}), "bfloat16", TuneClock(0, 0, 1e9), _eager(accurate), {}
+    )
     assert (why is None) == accurate
 
 

@@ -95,13 +95,16 @@ def test_saved_aoti_pick_loads_its_package(
     loaded = TunedGenerator.load(tmp_path / "gen.json", module=tiny_llama)
     ids = torch.randint(0, 256, (1, 6))
     assert loaded.pick.name == "aoti_static"
-    assert torch.equal(loaded.generate(ids, max_new_tokens=4, min_new_tokens=4), _want(tiny_llama, ids, 4))
+    assert torch.equal(
+        loaded.generate(ids, max_new_tokens=4, min_new_tokens=4), _want(tiny_llama, ids, 4)
+    )
 
 
 def test_build_past_its_budget_is_a_recorded_timeout(tmp_path: Path) -> None:
     """An AOTInductor compile over its budget is killed and recorded; its twin is not retried."""
-    os.environ["AITUNE_FP_GENERATION_DIR"], before = str(tmp_path), os.environ.get(
-        "AITUNE_FP_GENERATION_DIR", ""
+    os.environ["AITUNE_FP_GENERATION_DIR"], before = (
+        str(tmp_path),
+        os.environ.get("AITUNE_FP_GENERATION_DIR", ""),
     )
     try:
         tuned = tune_generate(

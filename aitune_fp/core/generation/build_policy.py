@@ -65,9 +65,10 @@ def skip_reason(
         return None
     for kind in compiled:
         if build_id(kind, dtype) in failed:
-            return f"skipped: the {build_id(kind, dtype)} build already failed: " + failed[
-                build_id(kind, dtype)
-            ]
+            return (
+                f"skipped: the {build_id(kind, dtype)} build already failed: "
+                + failed[build_id(kind, dtype)]
+            )
     if dtype != "float32" and eager_twin is not None and not eager_twin.usable:
         return (
             f"skipped: eager {dtype} already fails the accuracy policy (top-1 "

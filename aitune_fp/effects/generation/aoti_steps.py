@@ -5,9 +5,9 @@ Rules: one exported program serves prefill and decode at every batch size and ca
 batch is not specialised to 1). The package is compiled by ``aoti_compile_and_package`` in a
 child process with a wall-time budget: past it the child's process group is killed and
 :class:`BuildTimeout` is raised (the candidate's failure). The child may be started ahead
-(:func:`start_package`) so the compile overlaps the tune's other builds. Packages are kept on disk under
-:func:`package_dir`, keyed by the model's class, config, weights and dtype and the torch
-version, so a pick reloaded in a fresh process loads its package instead of compiling again.
+(:func:`start_package`) so the compile overlaps the tune's other builds. Packages are kept
+on disk under :func:`package_dir`, keyed by the model's class, config, weights and dtype and
+the torch version, so a pick reloaded in a fresh process loads its package instead of compiling again.
 """
 
 from __future__ import annotations
@@ -124,7 +124,9 @@ def _finish(job: _Pending) -> Path:
         os.killpg(job.child.pid, signal.SIGKILL)
         job.child.wait()
         job.work.cleanup()
-        raise BuildTimeout("AOTInductor compile ran past its budget (the child was killed)") from None
+        raise BuildTimeout(
+            "AOTInductor compile ran past its budget (the child was killed)"
+        ) from None
     if job.child.returncode != 0:
         job.work.cleanup()
         tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
@@ -177,13 +179,15 @@ class AotiStep:
         cache_position: torch.Tensor,
         cache: Any,
     ) -> torch.Tensor:
-        """The next-token logits; the cache's tensors are updated in place."""
+        """The next-token logits; the cache's tensors are updated in place. Inputs are made
+        contiguous (the package reads them with the strides it was compiled for, so a column
+        slice would be read wrongly) and the output is copied (the runner may reuse it)."""
         keys = [layer.keys for layer in cache.layers]
         values = [layer.values for layer in cache.layers]
-        out: torch.Tensor = self._runner(
-            input_ids, attention_mask, position_ids, cache_position, keys, values
-        )
-        return out
+        dense = [t.contiguous() for t in (input_ids, attention_mask, position_ids, cache_position)]
+        out = self._runner(*dense, keys, values)
+        logits: torch.Tensor = out.clone()
+        return logits
 
 
 _LOADED: dict[Path, AotiStep] = {}

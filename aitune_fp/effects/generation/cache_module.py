@@ -68,9 +68,10 @@ class CacheStep(torch.nn.Module):
         """The next-token logits (float32, [B, V]); the cache is updated in place."""
         config: Any = self.model.config
         cache = StaticCache(config=config, max_cache_len=keys[0].shape[2])
-        cache.layers = [StaticLayer(keys[0].shape[2]) for _ in range(self.layers)]
-        for layer, k, v in zip(cache.layers, keys, values, strict=True):
+        layers = [StaticLayer(keys[0].shape[2]) for _ in range(self.layers)]
+        for layer, k, v in zip(layers, keys, values, strict=True):
             _bind(layer, k, v, cache_position[0])
+        cache.layers = list(layers)
         out = self.model(
             input_ids=input_ids,
             attention_mask=attention_mask,

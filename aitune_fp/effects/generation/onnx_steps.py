@@ -75,8 +75,8 @@ class OnnxStepper:
         self._names = [i.name for i in self._session.get_inputs()]
         self._keys: list[np.ndarray[Any, Any]] = []
         self._values: list[np.ndarray[Any, Any]] = []
-        self._mask = np.ones(0, dtype=np.int64)
-        self._next_pos = np.zeros(0, dtype=np.int64)
+        self._mask: np.ndarray[Any, Any] = np.ones(0, dtype=np.int64)
+        self._next_pos: np.ndarray[Any, Any] = np.zeros(0, dtype=np.int64)
         self._length = 0
 
     def _run(self, ids: np.ndarray[Any, Any], positions: np.ndarray[Any, Any], start: int) -> Any:
@@ -85,7 +85,8 @@ class OnnxStepper:
         outs = self._session.run(None, dict(zip(self._names, tensors, strict=True)))
         layers = len(self._keys)
         self._keys, self._values = outs[1 : 1 + layers], outs[1 + layers :]
-        return torch.from_numpy(outs[0])
+        logits: torch.Tensor = torch.from_numpy(outs[0])
+        return logits
 
     @torch.inference_mode()
     def prefill(
@@ -101,11 +102,13 @@ class OnnxStepper:
         full[:, :length] = mask.long().numpy()
         positions = (mask.long().cumsum(-1) - 1).clamp(min=0).numpy()
         self._mask, self._length, self._next_pos = full, length, positions[:, -1:] + 1
-        return self._run(input_ids.long().numpy(), positions, 0)
+        logits: torch.Tensor = self._run(input_ids.long().numpy(), positions, 0)
+        return logits
 
     @torch.inference_mode()
     def decode(self, tokens: torch.Tensor) -> torch.Tensor:
         """Append one token per row ([B, 1]); the next-token logits."""
         position, start = self._next_pos, self._length
         self._length, self._next_pos = start + 1, position + 1
-        return self._run(tokens.long().numpy(), position, start)
+        logits: torch.Tensor = self._run(tokens.long().numpy(), position, start)
+        return logits

@@ -90,7 +90,8 @@ class StaticStepper:
         self.prefill_recipe, self.decode_recipe = prefill, decode
         self._prefill = make_step(model, prefill, dynamic=True)
         self._decode = (
-            self._prefill if prefill == decode and prefill.kind == "aoti"
+            self._prefill
+            if prefill == decode and prefill.kind == "aoti"
             else make_step(model, decode, dynamic=False)
         )
         self._cache: Any = None

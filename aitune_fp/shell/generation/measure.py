@@ -90,7 +90,9 @@ class CandidateRun:
             return
         if cand.costly:
             self.longest_build_s = max(self.longest_build_s, time.perf_counter() - start)
-        self.checked[cand.name] = self._judged(_result(cand, self.points[0], 0, (0.0, 0.0), accuracy))
+        self.checked[cand.name] = self._judged(
+            _result(cand, self.points[0], 0, (0.0, 0.0), accuracy)
+        )
         self.ready.append((cand, stepper, accuracy))
 
     def timed(self) -> list[GenerationResult]:
@@ -98,7 +100,10 @@ class CandidateRun:
         out: list[GenerationResult] = []
         for cand, stepper, accuracy in self.ready:
             try:
-                timed = [time_stepper(stepper, ids, self.new_tokens, default_rule()) for ids in self.points]
+                timed = [
+                    time_stepper(stepper, ids, self.new_tokens, default_rule())
+                    for ids in self.points
+                ]
             except Exception as exc:
                 self._fail(cand, f"{cand.name} failed at timing: {type(exc).__name__}: {exc}")
                 continue
@@ -130,8 +135,11 @@ def _result(
         ids.shape[0],
         ids.shape[1],
         new,
-        *phases,
-        *accuracy,
+        phases[0],
+        phases[1],
+        accuracy[0],
+        accuracy[1],
+        accuracy[2],
     )
 
 
