@@ -7,7 +7,7 @@ child process with a wall-time budget: past it the child's process group is kill
 :class:`BuildTimeout` is raised (the candidate's failure). The child may be started ahead
 (:func:`start_package`) so the compile overlaps the tune's other builds. Packages are kept
 on disk under :func:`package_dir`, keyed by the model's class, config, weights and dtype and
-the torch version, so a pick reloaded in a fresh process loads its package instead of compiling again.
+the torch version, so a pick reloaded in a fresh process loads its package, not compiling again.
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ from transformers.cache_utils import StaticLayer
 
 def cache_shapes(model: Any) -> tuple[int, int, int]:
     """(layers, key/value heads, head dim) of ``model``'s text config."""
-    config = model.config.get_text_config()
-    heads = int(getattr(config, "num_key_value_heads", None) or config.num_attention_heads)
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    return int(config.num_hidden_layers), heads, int(head_dim)
+    text = model.config.get_text_config()  # a Hugging Face config: optional fields vary
+    heads = int(getattr(text, "num_key_value_heads", None) or text.num_attention_heads)
+    head_dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
+    return int(text.num_hidden_layers), heads, int(head_dim)
 
 
 def empty_cache(model: Any, batch: int, capacity: int) -> tuple[list[torch.Tensor], ...]:

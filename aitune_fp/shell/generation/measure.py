@@ -45,7 +45,7 @@ class CandidateRun:
     """What one tune keeps across candidates: failed builds, the longest build, the ready
     steppers with their accuracy, and every failure so far."""
 
-    model: Any
+    model: torch.nn.Module
     points: list[torch.Tensor]
     new_tokens: int
     ref: TeacherReference
