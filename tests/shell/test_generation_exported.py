@@ -45,7 +45,7 @@ def tuned(tiny_llama: torch.nn.Module, packages: Path) -> TunedGenerator:
     """One tune over the exported candidates (one AOTInductor build, one ONNX export)."""
     prompt = torch.randint(0, 256, (8,))
     names = ["eager_static", "aoti_static", "aoti_decode", "onnx_static"]
-    return tune_generate(tiny_llama, [prompt], new_tokens=6, candidates=names)
+    return tune_generate(tiny_llama, [prompt], new_tokens=6, candidates=names, wall_budget_s=1e4)
 
 
 def _want(model: torch.nn.Module, ids: torch.Tensor, new: int) -> torch.Tensor:
