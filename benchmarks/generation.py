@@ -36,19 +36,22 @@ from aitune_fp.effects.generation.timing import default_rule, hf_rule, time_hf, 
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build
 
 
+def _gqa(config_class: Any, model_class: Any, vocab: int) -> torch.nn.Module:
+    config = config_class(
+        vocab_size=vocab,
+        hidden_size=512,
+        intermediate_size=1376,
+        num_hidden_layers=6,
+        num_attention_heads=8,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+    )
+    return model_class(config)  # type: ignore[no-any-return]
+
+
 def llama(vocab: int) -> torch.nn.Module:
     """Llama: 6 layers, hidden 512, 8 query / 2 key-value heads, MLP 1376."""
-    return transformers.LlamaForCausalLM(
-        transformers.LlamaConfig(
-            vocab_size=vocab,
-            hidden_size=512,
-            intermediate_size=1376,
-            num_hidden_layers=6,
-            num_attention_heads=8,
-            num_key_value_heads=2,
-            max_position_embeddings=1024,
-        )
-    )
+    return _gqa(transformers.LlamaConfig, transformers.LlamaForCausalLM, vocab)
 
 
 def gpt2(vocab: int) -> torch.nn.Module:
@@ -60,17 +63,7 @@ def gpt2(vocab: int) -> torch.nn.Module:
 
 def qwen(vocab: int) -> torch.nn.Module:
     """Qwen2: 6 layers, hidden 512, 8 query / 2 key-value heads, MLP 1376."""
-    return transformers.Qwen2ForCausalLM(
-        transformers.Qwen2Config(
-            vocab_size=vocab,
-            hidden_size=512,
-            intermediate_size=1376,
-            num_hidden_layers=6,
-            num_attention_heads=8,
-            num_key_value_heads=2,
-            max_position_embeddings=1024,
-        )
-    )
+    return _gqa(transformers.Qwen2Config, transformers.Qwen2ForCausalLM, vocab)
 
 
 MODELS: dict[str, Callable[[int], torch.nn.Module]] = {"llama": llama, "gpt2": gpt2, "qwen": qwen}

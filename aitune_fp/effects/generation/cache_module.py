@@ -37,6 +37,28 @@ def empty_cache(model: Any, batch: int, capacity: int) -> tuple[list[torch.Tenso
     return one(), one()
 
 
+def next_logits(
+    model: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    position_ids: torch.Tensor,
+    cache_position: torch.Tensor,
+    cache: Any,
+) -> torch.Tensor:
+    """One forward over ``cache``: the float32 logits of the last position ([B, V])."""
+    out = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids,
+        cache_position=cache_position,
+        past_key_values=cache,
+        use_cache=True,
+        logits_to_keep=1,
+    )
+    logits: torch.Tensor = out.logits[:, -1, :].float()
+    return logits
+
+
 def _bind(layer: StaticLayer, keys: torch.Tensor, values: torch.Tensor, start: Any) -> None:
     layer.keys, layer.values = keys, values
     layer.max_cache_len = keys.shape[2]
@@ -72,14 +94,6 @@ class CacheStep(torch.nn.Module):
         for layer, k, v in zip(layers, keys, values, strict=True):
             _bind(layer, k, v, cache_position[0])
         cache.layers = list(layers)
-        out = self.model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=position_ids,
-            cache_position=cache_position,
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=1,
+        return next_logits(
+            self.model, input_ids, attention_mask, position_ids, cache_position, cache
         )
-        logits: torch.Tensor = out.logits[:, -1, :].float()
-        return logits

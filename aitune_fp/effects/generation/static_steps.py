@@ -22,7 +22,7 @@ from transformers import StaticCache
 from transformers.cache_utils import StaticLayer
 
 from aitune_fp.effects.generation.aoti_steps import build_package, load_step
-from aitune_fp.effects.generation.cache_module import cache_shapes
+from aitune_fp.effects.generation.cache_module import cache_shapes, next_logits
 
 Step = Callable[..., torch.Tensor]
 KINDS = ("eager", "inductor", "aoti")
@@ -39,24 +39,8 @@ class StepRecipe:
 
 
 def _forward(model: torch.nn.Module) -> Step:
-    def step(
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        position_ids: torch.Tensor,
-        cache_position: torch.Tensor,
-        cache: Any,
-    ) -> torch.Tensor:
-        out = model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=position_ids,
-            cache_position=cache_position,
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        logits: torch.Tensor = out.logits[:, -1, :].float()
-        return logits
+    def step(*args: Any) -> torch.Tensor:
+        return next_logits(model, *args)
 
     return step
 

@@ -144,18 +144,7 @@ def _result(
 
 def failed(cand: Candidate, ids: torch.Tensor, new: int, failure: str) -> GenerationResult:
     """A failed candidate's result at one point: infinite latencies, no accuracy."""
-    return GenerationResult(
-        cand.name,
-        cand.prefill_backend,
-        cand.decode_backend,
-        ids.shape[0],
-        ids.shape[1],
-        new,
-        float("inf"),
-        float("inf"),
-        0.0,
-        float("inf"),
-        None,
-        False,
-        failure,
+    inf = float("inf")
+    return replace(
+        _result(cand, ids, new, (inf, inf), (0.0, inf, None)), accurate=False, failure=failure
     )
