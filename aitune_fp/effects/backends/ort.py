@@ -116,6 +116,7 @@ class OnnxRuntime(ConfigIdentity):
             "aitune_fp.effects.backends.ort_quant",
             "aitune_fp.effects.backends._ort_fp16",
             "aitune_fp.effects.backends._ort_install",
+            "aitune_fp.effects.generation.onnx_steps",  # generation: the cache as inputs/outputs
         ),
         versions=(
             Library("onnx", ("onnx",)),

@@ -1,10 +1,14 @@
 """Prefill and decode steps over a static KV cache, taking and returning plain tensors.
 
-Rules: the cache is allocated once per (batch, max length, dtype) and reset before each
-prefill; the attention mask handed to the model always has the cache's full length (prompt
-mask, then ones), so the decode step has one static shape and a compiled step never
-recompiles across steps. Positions follow the mask (left padding counts from the first real
-token), as Hugging Face ``generate`` computes them.
+Rules: the cache is allocated once per (batch, max length) in the model's dtype, its layers
+plain static layers initialised ahead (sliding-window layers become plain ones, Hugging
+Face's export recipe; their masks still slide), and before each step every layer's length is
+set to the step's start, so any phase may run on any backend after any other. The attention
+mask handed to the model always has the cache's full length (prompt mask, then ones), so the
+decode step has one static shape and a compiled step never recompiles across steps.
+Positions follow the mask (left padding counts from the first real token), as Hugging Face
+``generate`` computes them. A phase is eager, ``torch.compile`` (``inductor``) or an
+AOTInductor package (``aoti``, :mod:`aitune_fp.effects.generation.aoti_steps`).
 """
 
 from __future__ import annotations
@@ -15,39 +19,51 @@ from typing import Any
 
 import torch
 from transformers import StaticCache
+from transformers.cache_utils import StaticLayer
+
+from aitune_fp.effects.generation.aoti_steps import build_package, load_step
+from aitune_fp.effects.generation.cache_module import cache_shapes, next_logits
 
 Step = Callable[..., torch.Tensor]
+KINDS = ("eager", "inductor", "aoti")
 
 
 @dataclass(frozen=True, slots=True)
 class StepRecipe:
-    """How a candidate runs one phase: eager or ``torch.compile`` (the model's dtype is set by
-    the caller: a bf16 candidate hands a bf16 copy of the model)."""
+    """How a candidate runs one phase: ``kind`` in :data:`KINDS`; ``budget_s`` bounds an
+    AOTInductor compile (the model's dtype is set by the caller: a bf16 candidate hands a bf16
+    copy of the model)."""
 
-    compiled: bool = False
+    kind: str = "eager"
+    budget_s: float = 600.0
 
 
 def _forward(model: torch.nn.Module) -> Step:
-    def step(
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        position_ids: torch.Tensor,
-        cache_position: torch.Tensor,
-        cache: Any,
-    ) -> torch.Tensor:
-        out = model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=position_ids,
-            cache_position=cache_position,
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        logits: torch.Tensor = out.logits[:, -1, :].float()
-        return logits
+    def step(*args: Any) -> torch.Tensor:
+        return next_logits(model, *args)
 
     return step
+
+
+def make_step(model: torch.nn.Module, recipe: StepRecipe, dynamic: bool) -> Step:
+    """The phase's step function (an AOTInductor package is built or loaded here)."""
+    if recipe.kind not in KINDS:
+        raise ValueError(f"unknown step kind {recipe.kind!r}; expected one of {KINDS}")
+    if recipe.kind == "aoti":
+        return load_step(build_package(model, recipe.budget_s))
+    base = _forward(model)
+    return torch.compile(base, dynamic=dynamic) if recipe.kind == "inductor" else base
+
+
+def static_cache(model: torch.nn.Module, batch: int, max_len: int) -> Any:
+    """A ``StaticCache`` of plain static layers, initialised for ``batch`` rows."""
+    config: Any = model.config
+    cache = StaticCache(config=config, max_cache_len=max_len)
+    cache.layers = [StaticLayer(max_len) for _ in cache.layers]
+    _, heads, head_dim = cache_shapes(model)
+    dtype = next(model.parameters()).dtype
+    cache.early_initialization(batch, heads, head_dim, dtype, torch.device("cpu"))
+    return cache
 
 
 class StaticStepper:
@@ -56,9 +72,12 @@ class StaticStepper:
     def __init__(self, model: torch.nn.Module, prefill: StepRecipe, decode: StepRecipe) -> None:
         self.model = model
         self.prefill_recipe, self.decode_recipe = prefill, decode
-        base = _forward(model)
-        self._prefill = torch.compile(base, dynamic=True) if prefill.compiled else base
-        self._decode = torch.compile(base, dynamic=False) if decode.compiled else base
+        self._prefill = make_step(model, prefill, dynamic=True)
+        self._decode = (
+            self._prefill
+            if prefill == decode and prefill.kind == "aoti"
+            else make_step(model, decode, dynamic=False)
+        )
         self._cache: Any = None
         self._cache_key: tuple[int, int] = (0, 0)
         self._mask = torch.ones(0)
@@ -67,26 +86,29 @@ class StaticStepper:
 
     def _cache_for(self, batch: int, max_len: int) -> Any:
         if self._cache is None or self._cache_key != (batch, max_len):
-            config: Any = self.model.config
-            self._cache = StaticCache(config=config, max_cache_len=max_len)
+            self._cache = static_cache(self.model, batch, max_len)
             self._cache_key = (batch, max_len)
-        else:
-            self._cache.reset()
         return self._cache
+
+    def _start(self, at: int) -> None:
+        for layer in self._cache.layers:
+            layer.cumulative_length.fill_(at)
 
     @torch.inference_mode()
     def prefill(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, max_len: int
     ) -> torch.Tensor:
-        """Reset the cache, run the prompt, return the next-token logits (float32, [B, V])."""
+        """Run the prompt from the cache's start, return the next-token logits (float32,
+        [B, V])."""
         batch, length = input_ids.shape
         mask = attention_mask if attention_mask is not None else torch.ones_like(input_ids)
         cache = self._cache_for(batch, max_len)
-        full = torch.ones(batch, max_len, dtype=mask.dtype)
+        full = torch.ones(batch, max_len, dtype=torch.long)
         full[:, :length] = mask
         positions = (mask.long().cumsum(-1) - 1).clamp(min=0)
         self._mask, self._length = full, length
         self._next_pos = positions[:, -1:] + 1
+        self._start(0)
         return self._prefill(input_ids, full, positions, torch.arange(length), cache)
 
     @torch.inference_mode()
@@ -94,6 +116,7 @@ class StaticStepper:
         """Append one token per row ([B, 1]) to the cache, return the next-token logits."""
         position = self._next_pos
         cache_position = torch.tensor([self._length])
+        self._start(self._length)
         self._length += 1
         self._next_pos = position + 1
         return self._decode(tokens, self._mask, position, cache_position, self._cache)

@@ -25,6 +25,12 @@ def default_rule() -> CallRule:
     return stable_window(warmup=2, window=5, max_cv=0.15, max_samples=30)
 
 
+def hf_rule() -> CallRule:
+    """The rule for whole ``generate`` runs (each already the median of its token gaps):
+    1 warm-up run, stable over 3 runs (CV 15 %), at most 8."""
+    return stable_window(warmup=1, window=3, max_cv=0.15, max_samples=8)
+
+
 def time_calls(
     call: Callable[[], Any], rule: CallRule, before: Callable[[], Any] | None = None
 ) -> float:

@@ -5,7 +5,11 @@ prompt length is measured at every batch size (rows repeated to the batch). The 
 judges candidates at the primary point (first batch size, first prompt); every point is in
 the record. Accuracy is teacher-forced on held-out prompts against eager fp32 (top-1 >=
 ``min_top1``, RMS relative error <= ``max_rms_rel``); a candidate that raises is recorded
-as a failure naming its stage and reason.
+as a failure naming its stage and reason. Time: HF ``generate`` is timed under ``hf_rule``
+(whole runs), every candidate under ``default_rule``; compiling candidates run within
+``wall_budget_s`` for the whole tune and ``build_budget_s`` per build, and are skipped with
+a recorded reason as :mod:`aitune_fp.shell.generation.measure` says. Compiling candidates
+come after the eager ones, AOTInductor first (one build serves both of its candidates).
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from typing import Any
 import torch
 
 from aitune_fp.core.generation import GenerationResult, GenerationStrategy, max_tokens_per_s, pick
-from aitune_fp.effects.generation.teacher import TeacherReference, reference, teacher_forced
-from aitune_fp.effects.generation.timing import default_rule, time_hf, time_stepper
-from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, build
+from aitune_fp.effects.generation.teacher import reference
+from aitune_fp.effects.generation.timing import hf_rule, time_hf
+from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, build
+from aitune_fp.shell.generation.measure import CandidateRun, Policy
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 
 
@@ -38,62 +43,13 @@ def _held_out(model: Any, lengths: Sequence[int]) -> torch.Tensor:
     return torch.randint(0, vocab, (2, max(min(lengths), 4)), generator=gen)
 
 
+HF_TOKENS = 16
+"""Tokens per timed HF ``generate`` run: its TTFT and median inter-token gap (at the context
+after the prompt, as every candidate's) need no more, and the tune's wall stays bounded."""
+
+
 def _points(prompts: Sequence[torch.Tensor], batch_sizes: Sequence[int]) -> list[torch.Tensor]:
     return [p.repeat(b, 1) for b in batch_sizes for p in prompts]
-
-
-def _measure(
-    model: Any, cand: Candidate, points: list[torch.Tensor], new: int, ref: TeacherReference
-) -> list[GenerationResult]:
-    stage = "build"
-    try:
-        stepper = build(model, cand)
-        stage = "teacher-forced check"
-        top1, rms, diverge = teacher_forced(stepper, ref)
-        stage = "timing"
-        timed = [time_stepper(stepper, ids, new, default_rule()) for ids in points]
-    except Exception as exc:
-        failure = f"{cand.name} failed at {stage}: {type(exc).__name__}: {exc}"
-        return [_failed(cand, ids, new, failure) for ids in points]
-    return [
-        GenerationResult(
-            cand.name,
-            cand.prefill_backend,
-            cand.decode_backend,
-            ids.shape[0],
-            ids.shape[1],
-            new,
-            ttft,
-            itl,
-            top1,
-            rms,
-            diverge,
-        )
-        for ids, (ttft, itl) in zip(points, timed, strict=True)
-    ]
-
-
-def _failed(cand: Candidate, ids: torch.Tensor, new: int, failure: str) -> GenerationResult:
-    return GenerationResult(
-        cand.name,
-        cand.prefill_backend,
-        cand.decode_backend,
-        ids.shape[0],
-        ids.shape[1],
-        new,
-        float("inf"),
-        float("inf"),
-        0.0,
-        float("inf"),
-        None,
-        False,
-        failure,
-    )
-
-
-def _judged(r: GenerationResult, min_top1: float, max_rms_rel: float) -> GenerationResult:
-    ok = r.top1 >= min_top1 and r.rms_rel <= max_rms_rel
-    return GenerationResult(**{**{f: getattr(r, f) for f in r.__slots__}, "accurate": ok})
 
 
 def tune_generate(
@@ -107,9 +63,12 @@ def tune_generate(
     tokenizer: Any = None,
     min_top1: float = 0.99,
     max_rms_rel: float = 0.1,
+    wall_budget_s: float = 150.0,
+    build_budget_s: float = 120.0,
 ) -> TunedGenerator:
     """Tune ``model``'s generation (see the module rules); returns a ``TunedGenerator``."""
     start = time.perf_counter()
+    policy = Policy(min_top1, max_rms_rel, wall_budget_s, build_budget_s)
     model.eval()
     ids = [_as_ids(p, tokenizer) for p in prompts]
     points = _points(ids, batch_sizes)
@@ -117,6 +76,11 @@ def tune_generate(
     ref = reference(
         model, ref_stepper, _held_out(model, [i.shape[1] for i in ids]), min(new_tokens, 16)
     )
+    chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
+    run = CandidateRun(model, points, new_tokens, ref, policy, start)
+    run.start_ahead(chosen)
+    for cand in chosen:
+        run.prepare(cand)
     results = [
         GenerationResult(
             BASELINE,
@@ -125,14 +89,11 @@ def tune_generate(
             p.shape[0],
             p.shape[1],
             new_tokens,
-            *time_hf(model, p, new_tokens, default_rule()),
+            *time_hf(model, p, min(new_tokens, HF_TOKENS), hf_rule()),
         )
         for p in points
     ]
-    chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
-    for cand in chosen:
-        measured = _measure(model, cand, points, new_tokens, ref)
-        results.extend(_judged(r, min_top1, max_rms_rel) for r in measured)
+    results.extend(run.timed())
     primary = [
         r for r in results if r.batch == points[0].shape[0] and r.prompt_len == points[0].shape[1]
     ]
