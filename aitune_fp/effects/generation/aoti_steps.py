@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from aitune_fp.effects.cache_key import weights_digest
+from aitune_fp.effects.cache.key import weights_digest
 from aitune_fp.effects.generation.cache_module import CacheStep, empty_cache
 
 _COMPILE = (
