@@ -14,7 +14,10 @@ Rules:
   verification planned the leader's closest runner-ups; always the baseline), the
   others are closed; the record is journaled before the backend is shown;
 - the sweep ends when the candidates are exhausted or the strategy has settled after a
-  step (later candidates are never built).
+  step (later candidates are never built);
+- a plan that races (:mod:`aitune_fp.core.session.race_sweep`) builds each candidate over
+  the race's batch sizes only, steps the race after each answer, and widens its
+  contenders after the last one (phase ``widen``, :func:`on_widened`).
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from aitune_fp.core.fold import settled, start, step
 from aitune_fp.core.measure.early_stop import EarlyStop, early_stop_for
 from aitune_fp.core.records import BackendFailure, Candidate, TuneState
 from aitune_fp.core.rounds.round_members import contenders
-from aitune_fp.core.session.commands import Build, Close, Command, Journal, Say
+from aitune_fp.core.session.commands import Build, Close, Command, Journal, Replace, Say
 from aitune_fp.core.session.events import Profiled
 from aitune_fp.core.session.pruning import pruned
+from aitune_fp.core.session.race_sweep import new_race, race_sizes, raced, with_widened
 from aitune_fp.core.session.state import Session
 from aitune_fp.core.verification.verification_plan import CHALLENGERS, runner_ups
 
@@ -75,8 +79,9 @@ def begin(session: Session) -> Step:
     plan = session.plan
     if session.strategy.validate_performance:
         build = Build(plan.baseline, baseline=True, reuse=plan.reused_baseline)
-        return replace(session, phase="baseline"), (build,)
-    return ask_next(replace(session, phase="sweep", fold=start(session.strategy, None)), 0, ())
+        return replace(session, phase="baseline", race=new_race(plan)), (build,)
+    fold = start(session.strategy, None)
+    return ask_next(replace(session, phase="sweep", fold=fold, race=new_race(plan)), 0, ())
 
 
 def on_baseline(session: Session, event: Profiled) -> Step:
@@ -86,6 +91,7 @@ def on_baseline(session: Session, event: Profiled) -> Step:
         fold=start(session.strategy, event.result),
         live=session.live | {event.name} if event.live else session.live,
         baseline_profile=event.result.value_or(None),
+        baseline_answer=event.result,
     )
     return ask_next(replace(session, phase="sweep"), 0, (Journal(event.name),))
 
@@ -100,10 +106,22 @@ def on_candidate(session: Session, event: Profiled) -> Step:
         fed=(*session.fed, event.result),
         live=live,
     )
-    said = (*said, Journal(event.name))
+    session, race_said = raced(session, event)
+    said = (*said, *race_said, Journal(event.name))
     if settled(session.strategy, state):
         return replace(session, phase="swept"), said
     return ask_next(session, session.pending + 1, said)
+
+
+def on_widened(session: Session, event: Profiled) -> Step:
+    """A widened contender's answer: its merged profile folded in, who can no longer win
+    closed, the record told, then back to the end of the sweep (the next widening)."""
+    after, profile = with_widened(session, event)
+    live, said = _released(session, after.fold, event)
+    after = replace(after, live=live, phase="swept",
+                    sweep_seconds=session.sweep_seconds + event.profile_seconds)  # fmt: skip
+    amended: tuple[Command, ...] = (Replace(profile),) if profile is not None else ()
+    return after, (*said, *amended, Journal(event.name))
 
 
 def _measured(session: Session, event: Profiled) -> Session:
@@ -151,7 +169,9 @@ def ask_next(session: Session, index: int, said: tuple[Command, ...]) -> Step:
         name = names[index]
         why = _not_built(session, name)
         if why is None:
-            build = Build(name, early_stop=early_stop(session))
+            build = Build(
+                name, early_stop=early_stop(session), batch_sizes=race_sizes(session.plan)
+            )
             return replace(session, phase="sweep", pending=index), (*said, build)
         refused: Candidate = Failure(BackendFailure(name, "measure", why))
         said = (*said, Say(f"skipping {name}: {why}"))
