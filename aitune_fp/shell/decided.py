@@ -111,7 +111,8 @@ def _session(
                              baseline.provenance, clock)  # fmt: skip
     bases = variant_bases(tuple(chosen.values()), names)
     plan = SessionPlan(setup.strategy, names, "eager", setup.settings.early_stop,
-                       wanted.verify_seconds, baseline.profile, pmap(bases))  # fmt: skip
+                       wanted.verify_seconds, baseline.profile, pmap(bases),
+                       ladder=setup.batch_sizes)  # fmt: skip
     announce(setup, plan, prepared, clock)
     run = drive(setup, plan, chosen, phase=phase_clock(clock))
     return finish_run(setup, run, names, wanted.model_name, baseline.provenance, clock,
