@@ -9,11 +9,14 @@ Rules:
   (:data:`SHORT_VERIFY` seconds, or the caller's when that is shorter); the run stands when
   it selects the recorded pick, else its tuned module is closed and a full tune follows,
   whose record says so;
+- a miss for a tune whose label (the model's name) had a stored decision says which keys
+  changed since, in the record and one log line (:func:`~.decision_cache.missed_line`);
 - every full tune that selected something is stored for the next one.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
@@ -39,6 +42,7 @@ from aitune_fp.shell.variants import variant_bases
 from aitune_fp.shell.wall_clock import Stopwatch
 
 SHORT_VERIFY: Final = 1.0
+log = logging.getLogger("aitune_fp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,10 @@ def decided(setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch) 
     skip = wanted.fresh or wanted.reuse_baseline is not None
     hit = None if skip or folder is None else cache.lookup(folder, keys, setup.strategy)
     line = cache.FULL
+    if hit is None and not skip and folder is not None:
+        line = cache.missed_line(folder, wanted.model_name, keys)
+        if line != cache.FULL:
+            log.info("decision cache miss: %s", line)
     if hit is not None and hit.pick in names:
         short = _rechecked(setup, prepared, wanted, clock, hit)
         picked = short.record.selection.backend if short.record.selection else ""
@@ -72,7 +80,7 @@ def decided(setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch) 
     run = _session(setup, dict(zip(names, prepared.candidates, strict=True)),
                    _said(baseline, line), (prepared, wanted), clock)  # fmt: skip
     if folder is not None:
-        cache.store(folder, keys, run.record)
+        cache.store(folder, keys, run.record, wanted.model_name)
     return run
 
 

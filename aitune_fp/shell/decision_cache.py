@@ -15,8 +15,13 @@ Rules:
   best by the strategy) from their cached
   artifacts with the recorded baseline, under the verification's rules; when that short
   run selects the recorded pick the decision stands, else the model is re-tuned in full;
+- every stored decision also leaves the keys it was stored under for the tune's label
+  (``<cache>/decisions/last/<digest of the label>.json``); a later miss for that label names
+  the keys that changed since (:func:`missed_line`: model digest, samples, environment,
+  device, strategy, accuracy policy, candidates, ...), in the record and one log line;
 - the record says which it was (``provenance.decision``: :func:`cached_line`,
-  :func:`retuned_line` or ``"full tune"``); ``fresh=True`` (``--fresh``) skips the lookup.
+  :func:`retuned_line`, :func:`missed_line` or ``"full tune"``: no decision was stored
+  for the label yet, or ``--fresh``); ``fresh=True`` (``--fresh``) skips the lookup.
 """
 
 from __future__ import annotations
@@ -65,7 +70,8 @@ def decision_keys(setup: Setup, names: Sequence[str]) -> dict[str, str]:
     return {
         **baseline_keys(setup),
         "samples": samples_digest(setup.samples),
-        "strategy": _digest(strategy_config(setup.strategy, list(names))),
+        "strategy": _digest(strategy_config(setup.strategy)),
+        "candidates": _digest(list(names)),
         "policy": repr(setup.tolerance),
     }
 
@@ -135,8 +141,18 @@ def lookup(cache_dir: Path, keys: dict[str, str], strategy: Strategy) -> Hit | N
     return None
 
 
-def store(cache_dir: Path, keys: dict[str, str], record: RunRecord) -> None:
-    """Keep ``record``'s decision under ``keys`` (a write that fails is a warning)."""
+def last_path(cache_dir: Path, label: str) -> Path:
+    """Where the keys of ``label``'s last stored decision are kept.
+
+    >>> last_path(Path("cache"), "mlp").parent.as_posix()
+    'cache/decisions/last'
+    """
+    return cache_dir / FOLDER / "last" / f"{_digest(label)[:32]}.json"
+
+
+def store(cache_dir: Path, keys: dict[str, str], record: RunRecord, label: str = "") -> None:
+    """Keep ``record``'s decision under ``keys``, and ``keys`` as ``label``'s last (a
+    write that fails is a warning)."""
     if record.selection is None or record.status != "complete":
         return
     body = {"format": FORMAT, "keys": keys, "record": dumps(record)}
@@ -144,8 +160,41 @@ def store(cache_dir: Path, keys: dict[str, str], record: RunRecord) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps({"body": body, "sha256": _digest(body)}))
+        last_path(cache_dir, label).parent.mkdir(exist_ok=True)
+        write_text(last_path(cache_dir, label), json.dumps({"keys": keys}))
     except OSError as error:
         log.warning("could not store the decision in %s: %s", path, error)
+
+
+CAUSES: Final = {
+    "model": "model digest", "samples": "samples", "inputs": "input spec",
+    "environment": "environment", "device": "device", "strategy": "strategy",
+    "policy": "accuracy policy", "candidates": "candidates", "batch_sizes": "batch sizes",
+    "profiling": "profiling plan", "settings": "profiler settings", "isolation": "isolation",
+}  # fmt: skip
+"""Each decision key as a miss names it."""
+
+
+def changed_line(changed: Sequence[str]) -> str:
+    """The record's ``decision`` when the keys ``changed`` since the label's last decision.
+
+    >>> changed_line(("model", "samples"))
+    'full tune: changed since the stored decision: model digest, samples'
+    """
+    return f"{FULL}: changed since the stored decision: " + ", ".join(
+        CAUSES.get(k, k) for k in changed
+    )
+
+
+def missed_line(cache_dir: Path, label: str, keys: dict[str, str]) -> str:
+    """Why ``label``'s tune found no stored decision: the keys that changed since its last
+    one (:func:`changed_line`), else ``"full tune"`` (none was stored, or it is gone)."""
+    try:
+        theirs = json.loads(last_path(cache_dir, label).read_text(encoding="utf-8"))["keys"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return FULL
+    changed = differing(keys, theirs) if isinstance(theirs, dict) else ()
+    return changed_line(changed) if changed else FULL
 
 
 def cached_line(hit: Hit) -> str:
