@@ -19,6 +19,8 @@ from aitune_fp.core.session import (
     Replace,
     Say,
     SessionPlan,
+    TimeRounds,
+    Verify,
     run,
 )
 from aitune_fp.core.session.replay import replay
@@ -146,7 +148,8 @@ def test_a_raced_session_builds_twice_at_most_and_replays_bit_for_bit(
     validate: bool,
 ) -> None:
     """A raced session builds a candidate at most twice (the second time only over larger
-    batch sizes, never one it dropped), and its event log replays its commands exactly."""
+    batch sizes, never one it dropped), never times one it dropped in final rounds or the
+    verification, and its event log replays its commands exactly."""
     machine, names = case
     machine = replace(machine, batch_sizes=LADDER)
     strategy = replace(strategy, validate_performance=validate)
@@ -159,5 +162,10 @@ def test_a_raced_session_builds_twice_at_most_and_replays_bit_for_bit(
     for name, sizes in builds.items():
         assert len(sizes) <= 2 and (len(sizes) == 1 or min(sizes[1]) > max(sizes[0]))
         assert len(sizes) == 1 or name not in _dropped(commands)
+    for c in commands:
+        if isinstance(c, TimeRounds | Verify):
+            timed = [p[0] for p in c.participants] if isinstance(c, TimeRounds) \
+                else [backend for _, backend, _ in c.entries]  # fmt: skip
+            assert not set(timed) & (_dropped(commands) - {"eager"})
     again = replay(plan, events)
     assert list(again.commands) == commands and again.done == done and again.diverged is None

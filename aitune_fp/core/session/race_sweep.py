@@ -10,7 +10,8 @@ Rules:
 - each answer steps the racing rule (:mod:`aitune_fp.core.session.racing`, its verdict
   the verification's margin and confidence); a candidate the rule drops is said in one
   line and its profile says why (``sweep_stop`` and ``stopped_early``: the report's
-  "stopped early" section and the record's ``stopped_early`` show it);
+  "stopped early" section and the record's ``stopped_early`` show it), in the fold too;
+  its runner is closed (it takes part in no final rounds and no verification);
 - once every candidate was raced (and the strategy has not settled), each contender left
   whose per-row cost still improved from its smaller to its larger measured size is built
   again over the ladder's larger sizes (``widen``: its runner, if alive, closed first; the
@@ -86,19 +87,24 @@ def observed(race: RaceState, profile: Profile) -> RaceState:
 
 
 def raced(session: Session, event: Profiled) -> Step:
-    """The race after a candidate's answer: the newly dropped said, their profiles marked."""
+    """The race after a candidate's answer: the newly dropped said, their profiles marked
+    (in the fold too), their runners closed."""
     race, profile = session.race, event.result.value_or(None)
     if race is None or profile is None:
         return session, ()
     after = observed(race, profile)
-    said: tuple[Command, ...] = ()
+    newly = tuple(n for n in after.dropped if n not in race.dropped)
     profiles = session.profiles
-    for name in (n for n in after.dropped if n not in race.dropped):
-        why = after.dropped[name]
-        marked = _marked(profiles.get(name) or profile, why)
+    said: tuple[Command, ...] = ()
+    for name in newly:
+        marked = _marked(profiles.get(name) or profile, after.dropped[name])
         profiles = profiles.set(name, marked)
-        said = (*said, Say(f"{name} {why}"), Replace(marked))
-    return replace(session, race=after, profiles=profiles), said
+        said = (*said, Say(f"{name} {after.dropped[name]}"), Replace(marked))
+    fed = tuple(Success(profiles[n]) if (n := backend_of(c)) in newly else c for c in session.fed)
+    closing = frozenset(newly) & session.live
+    said = (*said, Close(closing)) if closing else said
+    return replace(session, race=after, profiles=profiles, fed=fed, live=session.live - closing,
+                   fold=refolded(session, fed) if newly else session.fold), said  # fmt: skip
 
 
 def _marked(profile: Profile, why: str) -> Profile:

@@ -11,8 +11,8 @@ Rules:
   before anything was measured);
 - after each answer the fold steps; the runners still alive are those that can still
   win or challenge (the leader; with rounds planned every contender; with a
-  verification planned the leader's closest runner-ups; always the baseline), the
-  others are closed; the record is journaled before the backend is shown;
+  verification planned the leader's closest runner-ups; always the baseline; never one
+  the race dropped), the others are closed; the record is journaled before the backend is shown;
 - the sweep ends when the candidates are exhausted or the strategy has settled after a
   step (later candidates are never built);
 - a plan that races (:mod:`aitune_fp.core.session.race_sweep`) builds each candidate over
@@ -71,7 +71,8 @@ def kept(session: Session, state: TuneState) -> frozenset[str]:
         keep |= {state.best.backend, *runner_ups(strategy, state.best, state.ranking, ups)}
     if session.strategy.validate_performance:
         keep.add(session.plan.baseline)
-    return frozenset(keep)
+    dropped = set(session.race.dropped) if session.race is not None else set()
+    return frozenset(keep - (dropped - {session.plan.baseline}))
 
 
 def begin(session: Session) -> Step:
