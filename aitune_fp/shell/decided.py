@@ -4,7 +4,8 @@ Rules:
 - without a usable cache folder, with ``fresh``, with a baseline to reuse (the caller
   chose what to measure against) or without a stored decision for this run's keys, the
   tune is a full one (``provenance.decision == "full tune"``);
-- on a hit, only the recorded pick and its runner-up are candidates, the baseline is the
+- on a hit, only the recorded pick and its runner-up are candidates, profiled only at the
+  batch sizes the stored run selected them at (no race), the baseline is the
   recorded one (not profiled again) and the verification's budget is short
   (:data:`SHORT_VERIFY` seconds, or the caller's when that is shorter); the run stands when
   it selects the recorded pick, else its tuned module is closed and a full tune follows,
@@ -100,8 +101,10 @@ def _rechecked(
     source = hit.record if setup.strategy.validate_performance else None
     baseline = _said(plan_baseline(setup, source), cache.cached_line(hit))
     short = replace(wanted, verify_seconds=seconds)
-    return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds), chosen,
-                    baseline, (prepared, short), clock)  # fmt: skip
+    sizes = cache.recorded_sizes(hit, setup.strategy) or setup.batch_sizes
+    return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds,
+                            batch_sizes=sizes), chosen, baseline, (prepared, short),
+                    clock)  # fmt: skip
 
 
 def _session(

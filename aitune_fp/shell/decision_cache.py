@@ -12,7 +12,8 @@ Rules:
   or whose keys differ in any way is never used (a damaged one is a warning, removed);
 - on a hit (:func:`lookup`) the tune re-measures only the recorded pick and its runner-up
   (:func:`runner_up`: the other backend the verification found closest, else the next
-  best by the strategy) from their cached
+  best by the strategy), only at the batch sizes the run selected them at
+  (:func:`recorded_sizes`: no race, no sweep of the ladder), from their cached
   artifacts with the recorded baseline, under the verification's rules; when that short
   run selects the recorded pick the decision stands, else the model is re-tuned in full;
 - every stored decision also leaves the keys it was stored under for the tune's label
@@ -101,6 +102,19 @@ def runner_up(record: RunRecord, strategy: Strategy) -> str | None:
     rest = replace(record, candidates=tuple(o for o in record.candidates if o.backend != pick))
     second = reselect(rest, strategy).map(lambda s: s.backend).value_or(None)
     return second if second in others else None
+
+
+def recorded_sizes(hit: Hit, strategy: Strategy) -> tuple[int, ...]:
+    """The batch sizes the stored run selected its pick and runner-up at (the only ones a
+    re-verification profiles), ascending."""
+    record, sizes = hit.record, set()
+    if record.selection is not None:
+        sizes.add(record.selection.result.selected_batch_size)
+    for o in record.outcomes:
+        found = strategy.measure(o.profile).value_or(None) if o.profile is not None else None
+        if o.backend == hit.runner_up and found is not None:
+            sizes.add(found.selected_batch_size)
+    return tuple(sorted(sizes))
 
 
 def _usable(data: Any, keys: dict[str, str]) -> RunRecord | str:

@@ -8,9 +8,9 @@ from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from returns.result import Failure
+from returns.result import Failure, Success
 
-from aitune_fp.core.records import BackendFailure
+from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.session import (
     Build,
     Command,
@@ -19,6 +19,7 @@ from aitune_fp.core.session import (
     Replace,
     Say,
     SessionPlan,
+    Timed,
     TimeRounds,
     Verify,
     run,
@@ -114,6 +115,27 @@ def test_a_clearly_beaten_candidate_is_dropped_and_says_why() -> None:
     assert widened[-1].batch_sizes == (1, 4, 8, 16)
 
 
+def test_the_race_never_drops_the_folds_best() -> None:
+    """When the race's median intervals would drop the fold's best but the strategy's own
+    compare does not let the other lead (its mean carries stalls its median does not), the
+    race keeps that best: it is selected, never dropped, its runner never closed."""
+
+    def answer(command: Command) -> Event | None:
+        if isinstance(command, TimeRounds | Verify):
+            return Timed("rounds" if isinstance(command, TimeRounds) else "verify")
+        if not isinstance(command, Build):
+            return None
+        steady, stalls = (1.0,) * 40, (0.5,) * 34 + (30.0,) * 6
+        calls = {"b": stalls, "eager": (3.0,) * 40}.get(command.name, steady)
+        per = {bs: [c * bs for c in calls] for bs in command.batch_sizes or LADDER}
+        return Profiled(command.name, Success(Profile(command.name, per)), live=True)
+
+    plan = SessionPlan(max_throughput, ("a", "b"), ladder=LADDER)
+    session, done = run(plan, answer)
+    assert session.race is not None and "a" not in session.race.dropped
+    assert done.selection.unwrap().backend == "a" and "a" in session.live
+
+
 @given(st.sampled_from((min_latency, latency_budget(4.0), confident(min_latency))))
 def test_latency_strategies_and_budgets_do_not_race(strategy: Strategy) -> None:
     """A latency metric, or a throughput under a latency budget, builds every candidate
@@ -148,8 +170,8 @@ def test_a_raced_session_builds_twice_at_most_and_replays_bit_for_bit(
     validate: bool,
 ) -> None:
     """A raced session builds a candidate at most twice (the second time only over larger
-    batch sizes, never one it dropped), never times one it dropped in final rounds or the
-    verification, and its event log replays its commands exactly."""
+    batch sizes, never one it dropped), never selects or times one it dropped in final
+    rounds or the verification, and its event log replays its commands exactly."""
     machine, names = case
     machine = replace(machine, batch_sizes=LADDER)
     strategy = replace(strategy, validate_performance=validate)
@@ -162,6 +184,8 @@ def test_a_raced_session_builds_twice_at_most_and_replays_bit_for_bit(
     for name, sizes in builds.items():
         assert len(sizes) <= 2 and (len(sizes) == 1 or min(sizes[1]) > max(sizes[0]))
         assert len(sizes) == 1 or name not in _dropped(commands)
+    picked = done.selection.map(lambda s: s.backend).value_or(None)
+    assert picked not in _dropped(commands) - {"eager"}
     for c in commands:
         if isinstance(c, TimeRounds | Verify):
             timed = [p[0] for p in c.participants] if isinstance(c, TimeRounds) \

@@ -8,7 +8,9 @@ Rules:
 - the race's batch sizes (:func:`race_sizes`) are the ladder's smallest and its middle
   one; every admitted candidate is built over them only (with the sweep's early stop);
 - each answer steps the racing rule (:mod:`aitune_fp.core.session.racing`, its verdict
-  the verification's margin and confidence); a candidate the rule drops is said in one
+  the verification's margin and confidence), which never drops the fold's best (the
+  strategy's own compare, e.g. "significant wins only", may keep a leader the race's
+  interval would drop: it stays a contender); a candidate the rule drops is said in one
   line and its profile says why (``sweep_stop`` and ``stopped_early``: the report's
   "stopped early" section and the record's ``stopped_early`` show it), in the fold too;
   its runner is closed (it takes part in no final rounds and no verification);
@@ -92,7 +94,7 @@ def raced(session: Session, event: Profiled) -> Step:
     race, profile = session.race, event.result.value_or(None)
     if race is None or profile is None:
         return session, ()
-    after = observed(race, profile)
+    after = spared(observed(race, profile), session.fold)
     newly = tuple(n for n in after.dropped if n not in race.dropped)
     profiles = session.profiles
     said: tuple[Command, ...] = ()
@@ -105,6 +107,14 @@ def raced(session: Session, event: Profiled) -> Step:
     said = (*said, Close(closing)) if closing else said
     return replace(session, race=after, profiles=profiles, fed=fed, live=session.live - closing,
                    fold=refolded(session, fed) if newly else session.fold), said  # fmt: skip
+
+
+def spared(race: RaceState, fold: TuneState) -> RaceState:
+    """``race`` without dropping the fold's best (the strategy's own verdict keeps it)."""
+    best = fold.best.backend if fold.best is not None else None
+    if best is None or best not in race.dropped:
+        return race
+    return replace(race, dropped=race.dropped.discard(best))
 
 
 def _marked(profile: Profile, why: str) -> Profile:
@@ -172,6 +182,7 @@ def with_widened(session: Session, event: Profiled) -> tuple[Session, Profile | 
         return session, before
     both = merged(before, after)
     fed = tuple(Success(both) if backend_of(c) == event.name else c for c in session.fed)
-    race = observed(session.race, after) if session.race is not None else None
-    return replace(session, fed=fed, fold=refolded(session, fed), race=race,
+    fold = refolded(session, fed)
+    race = spared(observed(session.race, after), fold) if session.race is not None else None
+    return replace(session, fed=fed, fold=fold, race=race,
                    profiles=session.profiles.set(event.name, both)), both  # fmt: skip
