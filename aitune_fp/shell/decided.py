@@ -5,8 +5,8 @@ Rules:
   chose what to measure against) or without a stored decision for this run's keys, the
   tune is a full one (``provenance.decision == "full tune"``);
 - on a hit, only the recorded pick and its runner-up are candidates, profiled only at the
-  batch sizes the stored run selected them at (no race), the baseline is the
-  recorded one (not profiled again) and the verification's budget is short
+  batch sizes the stored run selected them at (no race, no final rounds: the
+  re-verification decides), the baseline is the recorded one (not profiled again) and the verification's budget is short
   (:data:`SHORT_VERIFY` seconds, or the caller's when that is shorter); the run stands when
   it selects the recorded pick, else its tuned module is closed and a full tune follows,
   whose record says so;
@@ -42,7 +42,7 @@ from aitune_fp.shell.tune_run import (
 from aitune_fp.shell.variants import variant_bases
 from aitune_fp.shell.wall_clock import Stopwatch
 
-SHORT_VERIFY: Final = 1.0
+SHORT_VERIFY: Final = 0.5
 log = logging.getLogger("aitune_fp")
 
 
@@ -102,9 +102,10 @@ def _rechecked(
     baseline = _said(plan_baseline(setup, source), cache.cached_line(hit))
     short = replace(wanted, verify_seconds=seconds)
     sizes = cache.recorded_sizes(hit, setup.strategy) or setup.batch_sizes
+    strategy = replace(setup.strategy, plan=replace(setup.strategy.plan, rounds=None))
     return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds,
-                            batch_sizes=sizes), chosen, baseline, (prepared, short),
-                    clock)  # fmt: skip
+                            batch_sizes=sizes, strategy=strategy), chosen, baseline,
+                    (prepared, short), clock)  # fmt: skip
 
 
 def _session(

@@ -28,13 +28,17 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
+
+from pyrsistent import PVector
 
 from aitune_fp.core.record.provenance import differing
 from aitune_fp.core.record.run_record import RunRecord, dumps, loads, reselect
@@ -73,8 +77,34 @@ def decision_keys(setup: Setup, names: Sequence[str]) -> dict[str, str]:
         "samples": samples_digest(setup.samples),
         "strategy": _digest(strategy_config(setup.strategy)),
         "candidates": _digest(list(names)),
-        "policy": repr(setup.tolerance),
+        "policy": policy_key(setup.tolerance),
     }
+
+
+def canonical(value: object) -> object:
+    """``value`` as plain JSON data whose text never depends on the process: dataclasses
+    by their fields (and type name), mappings and sets sorted, anything else by ``repr``
+    (a ``pmap``'s own ``repr`` follows its keys' hashes, which differ between processes).
+
+    >>> from pyrsistent import pmap
+    >>> canonical(pmap({"b": 1, "a": (2.0, None)}))
+    {'a': [2.0, None], 'b': 1}
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {"type": type(value).__name__, **fields}
+    if isinstance(value, Mapping):
+        return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, AbstractSet):
+        return sorted((canonical(v) for v in value), key=repr)
+    if isinstance(value, list | tuple | PVector):
+        return [canonical(v) for v in value]
+    return value if isinstance(value, str | int | float | bool | None) else repr(value)
+
+
+def policy_key(tolerance: object) -> str:
+    """The accuracy policy's key: the digest of its :func:`canonical` form."""
+    return _digest(canonical(tolerance))
 
 
 def entry_path(cache_dir: Path, keys: dict[str, str]) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,23 @@ def test_the_runner_up_is_the_closest_other_backend_the_verification_saw(tmp_pat
         dataclasses.replace(record, verification=verified), min_latency
     )
     assert chosen == others[1]
+
+
+def test_the_policy_key_is_the_same_in_every_process() -> None:
+    """The accuracy policy's key does not follow the process's string hashes (its maps'
+    ``repr`` does: an unchanged re-tune in another process missed on "accuracy policy")."""
+    import subprocess
+    import sys
+
+    code = ("from aitune_fp.shell.decision_cache import policy_key\n"
+            "from aitune_fp.effects.validate import Tolerance\n"
+            "import hashlib\n"
+            "t = Tolerance()\n"
+            "print(policy_key(t), hashlib.sha256(repr(t).encode()).hexdigest())")  # fmt: skip
+    seen = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout.split()
+        for seed in (1, 2)
+    ]  # fmt: skip
+    assert seen[0][1] != seen[1][1], "the repr no longer differs: pick seeds that show it"
+    assert seen[0][0] == seen[1][0]
