@@ -6,18 +6,21 @@ Rules:
   tune is a full one (``provenance.decision == "full tune"``);
 - on a hit, only the recorded pick and its runner-up are candidates, profiled only at the
   batch sizes the stored run selected them at (no race, no final rounds: the
-  re-verification decides), the baseline is the recorded one (not profiled again) and the verification's budget is short
-  (:data:`SHORT_VERIFY` seconds, or the caller's when that is shorter); the run stands when
+  re-verification decides), the baseline is the recorded one (not profiled again) and
+  the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when that is shorter); the run stands when
   it selects the recorded pick, else its tuned module is closed and a full tune follows,
   whose record says so;
 - a miss for a tune whose label (the model's name) had a stored decision says which keys
   changed since, in the record and one log line (:func:`~.decision_cache.missed_line`);
-- every full tune that selected something is stored for the next one.
+- every full tune that selected something is stored for the next one;
+- the session races its candidates over the setup's batch sizes
+  (:mod:`aitune_fp.core.session.race_sweep`) unless ``AITUNE_FP_RACE=0``.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
@@ -43,6 +46,8 @@ from aitune_fp.shell.variants import variant_bases
 from aitune_fp.shell.wall_clock import Stopwatch
 
 SHORT_VERIFY: Final = 0.5
+RACE_ENV: Final = "AITUNE_FP_RACE"
+"""``AITUNE_FP_RACE=0``: the candidates do not race (each sweeps the whole ladder)."""
 log = logging.getLogger("aitune_fp")
 
 
@@ -122,9 +127,10 @@ def _session(
         setup = with_journal(setup, wanted.target, names, wanted.model_name,
                              baseline.provenance, clock)  # fmt: skip
     bases = variant_bases(tuple(chosen.values()), names)
+    ladder = () if os.environ.get(RACE_ENV, "1") == "0" else setup.batch_sizes
     plan = SessionPlan(setup.strategy, names, "eager", setup.settings.early_stop,
                        wanted.verify_seconds, baseline.profile, pmap(bases),
-                       ladder=setup.batch_sizes)  # fmt: skip
+                       ladder=ladder)  # fmt: skip
     announce(setup, plan, prepared, clock)
     run = drive(setup, plan, chosen, phase=phase_clock(clock))
     return finish_run(setup, run, names, wanted.model_name, baseline.provenance, clock,
