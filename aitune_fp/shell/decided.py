@@ -7,9 +7,9 @@ Rules:
 - on a hit, only the recorded pick and its runner-up are candidates, profiled only at the
   batch sizes the stored run selected them at (no race, no final rounds: the
   re-verification decides), the baseline is the recorded one (not profiled again) and
-  the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when that is shorter); the run stands when
-  it selects the recorded pick, else its tuned module is closed and a full tune follows,
-  whose record says so;
+  the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when
+  that is shorter); the run stands when it selects the recorded pick, else its tuned
+  module is closed and a full tune follows, whose record says so;
 - a miss for a tune whose label (the model's name) had a stored decision says which keys
   changed since, in the record and one log line (:func:`~.decision_cache.missed_line`);
 - every full tune that selected something is stored for the next one;
