@@ -16,28 +16,13 @@ breakdown of each is printed by :func:`tune_time._print_accounts`.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 Runner = Callable[..., Any]
-
-
-@contextlib.contextmanager
-def _env(**values: str) -> Iterator[None]:
-    """``os.environ`` with ``values`` set for the block (the child processes inherit it)."""
-    before = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def more_runs(name: str, cache: Path, source: Path | None, run: Runner) -> list[tuple[str, Any]]:
@@ -46,7 +31,7 @@ def more_runs(name: str, cache: Path, source: Path | None, run: Runner) -> list[
     rows = [("warm, fresh", run(name, cache, source, fresh=True))]
     rows.append(("hit", run(name, cache, source, fresh=False)))
     other = cache.parent / f"{cache.name}-no-race"
-    with _env(AITUNE_FP_RACE="0"):
+    with mock.patch.dict(os.environ, {"AITUNE_FP_RACE": "0"}):  # the children inherit it
         rows.append(("cold, no race", run(name, other, source, fresh=False)))
         rows.append(("warm, no race, fresh", run(name, other, source, fresh=True)))
     return rows
