@@ -6,7 +6,8 @@ Rules:
   tune is a full one (``provenance.decision == "full tune"``);
 - on a hit, only the recorded pick and its runner-up are candidates, profiled only at the
   batch sizes the stored run selected them at (no race, no final rounds: the
-  re-verification decides), the baseline is the recorded one (not profiled again) and
+  re-verification decides), the baseline is the recorded one (not profiled again, and
+  with no runner unless there is no runner-up to re-verify against) and
   the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when
   that is shorter); the run stands when it selects the recorded pick, else its tuned
   module is closed and a full tune follows, whose record says so;
@@ -110,7 +111,7 @@ def _rechecked(
     strategy = replace(setup.strategy, plan=replace(setup.strategy.plan, rounds=None))
     return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds,
                             batch_sizes=sizes, strategy=strategy), chosen, baseline,
-                    (prepared, short), clock)  # fmt: skip
+                    (prepared, short), clock, runner=hit.runner_up is None)  # fmt: skip
 
 
 def _session(
@@ -119,8 +120,10 @@ def _session(
     baseline: BaselinePlan,
     asked: tuple[Prepared, Wanted],
     clock: Stopwatch,
+    runner: bool = True,
 ) -> TuningRun:
-    """One session over ``chosen`` with ``baseline``, its record written and returned."""
+    """One session over ``chosen`` with ``baseline`` (a reused one with a ``runner`` or
+    none), its record written and returned."""
     prepared, wanted = asked
     names = tuple(chosen)
     if wanted.target is not None:
@@ -130,7 +133,7 @@ def _session(
     ladder = () if os.environ.get(RACE_ENV, "1") == "0" else setup.batch_sizes
     plan = SessionPlan(setup.strategy, names, "eager", setup.settings.early_stop,
                        wanted.verify_seconds, baseline.profile, pmap(bases),
-                       ladder=ladder)  # fmt: skip
+                       ladder=ladder, baseline_runner=runner)  # fmt: skip
     announce(setup, plan, prepared, clock)
     run = drive(setup, plan, chosen, phase=phase_clock(clock))
     return finish_run(setup, run, names, wanted.model_name, baseline.provenance, clock,
