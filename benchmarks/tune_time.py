@@ -33,7 +33,11 @@ start by itself, and its decision cache), with the arguments after ``--cli``.
     python benchmarks/tune_time.py --cli [--model mlp] [--before 8a7b3c2]
     python benchmarks/tune_time.py [--models mlp,cnn,transformer] [--backends NAMES]
                                    [--strategy confident:max-throughput] [--max-batch-size 16]
-                                   [--before REV] [--verify-seconds 3]
+                                   [--before REV] [--verify-seconds 3] [--rows] [--with-cli]
+
+``--rows`` adds the racing and decision-cache rows (:mod:`tune_time_rows`); ``--with-cli``
+then runs the command line's three runs of the first model (:mod:`tune_time_cli`), all in
+one run.
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tune_time_rows import more_runs, print_rows
 
 STAGES = ("build", "validate", "profile")
 
@@ -84,13 +91,25 @@ def _arguments() -> argparse.Namespace:
         "machine); machine: it starts with only the machine's CPU vector-ISA probe done "
         "(a new model on a machine that has compiled before)",
     )
+    parser.add_argument(
+        "--rows", action="store_true",
+        help="also the racing and decision-cache rows (tune_time_rows: warm with --fresh, "
+        "the decision cache's hit, cold and warm with AITUNE_FP_RACE=0)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--with-cli",
+        action="store_true",
+        help="then the command line's three runs of the first model (tune_time_cli)",
+    )
+    parser.add_argument("--fresh", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--cache", default=None, help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
-# the wall; per backend: its kind and its stage seconds; the record's whole-run stages
-Timings = tuple[float, dict[str, dict[str, Any]], dict[str, float]]
+# the wall; per backend: its kind and its stage seconds; the record's whole-run stages;
+# the record's decision line (absent from a revision without one)
+Timings = tuple[Any, ...]
 CACHEABLE = frozenset({"aot_inductor", "onnxruntime", "tensorrt"})
 _FIRST_DONE: list[bool] = []  # a tune already ran in this process (--same-process)
 
@@ -127,6 +146,8 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     _FIRST_DONE.append(True)
     if args.verify_seconds and "verify_seconds" in inspect.signature(run_tuning).parameters:
         extra["verify_seconds"] = args.verify_seconds
+    if args.fresh:
+        extra["fresh"] = True
     start = time.perf_counter()
     effect = run_tuning(
         model.build(),
@@ -150,7 +171,8 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
         }
         for o in run.record.outcomes
     }
-    return wall, stages, _account(run.record)
+    decision = getattr(getattr(run.record, "provenance", None), "decision", None) or "—"
+    return wall, stages, _account(run.record), decision
 
 
 def _account(record: Any) -> dict[str, float]:
@@ -162,14 +184,18 @@ def _account(record: Any) -> dict[str, float]:
 
 
 def _in_fresh_process(
-    name: str, args: argparse.Namespace, cache: Path, source: Path | None = None
+    name: str,
+    args: argparse.Namespace,
+    cache: Path,
+    source: Path | None = None,
+    fresh: bool = False,
 ) -> list[Timings]:
     """Run :func:`_tune` (twice with ``--same-process``) in a new interpreter, importing the
     package from ``source`` (default: this checkout); its results."""
     argv = [sys.executable, str(Path(__file__).resolve()), "--one", name, "--cache", str(cache)]
     argv += ["--same-process"] if args.same_process else []
     argv += ["--strategy", args.strategy, "--max-batch-size", str(args.max_batch_size)]
-    argv += ["--verify-seconds", str(args.verify_seconds)]
+    argv += ["--verify-seconds", str(args.verify_seconds)] + (["--fresh"] if fresh else [])
     argv += ["--device", args.device] + (["--backends", args.backends] if args.backends else [])
     env = dict(os.environ)
     inductor = cache.parent / f"inductor-{cache.name}"
@@ -191,7 +217,7 @@ def _in_fresh_process(
     if done.returncode != 0:
         raise SystemExit(f"tuning {name} failed:\n{done.stderr[-2000:]}")
     runs = json.loads(done.stdout.strip().splitlines()[-1])
-    return [(float(r[0]), r[1], r[2] if len(r) > 2 else {}) for r in runs]
+    return [(float(r[0]), r[1], r[2] if len(r) > 2 else {}, *r[3:4]) for r in runs]
 
 
 def _probe_machine(folder: Path) -> None:
@@ -281,7 +307,13 @@ def main() -> int:
     )
     before = _checkout(args.before, scratch) if args.before else None
     try:
-        return _compare(args, scratch, before)
+        _compare(args, scratch, before)
+        if args.with_cli:
+            from tune_time_cli import main as cli_main
+
+            first = args.models.split(",")[0].strip()
+            cli_main(["--model", first] + (["--before", args.before] if args.before else []))
+        return 0
     finally:
         if before is not None:
             root = Path(__file__).resolve().parent.parent
@@ -304,6 +336,10 @@ def _compare(args: argparse.Namespace, scratch: Path, before: Path | None) -> in
         speedups[name] = _print_model(name, cold, warm)
         print(f"  warm / cold wall: {warm[0] / cold[0]:.2f}")
         columns = [("cold", cold), ("warm", warm)]
+        if args.rows:
+            rows = more_runs(name, scratch / name, None, _one_process(args))
+            print_rows(name, [*columns, *rows])
+            columns += rows
         if before is not None:
             columns = [("before cold", old_cold), ("before warm", old_warm), *columns]
         _print_accounts(name, columns)
@@ -318,6 +354,16 @@ def _compare(args: argparse.Namespace, scratch: Path, before: Path | None) -> in
             f"{new_warm / new_cold:.2f})"
         )
     return 0
+
+
+def _one_process(args: argparse.Namespace) -> Callable[..., Timings]:
+    """One tune in a fresh process: ``run(name, cache, source, fresh=...)``."""
+
+    def run(name: str, cache: Path, source: Path | None, fresh: bool = False) -> Timings:
+        (timings,) = _in_fresh_process(name, args, cache, source, fresh)
+        return timings
+
+    return run
 
 
 def _cold_and_warm(

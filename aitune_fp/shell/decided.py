@@ -4,16 +4,24 @@ Rules:
 - without a usable cache folder, with ``fresh``, with a baseline to reuse (the caller
   chose what to measure against) or without a stored decision for this run's keys, the
   tune is a full one (``provenance.decision == "full tune"``);
-- on a hit, only the recorded pick and its runner-up are candidates, the baseline is the
-  recorded one (not profiled again) and the verification's budget is short
-  (:data:`SHORT_VERIFY` seconds, or the caller's when that is shorter); the run stands when
-  it selects the recorded pick, else its tuned module is closed and a full tune follows,
-  whose record says so;
-- every full tune that selected something is stored for the next one.
+- on a hit, only the recorded pick and its runner-up are candidates, profiled only at the
+  batch sizes the stored run selected them at (no race, no final rounds: the
+  re-verification decides), the baseline is the recorded one (not profiled again, and
+  with no runner unless there is no runner-up to re-verify against) and
+  the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when
+  that is shorter); the run stands when it selects the recorded pick, else its tuned
+  module is closed and a full tune follows, whose record says so;
+- a miss for a tune whose label (the model's name) had a stored decision says which keys
+  changed since, in the record and one log line (:func:`~.decision_cache.missed_line`);
+- every full tune that selected something is stored for the next one;
+- the session races its candidates over the setup's batch sizes
+  (:mod:`aitune_fp.core.session.race_sweep`) unless ``AITUNE_FP_RACE=0``.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
@@ -38,7 +46,10 @@ from aitune_fp.shell.tune_run import (
 from aitune_fp.shell.variants import variant_bases
 from aitune_fp.shell.wall_clock import Stopwatch
 
-SHORT_VERIFY: Final = 1.0
+SHORT_VERIFY: Final = 0.5
+RACE_ENV: Final = "AITUNE_FP_RACE"
+"""``AITUNE_FP_RACE=0``: the candidates do not race (each sweeps the whole ladder)."""
+log = logging.getLogger("aitune_fp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +71,10 @@ def decided(setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch) 
     skip = wanted.fresh or wanted.reuse_baseline is not None
     hit = None if skip or folder is None else cache.lookup(folder, keys, setup.strategy)
     line = cache.FULL
+    if hit is None and not skip and folder is not None:
+        line = cache.missed_line(folder, wanted.model_name, keys)
+        if line != cache.FULL:
+            log.info("decision cache miss: %s", line)
     if hit is not None and hit.pick in names:
         short = _rechecked(setup, prepared, wanted, clock, hit)
         picked = short.record.selection.backend if short.record.selection else ""
@@ -72,7 +87,7 @@ def decided(setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch) 
     run = _session(setup, dict(zip(names, prepared.candidates, strict=True)),
                    _said(baseline, line), (prepared, wanted), clock)  # fmt: skip
     if folder is not None:
-        cache.store(folder, keys, run.record)
+        cache.store(folder, keys, run.record, wanted.model_name)
     return run
 
 
@@ -92,8 +107,11 @@ def _rechecked(
     source = hit.record if setup.strategy.validate_performance else None
     baseline = _said(plan_baseline(setup, source), cache.cached_line(hit))
     short = replace(wanted, verify_seconds=seconds)
-    return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds), chosen,
-                    baseline, (prepared, short), clock)  # fmt: skip
+    sizes = cache.recorded_sizes(hit, setup.strategy) or setup.batch_sizes
+    strategy = replace(setup.strategy, plan=replace(setup.strategy.plan, rounds=None))
+    return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds,
+                            batch_sizes=sizes, strategy=strategy), chosen, baseline,
+                    (prepared, short), clock, runner=hit.runner_up is None)  # fmt: skip
 
 
 def _session(
@@ -102,16 +120,20 @@ def _session(
     baseline: BaselinePlan,
     asked: tuple[Prepared, Wanted],
     clock: Stopwatch,
+    runner: bool = True,
 ) -> TuningRun:
-    """One session over ``chosen`` with ``baseline``, its record written and returned."""
+    """One session over ``chosen`` with ``baseline`` (a reused one with a ``runner`` or
+    none), its record written and returned."""
     prepared, wanted = asked
     names = tuple(chosen)
     if wanted.target is not None:
         setup = with_journal(setup, wanted.target, names, wanted.model_name,
                              baseline.provenance, clock)  # fmt: skip
     bases = variant_bases(tuple(chosen.values()), names)
+    ladder = () if os.environ.get(RACE_ENV, "1") == "0" else setup.batch_sizes
     plan = SessionPlan(setup.strategy, names, "eager", setup.settings.early_stop,
-                       wanted.verify_seconds, baseline.profile, pmap(bases))  # fmt: skip
+                       wanted.verify_seconds, baseline.profile, pmap(bases),
+                       ladder=ladder, baseline_runner=runner)  # fmt: skip
     announce(setup, plan, prepared, clock)
     run = drive(setup, plan, chosen, phase=phase_clock(clock))
     return finish_run(setup, run, names, wanted.model_name, baseline.provenance, clock,

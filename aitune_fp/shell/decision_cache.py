@@ -12,23 +12,33 @@ Rules:
   or whose keys differ in any way is never used (a damaged one is a warning, removed);
 - on a hit (:func:`lookup`) the tune re-measures only the recorded pick and its runner-up
   (:func:`runner_up`: the other backend the verification found closest, else the next
-  best by the strategy) from their cached
+  best by the strategy), only at the batch sizes the run selected them at
+  (:func:`recorded_sizes`: no race, no sweep of the ladder), from their cached
   artifacts with the recorded baseline, under the verification's rules; when that short
   run selects the recorded pick the decision stands, else the model is re-tuned in full;
+- every stored decision also leaves the keys it was stored under for the tune's label
+  (``<cache>/decisions/last/<digest of the label>.json``); a later miss for that label names
+  the keys that changed since (:func:`missed_line`: model digest, samples, environment,
+  device, strategy, accuracy policy, candidates, ...), in the record and one log line;
 - the record says which it was (``provenance.decision``: :func:`cached_line`,
-  :func:`retuned_line` or ``"full tune"``); ``fresh=True`` (``--fresh``) skips the lookup.
+  :func:`retuned_line`, :func:`missed_line` or ``"full tune"``: no decision was stored
+  for the label yet, or ``--fresh``); ``fresh=True`` (``--fresh``) skips the lookup.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
+
+from pyrsistent import PVector
 
 from aitune_fp.core.record.provenance import differing
 from aitune_fp.core.record.run_record import RunRecord, dumps, loads, reselect
@@ -65,9 +75,36 @@ def decision_keys(setup: Setup, names: Sequence[str]) -> dict[str, str]:
     return {
         **baseline_keys(setup),
         "samples": samples_digest(setup.samples),
-        "strategy": _digest(strategy_config(setup.strategy, list(names))),
-        "policy": repr(setup.tolerance),
+        "strategy": _digest(strategy_config(setup.strategy)),
+        "candidates": _digest(list(names)),
+        "policy": policy_key(setup.tolerance),
     }
+
+
+def canonical(value: object) -> object:
+    """``value`` as plain JSON data whose text never depends on the process: dataclasses
+    by their fields (and type name), mappings and sets sorted, anything else by ``repr``
+    (a ``pmap``'s own ``repr`` follows its keys' hashes, which differ between processes).
+
+    >>> from pyrsistent import pmap
+    >>> canonical(pmap({"b": 1, "a": (2.0, None)}))
+    {'a': [2.0, None], 'b': 1}
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {"type": type(value).__name__, **fields}
+    if isinstance(value, Mapping):
+        return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, AbstractSet):
+        return sorted((canonical(v) for v in value), key=repr)
+    if isinstance(value, list | tuple | PVector):
+        return [canonical(v) for v in value]
+    return value if isinstance(value, str | int | float | bool | None) else repr(value)
+
+
+def policy_key(tolerance: object) -> str:
+    """The accuracy policy's key: the digest of its :func:`canonical` form."""
+    return _digest(canonical(tolerance))
 
 
 def entry_path(cache_dir: Path, keys: dict[str, str]) -> Path:
@@ -95,6 +132,19 @@ def runner_up(record: RunRecord, strategy: Strategy) -> str | None:
     rest = replace(record, candidates=tuple(o for o in record.candidates if o.backend != pick))
     second = reselect(rest, strategy).map(lambda s: s.backend).value_or(None)
     return second if second in others else None
+
+
+def recorded_sizes(hit: Hit, strategy: Strategy) -> tuple[int, ...]:
+    """The batch sizes the stored run selected its pick and runner-up at (the only ones a
+    re-verification profiles), ascending."""
+    record, sizes = hit.record, set()
+    if record.selection is not None:
+        sizes.add(record.selection.result.selected_batch_size)
+    for o in record.outcomes:
+        found = strategy.measure(o.profile).value_or(None) if o.profile is not None else None
+        if o.backend == hit.runner_up and found is not None:
+            sizes.add(found.selected_batch_size)
+    return tuple(sorted(sizes))
 
 
 def _usable(data: Any, keys: dict[str, str]) -> RunRecord | str:
@@ -135,8 +185,18 @@ def lookup(cache_dir: Path, keys: dict[str, str], strategy: Strategy) -> Hit | N
     return None
 
 
-def store(cache_dir: Path, keys: dict[str, str], record: RunRecord) -> None:
-    """Keep ``record``'s decision under ``keys`` (a write that fails is a warning)."""
+def last_path(cache_dir: Path, label: str) -> Path:
+    """Where the keys of ``label``'s last stored decision are kept.
+
+    >>> last_path(Path("cache"), "mlp").parent.as_posix()
+    'cache/decisions/last'
+    """
+    return cache_dir / FOLDER / "last" / f"{_digest(label)[:32]}.json"
+
+
+def store(cache_dir: Path, keys: dict[str, str], record: RunRecord, label: str = "") -> None:
+    """Keep ``record``'s decision under ``keys``, and ``keys`` as ``label``'s last (a
+    write that fails is a warning)."""
     if record.selection is None or record.status != "complete":
         return
     body = {"format": FORMAT, "keys": keys, "record": dumps(record)}
@@ -144,8 +204,41 @@ def store(cache_dir: Path, keys: dict[str, str], record: RunRecord) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps({"body": body, "sha256": _digest(body)}))
+        last_path(cache_dir, label).parent.mkdir(exist_ok=True)
+        write_text(last_path(cache_dir, label), json.dumps({"keys": keys}))
     except OSError as error:
         log.warning("could not store the decision in %s: %s", path, error)
+
+
+CAUSES: Final = {
+    "model": "model digest", "samples": "samples", "inputs": "input spec",
+    "environment": "environment", "device": "device", "strategy": "strategy",
+    "policy": "accuracy policy", "candidates": "candidates", "batch_sizes": "batch sizes",
+    "profiling": "profiling plan", "settings": "profiler settings", "isolation": "isolation",
+}  # fmt: skip
+"""Each decision key as a miss names it."""
+
+
+def changed_line(changed: Sequence[str]) -> str:
+    """The record's ``decision`` when the keys ``changed`` since the label's last decision.
+
+    >>> changed_line(("model", "samples"))
+    'full tune: changed since the stored decision: model digest, samples'
+    """
+    return f"{FULL}: changed since the stored decision: " + ", ".join(
+        CAUSES.get(k, k) for k in changed
+    )
+
+
+def missed_line(cache_dir: Path, label: str, keys: dict[str, str]) -> str:
+    """Why ``label``'s tune found no stored decision: the keys that changed since its last
+    one (:func:`changed_line`), else ``"full tune"`` (none was stored, or it is gone)."""
+    try:
+        theirs = json.loads(last_path(cache_dir, label).read_text(encoding="utf-8"))["keys"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return FULL
+    changed = differing(keys, theirs) if isinstance(theirs, dict) else ()
+    return changed_line(changed) if changed else FULL
 
 
 def cached_line(hit: Hit) -> str:

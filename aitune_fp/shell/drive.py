@@ -10,6 +10,10 @@ Rules:
   has one, joins the live ones; ``Close``: the named runners released; ``Journal``: the
   record so far on disk, then the backend shown as done (a row the user saw is always in
   the partial ``run.json``); ``Amend``: profiles replaced by their round samples;
+  ``Replace``: one backend's profile replaced (a raced candidate's); a ``Build`` with
+  ``batch_sizes`` profiles those instead of the setup's ladder, and a second build of a
+  backend (a raced contender widened) takes the first one's place in the runs, the
+  seconds of both stages summed;
   ``Say``: one log line;
 - ``TimeRounds`` and ``Verify`` run here, in this process, under the call deadline:
   each participant's runner made here from its worker's artifact (one that cannot be
@@ -46,6 +50,7 @@ from aitune_fp.core.session import (
     Journal,
     Prebuild,
     Profiled,
+    Replace,
     Say,
     SessionPlan,
     Timed,
@@ -129,6 +134,8 @@ def carry_out(
             return finished(setup, run, name), None
         case Amend(profiles, seconds):
             return _amended(run, profiles, seconds), None
+        case Replace(profile):
+            return _replaced(run, profile), None
         case TimeRounds() | Verify():
             return run, _timed(setup, run, command)
     raise TypeError(f"not a command to carry out: {command!r}")  # pragma: no cover
@@ -169,8 +176,10 @@ def _build(
     """Build (or, for a reused baseline, only make the runner of) one backend."""
     name, done = command.name, len(run.runs)
     backend = TorchEager() if command.baseline else backends[name]
+    if command.batch_sizes:
+        setup = dataclasses.replace(setup, batch_sizes=command.batch_sizes)
     if command.reuse is not None:
-        made = _reused(setup, backend, name, command.reuse)
+        made = _reused(setup, backend, name, command.reuse, runner=command.runner)
     else:
         log.info("building %s", name)
         setup.emit("backend_start", name, done)
@@ -179,13 +188,40 @@ def _build(
     live = run.live.set(name, made.built) if made.built is not None else run.live
     seconds = 0.0 if command.reuse is not None else made.stage_seconds.get("profile", 0.0)
     event = Profiled(name, as_result(made), made.built is not None, seconds)
-    return dataclasses.replace(run, runs=(*run.runs, made), live=live), event
+    return dataclasses.replace(run, runs=_joined(run.runs, made), live=live), event
 
 
-def _reused(setup: Setup, eager: Backend, name: str, profile: Profile) -> CandidateRun:
-    """A reused baseline: its profile from the earlier run, a fresh runner made here."""
+def _joined(runs: tuple[CandidateRun, ...], made: CandidateRun) -> tuple[CandidateRun, ...]:
+    """``runs`` with ``made``: appended, or in its earlier build's place (stage seconds
+    summed) when the backend was built before."""
+    earlier = next((i for i, r in enumerate(runs) if r.name == made.name), None)
+    if earlier is None:
+        return (*runs, made)
+    before = runs[earlier].stage_seconds
+    seconds = {k: before.get(k, 0.0) + made.stage_seconds.get(k, 0.0)
+               for k in {*before, *made.stage_seconds}}  # fmt: skip
+    joined = dataclasses.replace(made, stage_seconds=seconds)
+    return (*runs[:earlier], joined, *runs[earlier + 1 :])
+
+
+def _replaced(run: RunState, profile: Profile) -> RunState:
+    """The runs with ``profile`` as its backend's profile."""
+    runs = tuple(
+        dataclasses.replace(r, outcome=IOSuccess(profile)) if r.name == profile.backend else r
+        for r in run.runs
+    )
+    return dataclasses.replace(run, runs=runs)
+
+
+def _reused(
+    setup: Setup, eager: Backend, name: str, profile: Profile, *, runner: bool
+) -> CandidateRun:
+    """A reused baseline: its profile from the earlier run, a fresh runner made here
+    (none without ``runner``)."""
     folder = building.work_dir(setup, eager, name)
     setup.emit("backend_start", name, 0)
+    if not runner:
+        return CandidateRun(eager, name, None, IOSuccess(profile), work_dir=folder)
     built = perform(eager.build(setup.module, setup.samples, setup.device, folder))
     return CandidateRun(eager, name, built.value_or(None), IOSuccess(profile), work_dir=folder)
 

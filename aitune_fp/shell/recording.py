@@ -105,7 +105,12 @@ def run_record(
         provenance=provenance or Provenance(),
         events=run.session.events if run.session is not None else (),
         options=freeze(
-            {**options_of(setup), "variants": _variants(run), "prebuild": _prebuild(run)}
+            {
+                **options_of(setup),
+                "variants": _variants(run),
+                "prebuild": _prebuild(run),
+                "race_ladder": _ladder(run),
+            }
         ),
     )
 
@@ -120,6 +125,11 @@ def _refused(run: RunState) -> tuple[BackendFailure, ...]:
 def _variants(run: RunState) -> dict[str, str]:
     """Each variant's base, as the session pruned by (replay reads it back)."""
     return dict(run.session.plan.variant_of) if run.session is not None else {}
+
+
+def _ladder(run: RunState) -> list[int]:
+    """The batch sizes the session's candidates raced on (replay reads it back)."""
+    return list(run.session.plan.ladder) if run.session is not None else []
 
 
 def _prebuild(run: RunState) -> dict[str, Any]:

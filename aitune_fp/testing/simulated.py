@@ -5,7 +5,8 @@ Rules: each backend has a true latency per row (``true_ms`` at batch size 1; a b
 ``b`` rows costs ``ms * b ** scaling``); every call is that times the ambient level
 (a random walk of step ``drift`` in log space, one step per call) times log-normal
 jitter (``sigma``), and with probability ``outlier_p`` a 2-6× stall. A ``Build`` answers
-with ``calls`` sequential calls per batch size (or the backend's failure, when it is
+with ``calls`` sequential calls per batch size (its own ``batch_sizes``, else the
+machine's; or the backend's failure, when it is
 listed in ``failing``; a backend in ``no_runner`` profiles but keeps no runner); a
 ``TimeRounds`` or ``Verify`` times rotated rounds of 3-call bursts (the round's sample is
 their median) and asks the command's judge after every round, the clock being the
@@ -99,7 +100,8 @@ class SimulatedMachine:
         if name in self.failing:
             why = BackendFailure(name, self.failing[name], "fails on the simulated machine")
             return Profiled(name, Failure(why))
-        latencies = {bs: [call(name, bs) for _ in range(self.calls)] for bs in self.batch_sizes}
+        sizes = command.batch_sizes or self.batch_sizes
+        latencies = {bs: [call(name, bs) for _ in range(self.calls)] for bs in sizes}
         seconds = sum(sum(v) for v in latencies.values()) / 1000.0
         return Profiled(name, Success(Profile(name, latencies)), name not in self.no_runner,
                         seconds)  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -25,11 +26,18 @@ SETTINGS = ProfileSettings(max_pool=2, max_seconds_per_batch=0.1)
 NEAR, SLOW = FakeBackend(label="near", sleep_ms=3.0), FakeBackend(label="slow", sleep_ms=15.0)
 
 
-def _tune(cache: Path, seed: int = 0, **options: object) -> TuningRun:
+def _tune(
+    cache: Path,
+    seed: int = 0,
+    samples: torch.Tensor | None = None,
+    backends: list[object] | None = None,
+    **options: object,
+) -> TuningRun:
     torch.manual_seed(seed)
     module = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    rows = torch.ones(2, 4) if samples is None else samples
     effect = run_tuning(
-        module, torch.ones(2, 4), min_latency, ["eager", NEAR, SLOW], cache_dir=cache,
+        module, rows, min_latency, backends or ["eager", NEAR, SLOW], cache_dir=cache,  # type: ignore[arg-type]
         isolation=False, max_batch_size=2, settings=SETTINGS, verify_seconds=0.3,
         **options,  # type: ignore[arg-type]
     )  # fmt: skip
@@ -46,7 +54,7 @@ def _entries(cache: Path) -> list[Path]:
 def test_an_unchanged_retune_is_a_cache_hit_and_fresh_tunes_in_full(tmp_path: Path) -> None:
     """The first tune is a full one and stores its decision; the unchanged second one
     re-verifies only the stored pick and its runner-up and keeps the pick; ``fresh`` and a
-    changed model tune in full."""
+    changed model tune in full, the changed model's record naming its digest."""
     first = _tune(tmp_path)
     assert first.record.provenance.decision == decision_cache.FULL
     assert len(_entries(tmp_path)) == 1 and first.record.selection is not None
@@ -56,7 +64,25 @@ def test_an_unchanged_retune_is_a_cache_hit_and_fresh_tunes_in_full(tmp_path: Pa
     assert second.record.selection.backend == first.record.selection.backend
     assert len(second.record.candidates) == 2 < len(first.record.candidates)
     assert _tune(tmp_path, fresh=True).record.provenance.decision == decision_cache.FULL
-    assert _tune(tmp_path, seed=1).record.provenance.decision == decision_cache.FULL
+    changed = _tune(tmp_path, seed=1).record.provenance.decision
+    assert changed == "full tune: changed since the stored decision: model digest"
+
+
+def test_a_miss_names_the_keys_that_changed_in_the_record_and_one_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """After a stored decision, a tune with other candidates and other samples misses, and
+    its record and one log line name both causes; a label never stored says only
+    "full tune"."""
+    _tune(tmp_path)
+    with caplog.at_level(logging.INFO, logger="aitune_fp"):
+        run = _tune(tmp_path, samples=torch.full((2, 4), 2.0), backends=["eager", NEAR])
+    line = "full tune: changed since the stored decision: candidates, samples"
+    assert run.record.provenance.decision == line
+    assert [r.getMessage() for r in caplog.records if "decision cache miss" in r.getMessage()] \
+        == [f"decision cache miss: {line}"]  # fmt: skip
+    keys = {"model": "m", "device": "cpu"}
+    assert decision_cache.missed_line(tmp_path, "never stored", keys) == decision_cache.FULL
 
 
 def test_a_disagreeing_reverification_retunes_in_full(tmp_path: Path) -> None:
@@ -114,3 +140,23 @@ def test_the_runner_up_is_the_closest_other_backend_the_verification_saw(tmp_pat
         dataclasses.replace(record, verification=verified), min_latency
     )
     assert chosen == others[1]
+
+
+def test_the_policy_key_is_the_same_in_every_process() -> None:
+    """The accuracy policy's key does not follow the process's string hashes (its maps'
+    ``repr`` does: an unchanged re-tune in another process missed on "accuracy policy")."""
+    import subprocess
+    import sys
+
+    code = ("from aitune_fp.shell.decision_cache import policy_key\n"
+            "from aitune_fp.effects.checks.validate import Tolerance\n"
+            "import hashlib\n"
+            "t = Tolerance()\n"
+            "print(policy_key(t), hashlib.sha256(repr(t).encode()).hexdigest())")  # fmt: skip
+    seen = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout.split()
+        for seed in (1, 2)
+    ]  # fmt: skip
+    assert seen[0][1] != seen[1][1], "the repr no longer differs: pick seeds that show it"
+    assert seen[0][0] == seen[1][0]

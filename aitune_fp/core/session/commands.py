@@ -39,13 +39,16 @@ def _never(
 @dataclass(frozen=True, slots=True)
 class Build:
     """Build, validate and profile ``name`` (the baseline when ``baseline``), its sweep
-    stopped early by ``early_stop`` when given; with ``reuse``, only build its runner and
-    answer with that profile (a reused baseline)."""
+    stopped early by ``early_stop`` when given, over ``batch_sizes`` (``()``: the
+    interpreter's whole ladder); with ``reuse``, only build its runner (none without
+    ``runner``) and answer with that profile (a reused baseline)."""
 
     name: str
     baseline: bool = False
     early_stop: EarlyStop | None = None
     reuse: Profile | None = None
+    batch_sizes: tuple[int, ...] = ()
+    runner: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,14 @@ class Amend:
 
 
 @dataclass(frozen=True, slots=True)
+class Replace:
+    """The record's profile of ``profile.backend`` is now ``profile`` (a raced candidate:
+    its batch sizes measured so far together, or why the race dropped it)."""
+
+    profile: Profile
+
+
+@dataclass(frozen=True, slots=True)
 class TimeRounds:
     """Time ``participants`` (name, batch size) in interleaved final rounds under ``plan``
     until ``judge`` stops; ``warmup_calls`` untimed calls each after one priming call."""
@@ -122,4 +133,4 @@ class Done:
     verification: Verification | None = None
 
 
-Command = Build | Prebuild | Close | Say | Journal | Amend | TimeRounds | Verify | Done
+Command = Build | Prebuild | Close | Say | Journal | Amend | Replace | TimeRounds | Verify | Done

@@ -20,7 +20,8 @@ Rules:
   a dropped candidate never comes back; the decision stops the race (``stop``) once one
   contender is left;
 - :func:`widen`: a contender's next batch size on the ladder while its per-row cost still
-  improves beyond the margin from one measured size to the next (``None``: stop widening).
+  improves beyond the margin from one measured size to the next (``None``: stop widening;
+  always ``None`` for one in ``widened``: a contender is widened once).
 
 >>> s = RaceState(margin=0.01)
 >>> s, d = step(s, Observed("a", 1, (1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0)))
@@ -64,6 +65,7 @@ class RaceState:
     seen: PMap[str, PMap[int, Calls]] = field(default_factory=pmap)
     dropped: PMap[str, str] = field(default_factory=pmap)
     order: tuple[str, ...] = ()
+    widened: frozenset[str] = frozenset()
 
     @property
     def contenders(self) -> tuple[str, ...]:
@@ -155,6 +157,6 @@ def widen(state: RaceState, name: str, ladder: Sequence[int]) -> int | None:
     """
     sizes = sorted(state.seen.get(name, pmap()))
     larger = [b for b in ladder if not sizes or b > sizes[-1]]
-    if name in state.dropped or not larger:
+    if name in state.dropped or name in state.widened or not larger:
         return None
     return larger[0] if len(sizes) < 2 or _improving(state, name, sizes) else None

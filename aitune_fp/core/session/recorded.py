@@ -4,7 +4,8 @@ user reads (pure; the ``replay`` verb prints them).
 Rules: the plan is the record's strategy (rebuilt by the registry, with its stored
 final-rounds plan; ``strategy`` replaces it), its candidates' names, its early-stop,
 verification, variant and build-ahead options (``prebuild``: the names that could be
-built ahead and how many at once; absent in older records: none), and its baseline
+built ahead and how many at once; absent in older records: none), the ladder its
+candidates raced on (``race_ladder``; absent: no race), and its baseline
 profile when that was reused from another run; the replay answers from the record's
 event log (:mod:`aitune_fp.core.session.replay`); a record without a log (written
 before it was kept) cannot be replayed, a ``ValueError`` saying so.
@@ -41,6 +42,7 @@ def recorded_plan(record: RunRecord, strategy: Strategy | None = None) -> Sessio
         pmap({str(k): str(v) for k, v in (record.options.get("variants") or {}).items()}),
         tuple(str(n) for n in ahead.get("names", ())),
         int(ahead.get("parallel", 0)),
+        tuple(int(b) for b in record.options.get("race_ladder") or ()),
     )
 
 

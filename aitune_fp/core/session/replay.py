@@ -2,8 +2,10 @@
 
 Rules:
 - the log answers the session's commands: a ``Build`` by the logged ``Profiled`` of the
-  same backend (one never built in the recorded run answers as a ``measure`` failure
-  saying so), a ``TimeRounds`` or ``Verify`` by the logged ``Timed`` of that purpose,
+  same backend (the n-th build of a backend by its n-th answer, the last one again past
+  them: a raced contender is built twice; one never built in the recorded run answers
+  as a ``measure`` failure saying so), a ``TimeRounds`` or ``Verify`` by the logged
+  ``Timed`` of that purpose,
   restricted to the participants asked for (none logged: no samples), a ``Prebuild`` by
   the logged ``Prebuilt`` (none logged: one with no failures);
 - replaying with the recorded plan reproduces the recorded commands and selection bit
@@ -42,6 +44,7 @@ from aitune_fp.core.session.commands import (
     Done,
     Journal,
     Prebuild,
+    Replace,
     Say,
     TimeRounds,
     Verify,
@@ -73,14 +76,20 @@ class Replayed:
 
 def answers(log: Sequence[Event]) -> Callable[[Command], Event | None]:
     """An interpreter that answers from ``log`` (see the module's rules)."""
-    built = {e.name: e for e in log if isinstance(e, Profiled)}
+    built: dict[str, list[Profiled]] = {}
+    for e in log:
+        if isinstance(e, Profiled):
+            built.setdefault(e.name, []).append(e)
+    asked: dict[str, int] = {}
     timed = {e.purpose: e for e in log if isinstance(e, Timed)}
     ahead = next((e for e in log if isinstance(e, Prebuilt)), Prebuilt())
 
     def answer(command: Command) -> Event | None:
         if isinstance(command, Build):
             missing = BackendFailure(command.name, "measure", "not built in the recorded run")
-            return built.get(command.name, Profiled(command.name, Failure(missing)))
+            answers = built.get(command.name, [Profiled(command.name, Failure(missing))])
+            nth = asked[command.name] = asked.get(command.name, -1) + 1
+            return answers[min(nth, len(answers) - 1)]
         if isinstance(command, TimeRounds | Verify):
             return _restricted(command, timed)
         if isinstance(command, Prebuild):
@@ -173,6 +182,8 @@ def _build_line(command: Build) -> str:
     extra = " (baseline)" if command.baseline else ""
     if command.early_stop is not None:
         extra += f", early stop against {command.early_stop.state.best_name}"
+    if command.batch_sizes:
+        extra += f", batch sizes {', '.join(map(str, command.batch_sizes))}"
     return f"build {command.name}{extra}{', reused' if command.reuse else ''}"
 
 
@@ -185,6 +196,8 @@ def _note_line(command: Command) -> str:
             return f"journal {name}"
         case Amend(profiles):
             return f"amend {', '.join(p.backend for p in profiles)}"
+        case Replace(profile):
+            return f"replace {profile.backend}'s profile"
         case Prebuild(names, parallel):
             return f"build ahead {', '.join(names)} ({parallel} at a time)"
     raise TypeError(f"not a command: {command!r}")  # pragma: no cover

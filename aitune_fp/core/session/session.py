@@ -33,8 +33,9 @@ from aitune_fp.core.session.ending import begin_verification, on_verified
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
 from aitune_fp.core.session.final_rounds_step import begin_rounds, on_rounds
 from aitune_fp.core.session.prebuild import prebuild_of
+from aitune_fp.core.session.race_sweep import widening
 from aitune_fp.core.session.state import Session, SessionPlan
-from aitune_fp.core.session.sweep import begin, on_baseline, on_candidate
+from aitune_fp.core.session.sweep import begin, early_stop, on_baseline, on_candidate, on_widened
 
 Step = tuple[Session, tuple[Command, ...]]
 
@@ -60,12 +61,12 @@ def step(session: Session, event: Event) -> Step:
             )
             after, more = _onwards(*begin(logged))
             return after, (*warned, *more)
-        case Profiled() if session.phase in ("baseline", "sweep"):
+        case Profiled() if session.phase in ("baseline", "sweep", "widen"):
             expected = session.waiting_for
             if event.name != expected:
                 raise ValueError(f"a Profiled for {event.name!r} came while {expected!r} was built")
-            handle = on_baseline if session.phase == "baseline" else on_candidate
-            return _onwards(*handle(logged, event))
+            handle = {"baseline": on_baseline, "sweep": on_candidate, "widen": on_widened}
+            return _onwards(*handle[session.phase](logged, event))
         case Timed() if session.phase == "rounds":
             after, said = on_rounds(logged, event)
             return _closing(after, said)
@@ -80,6 +81,8 @@ def _onwards(session: Session, said: tuple[Command, ...]) -> Step:
         return session, said
     if settled(session.strategy, session.fold):
         said = (*said, Say(f"{session.strategy.name} settled: later candidates are not built"))
+    elif (widened := widening(session, early_stop(session))) is not None:
+        return widened[0], (*said, *widened[1])
     after, more, waits = begin_rounds(session)
     if waits:
         return after, (*said, *more)

@@ -4,6 +4,7 @@ Rules: a :class:`Session` is never changed, only replaced by ``step``; ``events`
 log of every answer it was given, in order (a run keeps it, and replaying it reproduces
 the session: :mod:`aitune_fp.core.session.replay`); ``phase`` says which answer it
 waits for: ``prebuild`` (a ``Prebuilt``), ``baseline`` or ``sweep`` (a ``Profiled``),
+``widen`` (a ``Profiled``: a contender of the race measured at larger batch sizes),
 ``rounds`` or ``verify`` (a ``Timed``), ``done`` (none); ``swept`` is the passing moment
 between the sweep and what follows it, never seen by an interpreter.
 """
@@ -18,6 +19,7 @@ from returns.result import Result
 from aitune_fp.core.records import Candidate, Profile, Selection, TuneError, TuneState
 from aitune_fp.core.rounds.final_rounds import RoundsSetup
 from aitune_fp.core.session.events import Event
+from aitune_fp.core.session.racing import RaceState
 from aitune_fp.core.session.verify_plan import VerifyPlan
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.core.verification.judge import Verification
@@ -32,7 +34,12 @@ class SessionPlan:
     beaten base are not built: :mod:`aitune_fp.core.session.pruning`), the candidates
     whose builds the interpreter can do ahead (``ahead``: their build fills a cache the
     sweep's build reads) and how many builds it may run at once (``parallel``; see
-    :mod:`aitune_fp.core.session.prebuild` for which are)."""
+    :mod:`aitune_fp.core.session.prebuild` for which are), and the batch-size ``ladder``
+    the candidates race on (``()``: no race, each build sweeps the interpreter's own
+    ladder; see :mod:`aitune_fp.core.session.race_sweep` for when a race is run), and
+    whether a reused baseline gets a runner (``baseline_runner``: timed in the rounds and
+    the verification; a decision cache hit re-verifies its pick against the runner-up
+    alone)."""
 
     strategy: Strategy
     candidates: tuple[str, ...]
@@ -43,6 +50,8 @@ class SessionPlan:
     variant_of: PMap[str, str] = field(default_factory=pmap)
     ahead: tuple[str, ...] = ()
     parallel: int = 0
+    ladder: tuple[int, ...] = ()
+    baseline_runner: bool = True
 
     @property
     def admitted(self) -> tuple[str, ...]:
@@ -67,6 +76,8 @@ class Session:
     fed: tuple[Candidate, ...] = ()
     live: frozenset[str] = frozenset()
     baseline_profile: Profile | None = None
+    baseline_answer: Candidate | None = None
+    race: RaceState | None = None
     profiles: PMap[str, Profile] = field(default_factory=pmap)
     sweep_seconds: float = 0.0
     rounds: RoundsSetup | None = None
@@ -85,6 +96,6 @@ class Session:
         """The name a ``Profiled`` must carry now (``None``: no build is pending)."""
         if self.phase == "baseline":
             return self.plan.baseline
-        if self.phase == "sweep":
+        if self.phase in ("sweep", "widen"):
             return self.plan.candidates[self.pending]
         return None

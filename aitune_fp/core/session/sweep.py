@@ -2,7 +2,8 @@
 
 Rules:
 - with ``validate_performance`` the baseline is built first, with no early stop (or
-  only its runner, when a baseline profile is reused); without it there is none;
+  only its runner, when a baseline profile is reused, or nothing at all when the plan
+  asks for no baseline runner); without it there is none;
 - candidates are asked for one at a time, in the user's order; one the strategy does not
   admit, or a variant of a clearly beaten base (:mod:`aitune_fp.core.session.pruning`),
   is never built (a ``measure`` failure in the fold, and a log line); each other is
@@ -11,10 +12,13 @@ Rules:
   before anything was measured);
 - after each answer the fold steps; the runners still alive are those that can still
   win or challenge (the leader; with rounds planned every contender; with a
-  verification planned the leader's closest runner-ups; always the baseline), the
-  others are closed; the record is journaled before the backend is shown;
+  verification planned the leader's closest runner-ups; always the baseline; never one
+  the race dropped), the others are closed; the record is journaled before the backend is shown;
 - the sweep ends when the candidates are exhausted or the strategy has settled after a
-  step (later candidates are never built).
+  step (later candidates are never built);
+- a plan that races (:mod:`aitune_fp.core.session.race_sweep`) builds each candidate over
+  the race's batch sizes only, steps the race after each answer, and widens its
+  contenders after the last one (phase ``widen``, :func:`on_widened`).
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ from aitune_fp.core.fold import settled, start, step
 from aitune_fp.core.measure.early_stop import EarlyStop, early_stop_for
 from aitune_fp.core.records import BackendFailure, Candidate, TuneState
 from aitune_fp.core.rounds.round_members import contenders
-from aitune_fp.core.session.commands import Build, Close, Command, Journal, Say
+from aitune_fp.core.session.commands import Build, Close, Command, Journal, Replace, Say
 from aitune_fp.core.session.events import Profiled
 from aitune_fp.core.session.pruning import pruned
+from aitune_fp.core.session.race_sweep import new_race, race_sizes, raced, with_widened
 from aitune_fp.core.session.state import Session
 from aitune_fp.core.verification.verification_plan import CHALLENGERS, runner_ups
 
@@ -67,16 +72,19 @@ def kept(session: Session, state: TuneState) -> frozenset[str]:
         keep |= {state.best.backend, *runner_ups(strategy, state.best, state.ranking, ups)}
     if session.strategy.validate_performance:
         keep.add(session.plan.baseline)
-    return frozenset(keep)
+    dropped = set(session.race.dropped) if session.race is not None else set()
+    return frozenset(keep - (dropped - {session.plan.baseline}))
 
 
 def begin(session: Session) -> Step:
     """The first commands: build the baseline, or go straight to the candidates."""
     plan = session.plan
     if session.strategy.validate_performance:
-        build = Build(plan.baseline, baseline=True, reuse=plan.reused_baseline)
-        return replace(session, phase="baseline"), (build,)
-    return ask_next(replace(session, phase="sweep", fold=start(session.strategy, None)), 0, ())
+        build = Build(plan.baseline, baseline=True, reuse=plan.reused_baseline,
+                      runner=plan.baseline_runner or plan.reused_baseline is None)  # fmt: skip
+        return replace(session, phase="baseline", race=new_race(plan)), (build,)
+    fold = start(session.strategy, None)
+    return ask_next(replace(session, phase="sweep", fold=fold, race=new_race(plan)), 0, ())
 
 
 def on_baseline(session: Session, event: Profiled) -> Step:
@@ -86,6 +94,7 @@ def on_baseline(session: Session, event: Profiled) -> Step:
         fold=start(session.strategy, event.result),
         live=session.live | {event.name} if event.live else session.live,
         baseline_profile=event.result.value_or(None),
+        baseline_answer=event.result,
     )
     return ask_next(replace(session, phase="sweep"), 0, (Journal(event.name),))
 
@@ -100,10 +109,22 @@ def on_candidate(session: Session, event: Profiled) -> Step:
         fed=(*session.fed, event.result),
         live=live,
     )
-    said = (*said, Journal(event.name))
+    session, race_said = raced(session, event)
+    said = (*said, *race_said, Journal(event.name))
     if settled(session.strategy, state):
         return replace(session, phase="swept"), said
     return ask_next(session, session.pending + 1, said)
+
+
+def on_widened(session: Session, event: Profiled) -> Step:
+    """A widened contender's answer: its merged profile folded in, who can no longer win
+    closed, the record told, then back to the end of the sweep (the next widening)."""
+    after, profile = with_widened(session, event)
+    live, said = _released(session, after.fold, event)
+    after = replace(after, live=live, phase="swept",
+                    sweep_seconds=session.sweep_seconds + event.profile_seconds)  # fmt: skip
+    amended: tuple[Command, ...] = (Replace(profile),) if profile is not None else ()
+    return after, (*said, *amended, Journal(event.name))
 
 
 def _measured(session: Session, event: Profiled) -> Session:
@@ -151,7 +172,9 @@ def ask_next(session: Session, index: int, said: tuple[Command, ...]) -> Step:
         name = names[index]
         why = _not_built(session, name)
         if why is None:
-            build = Build(name, early_stop=early_stop(session))
+            build = Build(
+                name, early_stop=early_stop(session), batch_sizes=race_sizes(session.plan)
+            )
             return replace(session, phase="sweep", pending=index), (*said, build)
         refused: Candidate = Failure(BackendFailure(name, "measure", why))
         said = (*said, Say(f"skipping {name}: {why}"))

@@ -60,7 +60,8 @@ class TunedGenerator:
         self.model, self.choice, self.results, self.wall_s = model, choice, results, wall_s
         name = choice.result.name
         self._stepper = None if name == BASELINE else build(model, BY_NAME[name])
-        self._forward = model if self._stepper is None else self._stepper.model
+        # a stepper that runs a converted copy (bf16, static cache) forwards through it
+        self._forward = getattr(self._stepper, "model", model)
 
     @property
     def pick(self) -> GenerationResult:
