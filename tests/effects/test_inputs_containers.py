@@ -169,3 +169,22 @@ class Doubled(PairModel):
 
     def forward(self, x: torch.Tensor, pair: Pair, pos: torch.Tensor) -> dict[str, Any]:
         return {"y": super().forward(x, pair, pos)["y"] + pair.a.sum(-1) * pair.step}
+
+
+def test_a_written_tree_reads_back_in_a_process_that_never_met_the_dataclass() -> None:
+    """The JSON of a call tree holding a dataclass reads back in a fresh process that only
+    imported the dataclass's top-level package, and rebuilds the dataclass."""
+    from aitune_fp.effects.inputs.call_tree import tree_to_json
+
+    doc = json.dumps(tree_to_json(normalise_samples([_sample(2)]).spec.tree))  # type: ignore[arg-type]
+    script = (
+        "import json, sys, torch, tests\n"
+        "from aitune_fp.effects.inputs.call_tree import tree_from_json\n"
+        "tree = tree_from_json(json.loads(sys.stdin.read()))\n"
+        "t = {n: torch.ones(1, 3) for n in tree.tensor_names}\n"
+        "print(type(tree.rebuild(t)[1]['pair']).__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=doc, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.split() == ["Pair"], done.stderr[-500:]

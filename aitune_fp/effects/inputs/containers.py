@@ -175,7 +175,8 @@ def to_stored(tree: Any) -> dict[str, Any]:
 
 def _import_named(text: str) -> None:
     """Import the modules of the serialised types named in ``text`` whose top-level package
-    is already imported, and register what they define."""
+    is already imported, and register what they define (transformers' caches, and a named
+    dataclass defined at a module's top level)."""
     names = set()
     stack: list[Any] = [json.loads(text)]
     while stack:
@@ -190,9 +191,12 @@ def _import_named(text: str) -> None:
         module = name.split(":")[0] if ":" in name else name.rpartition(".")[0]
         if module and module.split(".")[0] in sys.modules:
             try:
-                importlib.import_module(module)
+                found = importlib.import_module(module)
             except ImportError:
                 continue
+            cls = getattr(found, name[len(module) + 1 :], None)
+            if isinstance(cls, type):  # a dataclass registers on sight, as flatten does
+                _register_leaf_type(cls)
     register_known()
 
 

@@ -97,7 +97,11 @@ class Endpoint:
         if request.rows > self.plan.max_batch_size:
             return False
         envelope = None if self.tuned is None else self.tuned.envelope
-        return envelope is None or envelope.admits(request.args, dict(request.kwargs))
+        tree = self.saved.spec.tree  # a structured call is judged in the user's containers
+        args, kwargs = (
+            (request.args, request.kwargs) if tree is None else tree.rebuild(request.kwargs)
+        )
+        return envelope is None or envelope.admits(args, dict(kwargs))
 
     # ------------------------------------------------------------------ routes
     def _served_counts(self) -> dict[str, float | None]:

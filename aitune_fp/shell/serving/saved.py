@@ -9,12 +9,17 @@ Rules:
 - a replica opens the model with :func:`aitune_fp.load` (the sealed, verified copy), so the
   bytes it runs are the ones the manifest lists; ``eager=True`` serves the module the folder
   was tuned from instead (a control for measuring the tune as served): its weights must
-  match the manifest's digest.
+  match the manifest's digest;
+- a request names its tensors by the spec's names; for a spec whose calls hold containers
+  (:mod:`aitune_fp.effects.inputs.call_tree`: ``cache[0]``, ``pair.a``), the replica's callable
+  rebuilds the user's containers from them (:func:`by_leaves`), with the kept-whole
+  constants of the first sample the tune saw.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +34,7 @@ from aitune_fp.core.serving.plan import ServingPlan, mean_latencies, plan_from_t
 from aitune_fp.core.strategies.registry import strategy_from_config
 from aitune_fp.effects.cache.artifact_cache import weights_digest
 from aitune_fp.effects.cache.artifacts import read_output_spec
+from aitune_fp.effects.inputs.call_tree import CallTree
 from aitune_fp.effects.inputs.samples import InputSpec
 from aitune_fp.shell.persist import RECORD, load
 from aitune_fp.shell.sealed import LoadError, _read_manifest
@@ -173,11 +179,24 @@ def open_served(served: Served, saved: Saved) -> tuple[Any, TunedModule | None]:
             expected_digest=served.expected_digest,
         )
         tuned.outside = served.outside
-        return tuned, tuned
+        return by_leaves(saved.spec, tuned), tuned
     module = served.module
     if module is None:
         raise LoadError("serving eager needs the module the folder was tuned from (module=...)")
     if saved.weights_sha256 is not None and weights_digest(module) != saved.weights_sha256:
         raise LoadError(f"the module's weights differ from those {served.folder} was tuned with")
     device = torch.device(served.device or saved.device)
-    return module.eval().to(device), None
+    return by_leaves(saved.spec, module.eval().to(device)), None
+
+
+def by_leaves(spec: InputSpec, model: Any) -> Any:
+    """``model`` called with a request's tensors by name: as is, or, for a spec whose calls
+    hold containers, with the user's containers rebuilt from the tensor leaves (the codec
+    decodes a request by the spec's leaf names)."""
+    if spec.tree is None:
+        return model
+    return partial(_rebuilt, spec.tree, model)
+
+
+def _rebuilt(tree: CallTree, model: Any, *args: Any, **kwargs: Any) -> Any:
+    return tree.call(model, kwargs)
