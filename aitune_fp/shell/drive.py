@@ -179,7 +179,7 @@ def _build(
     if command.batch_sizes:
         setup = dataclasses.replace(setup, batch_sizes=command.batch_sizes)
     if command.reuse is not None:
-        made = _reused(setup, backend, name, command.reuse, runner=command.runner)
+        made = _reused(setup, backend, name, command.reuse)
     else:
         log.info("building %s", name)
         setup.emit("backend_start", name, done)
@@ -213,15 +213,10 @@ def _replaced(run: RunState, profile: Profile) -> RunState:
     return dataclasses.replace(run, runs=runs)
 
 
-def _reused(
-    setup: Setup, eager: Backend, name: str, profile: Profile, *, runner: bool
-) -> CandidateRun:
-    """A reused baseline: its profile from the earlier run, a fresh runner made here
-    (none without ``runner``)."""
+def _reused(setup: Setup, eager: Backend, name: str, profile: Profile) -> CandidateRun:
+    """A reused baseline: its profile from the earlier run, a fresh runner made here."""
     folder = workers.work_dir(setup, eager, name)
     setup.emit("backend_start", name, 0)
-    if not runner:
-        return CandidateRun(eager, name, None, IOSuccess(profile), work_dir=folder)
     built = perform(eager.build(setup.module, setup.samples, setup.device, folder))
     return CandidateRun(eager, name, built.value_or(None), IOSuccess(profile), work_dir=folder)
 
