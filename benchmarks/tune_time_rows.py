@@ -2,11 +2,11 @@
 a fresh process, and their walls side by side with the cold and warm ones.
 
 Rows (each a fresh ``python`` process; ``cold`` and ``warm`` are :mod:`tune_time`'s):
-- ``warm, fresh``: the cached artifacts, but ``fresh=True`` (a full tune, racing as the
+- ``warm fresh``: the cached artifacts, but ``fresh=True`` (a full tune, racing as the
   cold one did): what a warm re-tune costs without the decision cache;
 - ``hit``: the third unchanged tune: the decision cache's hit (the record's ``decision``
   line says so), the pick re-verified against its runner-up only;
-- ``cold, no race`` and ``warm, no race, fresh``: the same two tunes with
+- ``no race cold`` and ``no race fresh``: the same two tunes with
   ``AITUNE_FP_RACE=0`` in a cache folder of their own (every candidate sweeps the whole
   ladder, as before the race).
 
@@ -28,12 +28,12 @@ Runner = Callable[..., Any]
 def more_runs(name: str, cache: Path, source: Path | None, run: Runner) -> list[tuple[str, Any]]:
     """The extra rows for ``name`` (``cache``: the folder the cold and warm runs used;
     ``run(name, cache, source, fresh=...)``: one fresh process's timings)."""
-    rows = [("warm, fresh", run(name, cache, source, fresh=True))]
+    rows = [("warm fresh", run(name, cache, source, fresh=True))]
     rows.append(("hit", run(name, cache, source, fresh=False)))
     other = cache.parent / f"{cache.name}-no-race"
     with mock.patch.dict(os.environ, {"AITUNE_FP_RACE": "0"}):  # the children inherit it
-        rows.append(("cold, no race", run(name, other, source, fresh=False)))
-        rows.append(("warm, no race, fresh", run(name, other, source, fresh=True)))
+        rows.append(("no race cold", run(name, other, source, fresh=False)))
+        rows.append(("no race fresh", run(name, other, source, fresh=True)))
     return rows
 
 

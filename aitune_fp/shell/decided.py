@@ -6,8 +6,9 @@ Rules:
   tune is a full one (``provenance.decision == "full tune"``);
 - on a hit, only the recorded pick and its runner-up are candidates, profiled only at the
   batch sizes the stored run selected them at (no race, no final rounds: the
-  re-verification decides), the baseline is the recorded one (not profiled again, and
-  with no runner unless there is no runner-up to re-verify against) and
+  re-verification decides), with no baseline (the stored run checked the pick against
+  it, under the same keys: a noisy short run must not fall back to it) unless there is
+  no runner-up to re-verify against (then the recorded baseline, not profiled again), and
   the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when
   that is shorter); the run stands when it selects the recorded pick, else its tuned
   module is closed and a full tune follows, whose record says so;
@@ -99,19 +100,24 @@ def _said(baseline: BaselinePlan, line: str) -> BaselinePlan:
 def _rechecked(
     setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch, hit: cache.Hit
 ) -> TuningRun:
-    """The short run: the pick and its runner-up against the recorded baseline."""
+    """The short run: the pick against its runner-up (else against the recorded baseline)."""
     names = _unique_names(prepared.candidates)
     pair = {hit.pick, hit.runner_up}
     chosen = {n: c for n, c in zip(names, prepared.candidates, strict=True) if n in pair}
     seconds = min(wanted.verify_seconds or SHORT_VERIFY, SHORT_VERIFY)
-    source = hit.record if setup.strategy.validate_performance else None
+    alone = hit.runner_up is not None  # the pick against its runner-up, no baseline
+    source = hit.record if setup.strategy.validate_performance and not alone else None
     baseline = _said(plan_baseline(setup, source), cache.cached_line(hit))
     short = replace(wanted, verify_seconds=seconds)
     sizes = cache.recorded_sizes(hit, setup.strategy) or setup.batch_sizes
-    strategy = replace(setup.strategy, plan=replace(setup.strategy.plan, rounds=None))
+    strategy = replace(
+        setup.strategy,
+        plan=replace(setup.strategy.plan, rounds=None),
+        validate_performance=setup.strategy.validate_performance and not alone,
+    )
     return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds,
                             batch_sizes=sizes, strategy=strategy), chosen, baseline,
-                    (prepared, short), clock, runner=hit.runner_up is None)  # fmt: skip
+                    (prepared, short), clock)  # fmt: skip
 
 
 def _session(
@@ -120,10 +126,8 @@ def _session(
     baseline: BaselinePlan,
     asked: tuple[Prepared, Wanted],
     clock: Stopwatch,
-    runner: bool = True,
 ) -> TuningRun:
-    """One session over ``chosen`` with ``baseline`` (a reused one with a ``runner`` or
-    none), its record written and returned."""
+    """One session over ``chosen`` with ``baseline``, its record written and returned."""
     prepared, wanted = asked
     names = tuple(chosen)
     if wanted.target is not None:
@@ -133,7 +137,7 @@ def _session(
     ladder = () if os.environ.get(RACE_ENV, "1") == "0" else setup.batch_sizes
     plan = SessionPlan(setup.strategy, names, "eager", setup.settings.early_stop,
                        wanted.verify_seconds, baseline.profile, pmap(bases),
-                       ladder=ladder, baseline_runner=runner)  # fmt: skip
+                       ladder=ladder)  # fmt: skip
     announce(setup, plan, prepared, clock)
     run = drive(setup, plan, chosen, phase=phase_clock(clock))
     return finish_run(setup, run, names, wanted.model_name, baseline.provenance, clock,

@@ -11,9 +11,10 @@ Rules:
   record so far on disk, then the backend shown as done (a row the user saw is always in
   the partial ``run.json``); ``Amend``: profiles replaced by their round samples;
   ``Replace``: one backend's profile replaced (a raced candidate's); a ``Build`` with
-  ``batch_sizes`` profiles those instead of the setup's ladder, and a second build of a
-  backend (a raced contender widened) takes the first one's place in the runs, the
-  seconds of both stages summed;
+  ``batch_sizes`` profiles those instead of the setup's ladder, and the build of a
+  contender the session widens (phase ``widen``) takes its race build's place in the
+  runs, the seconds of both stages summed (a candidate named as the baseline is another
+  row);
   ``Say``: one log line;
 - ``TimeRounds`` and ``Verify`` run here, in this process, under the call deadline:
   each participant's runner made here from its worker's artifact (one that cannot be
@@ -179,7 +180,7 @@ def _build(
     if command.batch_sizes:
         setup = dataclasses.replace(setup, batch_sizes=command.batch_sizes)
     if command.reuse is not None:
-        made = _reused(setup, backend, name, command.reuse, runner=command.runner)
+        made = _reused(setup, backend, name, command.reuse)
     else:
         log.info("building %s", name)
         setup.emit("backend_start", name, done)
@@ -188,13 +189,15 @@ def _build(
     live = run.live.set(name, made.built) if made.built is not None else run.live
     seconds = 0.0 if command.reuse is not None else made.stage_seconds.get("profile", 0.0)
     event = Profiled(name, as_result(made), made.built is not None, seconds)
-    return dataclasses.replace(run, runs=_joined(run.runs, made), live=live), event
+    widened = run.session is not None and run.session.phase == "widen"
+    runs = _joined(run.runs, made) if widened else (*run.runs, made)
+    return dataclasses.replace(run, runs=runs, live=live), event
 
 
 def _joined(runs: tuple[CandidateRun, ...], made: CandidateRun) -> tuple[CandidateRun, ...]:
-    """``runs`` with ``made``: appended, or in its earlier build's place (stage seconds
-    summed) when the backend was built before."""
-    earlier = next((i for i, r in enumerate(runs) if r.name == made.name), None)
+    """``runs`` with ``made`` in the place of the backend's last earlier build (stage
+    seconds summed; appended when there is none): a widened contender's one row."""
+    earlier = next((i for i in reversed(range(len(runs))) if runs[i].name == made.name), None)
     if earlier is None:
         return (*runs, made)
     before = runs[earlier].stage_seconds
@@ -213,15 +216,10 @@ def _replaced(run: RunState, profile: Profile) -> RunState:
     return dataclasses.replace(run, runs=runs)
 
 
-def _reused(
-    setup: Setup, eager: Backend, name: str, profile: Profile, *, runner: bool
-) -> CandidateRun:
-    """A reused baseline: its profile from the earlier run, a fresh runner made here
-    (none without ``runner``)."""
+def _reused(setup: Setup, eager: Backend, name: str, profile: Profile) -> CandidateRun:
+    """A reused baseline: its profile from the earlier run, a fresh runner made here."""
     folder = building.work_dir(setup, eager, name)
     setup.emit("backend_start", name, 0)
-    if not runner:
-        return CandidateRun(eager, name, None, IOSuccess(profile), work_dir=folder)
     built = perform(eager.build(setup.module, setup.samples, setup.device, folder))
     return CandidateRun(eager, name, built.value_or(None), IOSuccess(profile), work_dir=folder)
 

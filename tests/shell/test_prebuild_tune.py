@@ -96,8 +96,8 @@ def test_the_record_keeps_the_prebuilt_and_the_sweep_loads_from_the_cache(
     assert isinstance(first, Prebuilt) and not first.failures and first.seconds > 0
     assert dict(healthy.options["prebuild"]) == {"names": ("inductor", "onnxruntime"),
                                                   "parallel": 2}  # fmt: skip
-    assert [e.name for e in healthy.events if isinstance(e, Profiled)] == [
-        "eager", "inductor", "onnxruntime"]  # fmt: skip
+    built = [e.name for e in healthy.events if isinstance(e, Profiled)]  # a raced one twice
+    assert list(dict.fromkeys(built)) == ["eager", "inductor", "onnxruntime"]
     ort = next(o for o in healthy.outcomes if o.backend == "onnxruntime")
     assert ort.artifact is not None and "cached-" in Path(ort.artifact).parent.name
     log = (Path(ort.artifact).parent.parent / "build.log").read_text()

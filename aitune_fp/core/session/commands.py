@@ -40,15 +40,14 @@ def _never(
 class Build:
     """Build, validate and profile ``name`` (the baseline when ``baseline``), its sweep
     stopped early by ``early_stop`` when given, over ``batch_sizes`` (``()``: the
-    interpreter's whole ladder); with ``reuse``, only build its runner (none without
-    ``runner``) and answer with that profile (a reused baseline)."""
+    interpreter's whole ladder); with ``reuse``, only build its runner and answer with
+    that profile (a reused baseline)."""
 
     name: str
     baseline: bool = False
     early_stop: EarlyStop | None = None
     reuse: Profile | None = None
     batch_sizes: tuple[int, ...] = ()
-    runner: bool = True
 
 
 @dataclass(frozen=True, slots=True)

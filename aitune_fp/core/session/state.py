@@ -36,10 +36,7 @@ class SessionPlan:
     sweep's build reads) and how many builds it may run at once (``parallel``; see
     :mod:`aitune_fp.core.session.prebuild` for which are), and the batch-size ``ladder``
     the candidates race on (``()``: no race, each build sweeps the interpreter's own
-    ladder; see :mod:`aitune_fp.core.session.race_sweep` for when a race is run), and
-    whether a reused baseline gets a runner (``baseline_runner``: timed in the rounds and
-    the verification; a decision cache hit re-verifies its pick against the runner-up
-    alone)."""
+    ladder; see :mod:`aitune_fp.core.session.race_sweep` for when a race is run)."""
 
     strategy: Strategy
     candidates: tuple[str, ...]
@@ -51,7 +48,6 @@ class SessionPlan:
     ahead: tuple[str, ...] = ()
     parallel: int = 0
     ladder: tuple[int, ...] = ()
-    baseline_runner: bool = True
 
     @property
     def admitted(self) -> tuple[str, ...]:

@@ -2,8 +2,7 @@
 
 Rules:
 - with ``validate_performance`` the baseline is built first, with no early stop (or
-  only its runner, when a baseline profile is reused, or nothing at all when the plan
-  asks for no baseline runner); without it there is none;
+  only its runner, when a baseline profile is reused); without it there is none;
 - candidates are asked for one at a time, in the user's order; one the strategy does not
   admit, or a variant of a clearly beaten base (:mod:`aitune_fp.core.session.pruning`),
   is never built (a ``measure`` failure in the fold, and a log line); each other is
@@ -80,8 +79,7 @@ def begin(session: Session) -> Step:
     """The first commands: build the baseline, or go straight to the candidates."""
     plan = session.plan
     if session.strategy.validate_performance:
-        build = Build(plan.baseline, baseline=True, reuse=plan.reused_baseline,
-                      runner=plan.baseline_runner or plan.reused_baseline is None)  # fmt: skip
+        build = Build(plan.baseline, baseline=True, reuse=plan.reused_baseline)
         return replace(session, phase="baseline", race=new_race(plan)), (build,)
     fold = start(session.strategy, None)
     return ask_next(replace(session, phase="sweep", fold=fold, race=new_race(plan)), 0, ())
