@@ -138,9 +138,8 @@ def test_a_tune_through_the_service_records_what_one_without_it_does(
 ) -> None:
     """A tune attached to the service prints on the client's stdout, exits 0 and writes a
     record with the same fields and the same selection as the same tune run in its own
-    process; the service ran it. The candidate (Inductor on a chain of 200 tiny ops, which
-    it fuses) is many times faster than the eager baseline, so the two selections cannot
-    differ by a near tie."""
+    process, and the service ran it (the candidate, Inductor on a chain of 200 tiny ops it
+    fuses, is many times faster than the eager baseline, so no near tie can split them)."""
     env, work = service
     attached = _tune(env, work, "chain", "attached", backends="inductor")
     assert attached.returncode == 0, attached.stderr[-3000:]
