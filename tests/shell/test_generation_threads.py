@@ -8,7 +8,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from aitune_fp.effects.generation.loop import greedy  # noqa: E402
+from aitune_fp.effects.generation.loop import greedy, hf_generate  # noqa: E402
 from aitune_fp.effects.generation.threads import ThreadedStepper  # noqa: E402
 from aitune_fp.shell.generation.candidates import BY_NAME, build  # noqa: E402
 from tests import tiny_hf  # noqa: E402
@@ -22,14 +22,7 @@ def test_one_thread_matches_greedy_and_restores_threads() -> None:
     ids = torch.randint(0, 128, (2, 5))
     before = torch.get_num_threads()
     got = greedy(stepper, ids, max_new_tokens=4)
-    want = model.generate(
-        ids,
-        attention_mask=torch.ones_like(ids),
-        max_new_tokens=4,
-        min_new_tokens=4,
-        do_sample=False,
-        pad_token_id=0,
-    )
+    want = hf_generate(model, ids, None, 4)
     assert torch.equal(got, want) and torch.get_num_threads() == before
     assert BY_NAME["eager_static_1thread"].decode_backend == "eager-static-float32-1thread"
 
