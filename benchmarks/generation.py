@@ -127,6 +127,12 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict[str, Any]]:
             )
             print(json.dumps(row), flush=True)
             out.append(row)
+    for r in tuned.results:
+        if r.failure is None:
+            print(
+                f"  {name} {r.name} b{r.batch} L{r.prompt_len}: TTFT {r.ttft_ms:.1f} ms, ITL "
+                f"{r.itl_ms:.2f} ms, {r.tokens_per_s:.1f} tok/s, top-1 {r.top1:.3f}"
+            )
     failures = {r.name: r.failure for r in tuned.results if r.failure}
     print(json.dumps({"model": name, "reason": tuned.choice.reason, "failures": failures}))
     return out

@@ -6,7 +6,9 @@ of it, each phase on its own backend: ``eager``, ``inductor`` (``torch.compile``
 step, Hugging Face's recipe: one static shape), ``aoti`` (an AOTInductor package exported with
 the cache as tensors, one program for both phases) or ``onnx`` (ONNX Runtime with the cache as
 inputs and outputs). A candidate is a recipe: rebuilt from its name and the module, never
-pickled (an AOTInductor package is found again on disk). ``costly`` candidates compile.
+pickled (an AOTInductor package is found again on disk). ``costly`` candidates compile. A
+``_1thread`` candidate is its plain twin's stepper (the same build) run with one intra-op
+thread (:mod:`aitune_fp.effects.generation.threads`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import torch
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.onnx_steps import OnnxStepper
 from aitune_fp.effects.generation.static_steps import StaticStepper, StepRecipe
+from aitune_fp.effects.generation.threads import ThreadedStepper
 
 BASELINE = "hf_eager_dynamic"
 
@@ -33,16 +36,21 @@ class Candidate:
     prefill_kind: str
     decode_kind: str
     dtype: str
+    threads: int = 0
 
     @property
     def prefill_backend(self) -> str:
         """The backend name the record shows for the prefill phase."""
-        return f"{self.prefill_kind}-static-{self.dtype}"
+        return f"{self.prefill_kind}-static-{self.dtype}{self._threads}"
+
+    @property
+    def _threads(self) -> str:
+        return f"-{self.threads}thread" if self.threads else ""
 
     @property
     def decode_backend(self) -> str:
         """The backend name the record shows for the decode phase."""
-        return f"{self.decode_kind}-static-{self.dtype}"
+        return f"{self.decode_kind}-static-{self.dtype}{self._threads}"
 
     @property
     def costly(self) -> bool:
@@ -55,6 +63,9 @@ CANDIDATES = (
     Candidate("eager_static_bf16", "eager", "eager", "bfloat16"),
     Candidate("aoti_static", "aoti", "aoti", "float32"),
     Candidate("aoti_decode", "eager", "aoti", "float32"),
+    Candidate("aoti_static_1thread", "aoti", "aoti", "float32", threads=1),
+    Candidate("aoti_decode_1thread", "eager", "aoti", "float32", threads=1),
+    Candidate("eager_static_1thread", "eager", "eager", "float32", threads=1),
     Candidate("compiled_static", "eager", "inductor", "float32"),
     Candidate("onnx_static", "onnx", "onnx", "float32"),
     Candidate("aoti_static_bf16", "aoti", "aoti", "bfloat16"),
@@ -84,6 +95,9 @@ def build(model: Any, candidate: Candidate, budget_s: float = 600.0) -> Stepper:
 
 
 def _new(model: Any, candidate: Candidate, budget_s: float) -> Stepper:
+    if candidate.threads:
+        plain = BY_NAME[candidate.name.removesuffix(f"_{candidate.threads}thread")]
+        return ThreadedStepper(build(model, plain, budget_s), candidate.threads)
     module = phase_model(model, candidate)
     if candidate.prefill_kind == "onnx":
         return OnnxStepper(module, budget_s)
