@@ -114,15 +114,19 @@ def request_timing(start: float, stamps: Sequence[float], rows: int) -> dict[str
     {'ttft_ms': 10.0, 'itl_ms': 3.0, 'total_ms': 16.0, 'new_tokens': 3, 'tokens_per_s': 375.0}
     """
     if not stamps:
-        return dict.fromkeys(("ttft_ms", "itl_ms", "total_ms", "tokens_per_s"), None) | {
-            "new_tokens": 0
-        }
+        return {**_NO_TIMING, "new_tokens": 0}
     total = (stamps[-1] - start) * 1000.0
     gaps = [(b - a) * 1000.0 for a, b in itertools.pairwise(stamps)]
-    return {
-        "ttft_ms": round((stamps[0] - start) * 1000.0, 6),
-        "itl_ms": round(sum(gaps) / len(gaps), 6) if gaps else None,
-        "total_ms": round(total, 6),
-        "new_tokens": len(stamps),
-        "tokens_per_s": round(rows * len(stamps) * 1000.0 / total, 6) if total > 0 else None,
-    }
+    per_s = _ms(rows * len(stamps) * 1000.0 / total) if total > 0 else None
+    itl = _ms(sum(gaps) / len(gaps)) if gaps else None
+    return {"ttft_ms": _ms((stamps[0] - start) * 1000.0), "itl_ms": itl, "total_ms": _ms(total),
+            "new_tokens": len(stamps), "tokens_per_s": per_s}  # fmt: skip
+
+
+_NO_TIMING: dict[str, float | None] = dict.fromkeys(
+    ("ttft_ms", "itl_ms", "total_ms", "tokens_per_s")
+)
+
+
+def _ms(value: float) -> float:
+    return round(value, 6)

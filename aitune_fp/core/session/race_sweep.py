@@ -135,13 +135,7 @@ def widening(session: Session, early: EarlyStop | None) -> Step | None:
         size = widen(race, name, ladder)
         if size is None:
             continue
-        sizes = tuple(b for b in sorted(ladder) if b >= size)
-        index = session.plan.candidates.index(name)
-        race = replace(race, widened=race.widened | {name})
-        closing: tuple[Command, ...] = (Close(frozenset({name})),) if name in session.live else ()
-        after = replace(session, phase="widen", pending=index, race=race,
-                        live=session.live - {name})  # fmt: skip
-        return after, (*closing, Build(name, early_stop=early, batch_sizes=sizes))
+        return _widen(session, race, name, size, early)
     return None
 
 
@@ -186,3 +180,17 @@ def with_widened(session: Session, event: Profiled) -> tuple[Session, Profile | 
     race = spared(observed(session.race, after), fold) if session.race is not None else None
     return replace(session, fed=fed, fold=fold, race=race,
                    profiles=session.profiles.set(event.name, both)), both  # fmt: skip
+
+
+def _widen(
+    session: Session, race: RaceState, name: str, size: int, early: EarlyStop | None
+) -> Step:
+    """``name`` built again over the ladder's sizes from ``size`` up (its race runner
+    closed first, when live)."""
+    sizes = tuple(b for b in sorted(session.plan.ladder) if b >= size)
+    index = session.plan.candidates.index(name)
+    race = replace(race, widened=race.widened | {name})
+    closing: tuple[Command, ...] = (Close(frozenset({name})),) if name in session.live else ()
+    after = replace(session, phase="widen", pending=index, race=race,
+                    live=session.live - {name})  # fmt: skip
+    return after, (*closing, Build(name, early_stop=early, batch_sizes=sizes))

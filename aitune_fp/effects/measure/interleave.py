@@ -112,6 +112,7 @@ def interleave(
     round before it starts.
 
     >>> from itertools import count
+    >>> from aitune_fp.core.rounds.round_members import RoundsVerdict
     >>> tick = count()
     >>> def judge(samples, done, elapsed, timed):
     ...     return RoundsVerdict(done >= 3, "three rounds" if done >= 3 else "", timed)
