@@ -4,8 +4,8 @@ Rules:
 - figures are computed per floating output (``output[0]``, ``output['logits']``, …) over
   the batches given (:mod:`.held_out_verdict`: the held-out part): ``max_abs_error``,
   ``max_rel_error`` (``|got − eager| / max(|eager|, 1e-6)``), ``rms_rel_error``
-  (‖got − eager‖ / ‖eager‖), ``cosine`` (cosine similarity of the flattened outputs) and, for classifier-like outputs (``(batch,
-  classes)``: two dimensions, at least two classes, not named as features by
+  (‖got − eager‖ / ‖eager‖), ``cosine`` (cosine similarity of the flattened outputs)
+  and, for classifier-like outputs (``(batch, classes)``: two dimensions, at least two classes, not named as features by
   :data:`FEATURE_NAMES`, e.g. ``pooler_output``), ``top1_agreement`` (rows whose
   argmax equals eager's) and ``topk_agreement`` (rows whose eager top-1 is in the
   candidate's top ``k = min(5, classes)``); every other floating output (no class axis:
