@@ -3,16 +3,16 @@
 Rules:
 - figures are computed per floating output (``output[0]``, ``output['logits']``, …) over
   the batches given (:mod:`.held_out_verdict`: the held-out part): ``max_abs_error``,
-  ``max_rel_error`` (``|got − eager| / max(|eager|, 1e-6)``), ``rms_rel_error``
-  (‖got − eager‖ / ‖eager‖), ``cosine`` (cosine similarity of the flattened outputs)
-  and, for classifier-like outputs (``(batch, classes)``: two dimensions, at least two classes, not named as features by
-  :data:`FEATURE_NAMES`, e.g. ``pooler_output``), ``top1_agreement`` (rows whose
-  argmax equals eager's) and ``topk_agreement`` (rows whose eager top-1 is in the
-  candidate's top ``k = min(5, classes)``); every other floating output (no class axis:
-  hidden states, embeddings, regression) gets ``row_cosine``, the smallest cosine between
-  a row of it (a vector along its last axis; the whole batch when that axis has one
-  element or there is one axis) and eager's, rows whose eager norm is under 1e-3 of the
-  batch's largest being skipped (no direction to keep); the plain names hold the worst
+  ``max_rel_error`` (``|got − eager| / max(|eager|, 1e-6)``), ``rms_rel_error`` (‖got −
+  eager‖ / ‖eager‖), ``cosine`` (cosine similarity of the flattened outputs) and, for
+  classifier-like outputs (``(batch, classes)``: two dimensions, at least two classes, not
+  named as features by :data:`FEATURE_NAMES`, e.g. ``pooler_output``), ``top1_agreement``
+  (rows whose argmax equals eager's) and ``topk_agreement`` (rows whose eager top-1 is in
+  the candidate's top ``k = min(5, classes)``); every other floating output (no class
+  axis: hidden states, embeddings, regression) gets ``row_cosine``, the smallest cosine
+  between a row of it (a vector along its last axis; the whole batch when that axis has
+  one element or there is one axis) and eager's, rows whose eager norm is under 1e-3 of
+  the batch's largest being skipped (no direction to keep); the plain names hold the worst
   output's value, ``<output>/<figure>`` each output's when there are several;
 - a reduced-precision candidate (``bfloat16``, ``float16``, ``int8``) also gets the
   eager-relative figures: the module is run in float64 on the same batches and
