@@ -10,6 +10,7 @@ from returns.unsafe import unsafe_perform_io
 from torch import nn
 
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.accuracy import error_figures
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.checks.held_out import fresh_batches, judged_batches, seen_samples
 from aitune_fp.effects.checks.validate import ValidationReport, validate
@@ -88,3 +89,14 @@ def test_a_candidate_exact_everywhere_records_both_parts(tmp_path: Path) -> None
         assert figures["seen/rms_rel_error"] == 0.0
         assert figures["seen_rows"] == (4.0 if rows == 8 else 1.0)
         assert figures["held_out_rows"] == 4.0
+
+
+def test_a_two_axis_output_named_as_features_has_no_class_axis() -> None:
+    """``pooler_output`` (batch, n) gets the row cosine the feature floors read and no top-1;
+    ``logits`` of the same shape keeps top-1 and gets no row cosine."""
+    ref = torch.tensor([[1.0, 2.0, 3.0], [3.0, 1.0, 0.5]])
+    got = ref + torch.tensor([[0.0, 0.0, 0.1], [0.0, 0.0, 0.0]])
+    pooled = error_figures([("output['pooler_output']", got, ref)])
+    logits = error_figures([("output['logits']", got, ref)])
+    assert "top1_agreement" not in pooled and 0.999 < pooled["row_cosine"] < 1.0
+    assert logits["top1_agreement"] == 1.0 and "row_cosine" not in logits

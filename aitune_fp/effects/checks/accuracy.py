@@ -2,16 +2,17 @@
 
 Rules:
 - figures are computed per floating output (``output[0]``, ``output['logits']``, …) over
-  every validation batch: ``max_abs_error``, ``max_rel_error`` (``|got − eager| /
-  max(|eager|, 1e-6)``), ``rms_rel_error`` (‖got − eager‖ / ‖eager‖), ``cosine`` (cosine
-  similarity of the flattened outputs) and, for classifier-like outputs (``(batch,
-  classes)``: two dimensions, at least two classes), ``top1_agreement`` (rows whose
-  argmax equals eager's) and ``topk_agreement`` (rows whose eager top-1 is in the
-  candidate's top ``k = min(5, classes)``); every other floating output (no class axis:
-  hidden states, embeddings, regression) gets ``row_cosine``, the smallest cosine between
-  a row of it (a vector along its last axis; the whole batch when that axis has one
-  element or there is one axis) and eager's, rows whose eager norm is under 1e-3 of the
-  batch's largest being skipped (no direction to keep); the plain names hold the worst
+  the batches given (:mod:`.held_out_verdict`: the held-out part): ``max_abs_error``,
+  ``max_rel_error`` (``|got − eager| / max(|eager|, 1e-6)``), ``rms_rel_error`` (‖got −
+  eager‖ / ‖eager‖), ``cosine`` (cosine similarity of the flattened outputs) and, for
+  classifier-like outputs (``(batch, classes)``: two dimensions, at least two classes, not
+  named as features by :data:`FEATURE_NAMES`, e.g. ``pooler_output``), ``top1_agreement``
+  (rows whose argmax equals eager's) and ``topk_agreement`` (rows whose eager top-1 is in
+  the candidate's top ``k = min(5, classes)``); every other floating output (no class
+  axis: hidden states, embeddings, regression) gets ``row_cosine``, the smallest cosine
+  between a row of it (a vector along its last axis; the whole batch when that axis has
+  one element or there is one axis) and eager's, rows whose eager norm is under 1e-3 of
+  the batch's largest being skipped (no direction to keep); the plain names hold the worst
   output's value, ``<output>/<figure>`` each output's when there are several;
 - a reduced-precision candidate (``bfloat16``, ``float16``, ``int8``) also gets the
   eager-relative figures: the module is run in float64 on the same batches and
@@ -57,7 +58,7 @@ class _Sums:
     classifier: bool = field(default=False)
     row_cosine: float | None = None
 
-    def add(self, got: torch.Tensor, ref: torch.Tensor) -> None:
+    def add(self, got: torch.Tensor, ref: torch.Tensor, named_features: bool = False) -> None:
         g, r = got.detach().double().cpu(), ref.detach().double().cpu()
         if g.is_complex():
             g, r = torch.view_as_real(g), torch.view_as_real(r)
@@ -70,7 +71,7 @@ class _Sums:
         self.dot += float((g * r).sum())
         self.max_abs = max(self.max_abs, float(d.abs().max()))
         self.max_rel = max(self.max_rel, float((d.abs() / r.abs().clamp_min(1e-6)).max()))
-        if r.dim() == 2 and r.shape[-1] >= 2 and not got.is_complex():
+        if r.dim() == 2 and r.shape[-1] >= 2 and not got.is_complex() and not named_features:
             self._add_agreement(g, r)
         else:
             low = _row_cosine(g, r)
@@ -121,6 +122,20 @@ def _row_cosine(g: torch.Tensor, r: torch.Tensor) -> float:
     return float(cos.min())
 
 
+FEATURE_NAMES = ("pooler_output", "last_hidden_state", "hidden_states", "embeddings")
+"""Output names (Hugging Face's) that say a ``(batch, n)`` output holds features, not
+classes."""
+
+
+def _named_features(label: str) -> bool:
+    """Whether an output's label names features (see :data:`FEATURE_NAMES`).
+
+    >>> _named_features("output['pooler_output']"), _named_features("output['logits']")
+    (True, False)
+    """
+    return any(name in label for name in FEATURE_NAMES)
+
+
 _WORST = {"cosine": min, "top1_agreement": min, "topk_agreement": min, "row_cosine": min}
 
 
@@ -135,7 +150,7 @@ def error_figures(pairs: Iterable[Pair]) -> dict[str, float]:
     sums: dict[str, _Sums] = {}
     for label, got, ref in pairs:
         if got.is_floating_point() or got.is_complex():
-            sums.setdefault(label, _Sums()).add(got, ref)
+            sums.setdefault(label, _Sums()).add(got, ref, _named_features(label))
     per = {label: s.figures() for label, s in sums.items()}
     worst: dict[str, float] = {}
     for figures in per.values():
