@@ -10,8 +10,8 @@ from returns.unsafe import unsafe_perform_io
 from torch import nn
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.accuracy import error_figures
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.checks.accuracy import error_figures
 from aitune_fp.effects.checks.held_out import fresh_batches, judged_batches, seen_samples
 from aitune_fp.effects.checks.validate import ValidationReport, validate
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
