@@ -4,15 +4,19 @@ placeholders that no test reads)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aitune_fp import TunedGenerator
 from aitune_fp.core.generation import GenerationPick, GenerationResult
-from aitune_fp.shell.generation.candidates import BASELINE
+
+if TYPE_CHECKING:  # importing it imports transformers, which a GPU check may lack
+    from aitune_fp import TunedGenerator
 
 
 def picked(model: Any, name: str = "eager_static") -> TunedGenerator:
     """The generator whose pick is candidate ``name`` (fp32 eager static cache by default)."""
+    from aitune_fp import TunedGenerator
+    from aitune_fp.shell.generation.candidates import BASELINE
+
     rows = tuple(
         GenerationResult(n, f"{n}-prefill", f"{n}-decode", 1, 8, 4, 1.0, 1.0)
         for n in dict.fromkeys((BASELINE, name))
