@@ -41,18 +41,27 @@ EXPORTED = [
 
 
 def test_a_model_output_is_cached_and_a_re_tune_hits_for_every_exported_candidate(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A ``BertModel`` returning a ``ModelOutput`` is stored in the artifact cache by every
     exported candidate (ONNX Runtime at fp32 and int8, AOTInductor, OpenVINO), and a second
     tune with the same cache loads each (no export or conversion) and validates it on its
-    stored eager reference, rebuilt into the ``ModelOutput``."""
+    stored eager reference, rebuilt into the ``ModelOutput``. (The second tune is ``fresh``:
+    this is the artifact cache, not the decision cache; int8 is held to a 5 % bound here,
+    as the default floors of hidden states refuse it, and a refused candidate is no hit;
+    no race, whose widening builds a contender twice.)"""
+    monkeypatch.setenv("AITUNE_FP_RACE", "0")
     module, samples = tiny_bert(), _tokens(200, mask=True)
+    loose = aitune_fp.AccuracyPolicy(bounds={"int8": aitune_fp.ErrorBound(0.05)})
     first, second = (
-        unsafe_perform_io(run_tuning(module, samples, SHORT, EXPORTED, cache_dir=tmp_path))
+        unsafe_perform_io(
+            run_tuning(
+                module, samples, SHORT, EXPORTED, cache_dir=tmp_path, accuracy=loose, fresh=fresh
+            )
+        )
         .unwrap()
         .record.candidates
-        for _ in range(2)
+        for fresh in (False, True)
     )
     assert len(first) == len(second) == len(EXPORTED)
     assert [c.failure for c in (*first, *second)] == [None] * (2 * len(EXPORTED))
