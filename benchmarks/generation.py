@@ -15,6 +15,7 @@ every (batch, prompt length) point, 64 new tokens, greedy:
 a markdown table at the end.
 
     python benchmarks/generation.py [--quick] [--models llama,gpt2,qwen] [--vocab 32000]
+                                    [--batches 1,8] [--prompts 32,256]
 """
 
 from __future__ import annotations
@@ -162,10 +163,12 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--new", type=int, default=64)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--batches", default="1,8", help="batch sizes, e.g. 1")
+    parser.add_argument("--prompts", default="32,256", help="prompt lengths, e.g. 32")
     args = parser.parse_args()
     names = ["llama"] if args.quick else args.models.split(",")
-    args.batches = [1] if args.quick else [1, 8]
-    args.prompts = [32] if args.quick else [32, 256]
+    args.batches = [1] if args.quick else [int(b) for b in args.batches.split(",")]
+    args.prompts = [32] if args.quick else [int(p) for p in args.prompts.split(",")]
     rows = [row for name in names for row in run_model(name, args)]
     print(table(rows))
     print(f"load average {os.getloadavg()}, {os.cpu_count()} CPUs, torch {torch.__version__}")
