@@ -28,7 +28,8 @@ class Stepper(Protocol):
 def _next(logits: torch.Tensor, eos: torch.Tensor | None, allow_eos: bool) -> torch.Tensor:
     if eos is not None and not allow_eos:
         logits = logits.clone()
-        logits[:, eos] = float("-inf")
+        logits[:, eos[eos < logits.shape[-1]]] = float("-inf")  # an id past the vocabulary
+        # (a config's default EOS over a smaller vocabulary) can never be produced anyway
     return logits.argmax(-1, keepdim=True)
 
 
