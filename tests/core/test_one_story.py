@@ -105,6 +105,8 @@ def test_the_front_and_the_plot_show_the_verification_figures() -> None:
     rows = {row.backend: row for row in backend_rows(record)}
     points = {p.name: p.speed for p in trade_off(record)[0]}
     assert points[A] == rows[A].speedup and points[B] == rows[B].speedup
+    account = decision_account(record)
+    assert account is not None and points[B] == account.speedup  # the Speedup line's figure
     front = front_line(record)
     assert front is not None and f"dominated by {B}: {A}" in front
     mark = star(record)

@@ -37,6 +37,7 @@ from pyrsistent import PMap, pmap
 
 from aitune_fp.core.accuracy.drop import accuracy_drop
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
+from aitune_fp.core.report.account import decision_account
 from aitune_fp.core.report.rival import verified_speeds
 from aitune_fp.core.report.tables import BackendRow, backend_rows
 from aitune_fp.core.strategies.registry import strategy_from_config
@@ -145,11 +146,16 @@ def _speed(record: RunRecord, row: BackendRow, outcome: BackendOutcome) -> float
 def _speeds(
     record: RunRecord, pairs: tuple[tuple[BackendRow, BackendOutcome], ...]
 ) -> dict[int, float]:
-    """Each outcome's speed by ``id``: the row's (:func:`_speed`), through the verification
-    for a candidate it compared with a moved pick (:func:`verified_speeds`)."""
+    """Each outcome's speed by ``id``: the row's (:func:`_speed`); the pick's is the
+    decision account's speedup (the Speedup line's figure); through the verification for a
+    candidate it compared with a moved pick (:func:`verified_speeds`)."""
     own = {id(o): s for row, o in pairs for s in (_speed(record, row, o),) if s is not None}
     named = {row.backend: own[id(o)] for row, o in pairs
              if o is not record.baseline and id(o) in own}  # fmt: skip
+    account, sel = decision_account(record), record.selection
+    if account is not None and account.speedup is not None and sel is not None \
+            and sel.backend in named:  # fmt: skip
+        named[sel.backend] = account.speedup  # the pick at the figure its Speedup line shows
     verified = verified_speeds(record, named)
     return {id(o): verified.get(row.backend, own[id(o)]) if o is not record.baseline
             else own[id(o)] for row, o in pairs if id(o) in own}  # fmt: skip
