@@ -32,6 +32,7 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import math
 import os
@@ -39,8 +40,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
 
 from pyrsistent import pmap
 
@@ -48,6 +48,7 @@ from aitune_fp.core.session import Prebuild, Prebuilt, SessionPlan
 from aitune_fp.core.session.prebuild import BuildFacts, buildable_ahead
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.build_ahead import PrebuildJob, cached_already
+from aitune_fp.effects.build_request import BuildRequest
 from aitune_fp.effects.cache.artifact_cache import model_digest, unusable_reason
 from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.isolation.client import NotIsolated
@@ -122,21 +123,16 @@ def times_kernels(backend: Backend) -> bool:
     return backend.declaration.kernels_timed(backend)
 
 
-def _facts(
-    setup: Setup, backend: Backend, cache: Path | None, model: list[str | None]
-) -> BuildFacts:
-    """``backend``'s :class:`BuildFacts` (the artifact cache looked up only when it matters;
-    the module's digest computed once, into ``model``)."""
+def _facts(request: BuildRequest, backend: Backend, digest: Callable[[], str | None]) -> BuildFacts:
+    """``backend``'s :class:`BuildFacts` (the request's cache, ``None`` when unusable, looked
+    up only when it matters; ``digest`` gives the module's digest, computed once)."""
     declared = backend.declaration
     if declared.kernels_timed(backend):
         return BuildFacts(times_kernels=True)
     warms = declared.warms_own_cache is not None and declared.warms_own_cache()
-    if cache is None or not loadable(backend):
+    if request.cache_dir is None or not loadable(backend):
         return BuildFacts(warms_own_cache=warms)
-    if not model:
-        model.append(_digest(setup))
-    request = dataclasses.replace(building.request_of(setup), cache_dir=cache)
-    held = cached_already(request, backend, model[0])
+    held = cached_already(request, backend, digest())
     return BuildFacts(fills_artifact_cache=not held, warms_own_cache=warms)
 
 
@@ -148,10 +144,11 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     by_cores = builds_at_once(os.environ, _cores())
     if by_cores < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
         return dataclasses.replace(plan, parallel=by_cores)
-    cache = building.cache_dir(setup)
-    usable = cache if cache is not None and unusable_reason(cache) is None else None
-    model: list[str | None] = []
-    facts = {n: _facts(setup, backends[n], usable, model) for n in plan.candidates if n in backends}
+    request = building.request_of(setup)
+    if request.cache_dir is not None and unusable_reason(request.cache_dir) is not None:
+        request = dataclasses.replace(request, cache_dir=None)
+    digest = functools.cache(lambda: _digest(setup))
+    facts = {n: _facts(request, backends[n], digest) for n in plan.candidates if n in backends}
     names = buildable_ahead(facts)
     if not names:
         return dataclasses.replace(plan, parallel=by_cores)
