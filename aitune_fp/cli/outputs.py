@@ -7,7 +7,9 @@ never leaves a half-written file or destroys the previous one; the plot is optio
 and the report are what matter; written paths are returned in that order, with the record
 as written. The plot is drawn first and ``run.json`` last: the time the plot took is the
 wall account's ``plot`` stage (:func:`~aitune_fp.core.record.wall.with_stage`), so the
-account in ``run.json`` and ``report.md`` runs to the record being written.
+account in ``run.json`` and ``report.md`` runs to the record being written. A decision
+cache hit's plot is drawn in the background once ``run.json`` is written
+(:mod:`aitune_fp.cli.plot_later`), off the command's wall.
 :func:`folder_problem` checks an output folder before any work.
 """
 
@@ -84,15 +86,31 @@ def write_run(
     record: RunRecord, folder: str | Path, console: Console, *, plot: bool = True
 ) -> tuple[RunRecord, list[Path]]:
     """Write ``plot.png`` (optionally), then ``report.md`` and ``run.json`` under
-    ``folder`` (see the rules); the record as written and the paths (``run.json`` first)."""
+    ``folder`` (see the rules); the record as written and the paths (``run.json`` first).
+    A decision cache hit's plot is drawn in the background after the record
+    (:mod:`aitune_fp.cli.plot_later`): not on the list, one line says so."""
+    from aitune_fp.cli.plot_later import draw_later, is_hit
+
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     drawn = None
+    if plot and is_hit(record):
+        report = _report(record, out)
+        written = [write_record(record, out / "run.json"), report]
+        draw_later(written[0], out / "plot.png")
+        console.print(f"{out / 'plot.png'}: drawn in the background (a decision cache hit)",
+                      markup=False, highlight=False)  # fmt: skip
+        return record, written
     if plot:
         began = time.monotonic()
         drawn = write_plot(record, out / "plot.png", console)
         lap = time.monotonic() - began
         record = dataclasses.replace(record, wall=with_stage(record.wall, "plot", lap))
-    report = write_text(out / "report.md", render_markdown(record))
+    report = _report(record, out)
     written = [write_record(record, out / "run.json"), report]
     return record, written + ([drawn] if drawn is not None else [])
+
+
+def _report(record: RunRecord, out: Path) -> Path:
+    """``report.md`` in ``out``."""
+    return write_text(out / "report.md", render_markdown(record))

@@ -4,9 +4,11 @@ Rules:
 - without a usable cache folder, with ``fresh``, with a baseline to reuse (the caller
   chose what to measure against) or without a stored decision for this run's keys, the
   tune is a full one (``provenance.decision == "full tune"``);
-- on a hit, only the recorded pick and its runner-up are candidates, profiled only at the
-  batch sizes the stored run selected them at (no race, no final rounds: the
-  re-verification decides), with no baseline (the stored run checked the pick against
+- on a hit, only the recorded pick and its runner-up are candidates, the pick first,
+  profiled only at the batch sizes the stored run selected them at (no final rounds: the
+  re-verification decides) under :func:`~aitune_fp.core.strategies.incumbent.incumbent`
+  (the short profile never re-ranks them: only the verification's paired rounds move the
+  pick, on a loss beyond the margin), with no baseline (the stored run checked the pick against
   it, under the same keys: a noisy short run must not fall back to it) unless there is
   no runner-up to re-verify against (then the recorded baseline, not profiled again), and
   the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when
@@ -30,6 +32,7 @@ from typing import Final
 from pyrsistent import pmap
 
 from aitune_fp.core.session import SessionPlan
+from aitune_fp.core.strategies.incumbent import incumbent
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.shell import decision_cache as cache
 from aitune_fp.shell.baseline_reuse import BaselinePlan, BaselineSource, plan_baseline
@@ -101,20 +104,17 @@ def _rechecked(
     setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch, hit: cache.Hit
 ) -> TuningRun:
     """The short run: the pick against its runner-up (else against the recorded baseline)."""
-    names = _unique_names(prepared.candidates)
-    pair = {hit.pick, hit.runner_up}
-    chosen = {n: c for n, c in zip(names, prepared.candidates, strict=True) if n in pair}
+    by_name = dict(zip(_unique_names(prepared.candidates), prepared.candidates, strict=True))
+    pair = (hit.pick, hit.runner_up) if hit.runner_up in by_name else (hit.pick,)
+    chosen = {n: by_name[n] for n in pair}  # the pick first: the incumbent
     seconds = min(wanted.verify_seconds or SHORT_VERIFY, SHORT_VERIFY)
-    alone = hit.runner_up is not None  # the pick against its runner-up, no baseline
+    alone = len(pair) == 2  # the pick against its runner-up, no baseline
     source = hit.record if setup.strategy.validate_performance and not alone else None
     baseline = _said(plan_baseline(setup, source), cache.cached_line(hit))
     short = replace(wanted, verify_seconds=seconds)
     sizes = cache.recorded_sizes(hit, setup.strategy) or setup.batch_sizes
-    strategy = replace(
-        setup.strategy,
-        plan=replace(setup.strategy.plan, rounds=None),
-        validate_performance=setup.strategy.validate_performance and not alone,
-    )
+    kept = incumbent(setup.strategy) if alone else setup.strategy
+    strategy = replace(kept, plan=replace(kept.plan, rounds=None))
     return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds,
                             batch_sizes=sizes, strategy=strategy), chosen, baseline,
                     (prepared, short), clock)  # fmt: skip

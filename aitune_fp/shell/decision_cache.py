@@ -11,8 +11,8 @@ Rules:
   record and the sha256 of both: a file whose hash does not match, that cannot be parsed
   or whose keys differ in any way is never used (a damaged one is a warning, removed);
 - on a hit (:func:`lookup`) the tune re-measures only the recorded pick and its runner-up
-  (:func:`runner_up`: the other backend the verification found closest, else the next
-  best by the strategy), only at the batch sizes the run selected them at
+  (:func:`runner_up`: among the candidates whose artifacts the cache holds, the one the
+  verification found closest, else the next best by the strategy), only at the batch sizes the run selected them at
   (:func:`recorded_sizes`: no race, no sweep of the ladder), from their cached
   artifacts with the recorded baseline, under the verification's rules; when that short
   run selects the recorded pick the decision stands, else the model is re-tuned in full;
@@ -41,7 +41,7 @@ from typing import Any, Final
 from pyrsistent import PVector
 
 from aitune_fp.core.record.provenance import differing
-from aitune_fp.core.record.run_record import RunRecord, dumps, loads, reselect
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, dumps, loads, reselect
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.atomic import write_text
@@ -117,21 +117,31 @@ def entry_path(cache_dir: Path, keys: dict[str, str]) -> Path:
     return cache_dir / FOLDER / f"{_digest(keys)[:32]}.json"
 
 
+def loaded(outcome: BackendOutcome) -> bool:
+    """Whether ``outcome``'s build went through the artifact cache (a ``cache`` stage was
+    recorded): a hit loads its artifact back instead of compiling it again, as a
+    just-in-time backend (Inductor) would on every hit (seconds here)."""
+    return outcome.profile is not None and outcome.stage_seconds.get("cache") is not None
+
+
 def runner_up(record: RunRecord, strategy: Strategy) -> str | None:
-    """The recorded pick's runner-up: the other backend its verification found closest
-    (the smallest speedup of the pick over it), else what ``strategy`` selects from the
-    record without the pick (``None``: there is none)."""
+    """The recorded pick's runner-up: among the other profiled candidates whose artifact
+    the cache holds (:func:`loaded`; all of them when none does), the one the recorded
+    verification found closest (the smallest speedup of the pick over it), else what
+    ``strategy`` selects from them without performance validation (``None``: there is
+    none); never the baseline, which is no candidate of the re-verification."""
     if record.selection is None:
         return None
     pick = record.selection.backend
-    others = {o.backend for o in record.candidates} - {pick}
+    rivals = [o for o in record.candidates if o.backend != pick and o.profile is not None]
+    pool = {o.backend for o in rivals if loaded(o)} or {o.backend for o in rivals}
     found = record.verification.comparisons if record.verification is not None else ()
-    close = sorted((c.speedup, c.challenger) for c in found if c.challenger in others)
+    close = sorted((c.speedup, c.challenger) for c in found if c.challenger in pool)
     if close:
         return close[0][1]
-    rest = replace(record, candidates=tuple(o for o in record.candidates if o.backend != pick))
-    second = reselect(rest, strategy).map(lambda s: s.backend).value_or(None)
-    return second if second in others else None
+    rest = replace(record, candidates=tuple(o for o in rivals if o.backend in pool))
+    alone = replace(strategy, validate_performance=False)  # the best other, baseline or not
+    return reselect(rest, alone).map(lambda s: s.backend).value_or(None)
 
 
 def recorded_sizes(hit: Hit, strategy: Strategy) -> tuple[int, ...]:
