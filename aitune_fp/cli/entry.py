@@ -11,7 +11,12 @@ Rules:
   the compilers, ONNX Runtime loaded) took about 2 s here, with nothing to show for it:
   every file the command writes is closed (and atomically renamed) before ``main`` returns;
 - ``main(argv)`` itself, which tests and embedders call, returns normally and is unchanged;
-  an exception that escapes it (``--debug``) takes the normal way out, traceback included.
+  an exception that escapes it (``--debug``) takes the normal way out, traceback included;
+- :func:`run` first tries to attach to the tuning service
+  (:func:`~aitune_fp.cli.service_client.attach`, standard library only) and imports the
+  command line (its parser, the core's strategies: 0.2–0.5 s here) only when it runs the
+  command itself: a tune the service runs costs this process its interpreter's start and
+  the attach, nothing more.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ import sys
 import threading
 from typing import NoReturn
 
-from aitune_fp.cli.main import main
 
 
 def leave(code: int) -> NoReturn:
@@ -39,5 +43,17 @@ def leave(code: int) -> NoReturn:
 
 
 def run() -> NoReturn:
-    """``aitune-fp``: the command line's exit code, without the interpreter's teardown."""
-    leave(main())
+    """``aitune-fp``: the command line's exit code, without the interpreter's teardown:
+    the service's when it ran the command, else this process's (see the rules)."""
+    from aitune_fp.cli.service_client import attach
+
+    try:
+        code = attach(sys.argv[1:])
+    except KeyboardInterrupt:  # before the service said which tune to forward it to
+        print("aitune-fp: interrupted", file=sys.stderr)
+        leave(130)
+    if code is not None:
+        leave(code)
+    from aitune_fp.cli.main import run_here
+
+    leave(run_here())

@@ -135,6 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _main(argv, fresh=argv is None)
 
 
+def run_here() -> int:
+    """Run ``sys.argv``'s command in this process, which was started for it (the console
+    script after its attach found no service, :mod:`aitune_fp.cli.entry`)."""
+    return _main(None, fresh=True)
+
+
 def run_forked(argv: list[str], started: float | None) -> int:
     """Run the command line in a tune the service forked for a client that started at
     ``started`` (``CLOCK_BOOTTIME`` seconds): as a fresh process would, counting from then."""

@@ -5,7 +5,7 @@ Rules:
   chose what to measure against) or without a stored decision for this run's keys, the
   tune is a full one (``provenance.decision == "full tune"``);
 - on a hit, only the recorded pick and its runner-up are candidates, the pick first,
-  profiled only at the batch sizes the stored run selected them at (no final rounds: the
+  profiled only at the batch size the stored run selected the pick at (no final rounds: the
   re-verification decides) under :func:`~aitune_fp.core.strategies.incumbent.incumbent`
   (the short profile never re-ranks them: only the verification's paired rounds move the
   pick, on a loss beyond the margin), with no baseline (the stored run checked the pick against
@@ -112,7 +112,7 @@ def _rechecked(
     source = hit.record if setup.strategy.validate_performance and not alone else None
     baseline = _said(plan_baseline(setup, source), cache.cached_line(hit))
     short = replace(wanted, verify_seconds=seconds)
-    sizes = cache.recorded_sizes(hit, setup.strategy) or setup.batch_sizes
+    sizes = cache.recorded_sizes(hit) or setup.batch_sizes
     kept = incumbent(setup.strategy) if alone else setup.strategy
     strategy = replace(kept, plan=replace(kept.plan, rounds=None))
     return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds,

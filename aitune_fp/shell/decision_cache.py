@@ -12,10 +12,12 @@ Rules:
   or whose keys differ in any way is never used (a damaged one is a warning, removed);
 - on a hit (:func:`lookup`) the tune re-measures only the recorded pick and its runner-up
   (:func:`runner_up`: among the candidates whose artifacts the cache holds, the one the
-  verification found closest, else the next best by the strategy), only at the batch sizes the run selected them at
-  (:func:`recorded_sizes`: no race, no sweep of the ladder), from their cached
-  artifacts with the recorded baseline, under the verification's rules; when that short
-  run selects the recorded pick the decision stands, else the model is re-tuned in full;
+  verification found closest, else the next best by the strategy), only at the batch
+  size the run selected the pick at (:func:`recorded_sizes`: no race, no sweep of the
+  ladder), from their cached artifacts, the pick kept unless the verification's paired
+  rounds show the runner-up faster beyond the margin
+  (:func:`~aitune_fp.core.strategies.incumbent.incumbent`); when that short run selects
+  the recorded pick the decision stands, else the model is re-tuned in full;
 - every stored decision also leaves the keys it was stored under for the tune's label
   (``<cache>/decisions/last/<digest of the label>.json``); a later miss for that label names
   the keys that changed since (:func:`missed_line`: model digest, samples, environment,
@@ -144,17 +146,13 @@ def runner_up(record: RunRecord, strategy: Strategy) -> str | None:
     return reselect(rest, alone).map(lambda s: s.backend).value_or(None)
 
 
-def recorded_sizes(hit: Hit, strategy: Strategy) -> tuple[int, ...]:
-    """The batch sizes the stored run selected its pick and runner-up at (the only ones a
-    re-verification profiles), ascending."""
-    record, sizes = hit.record, set()
-    if record.selection is not None:
-        sizes.add(record.selection.result.selected_batch_size)
-    for o in record.outcomes:
-        found = strategy.measure(o.profile).value_or(None) if o.profile is not None else None
-        if o.backend == hit.runner_up and found is not None:
-            sizes.add(found.selected_batch_size)
-    return tuple(sorted(sizes))
+def recorded_sizes(hit: Hit) -> tuple[int, ...]:
+    """The batch size the stored run selected its pick at: the only one a re-verification
+    profiles, the runner-up included (the decision is the pick at that size; a raced
+    runner-up's own recorded size is often only where the race dropped it, and one size
+    keeps the pick's other sizes out of the verification)."""
+    record = hit.record
+    return () if record.selection is None else (record.selection.result.selected_batch_size,)
 
 
 def _usable(data: Any, keys: dict[str, str]) -> RunRecord | str:
