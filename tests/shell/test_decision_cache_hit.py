@@ -1,0 +1,103 @@
+"""A decision cache hit's contenders: whom the stored pick is re-verified against, at
+which batch size, and what the command line leaves of it."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pyrsistent import pmap
+
+from aitune_fp.core.record.provenance import Provenance
+from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.strategies import min_latency
+from aitune_fp.core.verification.verification_records import Comparison, Verification
+from aitune_fp.shell import decision_cache
+from tests.shell.test_decision_cache import _tune
+
+
+def _with_cache_stage(record: RunRecord, names: set[str]) -> RunRecord:
+    """``record`` whose candidates ``names`` recorded an artifact-cache stage."""
+    return dataclasses.replace(record, candidates=tuple(
+        dataclasses.replace(c, stage_seconds=c.stage_seconds.set("cache", 0.01))
+        if c.backend in names else c
+        for c in record.candidates
+    ))  # fmt: skip
+
+
+def test_the_runner_up_is_a_cached_candidate_and_never_the_baseline(tmp_path: Path) -> None:
+    """The runner-up skips the baseline (no candidate of a re-verification) even when the
+    verification found it closest, and prefers a candidate whose artifact the cache holds
+    over a closer one that would be compiled again."""
+    record = _tune(tmp_path).record
+    assert record.selection is not None and record.baseline is not None
+    pick, base = record.selection.backend, record.baseline.backend
+    others = [c.backend for c in record.candidates if c.backend != pick]
+    found = (
+        Comparison(base, 1, 1.01, (0.99, 1.03), False),
+        Comparison(others[0], 2, 1.2, (1.1, 1.3), False),
+        Comparison(others[1], 2, 1.5, (1.4, 1.6), False),
+    )
+    verified = Verification(True, pick, pick, 1.01, (0.99, 1.03), 0.3, comparisons=found)
+    seen = dataclasses.replace(record, verification=verified)
+    assert decision_cache.runner_up(seen, min_latency) == others[0]
+    cached = _with_cache_stage(seen, {others[1]})
+    assert decision_cache.runner_up(cached, min_latency) == others[1]
+    unseen = dataclasses.replace(record, verification=None)
+    assert decision_cache.runner_up(unseen, min_latency) in others
+
+
+def test_a_hit_profiles_only_the_picks_batch_size(tmp_path: Path) -> None:
+    """Both contenders of a hit are profiled at the batch size the stored pick was
+    selected at, and nowhere else."""
+    first = _tune(tmp_path).record
+    second = _tune(tmp_path).record
+    assert first.selection is not None and second.selection is not None
+    assert "decision cache hit" in (second.provenance.decision or "")
+    size = first.selection.result.selected_batch_size
+    for outcome in second.candidates:
+        assert outcome.profile is not None and outcome.profile.batch_sizes == (size,)
+
+
+def _hit_record(tmp_path: Path) -> RunRecord:
+    record = _tune(tmp_path).record
+    line = "decision cache hit (x.json): a re-verified against b"
+    return dataclasses.replace(record, provenance=Provenance(pmap(), decision=line))
+
+
+def test_a_hits_plot_is_drawn_in_the_background_after_the_record(tmp_path: Path) -> None:
+    """On a hit, ``write_run`` writes ``run.json`` and ``report.md``, removes the previous
+    plot, and returns before ``plot.png`` exists; a background process then draws it."""
+    from rich.console import Console
+
+    from aitune_fp.cli.outputs import write_run
+    from aitune_fp.cli.plot_later import is_hit
+
+    record = _hit_record(tmp_path / "cache")
+    assert is_hit(record) and not is_hit(dataclasses.replace(record, provenance=Provenance()))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "plot.png").write_bytes(b"an older run's plot")
+    written, paths = write_run(record, out, Console(quiet=True))
+    assert written.wall == record.wall and [p.name for p in paths] == ["run.json", "report.md"]
+    assert not (out / "plot.png").exists() or (out / "plot.png").read_bytes()[:4] == b"\x89PNG"
+    deadline = time.monotonic() + 120.0
+    while not (out / "plot.png").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (out / "plot.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_console_script_attaches_before_importing_the_core() -> None:
+    """``import aitune_fp`` and the console script's attach path import nothing of the
+    core (the client of a tune the service runs pays only its interpreter and the attach);
+    the core's names still load on first access."""
+    code = ("import sys, aitune_fp, aitune_fp.cli.entry, aitune_fp.cli.service_client\n"
+            "print(sorted(m for m in sys.modules if m.startswith('aitune_fp.core')))\n"
+            "from aitune_fp import tune, max_throughput\n"
+            "print(tune.__module__, max_throughput.name)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    assert done.stdout.splitlines() == ["[]", "aitune_fp.core.fold max_throughput"]
