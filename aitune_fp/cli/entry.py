@@ -29,7 +29,6 @@ import threading
 from typing import NoReturn
 
 
-
 def leave(code: int) -> NoReturn:
     """End the process with ``code`` after a normal exit's visible work (see the rules)."""
     for thread in threading.enumerate():
