@@ -40,14 +40,6 @@ if TYPE_CHECKING:
         min_ttft,
     )
     from aitune_fp.core.strategies.within_accuracy import within_accuracy
-    from aitune_fp.shell.capture import capture
-    from aitune_fp.shell.generation.tune_generate import tune_generate
-    from aitune_fp.shell.generation.tuned_generator import TunedGenerator
-    from aitune_fp.shell.persist import load, save
-    from aitune_fp.shell.serving.api import serve
-    from aitune_fp.shell.swap import swap
-    from aitune_fp.shell.tune_module import tune_module
-    from aitune_fp.shell.tuned_module import TunedModule
 
 __version__ = "0.1.0"
 

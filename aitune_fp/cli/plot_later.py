@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from aitune_fp.core.record.run_record import RunRecord
+from aitune_fp.core.record.run_record import RunRecord, loads
 
 HIT: Final = "decision cache hit"
 
@@ -58,12 +58,11 @@ def draw_later(record_path: Path, plot_path: Path) -> subprocess.Popen[bytes]:
 
 def main(argv: list[str]) -> int:
     """Draw the record at ``argv[0]`` into ``argv[1]``; 0 when drawn, else 1."""
-    from aitune_fp.cli.outputs import CliError, read_record
     from aitune_fp.cli.plot import plot_run
 
     try:
-        plot_run(read_record(argv[0]), argv[1])
-    except (CliError, ImportError, OSError, IndexError):
+        plot_run(loads(Path(argv[0]).read_text(encoding="utf-8")), argv[1])
+    except (ValueError, ImportError, OSError, IndexError):
         return 1
     return 0
 
