@@ -121,25 +121,37 @@ def test_a_damaged_decision_is_a_warning_and_removed(
     assert any("does not match its sha256" in r.getMessage() for r in caplog.records)
 
 
-def test_the_runner_up_is_the_closest_other_backend_the_verification_saw(tmp_path: Path) -> None:
-    """The runner-up skips the pick's own neighbouring batch sizes and takes the other
-    backend the verification found closest to the pick."""
+def test_the_runner_up_is_the_closest_cached_candidate_the_verification_saw(
+    tmp_path: Path,
+) -> None:
+    """The runner-up skips the pick's own neighbouring batch sizes and the baseline (no
+    candidate of a re-verification), takes the other backend the verification found
+    closest to the pick, prefers one whose artifact the cache holds (a ``cache`` stage)
+    over a closer one that would be compiled again, and without a verification is
+    another candidate."""
     from aitune_fp.core.verification.verification_records import Comparison, Verification
 
     record = _tune(tmp_path).record
-    assert record.selection is not None
+    assert record.selection is not None and record.baseline is not None
     pick = record.selection.backend
     others = [c.backend for c in record.candidates if c.backend != pick]
     found = (
         Comparison(pick, 1, 1.001, (0.99, 1.01), False),
+        Comparison(record.baseline.backend, 1, 1.0, (0.99, 1.01), False),
         Comparison(others[0], 2, 1.5, (1.4, 1.6), False),
         Comparison(others[1], 2, 1.2, (1.1, 1.3), False),
     )
     verified = Verification(True, pick, pick, 1.001, (0.99, 1.01), 0.3, comparisons=found)
-    chosen = decision_cache.runner_up(
-        dataclasses.replace(record, verification=verified), min_latency
-    )
-    assert chosen == others[1]
+    seen = dataclasses.replace(record, verification=verified)
+    assert decision_cache.runner_up(seen, min_latency) == others[1]
+    cached = dataclasses.replace(seen, candidates=tuple(
+        dataclasses.replace(c, stage_seconds=c.stage_seconds.set("cache", 0.01))
+        if c.backend == others[0] else c
+        for c in record.candidates
+    ))  # fmt: skip
+    assert decision_cache.runner_up(cached, min_latency) == others[0]
+    unseen = dataclasses.replace(record, verification=None)
+    assert decision_cache.runner_up(unseen, min_latency) in others
 
 
 def test_the_policy_key_is_the_same_in_every_process() -> None:

@@ -1,5 +1,5 @@
-"""A decision cache hit's contenders: whom the stored pick is re-verified against, at
-which batch size, and what the command line leaves of it."""
+"""A decision cache hit's contenders' batch size, and what the command line leaves of it
+(its plot drawn in the background, a client that attaches before importing the core)."""
 
 from __future__ import annotations
 
@@ -13,41 +13,7 @@ from pyrsistent import pmap
 
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import RunRecord
-from aitune_fp.core.strategies import min_latency
-from aitune_fp.core.verification.verification_records import Comparison, Verification
-from aitune_fp.shell import decision_cache
 from tests.shell.test_decision_cache import _tune
-
-
-def _with_cache_stage(record: RunRecord, names: set[str]) -> RunRecord:
-    """``record`` whose candidates ``names`` recorded an artifact-cache stage."""
-    return dataclasses.replace(record, candidates=tuple(
-        dataclasses.replace(c, stage_seconds=c.stage_seconds.set("cache", 0.01))
-        if c.backend in names else c
-        for c in record.candidates
-    ))  # fmt: skip
-
-
-def test_the_runner_up_is_a_cached_candidate_and_never_the_baseline(tmp_path: Path) -> None:
-    """The runner-up skips the baseline (no candidate of a re-verification) even when the
-    verification found it closest, and prefers a candidate whose artifact the cache holds
-    over a closer one that would be compiled again."""
-    record = _tune(tmp_path).record
-    assert record.selection is not None and record.baseline is not None
-    pick, base = record.selection.backend, record.baseline.backend
-    others = [c.backend for c in record.candidates if c.backend != pick]
-    found = (
-        Comparison(base, 1, 1.01, (0.99, 1.03), False),
-        Comparison(others[0], 2, 1.2, (1.1, 1.3), False),
-        Comparison(others[1], 2, 1.5, (1.4, 1.6), False),
-    )
-    verified = Verification(True, pick, pick, 1.01, (0.99, 1.03), 0.3, comparisons=found)
-    seen = dataclasses.replace(record, verification=verified)
-    assert decision_cache.runner_up(seen, min_latency) == others[0]
-    cached = _with_cache_stage(seen, {others[1]})
-    assert decision_cache.runner_up(cached, min_latency) == others[1]
-    unseen = dataclasses.replace(record, verification=None)
-    assert decision_cache.runner_up(unseen, min_latency) in others
 
 
 def test_a_hit_profiles_only_the_picks_batch_size(tmp_path: Path) -> None:
