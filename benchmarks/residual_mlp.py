@@ -22,7 +22,7 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``norm(x + b(relu(a(x))))``."""
-        return self.norm(x + self.b(torch.relu(self.a(x))))
+        return self.norm(x + self.b(torch.relu(self.a(x))))  # type: ignore[no-any-return]
 
 
 class ResidualMLP(nn.Module):
@@ -36,7 +36,7 @@ class ResidualMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Class logits for ``x`` of shape ``(batch, 128)``."""
-        return self.head(self.blocks(self.inp(x)))
+        return self.head(self.blocks(self.inp(x)))  # type: ignore[no-any-return]
 
 
 def build() -> nn.Module:
