@@ -60,6 +60,7 @@ from aitune_fp.core.session import (
     start,
     step,
 )
+from aitune_fp.core.session.phase import Widening
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.candidate import CandidateRun
@@ -189,7 +190,7 @@ def _build(
     live = run.live.set(name, made.built) if made.built is not None else run.live
     seconds = 0.0 if command.reuse is not None else made.stage_seconds.get("profile", 0.0)
     event = Profiled(name, as_result(made), made.built is not None, seconds)
-    widened = run.session is not None and run.session.phase == "widen"
+    widened = run.session is not None and isinstance(run.session.phase, Widening)
     runs = _joined(run.runs, made) if widened else (*run.runs, made)
     return dataclasses.replace(run, runs=runs, live=live), event
 

@@ -22,6 +22,7 @@ from pyrsistent import pmap
 from aitune_fp.core.records import Candidate, Profile, TuneState
 from aitune_fp.core.session import Amend, Say, Session, SessionPlan, Timed, TimeRounds
 from aitune_fp.core.session.final_rounds_step import begin_rounds, on_rounds
+from aitune_fp.core.session.phase import Rounds, Swept
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.measure.profiler import ProfileSettings
@@ -43,13 +44,13 @@ def swept(
     >>> from returns.result import Success
     >>> from aitune_fp.core.strategies import min_latency
     >>> s = swept(min_latency, TuneState(), None, [Success(Profile("a", {1: [1.0]}))], ["a"], 2.0)
-    >>> s.phase, sorted(s.live), s.sweep_seconds
+    >>> s.phase_name, sorted(s.live), s.sweep_seconds
     ('swept', ['a'], 2.0)
     """
     names = tuple(p.backend for p in (r.value_or(None) for r in fed) if p is not None)
     plan = SessionPlan(strategy, names, baseline.backend if baseline else "eager")
     # no sweep seconds (0): the rounds' budget is not cut (RoundsPlan.within)
-    return Session(plan, "swept", state, fed=tuple(fed), live=frozenset(live),
+    return Session(plan, Swept(), state, fed=tuple(fed), live=frozenset(live),
                    baseline_profile=baseline, sweep_seconds=sweep_seconds or 0.0)  # fmt: skip
 
 
@@ -76,12 +77,12 @@ def final_rounds(
     for line in (c.line for c in said if isinstance(c, Say)):
         log.info("%s", line)
     command = next((c for c in said if isinstance(c, TimeRounds)), None)
-    if not waits or command is None:
+    if not waits or command is None or not isinstance(session.phase, Rounds):
         return session.fold, None
     who = [(n, runners[n], bs) for n, bs in command.participants]
     timed = time_rounds(who, samples, device, command.plan, command.judge, settings)
     event = Timed("rounds", pmap(timed.samples), timed.rounds, timed.reason, timed.seconds)
-    after, more = on_rounds(session, event)
+    after, more = on_rounds(session, session.phase.setup, event)
     amended = next(c for c in more if isinstance(c, Amend))
     outcome = RoundsOutcome(amended.profiles, timed.rounds, timed.reason, timed.seconds)
     log.info("final rounds: %s (%.1f s)", timed.reason, timed.seconds)

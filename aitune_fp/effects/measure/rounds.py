@@ -42,7 +42,7 @@ from aitune_fp.core.measure.warmup import fixed_warmup
 from aitune_fp.core.records import Profile
 from aitune_fp.core.rounds.round_members import RoundsVerdict, judge_rounds
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
-from aitune_fp.core.session.commands import Judge
+from aitune_fp.core.session.judges import Judging
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.machine.facts import synchronize
@@ -95,7 +95,7 @@ def time_rounds(
     samples: Samples,
     device: torch.device,
     plan: RoundsPlan,
-    judge: Judge,
+    judge: Judging,
     settings: ProfileSettings = ProfileSettings(),
 ) -> Interleaved:
     """Time ``(name, runner, batch size)`` participants in the final rounds until ``judge``
@@ -168,7 +168,7 @@ def time_paired(
     samples: Samples,
     device: torch.device,
     plan: RoundsPlan,
-    judge: Judge,
+    judge: Judging,
     settings: ProfileSettings = ProfileSettings(),
     *,
     clock: Callable[[], float] = time.monotonic,
