@@ -107,19 +107,3 @@ def apply(
             outcome = v.outcome if v is not None else "too few rounds"
             return evidence_verdict(vp.seconds, vp.plan, done, elapsed, still, outcome)
     return RoundsVerdict(True, "no judge", still)
-
-
-def describe_judge(judge: Judge) -> str:
-    """One line naming the judge's rule and what it judges (as a replay reports it).
-
-    >>> describe_judge(NoJudge())
-    'no judge'
-    """
-    match judge:
-        case RoundsJudge(strategy, everyone, has_base):
-            who = ", ".join(f"{p.backend}@{bs}" for p, bs in everyone)
-            base = ", the baseline first" if has_base else ""
-            return f"judged by {strategy.name}'s rounds rule over {who}{base}"
-        case VerifyJudge(vp):
-            return f"judged by {vp.strategy.name}'s verification of {vp.winner}"
-    return "no judge"
