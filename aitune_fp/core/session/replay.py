@@ -180,13 +180,17 @@ def field_difference(a: object, b: object, path: str = "") -> str:
 
     >>> field_difference(Build("a"), Build("a", batch_sizes=(1, 8)))
     'batch_sizes'
+    >>> field_difference(Close(frozenset("a")), Build("a"))
+    'Close'
     """
     if is_dataclass(a) and type(a) is type(b):
-        for f in fields(a):
-            x, y = getattr(a, f.name), getattr(b, f.name)
-            if x != y:
-                return field_difference(x, y, f"{path}.{f.name}" if path else f.name)
-    return path or type(a).__name__
+        named = [(f".{f.name}", getattr(a, f.name), getattr(b, f.name)) for f in fields(a)]
+    elif isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        named = [(f"[{i}]", x, y) for i, (x, y) in enumerate(zip(a, b, strict=True))]
+    else:
+        return path or type(a).__name__
+    where, x, y = next(n for n in named if n[1] != n[2])
+    return field_difference(x, y, f"{path}{where}".lstrip("."))
 
 
 def describe(command: Command) -> str:
