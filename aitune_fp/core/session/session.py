@@ -100,6 +100,12 @@ def _prebuilt(session: Session, event: Prebuilt) -> Step:
     return after, (*warned, *more)
 
 
+def onwards(session: Session) -> Step:
+    """A session put together after the sweeps (phase ``Swept``) and what it does next:
+    widen the race's contenders, the final rounds, the verification or the end."""
+    return _onwards(session, ())
+
+
 def _onwards(session: Session, said: tuple[Command, ...]) -> Step:
     """After a sweep step: wait for the next build, or close the sweep."""
     if not isinstance(session.phase, Swept):
