@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from aitune_fp.core.records import Profile
 from aitune_fp.core.rounds.round_members import RoundsVerdict, judge_rounds
@@ -38,8 +39,20 @@ Judging = Callable[[Samples, int, float, tuple[str, ...]], RoundsVerdict]
 """``judge(samples so far, rounds done, seconds elapsed, still timed) -> verdict``."""
 
 
+class _Applied:
+    """Calling a judge applies its rule (:func:`apply`)."""
+
+    __slots__ = ()
+
+    def __call__(
+        self, so_far: Samples, done: int, elapsed: float, still: tuple[str, ...]
+    ) -> RoundsVerdict:
+        """The rule applied to the samples so far."""
+        return apply(cast("Judge", self), so_far, done, elapsed, still)
+
+
 @dataclass(frozen=True, slots=True)
-class RoundsJudge:
+class RoundsJudge(_Applied):
     """The final rounds' rule: ``strategy`` judges ``everyone`` (each participant's sweep
     profile and batch size, the baseline first when ``has_base``) under ``plan``."""
 
@@ -48,35 +61,17 @@ class RoundsJudge:
     has_base: bool
     plan: RoundsPlan
 
-    def __call__(
-        self, so_far: Samples, done: int, elapsed: float, still: tuple[str, ...]
-    ) -> RoundsVerdict:
-        """The rule applied to the samples so far."""
-        return apply(self, so_far, done, elapsed, still)
-
 
 @dataclass(frozen=True, slots=True)
-class VerifyJudge:
+class VerifyJudge(_Applied):
     """The verification's rule over ``plan`` (the pick, its challengers, the budget)."""
 
     plan: VerifyPlan
 
-    def __call__(
-        self, so_far: Samples, done: int, elapsed: float, still: tuple[str, ...]
-    ) -> RoundsVerdict:
-        """The rule applied to the samples so far."""
-        return apply(self, so_far, done, elapsed, still)
-
 
 @dataclass(frozen=True, slots=True)
-class NoJudge:
+class NoJudge(_Applied):
     """No rule: stop after the first round."""
-
-    def __call__(
-        self, so_far: Samples, done: int, elapsed: float, still: tuple[str, ...]
-    ) -> RoundsVerdict:
-        """Stop, keeping everyone."""
-        return apply(self, so_far, done, elapsed, still)
 
 
 Judge = RoundsJudge | VerifyJudge | NoJudge
