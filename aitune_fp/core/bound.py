@@ -10,6 +10,8 @@ winning).
 >>> from operator import add
 >>> bind(add, 1)(2), bind(add, 1) == bind(add, 1), bind(add, 1) == bind(add, 2)
 (3, True, False)
+>>> bind(round, ndigits=1)(2.345), bind(round, ndigits=1)(2.345, ndigits=2)
+(2.3, 2.35)
 """
 
 from __future__ import annotations
@@ -18,22 +20,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyrsistent import PMap, pmap
-
 
 @dataclass(frozen=True, slots=True)
 class Bound:
-    """``func`` with ``args`` and ``keywords`` bound (see the module's rules)."""
+    """``func`` with ``args`` and ``keywords`` (name, value pairs, sorted by name) bound
+    (see the module's rules)."""
 
     func: Callable[..., Any]
     args: tuple[Any, ...]
-    keywords: PMap[str, Any]
+    keywords: tuple[tuple[str, Any], ...] = ()
 
     def __call__(self, *more: Any, **keywords: Any) -> Any:
         """``func(*args, *more, **keywords)``, the bound keywords overridden by the given."""
-        return self.func(*self.args, *more, **{**self.keywords, **keywords})
+        if self.keywords:
+            keywords = {**dict(self.keywords), **keywords}
+        return self.func(*self.args, *more, **keywords)
 
 
 def bind(func: Callable[..., Any], /, *args: Any, **keywords: Any) -> Bound:
     """``func`` with ``args`` and ``keywords`` bound, as a comparable value."""
-    return Bound(func, args, pmap(keywords))
+    return Bound(func, args, tuple(sorted(keywords.items())))
