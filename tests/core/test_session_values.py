@@ -72,9 +72,11 @@ def test_the_timing_commands_carry_judges_that_are_values(seed: int) -> None:
 def test_a_replay_with_a_different_judge_is_caught(seed: int) -> None:
     """A replay whose plan differs only in what its judges apply (the bootstrap seed of the
     confidence rule) diverges, at the final rounds, naming the judge's differing field;
-    the recorded plan replays with no divergence."""
+    the recorded plan, or one whose strategy is built anew alike, replays with none."""
     _, session = _recorded(PLAN, seed)
     assert replay(PLAN, session.events, PLAN).diverged is None
+    alike = replace(PLAN, strategy=confident(min_latency))
+    assert replay(PLAN, session.events, alike).diverged is None
     other = replace(PLAN, strategy=confident(min_latency, seed=7))
     diverged = replay(PLAN, session.events, other).diverged
     assert diverged is not None
