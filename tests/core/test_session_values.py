@@ -14,6 +14,7 @@ from aitune_fp.core.session import (
     Done,
     Event,
     Finished,
+    Phase,
     RoundsJudge,
     Session,
     SessionPlan,
@@ -27,6 +28,7 @@ from aitune_fp.core.session import (
     step,
 )
 from aitune_fp.core.session.replay import replay
+from aitune_fp.core.session.run import moved
 from aitune_fp.core.strategies import confident, latency_budget, min_latency
 from aitune_fp.core.strategies.registry import parse_strategy, strategy_config, strategy_from_config
 from aitune_fp.testing.simulated import SimulatedMachine
@@ -112,3 +114,22 @@ def test_strategies_built_alike_or_rebuilt_from_their_config_compare_equal() -> 
                  "first-wins:min-speedup=1.1:one-backend=ort:min-latency"):  # fmt: skip
         strategy = parse_strategy(spec)
         assert strategy_from_config(strategy_config(strategy)) == strategy
+
+
+@settings(max_examples=10)
+@given(st.integers(0, 2**16))
+def test_a_watcher_times_the_phases_from_the_sessions_phase_changes(seed: int) -> None:
+    """The one loop shows the watcher the session before each command; the phase changes it
+    sees at measuring commands come once each, in the session's order, ending at ``done``."""
+    order = ["prebuild", "baseline", "sweep", "widen", "rounds", "verify", "done"]
+    seen: list[Phase | None] = [None]
+    changes: list[str] = []
+
+    def watch(session: Session, command: Command) -> None:
+        if moved(seen[-1], session, command):
+            seen.append(session.phase)
+            changes.append(session.phase_name)
+
+    run(PLAN, _machine(seed).answers(), watch)
+    assert changes[0] == "baseline" and changes[-1] == "done" and "rounds" in changes
+    assert changes == sorted(set(changes), key=order.index)
