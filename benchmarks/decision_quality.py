@@ -457,7 +457,7 @@ def run_real(
     from aitune_fp.effects.measure.timing import ProfileSettings
     from aitune_fp.models import DEMO_MODELS
     from aitune_fp.shell.io import perform
-    from aitune_fp.shell.standalone_rounds import final_rounds
+    from aitune_fp.shell.standalone_rounds import AfterSweeps, final_rounds
 
     device = torch.device("cpu")
     settings = ProfileSettings()
@@ -523,15 +523,11 @@ def run_real(
                         fed = [Success(p) for p in profiles[1:]]
                         state = fold_all(strategy, fed, Success(profiles[0]))
                         state, rounds = final_rounds(
-                            strategy,
-                            state,
-                            profiles[0],
-                            fed,
+                            AfterSweeps(strategy, state, profiles[0], fed, swept_s),
                             runners,
                             samples,
                             device,
                             settings,
-                            sweep_seconds=swept_s,
                         )
                         chosen = finish(strategy, state).unwrap().backend
                         seconds = time.perf_counter() - began

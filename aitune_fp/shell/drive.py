@@ -1,9 +1,10 @@
 """The interpreter: carry out the session's commands with the effect layer, decide nothing.
 
 Rules:
-- :func:`drive` starts the pure session (:mod:`aitune_fp.core.session`) and carries out
-  its commands in order; each measuring command is answered by one event fed back to
-  ``step``; the loop ends at ``Done``. One interpreter for in-process and isolated
+- :func:`drive` runs the pure session (:mod:`aitune_fp.core.session`) with the one
+  loop (:func:`~aitune_fp.core.session.run.run`), carrying out its commands in order;
+  each measuring command is answered by one event fed back to ``step``; the loop ends at
+  ``Done``. One interpreter for in-process and isolated
   candidates (:mod:`aitune_fp.shell.building` builds either way);
 - ``Build``: the backend built, validated and profiled with the early stop it carries
   (the baseline with none; a reused baseline only gets a runner); its runner, when it
@@ -23,9 +24,11 @@ Rules:
 - ``Prebuild``: the candidates built ahead in workers, several at once, and nothing else
   until all have ended (:mod:`aitune_fp.shell.prebuild`), answered by a ``Prebuilt``;
   :func:`drive` first tells the session what it can build ahead
-  (:func:`~aitune_fp.shell.prebuild.capable`), and ``phase("prebuild")`` when they end;
-- ``phase(name)`` is told when the run leaves the candidates (before anything runs
-  here), the final rounds and the verification, for the wall account.
+  (:func:`~aitune_fp.shell.prebuild.capable`), and ``phase("prebuild")`` when the
+  session leaves its ``Prebuilding`` phase;
+- ``phase(name)`` is told, from the session's phase changes
+  (:func:`~aitune_fp.core.session.run.moved`), when the run leaves the candidates (before
+  anything runs here), the final rounds and the verification, for the wall account.
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import logging
-from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 from pyrsistent import PMap, pmap
@@ -46,20 +48,20 @@ from aitune_fp.core.session import (
     Build,
     Close,
     Command,
-    Done,
     Event,
     Journal,
     Prebuild,
     Profiled,
     Replace,
     Say,
+    Session,
     SessionPlan,
     Timed,
     TimeRounds,
     Verify,
-    start,
-    step,
 )
+from aitune_fp.core.session.phase import Finished, Phase, Prebuilding, Rounds, Verifying, Widening
+from aitune_fp.core.session.run import moved, run
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.candidate import CandidateRun
@@ -75,6 +77,8 @@ from aitune_fp.shell.setup import RunState, Setup, as_result
 log = logging.getLogger("aitune_fp")
 
 LOCAL_PHASES = ("candidates", "final_rounds", "verification")
+REACHED = {Rounds: 1, Verifying: 2, Finished: 3}
+"""How many of :data:`LOCAL_PHASES` a session in each phase has left behind."""
 
 
 def _no_phase(_name: str) -> None:
@@ -87,28 +91,43 @@ def drive(
     backends: Mapping[str, Backend],
     phase: Callable[[str], None] = _no_phase,
 ) -> RunState:
-    """Carry out ``plan``'s session to its end; the run, its session and ``Done``."""
-    session, commands = start(capable(setup, plan, backends))
-    run = RunState(session=session)
-    queue, left = deque(commands), list(LOCAL_PHASES)
-    while queue:
-        command = queue.popleft()
-        _leave_phases(left, command, phase)
-        if isinstance(command, Done):
-            return dataclasses.replace(run, done=command)
-        run, event = carry_out(setup, run, command, backends)
-        if isinstance(command, Prebuild):
-            phase("prebuild")
-        if event is not None:
-            session, more = step(session, event)
-            run = dataclasses.replace(run, session=session)
-            queue.extend(more)
-    raise RuntimeError("the session ended without Done")  # pragma: no cover - a core law
+    """Carry out ``plan``'s session to its end with the one loop
+    (:func:`~aitune_fp.core.session.run.run`); the run, its session and ``Done``."""
+    shell = _Interpreter(setup, backends, phase)
+    session, done = run(capable(setup, plan, backends), shell.answer, shell.watch)
+    return dataclasses.replace(shell.run, session=session, done=done)
 
 
-def _leave_phases(left: list[str], command: Command, phase: Callable[[str], None]) -> None:
-    """Tell ``phase`` of every phase this command leaves behind (each once, in order)."""
-    reached = {TimeRounds: 1, Verify: 2, Done: 3}.get(type(command), 0)
+class _Interpreter:
+    """The run so far, carried from one command to the next (the shell's one mutable
+    place); the phases left behind, told to ``phase`` as the session changes phase."""
+
+    def __init__(
+        self, setup: Setup, backends: Mapping[str, Backend], phase: Callable[[str], None]
+    ) -> None:
+        self.setup, self.backends, self.phase = setup, backends, phase
+        self.run = RunState()
+        self.seen: Phase | None = None
+        self.left = list(LOCAL_PHASES)
+
+    def watch(self, session: Session, command: Command) -> None:
+        """Keep the session as it stands; lap the phases it has left."""
+        self.run = dataclasses.replace(self.run, session=session)
+        if not moved(self.seen, session, command):
+            return
+        if isinstance(self.seen, Prebuilding):
+            self.phase("prebuild")
+        self.seen = session.phase
+        _leave_phases(self.left, REACHED.get(type(session.phase), 0), self.phase)
+
+    def answer(self, command: Command) -> Event | None:
+        """Carry out one command; its answer when it measures."""
+        self.run, event = carry_out(self.setup, self.run, command, self.backends)
+        return event
+
+
+def _leave_phases(left: list[str], reached: int, phase: Callable[[str], None]) -> None:
+    """Tell ``phase`` of every phase left behind (each once, in order)."""
     while left and LOCAL_PHASES.index(left[0]) < reached:
         name = left.pop(0)
         if name == "candidates":
@@ -151,7 +170,11 @@ def _timed(setup: Setup, run: RunState, command: TimeRounds | Verify) -> Timed:
             timed = _time_rounds(setup, run, command)
         else:
             timed = _verify(setup, run, command)
-    purpose = "rounds" if rounds else "verify"
+    return as_timed("rounds" if rounds else "verify", timed)
+
+
+def as_timed(purpose: str, timed: Interleaved) -> Timed:
+    """The session's answer to a timing: the samples by participant, how it ended."""
     return Timed(purpose, pmap(timed.samples), timed.rounds, timed.reason, timed.seconds)
 
 
@@ -189,7 +212,7 @@ def _build(
     live = run.live.set(name, made.built) if made.built is not None else run.live
     seconds = 0.0 if command.reuse is not None else made.stage_seconds.get("profile", 0.0)
     event = Profiled(name, as_result(made), made.built is not None, seconds)
-    widened = run.session is not None and run.session.phase == "widen"
+    widened = run.session is not None and isinstance(run.session.phase, Widening)
     runs = _joined(run.runs, made) if widened else (*run.runs, made)
     return dataclasses.replace(run, runs=runs, live=live), event
 

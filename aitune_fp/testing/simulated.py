@@ -39,7 +39,7 @@ from aitune_fp.core.session import (
     Build,
     Command,
     Event,
-    Judge,
+    Judging,
     Prebuild,
     Prebuilt,
     Profiled,
@@ -110,7 +110,7 @@ class SimulatedMachine:
         self,
         purpose: str,
         who: Sequence[tuple[str, int]] | Sequence[tuple[str, str, int]],
-        judge: Judge,
+        judge: Judging,
         call: Callable[[str, int], float],
     ) -> Timed:
         entries = {w[0]: (w[-2], w[-1]) for w in who}  # key -> (backend, batch size)

@@ -7,7 +7,7 @@ from returns.result import Failure, Result, Success
 from aitune_fp.core.fold import TuneState, start, step
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.core.strategies import min_latency
-from aitune_fp.shell.standalone_rounds import final_rounds
+from aitune_fp.shell.standalone_rounds import AfterSweeps, final_rounds
 from tests.effects.rounds_fixtures import CPU, PLAN, SAMPLES, SETTINGS, STRATEGY, Recorder
 
 
@@ -28,7 +28,8 @@ def test_final_rounds_refold_with_round_samples_and_say_why() -> None:
     for result in fed:
         state = step(STRATEGY, state, result)
     runners = {"eager": Recorder("eager", log), "a": Recorder("a", log)}
-    new_state, outcome = final_rounds(STRATEGY, state, base, fed, runners, SAMPLES, CPU, SETTINGS)
+    after = AfterSweeps(STRATEGY, state, base, fed)
+    new_state, outcome = final_rounds(after, runners, SAMPLES, CPU, SETTINGS)
     assert outcome is not None
     assert new_state.baseline is not None and len(new_state.baseline.result.rounds_ms) >= 4
     assert [s.backend for s in new_state.ranking] == ["a"]
@@ -48,7 +49,8 @@ def test_a_baseline_settled_by_the_sweeps_is_judged_but_not_re_timed() -> None:
     for result in fed:
         state = step(STRATEGY, state, result)
     runners = {n: Recorder(n, log) for n in ("eager", "a", "b")}
-    new_state, outcome = final_rounds(STRATEGY, state, base, fed, runners, SAMPLES, CPU, SETTINGS)
+    after = AfterSweeps(STRATEGY, state, base, fed)
+    new_state, outcome = final_rounds(after, runners, SAMPLES, CPU, SETTINGS)
     assert outcome is not None and outcome.rounds >= PLAN.min_rounds
     assert "eager" not in log and {"a", "b"} <= set(log)
     assert new_state.baseline is not None and not new_state.baseline.result.rounds_ms
@@ -62,7 +64,8 @@ def test_a_lone_contender_settled_by_the_sweeps_runs_no_rounds() -> None:
     fed: list[Result[Profile, BackendFailure]] = [Success(Profile("a", {1: _swept(1.0)}))]
     state = step(STRATEGY, start(STRATEGY, Success(base)), fed[0])
     runners = {n: Recorder(n, log) for n in ("eager", "a")}
-    new_state, outcome = final_rounds(STRATEGY, state, base, fed, runners, SAMPLES, CPU, SETTINGS)
+    after = AfterSweeps(STRATEGY, state, base, fed)
+    new_state, outcome = final_rounds(after, runners, SAMPLES, CPU, SETTINGS)
     assert outcome is None and log == []
     assert new_state.notes[-1].startswith("no final rounds: the sweeps settle a against eager")
     assert new_state.ranking == state.ranking
@@ -75,7 +78,8 @@ def test_final_rounds_do_nothing_without_a_plan_or_partners() -> None:
     state = step(min_latency, start(min_latency, Success(base)), fed[0])
     log: list[str] = []
     runners = {"eager": Recorder("eager", log), "a": Recorder("a", log)}
-    assert final_rounds(min_latency, state, base, fed, runners, SAMPLES, CPU) == (state, None)
+    after = AfterSweeps(min_latency, state, base, fed)
+    assert final_rounds(after, runners, SAMPLES, CPU) == (state, None)
     lone = step(STRATEGY, start(STRATEGY, Success(base)), fed[0])
-    assert final_rounds(STRATEGY, lone, base, fed, {}, SAMPLES, CPU) == (lone, None)
+    assert final_rounds(AfterSweeps(STRATEGY, lone, base, fed), {}, SAMPLES, CPU) == (lone, None)
     assert log == []

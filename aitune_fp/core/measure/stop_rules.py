@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from aitune_fp.core.bound import bind
 from aitune_fp.core.stats.statistics import coefficient_of_variation, statistic_value
 
 
@@ -128,22 +129,22 @@ def stable_window(
     if not 0.0 < max_cv < math.inf:
         raise ValueError(f"max_cv must be > 0 and finite, got {max_cv!r}")
 
-    def judge(samples: tuple[float, ...]) -> Decision:
-        cv = coefficient_of_variation(samples[-window:])
-        if cv <= max_cv:
-            return Decision(
-                True, f"stable: cv {cv:.1%} <= {max_cv:.1%} over the last {window} calls"
-            )
-        return CONTINUE
-
     return CallRule(
         "stable_window",
         warmup,
         window,
         max_samples,
-        judge,
+        bind(_stable, window, max_cv),
         f"gave up: not stable (cv > {max_cv:.0%}) after {{n}} timed calls",
     )
+
+
+def _stable(window: int, max_cv: float, samples: tuple[float, ...]) -> Decision:
+    """Stop once the last ``window`` samples have a CV <= ``max_cv``."""
+    cv = coefficient_of_variation(samples[-window:])
+    if cv <= max_cv:
+        return Decision(True, f"stable: cv {cv:.1%} <= {max_cv:.1%} over the last {window} calls")
+    return CONTINUE
 
 
 # --------------------------------------------------------------------------- per sweep
@@ -224,44 +225,52 @@ def throughput_saturation(*, ratio: float = 0.05, backoff: int = 2) -> SweepRule
     if backoff < 0:
         raise ValueError(f"backoff must be >= 0, got {backoff}")
 
-    def judge(points: tuple[SweepPoint, ...]) -> Decision:
-        run = no_progress_run(points, ratio)
-        if run > backoff:
-            return Decision(True, f"saturated: {run} batch sizes in a row without progress")
-        return CONTINUE
+    return SweepRule("throughput_saturation", bind(_saturated, ratio, backoff))
 
-    return SweepRule("throughput_saturation", judge)
+
+def _saturated(ratio: float, backoff: int, points: tuple[SweepPoint, ...]) -> Decision:
+    """Stop once more than ``backoff`` points in a row made no progress."""
+    run = no_progress_run(points, ratio)
+    if run > backoff:
+        return Decision(True, f"saturated: {run} batch sizes in a row without progress")
+    return CONTINUE
 
 
 def latency_budget_sweep(budget_ms: float) -> SweepRule:
     """Stop at the first batch size whose latency is over ``budget_ms`` (inclusive ok)."""
+    return SweepRule("latency_budget", bind(_over_budget, budget_ms))
 
-    def judge(points: tuple[SweepPoint, ...]) -> Decision:
-        last = points[-1]
-        if last.latency_ms > budget_ms:
-            return Decision(
-                True,
-                f"over budget: batch size {last.batch_size} took {last.latency_ms:.3f} ms "
-                f"> {budget_ms:g} ms",
-            )
-        return CONTINUE
 
-    return SweepRule("latency_budget", judge)
+def _over_budget(budget_ms: float, points: tuple[SweepPoint, ...]) -> Decision:
+    """Stop when the last point's latency is over ``budget_ms``."""
+    last = points[-1]
+    if last.latency_ms > budget_ms:
+        return Decision(
+            True,
+            f"over budget: batch size {last.batch_size} took {last.latency_ms:.3f} ms "
+            f"> {budget_ms:g} ms",
+        )
+    return CONTINUE
+
+
+def _go_on(_: tuple[SweepPoint, ...]) -> Decision:
+    return CONTINUE
 
 
 def never_stop() -> SweepRule:
     """Sweep every planned batch size."""
-    return SweepRule("never", lambda _: CONTINUE)
+    return SweepRule("never", _go_on)
 
 
 def any_of(*rules: SweepRule) -> SweepRule:
     """Stop as soon as one of ``rules`` stops, with its reason (first listed wins)."""
+    return SweepRule("any_of(" + ", ".join(r.name for r in rules) + ")", bind(_first_stop, rules))
 
-    def judge(points: tuple[SweepPoint, ...]) -> Decision:
-        for rule in rules:
-            decision = rule.judge(points)
-            if decision.stop:
-                return decision
-        return CONTINUE
 
-    return SweepRule("any_of(" + ", ".join(r.name for r in rules) + ")", judge)
+def _first_stop(rules: tuple[SweepRule, ...], points: tuple[SweepPoint, ...]) -> Decision:
+    """The first of ``rules`` that stops, else go on."""
+    for rule in rules:
+        decision = rule.judge(points)
+        if decision.stop:
+            return decision
+    return CONTINUE

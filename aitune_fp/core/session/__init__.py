@@ -18,7 +18,6 @@ from aitune_fp.core.session.commands import (
     Command,
     Done,
     Journal,
-    Judge,
     Prebuild,
     Replace,
     Say,
@@ -26,29 +25,54 @@ from aitune_fp.core.session.commands import (
     Verify,
 )
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
+from aitune_fp.core.session.judges import Judge, Judging, NoJudge, RoundsJudge, VerifyJudge
+from aitune_fp.core.session.phase import (
+    Baseline,
+    Finished,
+    Phase,
+    Prebuilding,
+    Rounds,
+    Sweeping,
+    Swept,
+    Verifying,
+    Widening,
+)
 from aitune_fp.core.session.run import run
 from aitune_fp.core.session.session import start, step
 from aitune_fp.core.session.state import Session, SessionPlan
 
 __all__ = [
     "Amend",
+    "Baseline",
     "Build",
     "Close",
     "Command",
     "Done",
     "Event",
+    "Finished",
     "Journal",
     "Judge",
+    "Judging",
+    "NoJudge",
+    "Phase",
     "Prebuild",
+    "Prebuilding",
     "Prebuilt",
     "Profiled",
     "Replace",
+    "Rounds",
+    "RoundsJudge",
     "Say",
     "Session",
     "SessionPlan",
+    "Sweeping",
+    "Swept",
     "TimeRounds",
     "Timed",
     "Verify",
+    "VerifyJudge",
+    "Verifying",
+    "Widening",
     "run",
     "start",
     "step",

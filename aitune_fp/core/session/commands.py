@@ -8,32 +8,23 @@ Rules:
   (:mod:`aitune_fp.core.session.events`); the others are answered by nothing;
 - :class:`Done` is the last command of every session: the selection (or the error) and
   the verification that shaped it;
-- the judges two commands carry are pure functions of the samples so far (the core's
-  stop rules); they take no part in equality, so a replayed session's commands compare
-  equal to the recorded ones.
+- every command is a value that compares fully: the judges two commands carry are
+  frozen values naming their rule and its parameters (:mod:`aitune_fp.core.session.judges`),
+  so a replayed session's commands compare equal to the recorded ones exactly when they
+  decide alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from returns.result import Result
 
 from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import Profile, Selection, TuneError
-from aitune_fp.core.rounds.round_members import RoundsVerdict
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
+from aitune_fp.core.session.judges import NoJudge, RoundsJudge, VerifyJudge
 from aitune_fp.core.verification.judge import Verification
-
-Judge = Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]
-"""``judge(samples so far, rounds done, seconds elapsed, still timed) -> verdict``."""
-
-
-def _never(
-    _samples: Mapping[str, Sequence[float]], _done: int, _elapsed: float, active: tuple[str, ...]
-) -> RoundsVerdict:
-    return RoundsVerdict(True, "no judge", active)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +100,7 @@ class TimeRounds:
 
     participants: tuple[tuple[str, int], ...]
     plan: RoundsPlan
-    judge: Judge = field(default=_never, compare=False, repr=False)
+    judge: RoundsJudge | NoJudge = field(default_factory=NoJudge)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +112,7 @@ class Verify:
     entries: tuple[tuple[str, str, int], ...]
     seconds: float
     plan: RoundsPlan
-    judge: Judge = field(default=_never, compare=False, repr=False)
+    judge: VerifyJudge | NoJudge = field(default_factory=NoJudge)
 
 
 @dataclass(frozen=True, slots=True)

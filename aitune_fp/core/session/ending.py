@@ -19,13 +19,10 @@ from aitune_fp.core.fold import finish
 from aitune_fp.core.records import Profile, Selection, TuneError
 from aitune_fp.core.session.commands import Close, Command, Done, Say, Verify
 from aitune_fp.core.session.events import Timed
+from aitune_fp.core.session.judges import VerifyJudge
+from aitune_fp.core.session.phase import Finished, Verifying
 from aitune_fp.core.session.state import Session
-from aitune_fp.core.session.verify_plan import (
-    alternatives,
-    judged,
-    plan_verification,
-    stop_rule,
-)
+from aitune_fp.core.session.verify_plan import VerifyPlan, alternatives, judged, plan_verification
 from aitune_fp.core.verification.judge import Verification, verified
 
 Step = tuple[Session, tuple[Command, ...]]
@@ -41,7 +38,6 @@ def _profile(session: Session, backend: str) -> Profile | None:
 def begin_verification(session: Session) -> Step:
     """Select, then verify the pick when asked (a ``Verify``), else finish."""
     selection = finish(session.strategy, session.fold)
-    session = replace(session, selection=selection)
     seconds = session.plan.verify_seconds
     if not seconds or seconds <= 0.0 or isinstance(selection, Failure):
         return done(session, selection, None, ())
@@ -52,19 +48,16 @@ def begin_verification(session: Session) -> Step:
     if vp is None:
         line = Say("no verification: the winner or its runner-ups have no live runner")
         return done(session, selection, None, (line,))
-    command = Verify(vp.entries, seconds, vp.plan, stop_rule(vp))
-    return replace(session, phase="verify", verifying=vp), (Say(vp.describe()), command)
+    command = Verify(vp.entries, seconds, vp.plan, VerifyJudge(vp))
+    return replace(session, phase=Verifying(vp)), (Say(vp.describe()), command)
 
 
-def on_verified(session: Session, event: Timed) -> Step:
+def on_verified(session: Session, vp: VerifyPlan, event: Timed) -> Step:
     """The verification's samples judged: the verified selection, then ``Done``."""
-    vp, selection = session.verifying, session.selection
-    if vp is None or selection is None:
-        raise ValueError("a Timed answer came while no verification was asked for")
     verification = judged(vp, event.samples, event.seconds)
     if verification is None:
         line = f"no verification: fewer than two backends could be timed ({event.reason})"
-        return done(session, selection, None, (Say(line, "warning"),))
+        return done(session, Success(vp.selection), None, (Say(line, "warning"),))
     said = (
         Say(f"verification timing: {event.reason}"),
         Say(verification.reason, "info" if verification.holds else "warning"),
@@ -85,11 +78,5 @@ def done(
         keep.add(outcome.unwrap().backend)
     closing = session.live - keep
     ending: tuple[Command, ...] = (Close(frozenset(closing)),) if closing else ()
-    finished = replace(
-        session,
-        phase="done",
-        selection=outcome,
-        verification=verification,
-        live=session.live - closing,
-    )
+    finished = replace(session, phase=Finished(outcome, verification), live=session.live - closing)
     return finished, (*said, *ending, Done(outcome, verification))

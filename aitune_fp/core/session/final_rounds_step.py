@@ -5,14 +5,14 @@ rounds plan, a ``confidence`` rule and a leader, among the contenders still aliv
 at its selected batch size, the baseline only while some contender is unsettled against
 it, and only when at least two would be timed; their budget is the plan's, cut to its
 share of the sweeps' seconds. The judge is the core's
-(:func:`~aitune_fp.core.rounds.round_members.judge_rounds`). After the rounds the same fold is
+(:func:`~aitune_fp.core.rounds.round_members.judge_rounds`), as a value
+(:class:`~aitune_fp.core.session.judges.RoundsJudge`). After the rounds the same fold is
 re-run over the same baseline and candidates with the participants' round samples, the
 record's profiles are amended with them, and a note says how the rounds ended.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from aitune_fp.core.records import Profile
@@ -23,9 +23,10 @@ from aitune_fp.core.rounds.final_rounds import (
     setup_rounds,
     skipped,
 )
-from aitune_fp.core.rounds.round_members import RoundsVerdict, judge_rounds
-from aitune_fp.core.session.commands import Amend, Command, Judge, Say, TimeRounds
+from aitune_fp.core.session.commands import Amend, Command, Say, TimeRounds
 from aitune_fp.core.session.events import Timed
+from aitune_fp.core.session.judges import RoundsJudge, with_rounds
+from aitune_fp.core.session.phase import Rounds
 from aitune_fp.core.session.state import Session
 
 Step = tuple[Session, tuple[Command, ...]]
@@ -43,30 +44,10 @@ def _everyone(session: Session, setup: RoundsSetup) -> tuple[tuple[Profile, int]
     return (*first, *((found[n], bs) for n, bs in setup.candidates))
 
 
-def with_rounds(profile: Profile, batch_size: int, samples: Sequence[float]) -> Profile:
-    """``profile`` carrying ``samples`` as its round samples at ``batch_size`` (unchanged
-    without samples).
-
-    >>> dict(with_rounds(Profile("a", {1: [1.0]}), 1, [0.9]).rounds_ms)
-    {1: (0.9,)}
-    """
-    return replace(profile, rounds_ms={batch_size: tuple(samples)}) if samples else profile
-
-
-def rounds_judge(session: Session, setup: RoundsSetup) -> Judge:
-    """The rounds' judge over the samples so far (pure)."""
-    everyone = _everyone(session, setup)
+def rounds_judge(session: Session, setup: RoundsSetup) -> RoundsJudge:
+    """The rounds' judge over the samples so far, as a value."""
     has_base = setup.baseline is not None and session.baseline_profile is not None
-    strategy = session.strategy
-
-    def judge(
-        so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
-    ) -> RoundsVerdict:
-        now = [with_rounds(p, bs, so_far.get(p.backend, ())) for p, bs in everyone]
-        base, cands = (now[0], now[1:]) if has_base else (None, now)
-        return judge_rounds(strategy, base, cands, done, elapsed, setup.plan, still_timed=still)
-
-    return judge
+    return RoundsJudge(session.strategy, _everyone(session, setup), has_base, setup.plan)
 
 
 def _setup(session: Session) -> RoundsSetup | None:
@@ -94,14 +75,11 @@ def begin_rounds(session: Session) -> tuple[Session, tuple[Command, ...], bool]:
     timed = tuple((p.backend, bs) for p, bs in _everyone(session, setup)
                   if setup.time_baseline or p.backend != base_name)  # fmt: skip
     command = TimeRounds(timed, setup.plan, rounds_judge(session, setup))
-    return replace(session, phase="rounds", rounds=setup), (*said, command), True
+    return replace(session, phase=Rounds(setup)), (*said, command), True
 
 
-def on_rounds(session: Session, event: Timed) -> Step:
+def on_rounds(session: Session, setup: RoundsSetup, event: Timed) -> Step:
     """The rounds' samples: the fold re-run with them, the record amended."""
-    setup = session.rounds
-    if setup is None:
-        raise ValueError("a Timed answer came while no rounds were asked for")
     everyone = [with_rounds(p, bs, event.samples.get(p.backend, ()))
                 for p, bs in _everyone(session, setup)]  # fmt: skip
     timed = {p.backend: p for p in everyone}

@@ -35,6 +35,7 @@ from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import Candidate, Profile, TuneState
 from aitune_fp.core.session.commands import Build, Close, Command, Replace, Say
 from aitune_fp.core.session.events import Profiled
+from aitune_fp.core.session.phase import Widening
 from aitune_fp.core.session.racing import Observed, RaceState, widen
 from aitune_fp.core.session.racing import step as race_step
 from aitune_fp.core.session.state import Session, SessionPlan
@@ -191,6 +192,5 @@ def _widen(
     index = session.plan.candidates.index(name)
     race = replace(race, widened=race.widened | {name})
     closing: tuple[Command, ...] = (Close(frozenset({name})),) if name in session.live else ()
-    after = replace(session, phase="widen", pending=index, race=race,
-                    live=session.live - {name})  # fmt: skip
+    after = replace(session, phase=Widening(index), race=race, live=session.live - {name})
     return after, (*closing, Build(name, early_stop=early, batch_sizes=sizes))

@@ -11,7 +11,12 @@ Rules:
 - replaying with the recorded plan reproduces the recorded commands and selection bit
   for bit (a law); with another plan the replay says where its commands first diverge
   from the recorded plan's, and what it selects from the same measurements (building
-  ahead decides nothing, so a ``Prebuild`` is no decision a replay compares).
+  ahead decides nothing, so a ``Prebuild`` is no decision a replay compares);
+- decisions are compared as values, every field of them (a build's early stop, a
+  timing's participants, plan and judge, the end's selection and verification): the
+  divergence is the first decision whose line (:func:`describe`) differs, else, when
+  every line agrees, the first that differs as a value (a judge's rule or parameters,
+  an early stop's rule), its lines naming the first field that differs.
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.records import Profile
@@ -30,7 +35,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 
 from pyrsistent import pmap
 from returns.result import Failure
@@ -145,15 +150,47 @@ DECISIONS = (Build, Close, TimeRounds, Verify, Done)
 
 
 def _first_difference(theirs: Sequence[Command], mine: Sequence[Command]) -> Divergence | None:
-    """The first decision (log lines and journal writes left out) that differs."""
+    """The first decision (log lines and journal writes left out) whose line differs;
+    when every line agrees, the first that differs as a value (see the module's rules)."""
     theirs = [c for c in theirs if isinstance(c, DECISIONS)]
     mine = [c for c in mine if isinstance(c, DECISIONS)]
-    for i in range(max(len(theirs), len(mine))):
-        a = describe(theirs[i]) if i < len(theirs) else "(nothing)"
-        b = describe(mine[i]) if i < len(mine) else "(nothing)"
-        if a != b:
-            return Divergence(i, a, b)
-    return None
+    pairs = [
+        (theirs[i] if i < len(theirs) else None, mine[i] if i < len(mine) else None)
+        for i in range(max(len(theirs), len(mine)))
+    ]
+    lines = [(_line(a), _line(b)) for a, b in pairs]
+    seen = next((i for i, (one, two) in enumerate(lines) if one != two), None)
+    if seen is not None:
+        return Divergence(seen, *lines[seen])
+    valued = next((i for i, (a, b) in enumerate(pairs) if a != b), None)
+    if valued is None:
+        return None
+    where = field_difference(*pairs[valued])
+    one, two = lines[valued]
+    return Divergence(valued, f"{one} ({where} differs)", f"{two} ({where} differs)")
+
+
+def _line(command: Command | None) -> str:
+    return describe(command) if command is not None else "(nothing)"
+
+
+def field_difference(a: object, b: object, path: str = "") -> str:
+    """The dotted path of the first field where two unequal values differ (their type's
+    name when they are not records of one type).
+
+    >>> field_difference(Build("a"), Build("a", batch_sizes=(1, 8)))
+    'batch_sizes'
+    >>> field_difference(Close(frozenset("a")), Build("a"))
+    'Close'
+    """
+    if is_dataclass(a) and type(a) is type(b):
+        named = [(f".{f.name}", getattr(a, f.name), getattr(b, f.name)) for f in fields(a)]
+    elif isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        named = [(f"[{i}]", x, y) for i, (x, y) in enumerate(zip(a, b, strict=True))]
+    else:
+        return path or type(a).__name__
+    where, x, y = next(n for n in named if n[1] != n[2])
+    return field_difference(x, y, f"{path}{where}".lstrip("."))
 
 
 def describe(command: Command) -> str:

@@ -6,8 +6,10 @@ with one event (:mod:`aitune_fp.core.session.events`) and decides nothing. The p
 the builds ahead, when there are any (:mod:`~aitune_fp.core.session.prebuild`), the
 baseline and the sweep (:mod:`~aitune_fp.core.session.sweep`), the final rounds
 (:mod:`~aitune_fp.core.session.final_rounds_step`), the selection and its verification
-(:mod:`~aitune_fp.core.session.ending`). Every session ends with ``Done``; an event that
-answers no pending command is a ``ValueError`` (an interpreter's bug, not a fault).
+(:mod:`~aitune_fp.core.session.ending`), each a value of
+:mod:`~aitune_fp.core.session.phase` that ``step`` matches on. Every session ends with
+``Done``; an event that answers no pending command is a ``ValueError`` (an
+interpreter's bug, not a fault).
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.records import Profile
@@ -32,6 +34,15 @@ from aitune_fp.core.session.commands import Command, Say
 from aitune_fp.core.session.ending import begin_verification, on_verified
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
 from aitune_fp.core.session.final_rounds_step import begin_rounds, on_rounds
+from aitune_fp.core.session.phase import (
+    Baseline,
+    Prebuilding,
+    Rounds,
+    Sweeping,
+    Swept,
+    Verifying,
+    Widening,
+)
 from aitune_fp.core.session.prebuild import prebuild_of
 from aitune_fp.core.session.race_sweep import widening
 from aitune_fp.core.session.state import Session, SessionPlan
@@ -46,38 +57,58 @@ def start(plan: SessionPlan) -> Step:
     """A new session and its first commands (the builds ahead first, when there are any)."""
     ahead = prebuild_of(plan)
     if ahead is not None:
-        return Session(plan, phase="prebuild"), (ahead,)
+        return Session(plan, phase=Prebuilding()), (ahead,)
     return _onwards(*begin(Session(plan)))
 
 
 def step(session: Session, event: Event) -> Step:
     """The session after ``event`` (the answer to its pending command) and what to do next."""
     logged = replace(session, events=(*session.events, event))
-    match event:
-        case Prebuilt() if session.phase == "prebuild":
-            warned = tuple(
-                Say(f"building {name} ahead failed (its own build follows): {why}", "warning")
-                for name, why in sorted(event.failures.items())
-            )
-            after, more = _onwards(*begin(logged))
-            return after, (*warned, *more)
-        case Profiled() if session.phase in ("baseline", "sweep", "widen"):
-            expected = session.waiting_for
-            if event.name != expected:
-                raise ValueError(f"a Profiled for {event.name!r} came while {expected!r} was built")
-            handle = {"baseline": on_baseline, "sweep": on_candidate, "widen": on_widened}
-            return _onwards(*handle[session.phase](logged, event))
-        case Timed() if session.phase == "rounds":
-            after, said = on_rounds(logged, event)
-            return _closing(after, said)
-        case Timed() if session.phase == "verify":
-            return on_verified(logged, event)
-    raise ValueError(f"{type(event).__name__} answers no pending command (phase {session.phase})")
+    match session.phase, event:
+        case Prebuilding(), Prebuilt():
+            return _prebuilt(logged, event)
+        case Baseline(), Profiled():
+            return _onwards(*on_baseline(_expected(logged, event), event))
+        case Sweeping(pending), Profiled():
+            return _onwards(*on_candidate(_expected(logged, event), pending, event))
+        case Widening(), Profiled():
+            return _onwards(*on_widened(_expected(logged, event), event))
+        case Rounds(setup), Timed():
+            return _closing(*on_rounds(logged, setup, event))
+        case Verifying(vp), Timed():
+            return on_verified(logged, vp, event)
+    raise ValueError(
+        f"{type(event).__name__} answers no pending command (phase {session.phase_name})"
+    )
+
+
+def _expected(session: Session, event: Profiled) -> Session:
+    """``session``, when ``event`` names the build it waits for (else a ``ValueError``)."""
+    expected = session.waiting_for
+    if event.name != expected:
+        raise ValueError(f"a Profiled for {event.name!r} came while {expected!r} was built")
+    return session
+
+
+def _prebuilt(session: Session, event: Prebuilt) -> Step:
+    """The builds ahead ended: their failures said as warnings, then the sweep begins."""
+    warned = tuple(
+        Say(f"building {name} ahead failed (its own build follows): {why}", "warning")
+        for name, why in sorted(event.failures.items())
+    )
+    after, more = _onwards(*begin(session))
+    return after, (*warned, *more)
+
+
+def onwards(session: Session) -> Step:
+    """A session put together after the sweeps (phase ``Swept``) and what it does next:
+    widen the race's contenders, the final rounds, the verification or the end."""
+    return _onwards(session, ())
 
 
 def _onwards(session: Session, said: tuple[Command, ...]) -> Step:
     """After a sweep step: wait for the next build, or close the sweep."""
-    if session.phase != "swept":
+    if not isinstance(session.phase, Swept):
         return session, said
     if settled(session.strategy, session.fold):
         said = (*said, Say(f"{session.strategy.name} settled: later candidates are not built"))

@@ -3,10 +3,9 @@
 Rules: a :class:`Session` is never changed, only replaced by ``step``; ``events`` is the
 log of every answer it was given, in order (a run keeps it, and replaying it reproduces
 the session: :mod:`aitune_fp.core.session.replay`); ``phase`` says which answer it
-waits for: ``prebuild`` (a ``Prebuilt``), ``baseline`` or ``sweep`` (a ``Profiled``),
-``widen`` (a ``Profiled``: a contender of the race measured at larger batch sizes),
-``rounds`` or ``verify`` (a ``Timed``), ``done`` (none); ``swept`` is the passing moment
-between the sweep and what follows it, never seen by an interpreter.
+waits for and carries the facts only that phase needs (:mod:`aitune_fp.core.session.phase`:
+the candidate being built, the rounds' setup, the verification's plan, the selection
+once finished); ``phase_name`` is its short word for logs.
 """
 
 from __future__ import annotations
@@ -17,10 +16,9 @@ from pyrsistent import PMap, pmap
 from returns.result import Result
 
 from aitune_fp.core.records import Candidate, Profile, Selection, TuneError, TuneState
-from aitune_fp.core.rounds.final_rounds import RoundsSetup
 from aitune_fp.core.session.events import Event
+from aitune_fp.core.session.phase import Baseline, Finished, Phase, Sweeping, Widening
 from aitune_fp.core.session.racing import RaceState
-from aitune_fp.core.session.verify_plan import VerifyPlan
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.core.verification.judge import Verification
 
@@ -66,9 +64,8 @@ class Session:
     """A tune in progress: the fold's state and the facts the next decisions need."""
 
     plan: SessionPlan
-    phase: str = "baseline"
+    phase: Phase = field(default_factory=Baseline)
     fold: TuneState = field(default_factory=TuneState)
-    pending: int = 0
     fed: tuple[Candidate, ...] = ()
     live: frozenset[str] = frozenset()
     baseline_profile: Profile | None = None
@@ -76,10 +73,6 @@ class Session:
     race: RaceState | None = None
     profiles: PMap[str, Profile] = field(default_factory=pmap)
     sweep_seconds: float = 0.0
-    rounds: RoundsSetup | None = None
-    verifying: VerifyPlan | None = None
-    selection: Result[Selection, TuneError] | None = None
-    verification: Verification | None = None
     events: tuple[Event, ...] = ()
 
     @property
@@ -88,10 +81,26 @@ class Session:
         return self.plan.strategy
 
     @property
+    def phase_name(self) -> str:
+        """The phase's short word (``sweep``, ``rounds``, ``done``…), for logs and records."""
+        return self.phase.name
+
+    @property
     def waiting_for(self) -> str | None:
         """The name a ``Profiled`` must carry now (``None``: no build is pending)."""
-        if self.phase == "baseline":
-            return self.plan.baseline
-        if self.phase in ("sweep", "widen"):
-            return self.plan.candidates[self.pending]
+        match self.phase:
+            case Baseline():
+                return self.plan.baseline
+            case Sweeping(pending) | Widening(pending):
+                return self.plan.candidates[pending]
         return None
+
+    @property
+    def selection(self) -> Result[Selection, TuneError] | None:
+        """The session's outcome once finished (``None`` before)."""
+        return self.phase.selection if isinstance(self.phase, Finished) else None
+
+    @property
+    def verification(self) -> Verification | None:
+        """The verification that shaped the outcome, once finished (``None``: none ran)."""
+        return self.phase.verification if isinstance(self.phase, Finished) else None

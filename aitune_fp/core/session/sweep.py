@@ -17,7 +17,8 @@ Rules:
   step (later candidates are never built);
 - a plan that races (:mod:`aitune_fp.core.session.race_sweep`) builds each candidate over
   the race's batch sizes only, steps the race after each answer, and widens its
-  contenders after the last one (phase ``widen``, :func:`on_widened`).
+  contenders after the last one (phase :class:`~aitune_fp.core.session.phase.Widening`,
+  :func:`on_widened`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from aitune_fp.core.records import BackendFailure, Candidate, TuneState
 from aitune_fp.core.rounds.round_members import contenders
 from aitune_fp.core.session.commands import Build, Close, Command, Journal, Replace, Say
 from aitune_fp.core.session.events import Profiled
+from aitune_fp.core.session.phase import Baseline, Sweeping, Swept
 from aitune_fp.core.session.pruning import pruned
 from aitune_fp.core.session.race_sweep import new_race, race_sizes, raced, with_widened
 from aitune_fp.core.session.state import Session
@@ -80,9 +82,9 @@ def begin(session: Session) -> Step:
     plan = session.plan
     if session.strategy.validate_performance:
         build = Build(plan.baseline, baseline=True, reuse=plan.reused_baseline)
-        return replace(session, phase="baseline", race=new_race(plan)), (build,)
+        return replace(session, phase=Baseline(), race=new_race(plan)), (build,)
     fold = start(session.strategy, None)
-    return ask_next(replace(session, phase="sweep", fold=fold, race=new_race(plan)), 0, ())
+    return ask_next(replace(session, fold=fold, race=new_race(plan)), 0, ())
 
 
 def on_baseline(session: Session, event: Profiled) -> Step:
@@ -94,11 +96,12 @@ def on_baseline(session: Session, event: Profiled) -> Step:
         baseline_profile=event.result.value_or(None),
         baseline_answer=event.result,
     )
-    return ask_next(replace(session, phase="sweep"), 0, (Journal(event.name),))
+    return ask_next(session, 0, (Journal(event.name),))
 
 
-def on_candidate(session: Session, event: Profiled) -> Step:
-    """A candidate's answer: fold it, close who can no longer win, journal, go on."""
+def on_candidate(session: Session, pending: int, event: Profiled) -> Step:
+    """Candidate number ``pending``'s answer: fold it, close who can no longer win,
+    journal, go on."""
     state = step(session.strategy, session.fold, event.result)
     live, said = _released(session, state, event)
     session = replace(
@@ -110,8 +113,8 @@ def on_candidate(session: Session, event: Profiled) -> Step:
     session, race_said = raced(session, event)
     said = (*said, *race_said, Journal(event.name))
     if settled(session.strategy, state):
-        return replace(session, phase="swept"), said
-    return ask_next(session, session.pending + 1, said)
+        return replace(session, phase=Swept()), said
+    return ask_next(session, pending + 1, said)
 
 
 def on_widened(session: Session, event: Profiled) -> Step:
@@ -119,7 +122,7 @@ def on_widened(session: Session, event: Profiled) -> Step:
     closed, the record told, then back to the end of the sweep (the next widening)."""
     after, profile = with_widened(session, event)
     live, said = _released(session, after.fold, event)
-    after = replace(after, live=live, phase="swept",
+    after = replace(after, live=live, phase=Swept(),
                     sweep_seconds=session.sweep_seconds + event.profile_seconds)  # fmt: skip
     amended: tuple[Command, ...] = (Replace(profile),) if profile is not None else ()
     return after, (*said, *amended, Journal(event.name))
@@ -173,12 +176,12 @@ def ask_next(session: Session, index: int, said: tuple[Command, ...]) -> Step:
             build = Build(
                 name, early_stop=early_stop(session), batch_sizes=race_sizes(session.plan)
             )
-            return replace(session, phase="sweep", pending=index), (*said, build)
+            return replace(session, phase=Sweeping(index)), (*said, build)
         refused: Candidate = Failure(BackendFailure(name, "measure", why))
         said = (*said, Say(f"skipping {name}: {why}"))
         state = step(strategy, session.fold, refused)
-        session = replace(session, fold=state, fed=(*session.fed, refused), pending=index)
+        session = replace(session, fold=state, fed=(*session.fed, refused))
         if settled(strategy, state):
             break
         index += 1
-    return replace(session, phase="swept"), said
+    return replace(session, phase=Swept()), said

@@ -7,30 +7,28 @@ whenever it has a runner (so the speedup is measured in the verification too); u
 metric the winner also takes part at other batch sizes of its sweep (``backend@batch``),
 which count only when the strategy admits them on their samples; no verification when
 the winner has no runner or nobody is left to challenge it. The judge is the core's
-(:func:`~aitune_fp.core.verification.judge.judge`) on the samples so far, and the
-timing stops on evidence or on its budget
-(:func:`~aitune_fp.core.verification.verification_plan.evidence_verdict`).
+(:func:`~aitune_fp.core.verification.judge.judge`) on the samples so far; the rule that
+stops the timing on evidence or on its budget is the command's judge
+(:class:`~aitune_fp.core.session.judges.VerifyJudge`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyrsistent import PMap, pmap
 
 from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
-from aitune_fp.core.rounds.round_members import RoundsVerdict
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategy import Strategy
-from aitune_fp.core.verification.judge import MIN_ROUNDS, Paired, Verification, judge
+from aitune_fp.core.verification.judge import Paired, Verification, judge
 from aitune_fp.core.verification.verification_plan import (
     CHALLENGERS,
     EXTEND,
     admits,
     at_batch_size,
     challengers,
-    evidence_verdict,
     plateau,
     timing_plan,
     unsettled,
@@ -133,21 +131,6 @@ def judged(
         return None
     budget = (vp.seconds, vp.plan.max_seconds)
     return judge(got[vp.winner], others, vp.kind, seconds=elapsed, budget=budget)
-
-
-def stop_rule(
-    vp: VerifyPlan,
-) -> Callable[[Mapping[str, Sequence[float]], int, float, tuple[str, ...]], RoundsVerdict]:
-    """The timing's stop: on evidence (judged every round from ``MIN_ROUNDS`` on) or budget."""
-
-    def stop(
-        so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
-    ) -> RoundsVerdict:
-        v = judged(vp, so_far, elapsed) if done >= MIN_ROUNDS else None
-        outcome = v.outcome if v is not None else "too few rounds"
-        return evidence_verdict(vp.seconds, vp.plan, done, elapsed, still, outcome)
-
-    return stop
 
 
 def alternatives(vp: VerifyPlan) -> dict[tuple[str, int], BackendProfilingResult | None]:

@@ -38,10 +38,10 @@ reference rule, ties are not transitive (a semiorder-like relation), so
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 
 from returns.result import Result
 
+from aitune_fp.core.bound import bind
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
@@ -117,7 +117,7 @@ def restate(
 def _measure(
     inner: Measure, kind: MetricKind, statistic: str, profile: Profile
 ) -> Result[BackendProfilingResult, BackendFailure]:
-    return inner(profile).map(partial(restate, kind, statistic, profile))
+    return inner(profile).map(bind(restate, kind, statistic, profile))
 
 
 def _compare(
@@ -177,9 +177,9 @@ def confident(
             f"lies above {rule.threshold:g}×; otherwise the baseline, then the earlier "
             "candidate, is kept."
         ),
-        measure=partial(_measure, strategy.measure, kind, rule.statistic),
-        compare=partial(_compare, rule, kind),
-        speedup=partial(_speedup, rule, kind),
+        measure=bind(_measure, strategy.measure, kind, rule.statistic),
+        compare=bind(_compare, rule, kind),
+        speedup=bind(_speedup, rule, kind),
         params=strategy.params.update(
             {
                 "confidence": rule.confidence,

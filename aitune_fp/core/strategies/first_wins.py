@@ -24,8 +24,8 @@ rule applies (best candidate vs baseline). CLI spec: ``first-wins:<spec>``.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 
+from aitune_fp.core.bound import bind
 from aitune_fp.core.records import TuneState
 from aitune_fp.core.strategies.declared import Combinator, Params, no_argument
 from aitune_fp.core.strategy import Compare, Strategy
@@ -48,7 +48,7 @@ def first_wins(strategy: Strategy) -> Strategy:
             f"{strategy.description} Candidates are tried in order and the first that "
             "passes wins; later ones are not built."
         ),
-        settled=partial(leader_passes, strategy.compare),
+        settled=bind(leader_passes, strategy.compare),
         params=strategy.params.set("first_wins", True),
     )
 

@@ -30,11 +30,11 @@ ValueError: budget_ms must be a finite number > 0, got 0
 from __future__ import annotations
 
 import math
-from functools import partial
 
 from pyrsistent import pmap
 from returns.result import Failure, Result, Success
 
+from aitune_fp.core.bound import bind
 from aitune_fp.core.measure.stop_rules import any_of, latency_budget_sweep, throughput_saturation
 from aitune_fp.core.parse import parse_budget_ms
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
@@ -108,7 +108,7 @@ def latency_budget(budget_ms: float, percentile: float | None = None) -> Strateg
             f"latency is at most {budget:g} ms."
         ),
         metric=THROUGHPUT,
-        measure=partial(measure_within_budget, budget, q=q),
+        measure=bind(measure_within_budget, budget, q=q),
         compare=higher_is_better,
         speedup=higher_speedup,
         plan=ProfilingPlan(

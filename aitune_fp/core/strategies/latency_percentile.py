@@ -20,11 +20,11 @@ ValueError: percentile must be a finite number within (0, 100], got 0
 from __future__ import annotations
 
 import math
-from functools import partial
 
 from pyrsistent import pmap
 from returns.result import Failure, Result, Success
 
+from aitune_fp.core.bound import bind
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
 from aitune_fp.core.stats.statistics import percentile as percentile_value
 from aitune_fp.core.strategies.declared import Params, Shipped, number
@@ -62,7 +62,7 @@ def min_latency_at(percentile: float = 99.0) -> Strategy:
         title=f"Min p{q:g} latency",
         description=f"Selects the backend with the lowest p{q:g} latency at batch size 1.",
         metric=LATENCY,
-        measure=partial(measure_latency_at, q),
+        measure=bind(measure_latency_at, q),
         compare=lower_is_better,
         speedup=lower_speedup,
         plan=ProfilingPlan(batching=False),

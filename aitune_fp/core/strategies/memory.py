@@ -43,11 +43,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from functools import partial
 from typing import Final
 
 from returns.result import Failure, Result
 
+from aitune_fp.core.bound import bind
 from aitune_fp.core.parse import parse_memory_mb
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
 from aitune_fp.core.strategies.declared import Combinator, Params, needs_argument, number, text
@@ -126,7 +126,7 @@ def within_memory(
             f"{strategy.description} A candidate whose peak memory exceeds {budget:g} MiB "
             f"is refused (unknown memory: {unknown}; the baseline is never refused)."
         ),
-        measure=partial(_measure, strategy.measure, budget, bool(strict), baseline),
+        measure=bind(_measure, strategy.measure, budget, bool(strict), baseline),
         params=params,
     )
 

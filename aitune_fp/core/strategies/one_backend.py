@@ -21,8 +21,8 @@ CLI spec: ``one-backend=NAME:<spec>``.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 
+from aitune_fp.core.bound import bind
 from aitune_fp.core.records import TuneState
 from aitune_fp.core.strategies.declared import Combinator, Params, needs_argument, text
 from aitune_fp.core.strategy import Strategy
@@ -47,8 +47,8 @@ def one_backend(strategy: Strategy, name: str) -> Strategy:
         name=f"one_backend({strategy.name})",
         title=f"{strategy.title}, {name} only",
         description=f"{strategy.description} Only {name} competes.",
-        settled=partial(consumed, name),
-        admits=partial(is_named, name),
+        settled=bind(consumed, name),
+        admits=bind(is_named, name),
         params=strategy.params.set("backend", name),
     )
 

@@ -36,8 +36,8 @@ Rules:
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 
+from aitune_fp.core.bound import bind
 from aitune_fp.core.stats.statistics import sorted_statistic
 from aitune_fp.core.strategies.declared import Combinator, Params, text
 from aitune_fp.core.strategies.latency_budget import measure_within_budget
@@ -51,10 +51,10 @@ def judged_by(strategy: Strategy, statistic: str) -> Strategy:
     plan = replace(strategy.plan, sweep_rule=replace(strategy.plan.sweep_rule, statistic=statistic))
     measure = strategy.measure
     if strategy.name == max_throughput.name:
-        measure = partial(measure_max_throughput, statistic=statistic)
+        measure = bind(measure_max_throughput, statistic=statistic)
     elif strategy.name == "latency_budget" and "percentile" not in strategy.params:
         budget = float(strategy.params["budget_ms"])
-        measure = partial(measure_within_budget, budget, statistic=statistic)
+        measure = bind(measure_within_budget, budget, statistic=statistic)
     return replace(strategy, measure=measure, plan=plan)
 
 

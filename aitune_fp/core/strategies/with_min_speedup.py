@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from functools import partial
 
+from aitune_fp.core.bound import bind
 from aitune_fp.core.records import BackendProfilingResult
 from aitune_fp.core.strategies.declared import Combinator, Params, needs_argument, number
 from aitune_fp.core.strategy import Compare, Speedup, Strategy
@@ -52,7 +52,7 @@ def with_min_speedup(strategy: Strategy, ratio: float) -> Strategy:
         name=f"with_min_speedup({strategy.name})",
         title=f"{strategy.title}, at least {ratio:g}×",
         description=f"{strategy.description} A win needs a speedup above {ratio:g}×.",
-        compare=partial(_compare, strategy.compare, strategy.speedup, float(ratio)),
+        compare=bind(_compare, strategy.compare, strategy.speedup, float(ratio)),
         params=strategy.params.set("min_speedup_ratio", float(ratio)),
     )
 

@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from functools import partial
 from typing import Final
 
 from returns.result import Failure, Result
 
 from aitune_fp.core.accuracy.drop import accuracy_drop
+from aitune_fp.core.bound import bind
 from aitune_fp.core.records import BackendFailure, BackendProfilingResult, Profile
 from aitune_fp.core.strategies.declared import Combinator, Params, needs_argument, number
 from aitune_fp.core.strategy import Measure, Strategy
@@ -90,7 +90,7 @@ def within_accuracy(max_drop: float, strategy: Strategy, *, strict: bool = False
             f"{strategy.description} A candidate whose accuracy drop against eager exceeds "
             f"{bound:g} is refused (the baseline never is)."
         ),
-        measure=partial(_measure, strategy.measure, bound, bool(strict)),
+        measure=bind(_measure, strategy.measure, bound, bool(strict)),
         params=params.set("strict_accuracy", bool(strict)),
     )
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from aitune_fp.core.rounds.burst import Burst, sample, settles, times
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan, rotation
-from aitune_fp.core.session.commands import Judge
+from aitune_fp.core.session.judges import Judging
 
 log = logging.getLogger("aitune_fp")
 
@@ -97,7 +97,7 @@ def interleave(
     names: Sequence[str],
     warm: Callable[[str], bool],
     call: Callable[[str, int], float],
-    judge: Judge,
+    judge: Judging,
     plan: RoundsPlan,
     *,
     clock: Callable[[], float] = time.monotonic,

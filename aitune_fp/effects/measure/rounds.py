@@ -20,7 +20,7 @@ Rules (the pure decisions live in :mod:`aitune_fp.core.rounds.round_members`):
   right after another runtime took its threads and caches or left its threads spinning;
 - :func:`time_rounds` times backends' runners on a device with it (the session's
   ``TimeRounds``; :func:`run_rounds` is the same for participants with their sweep
-  profiles, judged by the core's rounds judge): every participant at
+  profiles, judged by the session's rounds judge): every participant at
   the batch size its sweep selected, with inputs from the same kind of rotating pool as
   the profiler (at most 8 batches: between two calls of one backend the others run,
   which already evicts its inputs from the caches), after one priming call and
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -40,9 +40,8 @@ import torch
 
 from aitune_fp.core.measure.warmup import fixed_warmup
 from aitune_fp.core.records import Profile
-from aitune_fp.core.rounds.round_members import RoundsVerdict, judge_rounds
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
-from aitune_fp.core.session.commands import Judge
+from aitune_fp.core.session.judges import Judging, RoundsJudge, with_rounds
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.machine.facts import synchronize
@@ -95,7 +94,7 @@ def time_rounds(
     samples: Samples,
     device: torch.device,
     plan: RoundsPlan,
-    judge: Judge,
+    judge: Judging,
     settings: ProfileSettings = ProfileSettings(),
 ) -> Interleaved:
     """Time ``(name, runner, batch size)`` participants in the final rounds until ``judge``
@@ -124,10 +123,6 @@ def time_rounds(
         return interleave(list(by_name), warm, call, judge, plan)
 
 
-def _with_rounds(p: Participant, timed: Sequence[float]) -> Profile:
-    return replace(p.profile, rounds_ms={p.batch_size: tuple(timed)}) if timed else p.profile
-
-
 def run_rounds(
     strategy: Strategy,
     baseline: Participant | None,
@@ -139,8 +134,9 @@ def run_rounds(
     *,
     time_baseline: bool = True,
 ) -> RoundsOutcome:
-    """Time ``baseline`` and ``candidates`` (participants with their sweep profiles) in
-    interleaved rounds, judged by :func:`~aitune_fp.core.rounds.round_members.judge_rounds`.
+    """Time ``baseline`` and ``candidates`` (participants with their sweep profiles, each
+    profile named as its participant) in interleaved rounds, judged by the session's
+    rounds judge (:class:`~aitune_fp.core.session.judges.RoundsJudge`).
 
     With ``time_baseline=False`` the baseline is judged on its sweep samples only and
     never called here.
@@ -148,18 +144,12 @@ def run_rounds(
     everyone = (*((baseline,) if baseline else ()), *candidates)
     timed_ones = [(p.name, p.runner, p.batch_size) for p in everyone
                   if time_baseline or p is not baseline]  # fmt: skip
-
-    def judge(
-        so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
-    ) -> RoundsVerdict:
-        now = {p.name: _with_rounds(p, so_far.get(p.name, ())) for p in everyone}
-        base = now[baseline.name] if baseline else None
-        cands = [now[c.name] for c in candidates]
-        return judge_rounds(strategy, base, cands, done, elapsed, plan, still_timed=still)
-
+    swept = tuple((p.profile, p.batch_size) for p in everyone)
+    judge = RoundsJudge(strategy, swept, baseline is not None, plan)
     result = time_rounds(timed_ones, samples, device, plan, judge, settings)
     # a participant that left early keeps only the rounds it was timed in together
-    kept = tuple(_with_rounds(p, result.samples.get(p.name, ())) for p in everyone)
+    kept = tuple(with_rounds(p.profile, p.batch_size, result.samples.get(p.name, ()))
+                 for p in everyone)  # fmt: skip
     return RoundsOutcome(kept, result.rounds, result.reason, result.seconds)
 
 
@@ -168,7 +158,7 @@ def time_paired(
     samples: Samples,
     device: torch.device,
     plan: RoundsPlan,
-    judge: Judge,
+    judge: Judging,
     settings: ProfileSettings = ProfileSettings(),
     *,
     clock: Callable[[], float] = time.monotonic,
