@@ -48,7 +48,7 @@ from typing import Any, Final
 import torch
 from returns.result import Failure
 
-from aitune_fp.core.record.codec import decode_selection, encode_selection
+from aitune_fp.core.record.json_codec import from_json, to_json
 from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.run_record import RunRecord, dumps, loads
 from aitune_fp.core.records import Selection
@@ -120,7 +120,7 @@ def _manifest(
         "device": str(tuned.built.info.get("device", "cpu")),
         "input_spec": spec_to_json(tuned.samples.spec),
         "outputs": _outputs_of(tuned),
-        "selection": encode_selection(tuned.selection),
+        "selection": to_json(tuned.selection),
         **model_fields(tuned.source_module),
         "libraries": library_versions(),
         "files": {name: dataclasses.asdict(d) for name, d in sorted(files.items())},
@@ -244,7 +244,7 @@ def _decoded(
             backend.text("kind"), backend.obj("config"), backend.text_or_none("source")
         )
         spec = spec_from_json(doc.child("input_spec"))
-        selection: Selection = decode_selection(doc.child("selection"))
+        selection = from_json(doc.raw("selection"), Selection, doc.at("selection"))
         record = None
         if (files / RECORD).is_file():
             record = loads((files / RECORD).read_text(encoding="utf-8"))

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.core.record.codec import decode_selection
+from aitune_fp.core.record.json_codec import from_json
 from aitune_fp.core.record.run_record import RunRecord, loads
 from aitune_fp.core.records import Selection
 from aitune_fp.core.report.lines import selected_line, speedup_line
@@ -138,7 +138,7 @@ def read_saved(
     path = Path(folder)
     doc = _read_manifest(path)
     try:
-        selection = decode_selection(doc.child("selection"))
+        selection = from_json(doc.raw("selection"), Selection, doc.at("selection"))
         spec = spec_from_json(doc.child("input_spec"))
         kind, device = doc.child("backend").text("kind"), doc.text("device")
         artifact, weights = doc.text_or_none("artifact"), doc.text_or_none("weights_sha256")
