@@ -88,6 +88,7 @@ def _kind(value: Any) -> str:
 def _message(text: str) -> str:
     """msgspec's wording in JSON's words."""
     text = text.replace("Object missing required field `", "missing field `")
+    text = re.sub(r"^Expected `(\w+)` of", lambda m: f"expected {_in_words(m[1])} of", text)
     found = re.match(r"Expected `([^`]*)`, got `([^`]*)`(.*)", text)
     if found:
         text = f"expected {_in_words(found[1])}, got {_in_words(found[2])}{found[3]}"
