@@ -36,7 +36,7 @@ class SavedBackend:
     """The manifest's ``backend``: what ``backend_from_config`` rebuilds it from."""
 
     kind: str
-    config: PMap[str, Any]
+    config: PMap[str, object]
     source: str | None = None
     description: str = ""
     key: str = ""
@@ -49,14 +49,14 @@ class Manifest:
     mode: str
     backend: SavedBackend
     device: str
-    input_spec: PMap[str, Any]
+    input_spec: PMap[str, object]
     outputs: str
     selection: Selection
     files: PMap[str, FileDigest]
     artifact: str | None = None
     weights_sha256: str | None = None
     model_sha256: str | None = None
-    libraries: PMap[str, Any] = field(default_factory=pmap)
+    libraries: PMap[str, object] = field(default_factory=pmap)
     format: str = FORMAT
     version: int = VERSION
 

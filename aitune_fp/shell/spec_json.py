@@ -12,6 +12,7 @@ rebuilds the user's containers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +52,8 @@ class _Written:
     keywords: tuple[str, ...]
     tensors: tuple[TensorSpec, ...]
     batch_axis: int
-    dynamic: tuple[Any, ...] = ()
-    tree: Any = None
+    dynamic: tuple[Mapping[str, object], ...] = ()
+    tree: Mapping[str, object] | None = None
 
 
 def spec_from_json(data: Any, where: str = "input_spec") -> InputSpec:

@@ -8,6 +8,7 @@ for bit and a replay reproduces the run exactly); records written before the log
 read as an empty log; each event's fields are msgspec's (:mod:`.json_codec`), the
 tag and the build's result (``profile`` or ``failure``, flat) are ours.
 
+>>> from pyrsistent import pmap
 >>> from returns.result import Failure, Success
 >>> from aitune_fp.core.records import BackendFailure, Profile
 >>> log = (Profiled("a", Success(Profile("a", {1: [0.1 + 0.2]})), True, 1.5),

@@ -162,13 +162,16 @@ def _info(kind: Any) -> mi.Type:
 
 
 def _dec_hook(kind: Any, data: Any) -> Any:
-    """A persistent map or vector from its ``dict``/``list`` type (see the module rules)."""
+    """A persistent map or vector from its ``dict``/``list`` type, any value for ``object``
+    (see the module rules)."""
     origin, args = get_origin(kind) or kind, get_args(kind)
+    if origin is object:  # any JSON value, as decoded
+        return data
     if origin is PMap:
         return pmap(_convert(data, GenericAlias(dict, args) if args else dict))
     if origin is PVector:
         return pvector(_convert(data, GenericAlias(list, args) if args else list))
-    raise NotImplementedError(f"no JSON form for {kind!r}")
+    raise TypeError(f"no JSON form for {kind!r}")
 
 
 def _convert(data: Any, kind: Any) -> Any:
