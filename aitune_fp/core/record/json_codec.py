@@ -19,7 +19,7 @@ Rules:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import MISSING, fields
 from functools import cache
 from types import GenericAlias
@@ -57,7 +57,7 @@ def _named(tree: Any) -> Any:
     return tree
 
 
-def to_json(value: Any, enc_hook: Callable[[Any], Any] = _enc_hook) -> Any:
+def to_json(value: Any) -> Any:
     """``value`` as JSON-able builtins (see the module rules).
 
     >>> from aitune_fp.core.records import Profile
@@ -66,7 +66,7 @@ def to_json(value: Any, enc_hook: Callable[[Any], Any] = _enc_hook) -> Any:
     >>> to_json(Profile("eager", {2: [1.5], 10: [3.0]}))["latencies_ms"]
     {'10': [3.0], '2': [1.5]}
     """
-    tree = msgspec.to_builtins(value, str_keys=True, enc_hook=enc_hook, order="deterministic")
+    tree = msgspec.to_builtins(value, str_keys=True, enc_hook=_enc_hook, order="deterministic")
     return _named(tree)
 
 
@@ -156,6 +156,12 @@ def _fields(data: dict[str, Any], kind: mi.Type) -> dict[str, Any]:
 
 
 @cache
+def _hints(kind: type) -> dict[str, Any]:
+    """A dataclass's resolved field types (cached)."""
+    return get_type_hints(kind)
+
+
+@cache
 def _info(kind: Any) -> mi.Type:
     """msgspec's view of a type (cached: a record type is inspected once)."""
     return mi.type_info(kind)
@@ -213,7 +219,7 @@ def decoded_fields(data: Any, kind: type[T], where: str, own: Mapping[str, Any])
     """
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected an object, got {_kind(data)}")
-    hints, values = get_type_hints(kind), dict(own)
+    hints, values = _hints(kind), dict(own)  # type: ignore[arg-type]
     for f in fields(kind):  # type: ignore[arg-type]
         if f.name in data and f.name not in own:
             values[f.name] = from_json(data[f.name], hints[f.name], f"{where}.{f.name}")
