@@ -50,7 +50,7 @@ declare -A LIMIT=([deps]=30 [versions]=25 [cuda]=15 [providers]=25 [backends]=18
 # later steps' limits in reserve (its extra cases run while its time lasts)
 ELASTIC=backends
 # module:distribution pairs aitune_fp, its CLI, the ONNX exporter and the gpu tests import
-DEPS="returns:returns pyrsistent:pyrsistent cloudpickle:cloudpickle
+DEPS="returns:returns pyrsistent:pyrsistent cloudpickle:cloudpickle msgspec:msgspec
   typing_extensions:typing_extensions numpy:numpy google.protobuf:protobuf onnx:onnx
   ml_dtypes:ml_dtypes packaging:packaging onnx_ir:onnx_ir onnxscript:onnxscript
   pygments:pygments mdurl:mdurl markdown_it:markdown-it-py rich:rich iniconfig:iniconfig

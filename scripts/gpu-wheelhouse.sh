@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the wheels scripts/gpu-check.sh installs, offline, on a bare CUDA-torch machine:
 # what aitune_fp, its CLI, the ONNX exporter and the `gpu` tests import beyond torch
-# (returns, pyrsistent, cloudpickle, onnx, onnxscript, onnx_ir, ml_dtypes, numpy, rich,
+# (returns, pyrsistent, cloudpickle, msgspec, onnx, onnxscript, onnx_ir, ml_dtypes, numpy, rich,
 # pytest, hypothesis, ... and their own requirements), for one target Python, into one
 # folder. torch, onnxruntime and what a CUDA torch install already brings (sympy, jinja2,
 # networkx, fsspec, filelock, triton, the nvidia-* libraries) are left out. The folder must
@@ -22,7 +22,7 @@ LIMIT_MIB="${LIMIT_MIB:-64}"
 PIP="${PIP:-python3 -m pip}"
 PIN_FROM="${PIN_FROM:-.venv/bin/python}"
 PLATFORMS="${PLATFORMS:-manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux1_x86_64}"
-WANTED=(returns pyrsistent cloudpickle typing_extensions onnx onnxscript onnx_ir ml_dtypes
+WANTED=(returns pyrsistent cloudpickle msgspec typing_extensions onnx onnxscript onnx_ir ml_dtypes
   numpy protobuf packaging rich pytest hypothesis)
 LEFT_OUT='^(torch|onnxruntime|onnxruntime_gpu|sympy|mpmath|networkx|jinja2|markupsafe|fsspec|filelock|setuptools|triton|nvidia_.*)$'
 

@@ -34,9 +34,9 @@ from typing import Any, Final
 
 import torch
 
-from aitune_fp.core.record.max_batch import MaxBatchSearch, decode_max_batch, encode_max_batch
+from aitune_fp.core.record.json_codec import from_json, to_json
+from aitune_fp.core.record.max_batch import MaxBatchSearch
 from aitune_fp.core.record.provenance import differing
-from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.strategies.registry import plan_config
 from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.effects.atomic import write_text
@@ -146,7 +146,7 @@ def _decoded(data: Any, keys: dict[str, str], path: Path) -> tuple[int, MaxBatch
     if problem is not None:
         return problem
     body = data["body"]
-    search = decode_max_batch(Reader(body["search"], "max_batch_search"))
+    search = from_json(body["search"], MaxBatchSearch, "max_batch_search")
     largest = int(body["max_batch_size"])
     if largest < 1:
         raise ValueError(f"max batch size {largest} < 1")
@@ -197,7 +197,7 @@ def store(cache_dir: Path, keys: dict[str, str], largest: int, search: MaxBatchS
         "format": FORMAT,
         "keys": keys,
         "max_batch_size": largest,
-        "search": encode_max_batch(replace(search, reused_from=None)),
+        "search": to_json(replace(search, reused_from=None)),
     }
     path = entry_path(cache_dir, keys)
     try:

@@ -43,13 +43,12 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import torch
+from pyrsistent import pmap
 from returns.result import Failure
 
-from aitune_fp.core.record.codec import decode_selection, encode_selection
-from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.run_record import RunRecord, dumps, loads
 from aitune_fp.core.records import Selection
 from aitune_fp.effects.atomic import publish_dir, staging_dir
@@ -68,16 +67,15 @@ from aitune_fp.effects.cache.integrity import FileDigest, digest
 from aitune_fp.effects.inputs.samples import InputSpec, Samples, make_batch
 from aitune_fp.effects.machine.environment import library_versions
 from aitune_fp.shell.io import perform
-from aitune_fp.shell.model_match import PROBE_FILE, mismatch, model_fields, write_model_probe
-from aitune_fp.shell.sealed import (
-    FORMAT,
-    MANIFEST,
-    VERSION,
-    LoadError,
-    _read_manifest,
-    _sealed_copy,
-    manifest_digest,
+from aitune_fp.shell.manifest import MANIFEST, Manifest, SavedBackend, manifest_text
+from aitune_fp.shell.model_match import (
+    MODEL_FIELD,
+    PROBE_FILE,
+    mismatch,
+    model_fields,
+    write_model_probe,
 )
+from aitune_fp.shell.sealed import LoadError, _read_manifest, _sealed_copy, manifest_digest
 from aitune_fp.shell.spec_json import spec_from_json, spec_to_json, zero_samples
 from aitune_fp.shell.tuned_module import TunedModule
 
@@ -96,35 +94,31 @@ def _outputs_of(tuned: TunedModule) -> str:
     return dump_output_spec(output_spec(outputs))
 
 
-def _backend_fields(config: Backend) -> dict[str, Any]:
+def _backend_fields(config: Backend) -> SavedBackend:
     """The manifest's ``backend``: kind, source (``module:Class`` of a backend from outside
-    the package), description, key and the config as JSON."""
-    return {
-        "kind": config.name,
-        "source": source_of(config),
-        "description": config.describe(),
-        "key": config.key(),
-        "config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),  # type: ignore[call-overload]
-    }
+    the package), description, key and the config as JSON (odd leaves as their text)."""
+    as_json = json.loads(json.dumps(dataclasses.asdict(config), default=str))  # type: ignore[call-overload]
+    return SavedBackend(config.name, pmap(as_json), source_of(config), config.describe(),
+                        config.key())  # fmt: skip
 
 
 def _manifest(
     tuned: TunedModule, mode: str, files: dict[str, FileDigest], artifact: str | None
-) -> dict[str, Any]:
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "mode": mode,
-        "backend": _backend_fields(tuned.backend_config),
-        "artifact": artifact,
-        "device": str(tuned.built.info.get("device", "cpu")),
-        "input_spec": spec_to_json(tuned.samples.spec),
-        "outputs": _outputs_of(tuned),
-        "selection": encode_selection(tuned.selection),
-        **model_fields(tuned.source_module),
-        "libraries": library_versions(),
-        "files": {name: dataclasses.asdict(d) for name, d in sorted(files.items())},
-    }
+) -> Manifest:
+    digests = model_fields(tuned.source_module)
+    return Manifest(
+        mode=mode,
+        backend=_backend_fields(tuned.backend_config),
+        device=str(tuned.built.info.get("device", "cpu")),
+        input_spec=pmap(spec_to_json(tuned.samples.spec)),
+        outputs=_outputs_of(tuned),
+        selection=tuned.selection,
+        files=pmap(files),
+        artifact=artifact,
+        weights_sha256=digests["weights_sha256"],
+        model_sha256=digests[MODEL_FIELD],
+        libraries=pmap(library_versions()),
+    )
 
 
 def _check_artifact(tuned: TunedModule, artifact: Path) -> None:
@@ -179,7 +173,7 @@ def _staged(tuned: TunedModule, artifact: Path | None, staging: Path) -> None:
         files[RECORD] = digest(staging / RECORD)
     mode = "recipe" if artifact is None else "artifact"
     manifest = _manifest(tuned, mode, files, None if artifact is None else artifact.name)
-    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    (staging / MANIFEST).write_bytes(manifest_text(manifest))
 
 
 def save(tuned: TunedModule, path: str | Path) -> Path:
@@ -194,18 +188,18 @@ def save(tuned: TunedModule, path: str | Path) -> Path:
 
 # --------------------------------------------------------------------------- load
 def _check_module(
-    doc: Reader, folder: Path, module: torch.nn.Module, device: torch.device, shown: Path
+    doc: Manifest, folder: Path, module: torch.nn.Module, device: torch.device, shown: Path
 ) -> None:
     """Refuse a ``module`` that is not the one the save was tuned from."""
     probe = folder / PROBE_FILE if (folder / PROBE_FILE).is_file() else None
-    saved = {k: doc.text_or_none(k) for k in model_fields(None)}
+    saved = {"weights_sha256": doc.weights_sha256, MODEL_FIELD: doc.model_sha256}
     problem = mismatch(saved, probe, module, device)
     if problem is not None:
         raise LoadError(f"the module is not the one {shown} was tuned from: {problem}")
 
 
 def _built(
-    doc: Reader,
+    doc: Manifest,
     folder: Path,
     config: Backend,
     samples: Samples,
@@ -216,9 +210,9 @@ def _built(
 ) -> Built:
     if module is not None:
         _check_module(doc, folder, module, device, shown)
-    if doc.text("mode") == "artifact":
-        outputs = read_output_spec(doc.text("outputs"))
-        artifact = folder / doc.text("artifact")
+    if doc.mode == "artifact" and doc.artifact is not None:
+        outputs = read_output_spec(doc.outputs)
+        artifact = folder / doc.artifact
         effect = load_built(config, artifact, samples.spec, outputs, device, work_dir)
     elif module is None:
         raise LoadError(
@@ -234,17 +228,15 @@ def _built(
 
 
 def _decoded(
-    folder: Path, doc: Reader, files: Path
+    folder: Path, doc: Manifest, files: Path
 ) -> tuple[Backend, InputSpec, Selection, RunRecord | None]:
     """The manifest's backend, input spec and selection, and the record when kept; a
     malformed value is a ``LoadError`` naming the manifest."""
     try:
-        backend = doc.child("backend")
-        config = backend_from_config(
-            backend.text("kind"), backend.obj("config"), backend.text_or_none("source")
-        )
-        spec = spec_from_json(doc.child("input_spec"))
-        selection: Selection = decode_selection(doc.child("selection"))
+        backend = doc.backend
+        config = backend_from_config(backend.kind, dict(backend.config), backend.source)
+        spec = spec_from_json(dict(doc.input_spec), f"{MANIFEST}.input_spec")
+        selection = doc.selection
         record = None
         if (files / RECORD).is_file():
             record = loads((files / RECORD).read_text(encoding="utf-8"))
@@ -280,7 +272,7 @@ def load(
     try:
         _sealed_copy(folder, doc, private / "files")
         config, spec, selection, record = _decoded(folder, doc, private / "files")
-        dev = _device(folder, device or doc.text("device"))
+        dev = _device(folder, device or doc.device)
         samples = dataclasses.replace(zero_samples(spec), spec=spec)  # keeps the dynamic axes
         files, work = private / "files", private / "work"
         built = _built(doc, files, config, samples, module, dev, work, folder)

@@ -4,17 +4,15 @@ copy of the files it lists (see :mod:`aitune_fp.shell.persist` for the rules).""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
-from typing import Final
 
-from aitune_fp.core.record.reader import Reader
+import msgspec
+
 from aitune_fp.effects.cache.artifacts import external_data
 from aitune_fp.effects.cache.integrity import FileDigest, check_sealed, private_copy, safe_name
+from aitune_fp.shell.manifest import FORMAT, MANIFEST, VERSION, Manifest, foreign, read_manifest
 
-FORMAT: Final = "aitune_fp.saved_module"
-VERSION: Final = 1
-MANIFEST: Final = "manifest.json"
+__all__ = ["FORMAT", "MANIFEST", "VERSION", "LoadError", "Manifest", "manifest_digest"]
 
 
 class LoadError(ValueError):
@@ -46,7 +44,7 @@ def _check_pinned(folder: Path, raw: bytes, expected_digest: str) -> None:
         )
 
 
-def _read_manifest(folder: Path, expected_digest: str | None = None) -> Reader:
+def _read_manifest(folder: Path, expected_digest: str | None = None) -> Manifest:
     try:
         raw = (folder / MANIFEST).read_bytes()
     except FileNotFoundError:
@@ -58,30 +56,33 @@ def _read_manifest(folder: Path, expected_digest: str | None = None) -> Reader:
     return _parsed(folder, raw)
 
 
-def _parsed(folder: Path, raw: bytes) -> Reader:
-    """The manifest in ``raw``; not JSON, or not this format and version, is a ``LoadError``."""
+def _parsed(folder: Path, raw: bytes) -> Manifest:
+    """The manifest in ``raw``; not JSON, not this format and version, or a value of the
+    wrong type is a ``LoadError``."""
     try:
-        doc = Reader(json.loads(raw.decode("utf-8")), MANIFEST)
-    except ValueError as error:
+        data = msgspec.json.decode(raw)
+    except msgspec.DecodeError as error:
         raise LoadError(f"{folder / MANIFEST} cannot be read: {error}") from None
-    if doc.raw("format", None) != FORMAT or doc.raw("version", None) != VERSION:
+    why = foreign(data)
+    if why is not None:
         raise LoadError(
-            f"{folder / MANIFEST} is not an aitune_fp save of version {VERSION} "
-            f"(format {doc.raw('format', None)!r}, version {doc.raw('version', None)!r})"
+            f"{folder / MANIFEST} is not an aitune_fp save of version {VERSION} ({why})"
         )
-    return doc
+    try:
+        return read_manifest(data)
+    except ValueError as error:
+        raise LoadError(f"{folder / MANIFEST}: {error}") from None
 
 
-def _sealed_copy(folder: Path, doc: Reader, into: Path) -> dict[str, FileDigest]:
+def _sealed_copy(folder: Path, doc: Manifest, into: Path) -> dict[str, FileDigest]:
     """Check ``folder`` is sealed, copy its files into ``into`` and verify the copies."""
-    files = _files(doc)
-    artifact = doc.text_or_none("artifact")
+    files, artifact = dict(doc.files), doc.artifact
     problem = check_sealed(folder, files, MANIFEST)
     listed = artifact is not None and safe_name(artifact) and artifact in files
-    if problem is None and doc.text("mode") == "artifact" and not listed:
+    if problem is None and doc.mode == "artifact" and not listed:
         problem = f"its artifact {artifact!r} is not a file listed in {MANIFEST}"
     problem = problem or private_copy(folder, files, into)
-    if problem is None and artifact is not None and doc.text("mode") == "artifact":
+    if problem is None and artifact is not None and doc.mode == "artifact":
         try:
             missing = [n for n in external_data(into / artifact) if n not in files]
         except ValueError as error:
@@ -91,11 +92,3 @@ def _sealed_copy(folder: Path, doc: Reader, into: Path) -> dict[str, FileDigest]
     if problem is not None:
         raise LoadError(f"refusing to load {folder}: {problem}")
     return files
-
-
-def _files(doc: Reader) -> dict[str, FileDigest]:
-    files = doc.child("files")
-    return {
-        name: FileDigest(files.child(name).integer("size"), files.child(name).text("sha256"))
-        for name in files.data
-    }

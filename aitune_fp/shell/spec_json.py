@@ -5,16 +5,20 @@ dtype, the batch axis, the dynamic axes and, for structured calls, the call tree
 (:func:`~aitune_fp.effects.inputs.call_tree.tree_to_json`); reading it back gives an equal spec,
 and an unknown dtype, a bad dynamic axis or a tree that cannot be rebuilt is a
 :class:`~aitune_fp.shell.sealed.LoadError` (manifests written before dynamic axes have
-none). The all-zeros sample of a structured spec rebuilds the user's containers.
+none); it is decoded strictly by msgspec (:mod:`aitune_fp.core.record.json_codec`), a
+value of the wrong type naming its path. The all-zeros sample of a structured spec
+rebuilds the user's containers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.json_codec import from_json
 from aitune_fp.effects.inputs.call_tree import tree_from_json, tree_to_json
 from aitune_fp.effects.inputs.dynamic import dynamic_to_json, with_dynamic
 from aitune_fp.effects.inputs.samples import Call, InputSpec, Samples, TensorSpec, normalise_samples
@@ -40,34 +44,40 @@ def spec_to_json(spec: InputSpec) -> dict[str, Any]:
     } | ({} if spec.tree is None else {"tree": tree_to_json(spec.tree)})
 
 
-def spec_from_json(doc: Reader) -> InputSpec:
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """An input spec as :func:`spec_to_json` writes it."""
+
+    positional: tuple[str, ...]
+    keywords: tuple[str, ...]
+    tensors: tuple[TensorSpec, ...]
+    batch_axis: int
+    dynamic: tuple[Mapping[str, object], ...] = ()
+    tree: Mapping[str, object] | None = None
+
+
+def spec_from_json(data: Any, where: str = "input_spec") -> InputSpec:
     """An input spec from :func:`spec_to_json`'s output; an unknown dtype is a ``LoadError``.
 
     >>> spec = normalise_samples([torch.zeros(2, 3)]).spec
-    >>> spec_from_json(Reader(spec_to_json(spec), "input_spec")) == spec
+    >>> spec_from_json(spec_to_json(spec)) == spec
     True
     >>> bad = {**spec_to_json(spec), "tensors": [{"name": "x", "row_shape": [3], "dtype": "bogus"}]}
-    >>> spec_from_json(Reader(bad, "input_spec"))
+    >>> spec_from_json(bad)
     Traceback (most recent call last):
     ...
     aitune_fp.shell.sealed.LoadError: input_spec: unknown dtype 'bogus'
     """
-    tensors = tuple(
-        TensorSpec(t.text("name"), tuple(int(d) for d in t.array("row_shape")), t.text("dtype"))
-        for t in doc.children("tensors")
-    )
-    for t in tensors:
+    doc = from_json(data, _Written, where)
+    for t in doc.tensors:
         if not isinstance(getattr(torch, t.dtype, None), torch.dtype):
-            raise LoadError(f"{doc.path}: unknown dtype {t.dtype!r}")
+            raise LoadError(f"{where}: unknown dtype {t.dtype!r}")
     try:  # manifests written before dynamic axes (or trees) have none
-        raw = doc.raw("tree", None)
-        tree = None if raw is None else tree_from_json(raw)
-        spec = InputSpec(
-            doc.texts("positional"), doc.texts("keywords"), tensors, doc.integer("batch_axis"), tree
-        )
-        return with_dynamic(spec, doc.array("dynamic", []))
+        tree = None if doc.tree is None else tree_from_json(doc.tree)
+        spec = InputSpec(doc.positional, doc.keywords, doc.tensors, doc.batch_axis, tree)
+        return with_dynamic(spec, list(doc.dynamic))
     except (ValueError, KeyError, TypeError) as error:
-        raise LoadError(f"{doc.path}: {error}") from None
+        raise LoadError(f"{where}: {error}") from None
 
 
 def zero_samples(spec: InputSpec) -> Samples:

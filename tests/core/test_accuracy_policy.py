@@ -25,8 +25,7 @@ from aitune_fp.core.accuracy import (
 )
 from aitune_fp.core.accuracy.policy import REDUCED
 from aitune_fp.core.fold import tune
-from aitune_fp.core.record.codec import decode_profile, encode_profile
-from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.json_codec import from_json, to_json
 from aitune_fp.core.records import Profile
 from aitune_fp.core.strategies import max_throughput, within_accuracy
 from aitune_fp.core.strategies.registry import (
@@ -147,8 +146,8 @@ def test_the_verdict_depends_only_on_the_recorded_figures(
     precision: str, f: dict[str, float]
 ) -> None:
     """The verdict on figures read back from a stored profile equals that on the originals."""
-    stored = encode_profile(Profile("x", {1: [1.0]}, accuracy=f))
-    back = decode_profile(Reader(stored, "profile")).accuracy
+    stored = to_json(Profile("x", {1: [1.0]}, accuracy=f))
+    back = from_json(stored, Profile, "profile").accuracy
     assert judge(DEFAULT_POLICY, precision, back) == judge(DEFAULT_POLICY, precision, f)
 
 

@@ -20,9 +20,7 @@ from aitune_fp import (
     tune,
     within_memory,
 )
-from aitune_fp.core.record.codec import decode_profile, decode_result, encode_profile
-from aitune_fp.core.record.codec import encode_result as encode_profiling_result
-from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.json_codec import from_json, to_json
 from aitune_fp.core.record.run_record import (
     BackendOutcome,
     RunRecord,
@@ -200,9 +198,9 @@ def test_bad_memory_specs_say_what_is_accepted(spec: str) -> None:
 def test_profile_and_result_round_trip_keeps_the_peak() -> None:
     """Encoding then decoding a profile and a result keeps peak_memory_mb."""
     p = prof("onnxruntime", 1.0, 321.5)
-    assert decode_profile(Reader(encode_profile(p), "p")).peak_memory_mb == 321.5
+    assert from_json(to_json(p), Profile, "p").peak_memory_mb == 321.5
     r = BackendProfilingResult(1.0, 1, 1.0, 1000.0, peak_memory_mb=12.25)
-    assert decode_result(Reader(encode_profiling_result(r), "r")).peak_memory_mb == 12.25
+    assert from_json(to_json(r), BackendProfilingResult, "r").peak_memory_mb == 12.25
 
 
 def _record(peak: float | None) -> RunRecord:

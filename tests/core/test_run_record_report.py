@@ -98,7 +98,6 @@ def test_markdown_is_a_function_of_the_record(record: RunRecord) -> None:
 def test_every_pinned_stage_is_in_the_json_with_null_where_it_did_not_run() -> None:
     """encode writes each pinned stage name (null when absent) and stopped_early; decode
     drops the nulls, so a round trip gives the same outcome."""
-    from aitune_fp.core.record.reader import Reader
     from aitune_fp.core.record.run_record import decode_outcome, encode_outcome
     from aitune_fp.core.record.stages import STAGES
 
@@ -107,4 +106,4 @@ def test_every_pinned_stage_is_in_the_json_with_null_where_it_did_not_run() -> N
     assert list(doc["stage_seconds"])[: len(STAGES)] == list(STAGES)
     assert doc["stage_seconds"]["export"] == 1.0 and doc["stage_seconds"]["compile"] is None
     assert doc["stopped_early"] is None
-    assert decode_outcome(Reader(doc, "outcome")) == outcome
+    assert decode_outcome(doc) == outcome

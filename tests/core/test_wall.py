@@ -5,7 +5,6 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.run_record import RunRecord, decode, encode, loads
 from aitune_fp.core.record.wall import WallAccount, decode_wall, encode_wall, wall_line
 
@@ -19,7 +18,7 @@ accounts = st.builds(
 @given(accounts)
 def test_wall_account_round_trips_through_json(account: WallAccount) -> None:
     """Any wall account decodes from its encoding to an equal account."""
-    assert decode_wall(Reader(encode_wall(account), "wall")) == account
+    assert decode_wall(encode_wall(account)) == account
 
 
 @given(accounts)

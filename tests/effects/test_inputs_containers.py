@@ -140,11 +140,10 @@ def test_a_batch_rebuilds_its_dataclass_in_a_process_that_never_registered_it() 
 def test_a_saved_structured_spec_reads_back_and_rebuilds_zeros_in_the_users_types() -> None:
     """The input spec of a structured call survives its JSON round trip, and the all-zeros
     sample a recipe is rebuilt from holds the user's dataclass and the kept-whole position."""
-    from aitune_fp.core.record.reader import Reader
     from aitune_fp.shell.spec_json import spec_from_json, spec_to_json, zero_samples
 
     spec = normalise_samples([_sample(2)]).spec
-    back = spec_from_json(Reader(json.loads(json.dumps(spec_to_json(spec))), "input_spec"))
+    back = spec_from_json(json.loads(json.dumps(spec_to_json(spec))))
     assert back == spec and back.tree is not None
     got = zero_samples(back).items[0].call(lambda **kw: kw)
     assert type(got["pair"]) is Pair and got["pair"].b.shape == (1, 3)

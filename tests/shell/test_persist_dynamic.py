@@ -7,7 +7,6 @@ import json
 import pytest
 import torch
 
-from aitune_fp.core.record.reader import Reader
 from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.persist import LoadError
 from aitune_fp.shell.spec_json import spec_from_json, spec_to_json
@@ -20,14 +19,14 @@ def test_dynamic_axes_round_trip_through_the_manifest_spec() -> None:
     ]
     spec = normalise_samples(samples, dynamic_axes={"ids": {1: (4, 32)}}).spec
     text = json.dumps(spec_to_json(spec))
-    assert spec_from_json(Reader(json.loads(text), "input_spec")) == spec
+    assert spec_from_json(json.loads(text)) == spec
 
 
 def test_manifests_without_dynamic_axes_still_load() -> None:
     """A spec written before dynamic axes existed reads back with none."""
     doc = spec_to_json(normalise_samples(torch.zeros(2, 3)).spec)
     del doc["dynamic"]
-    assert spec_from_json(Reader(doc, "input_spec")).tensors[0].dynamic == ()
+    assert spec_from_json(doc).tensors[0].dynamic == ()
 
 
 def test_a_bad_dynamic_entry_is_a_load_error() -> None:
@@ -37,4 +36,4 @@ def test_a_bad_dynamic_entry_is_a_load_error() -> None:
         {"input": "nope", "axis": 1, "min": 1, "max": 4, "opt": 2, "dim": "d", "inferred": True}
     ]
     with pytest.raises(LoadError, match="unknown input 'nope'"):
-        spec_from_json(Reader(doc, "input_spec"))
+        spec_from_json(doc)

@@ -5,62 +5,45 @@ Rules: each event is one object, ``{"event": "profiled", "name", "profile" | "fa
 "reason", "seconds"}`` or ``{"event": "prebuilt", "seconds", "failures"}``; floats are
 written as JSON numbers (Python's shortest repr, so a decoded log is the same values bit
 for bit and a replay reproduces the run exactly); records written before the log existed
-read as an empty log.
+read as an empty log; each event's fields are msgspec's (:mod:`.json_codec`), the
+tag and the build's result (``profile`` or ``failure``, flat) are ours.
 
+>>> from pyrsistent import pmap
 >>> from returns.result import Failure, Success
 >>> from aitune_fp.core.records import BackendFailure, Profile
 >>> log = (Profiled("a", Success(Profile("a", {1: [0.1 + 0.2]})), True, 1.5),
 ...        Profiled("b", Failure(BackendFailure("b", "build", "no")), False),
 ...        Timed("rounds", pmap({"a": (1.0, 2.0)}), 2, "clear", 0.25),
 ...        Prebuilt(2.5, pmap({"b": "worker died with SIGSEGV during build"})))
->>> read_events(Reader({"events": encode_events(log)}, "run record")) == log
+>>> decode_events(encode_events(log), "run record.events") == log
 True
->>> read_events(Reader({}, "run record"))
-()
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
-from pyrsistent import pmap
 from returns.result import Failure, Success
 
-from aitune_fp.core.record.codec import (
-    decode_failure,
-    decode_profile,
-    encode_failure,
-    encode_profile,
-)
-from aitune_fp.core.record.reader import Reader
-from aitune_fp.core.records import Candidate
+from aitune_fp.core.record.json_codec import decoded_fields, from_json, to_json
+from aitune_fp.core.records import BackendFailure, Candidate, Profile
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
+
+_KINDS: Final[dict[str, type[Event]]] = {"profiled": Profiled, "timed": Timed,
+                                         "prebuilt": Prebuilt}  # fmt: skip
 
 
 def encode_event(event: Event) -> dict[str, Any]:
     """One event as a JSON-able dict."""
     if isinstance(event, Profiled):
-        return {"event": "profiled", "name": event.name, **_result(event.result),
-                "live": event.live, "profile_seconds": event.profile_seconds}  # fmt: skip
-    if isinstance(event, Prebuilt):
-        return {"event": "prebuilt", "seconds": event.seconds,
-                "failures": dict(sorted(event.failures.items()))}  # fmt: skip
-    return {
-        "event": "timed",
-        "purpose": event.purpose,
-        "samples": {k: list(v) for k, v in sorted(event.samples.items())},
-        "rounds": event.rounds,
-        "reason": event.reason,
-        "seconds": event.seconds,
-    }
-
-
-def _result(result: Candidate) -> dict[str, Any]:
-    """A build's result: its profile or its failure (the other ``None``)."""
-    if isinstance(result, Success):
-        return {"profile": encode_profile(result.unwrap()), "failure": None}
-    return {"profile": None, "failure": encode_failure(result.failure())}
+        built = {"profile": event.result.value_or(None),
+                 "failure": event.result.swap().value_or(None)}  # fmt: skip
+        fields = {"name": event.name, **built, "live": event.live,
+                  "profile_seconds": event.profile_seconds}  # fmt: skip
+        return {"event": "profiled", **to_json(fields)}
+    tag = "prebuilt" if isinstance(event, Prebuilt) else "timed"
+    return {"event": tag, **to_json(event)}
 
 
 def encode_events(events: Sequence[Event]) -> list[dict[str, Any]]:
@@ -68,36 +51,32 @@ def encode_events(events: Sequence[Event]) -> list[dict[str, Any]]:
     return [encode_event(e) for e in events]
 
 
-def decode_event(doc: Reader) -> Event:
-    """One event from :func:`encode_event`'s output; ``ValueError`` naming a bad path."""
-    kind = doc.text("event")
-    if kind == "profiled":
-        return Profiled(doc.text("name"), _decoded_result(doc), doc.flag("live"),
-                        doc.number("profile_seconds"))  # fmt: skip
-    if kind == "timed":
-        samples = doc.child("samples")
-        timed = pmap({k: samples.numbers(k) for k in samples.data})
-        return Timed(doc.text("purpose"), timed, doc.integer("rounds"), doc.text("reason"),
-                     doc.number("seconds"))  # fmt: skip
-    if kind == "prebuilt":
-        failures = doc.child("failures")
-        return Prebuilt(doc.number("seconds"), pmap({k: failures.text(k) for k in failures.data}))
-    raise ValueError(f"{doc.path}.event: expected profiled, timed or prebuilt, got {kind!r}")
-
-
-def _decoded_result(doc: Reader) -> Candidate:
+def _result(data: dict[str, Any], where: str) -> Candidate:
     """A profiled event's result: exactly one of its profile and its failure."""
-    profile = doc.decoded_or_none("profile", decode_profile)
-    failure = doc.decoded_or_none("failure", decode_failure)
+    profile: Profile | None = from_json(data.get("profile"), Profile | None, f"{where}.profile")
+    failed = data.get("failure")
+    failure: BackendFailure | None = from_json(failed, BackendFailure | None, f"{where}.failure")
     if profile is not None and failure is None:
         return Success(profile)
     if failure is not None and profile is None:
         return Failure(failure)
-    raise ValueError(f"{doc.path}: a profiled event has a profile or a failure")
+    raise ValueError(f"{where}: a profiled event has a profile or a failure")
 
 
-def read_events(record: Reader) -> tuple[Event, ...]:
-    """The event log of a decoded record (absent or ``null``, as in older records: empty)."""
-    if record.raw("events", None) is None:
+def decode_event(data: Any, where: str) -> Event:
+    """One event from :func:`encode_event`'s output; ``ValueError`` naming a bad path."""
+    tag = data.get("event") if isinstance(data, dict) else None
+    kind = _KINDS.get(tag) if isinstance(tag, str) else None
+    if kind is None:
+        raise ValueError(f"{where}.event: expected profiled, timed or prebuilt, got {tag!r}")
+    own = {"result": _result(data, where)} if kind is Profiled else {}
+    return decoded_fields(data, kind, where, own)
+
+
+def decode_events(data: Any, where: str) -> tuple[Event, ...]:
+    """The event log of a record's JSON (``null``, as in older records: empty)."""
+    if data is None:
         return ()
-    return tuple(decode_event(item) for item in record.children("events"))
+    if not isinstance(data, list):
+        raise ValueError(f"{where}: expected an array of events")
+    return tuple(decode_event(item, f"{where}[{i}]") for i, item in enumerate(data))

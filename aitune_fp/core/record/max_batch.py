@@ -9,18 +9,17 @@ Rules:
   ``reason`` says it in words ("eager crashed at batch size 4 (SIGSEGV)");
 - ``reused_from`` is the cache file an earlier sweep's result was taken from (``None``:
   swept in this run; see :mod:`aitune_fp.shell.batch_cache`);
-- it is ``run.json``'s ``max_batch_search`` object; a record written before it existed
-  reads as ``None`` (nothing known), and :func:`max_batch_line` is the one line the
-  console and the report show: ``max batch size 2: eager crashed at batch size 4
-  (SIGSEGV)`` (with ``, reused from an earlier sweep`` when it was).
+- it is ``run.json``'s ``max_batch_search`` object (its fields, by :mod:`.json_codec`); a
+  record written before it existed reads as ``None`` (nothing known), and
+  :func:`max_batch_line` is the one line the console and the report show: ``max batch
+  size 2: eager crashed at batch size 4 (SIGSEGV)`` (with ``, reused from an earlier
+  sweep`` when it was).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
-
-from aitune_fp.core.record.reader import Reader
+from typing import Final
 
 STOPS: Final = ("cap", "raised", "crashed", "hung", "memory", "slow", "unbatched")
 
@@ -48,38 +47,6 @@ got 'tired'
             raise ValueError(f"stop must be one of {', '.join(STOPS)}, got {self.stop!r}")
         if self.failed_at is not None and (isinstance(self.failed_at, bool) or self.failed_at < 1):
             raise ValueError(f"failed_at must be >= 1, got {self.failed_at!r}")
-
-
-def encode_max_batch(search: MaxBatchSearch | None) -> dict[str, Any] | None:
-    """The record's ``max_batch_search`` object (``None``: not known).
-
-    >>> encode_max_batch(MaxBatchSearch("hung", "eager hung", 2))
-    {'stop': 'hung', 'reason': 'eager hung', 'failed_at': 2, 'reused_from': None}
-    """
-    if search is None:
-        return None
-    return {"stop": search.stop, "reason": search.reason, "failed_at": search.failed_at,
-            "reused_from": search.reused_from}  # fmt: skip
-
-
-def decode_max_batch(doc: Reader) -> MaxBatchSearch:
-    """A :class:`MaxBatchSearch` from :func:`encode_max_batch`'s output."""
-    return doc.build(
-        MaxBatchSearch,
-        stop=doc.text("stop"),
-        reason=doc.text("reason"),
-        failed_at=doc.integer_or_none("failed_at"),
-        reused_from=doc.text_or_none("reused_from"),
-    )
-
-
-def read_max_batch(record: Reader) -> MaxBatchSearch | None:
-    """The max-batch search of a decoded record (absent, as in older records: ``None``).
-
-    >>> read_max_batch(Reader({}, "run record")) is None
-    True
-    """
-    return record.decoded_or_none("max_batch_search", decode_max_batch)
 
 
 def max_batch_line(max_batch_size: int | None, search: MaxBatchSearch | None) -> str | None:

@@ -11,19 +11,16 @@ Rules:
 - ``decision`` says how this run reached its decision: ``"full tune"``, a decision cache
   hit whose pick was re-verified, or a full tune after a re-verification that disagreed
   (:mod:`aitune_fp.shell.decision_cache`; ``None``: written before the decision cache);
-- all are fields of ``run.json``'s ``provenance`` object; a record written before they
-  existed reads as no keys, not reused and no decision line.
+- all are fields of ``run.json``'s ``provenance`` object (by :mod:`.json_codec`); a record
+  written before they existed reads as no keys, not reused and no decision line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from pyrsistent import PMap, pmap
-
-from aitune_fp.core.record.reader import Reader
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,40 +48,3 @@ def differing(ours: Mapping[str, str], theirs: Mapping[str, str]) -> tuple[str, 
     ()
     """
     return tuple(sorted(k for k in {*ours, *theirs} if ours.get(k) != theirs.get(k)))
-
-
-def encode_provenance(p: Provenance) -> dict[str, Any]:
-    """The record's ``provenance`` object.
-
-    >>> encode_provenance(Provenance({"model": "m"}, "old/run.json"))["baseline_reused_from"]
-    'old/run.json'
-    """
-    return {
-        "baseline_keys": {k: p.baseline_keys[k] for k in sorted(p.baseline_keys)},
-        "baseline_reused_from": p.baseline_reused_from,
-        "baseline_refused": p.baseline_refused,
-        "decision": p.decision,
-    }
-
-
-def decode_provenance(doc: Reader) -> Provenance:
-    """A :class:`Provenance` from :func:`encode_provenance`'s output.
-
-    >>> decode_provenance(Reader({"baseline_keys": {"model": 3}}, "provenance"))
-    Traceback (most recent call last):
-    ...
-    ValueError: provenance.baseline_keys.model: expected a string, got a number
-    """
-    keys = doc.child_or_none("baseline_keys")
-    values = {k: keys.text(k) for k in keys.data} if keys is not None else {}
-    reused, refused = doc.text_or_none("baseline_reused_from"), doc.text_or_none("baseline_refused")
-    return Provenance(pmap(values), reused, refused, doc.text_or_none("decision"))
-
-
-def read_provenance(record: Reader) -> Provenance:
-    """The provenance of a decoded record (absent: no keys, not reused).
-
-    >>> read_provenance(Reader({}, "run record")) == Provenance()
-    True
-    """
-    return record.decoded_or_none("provenance", decode_provenance) or Provenance()

@@ -17,29 +17,39 @@ Rules:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+import msgspec
 from pyrsistent import PMap, pmap
 from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import tune
-from aitune_fp.core.record import codec
-from aitune_fp.core.record import verification_codec as verifying
-from aitune_fp.core.record.event_log import encode_events, read_events
-from aitune_fp.core.record.max_batch import MaxBatchSearch, encode_max_batch, read_max_batch
-from aitune_fp.core.record.provenance import Provenance, encode_provenance, read_provenance
-from aitune_fp.core.record.reader import Reader
-from aitune_fp.core.record.stages import decode_stages, encode_stages
-from aitune_fp.core.record.values import encode_float, freeze_json, freeze_numbers, thaw_json
+from aitune_fp.core.record.event_log import decode_events, encode_events
+from aitune_fp.core.record.json_codec import decoded_fields, from_json, to_json
+from aitune_fp.core.record.max_batch import MaxBatchSearch
+from aitune_fp.core.record.provenance import Provenance
+from aitune_fp.core.record.stages import encode_stages, without_null_stages
+from aitune_fp.core.record.values import freeze_json, freeze_numbers
 from aitune_fp.core.record.wall import WallAccount, encode_wall, read_wall
 from aitune_fp.core.records import BackendFailure, Candidate, Profile, Selection, TuneError
 from aitune_fp.core.session.events import Event
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
+from aitune_fp.core.verification.verification_records import Verification
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+"""Version 2: written by msgspec (:mod:`.json_codec`); the shape is version 1's."""
+READS: Final = (1, 2)
+_ABSENT: Final[dict[str, Any]] = {
+    "baseline": None,
+    "selection": None,
+    "error": None,
+    "max_batch_size": None,
+    "environment": {},
+    "input_spec": {},
+}
+"""What an absent field reads as (as version 1 read it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +112,7 @@ class RunRecord:
     schema_version: int = SCHEMA_VERSION
     status: str = "complete"
     options: PMap[str, Any] = field(default_factory=pmap)
-    verification: verifying.Verification | None = None
+    verification: Verification | None = None
     provenance: Provenance = field(default_factory=Provenance)
     max_batch_search: MaxBatchSearch | None = None
     wall: WallAccount | None = None
@@ -171,104 +181,61 @@ def with_strategy(record: RunRecord, strategy: Strategy) -> RunRecord:
 
 
 def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
-    """One backend's outcome as a JSON-able dict (non-finite floats by name).
+    """One backend's outcome as a JSON-able dict (non-finite floats by name; every pinned
+    stage written, :mod:`.stages`).
 
     >>> o = BackendOutcome("a", "a", "k", {}, validation={"max_abs": float("inf")})
-    >>> encode_outcome(o)["validation"], decode_outcome(Reader(encode_outcome(o), "o")) == o
+    >>> encode_outcome(o)["validation"], decode_outcome(encode_outcome(o)) == o
     ({'max_abs': 'Infinity'}, True)
     """
-    return {
-        "backend": outcome.backend,
-        "kind": outcome.kind,
-        "key": outcome.key,
-        "config": thaw_json(outcome.config),
-        "profile": None if outcome.profile is None else codec.encode_profile(outcome.profile),
-        "failure": None if outcome.failure is None else codec.encode_failure(outcome.failure),
-        "stage_seconds": encode_stages(outcome.stage_seconds),
-        "validation": {k: encode_float(v) for k, v in sorted(outcome.validation.items())},
-        "artifact": outcome.artifact,
-        "stopped_early": outcome.stopped_early,
-    }
+    return {**to_json(outcome), "stage_seconds": encode_stages(outcome.stage_seconds)}
 
 
-def decode_outcome(doc: Reader) -> BackendOutcome:
+def decode_outcome(data: Any, where: str = "outcome") -> BackendOutcome:
     """One backend's outcome from :func:`encode_outcome`'s output."""
-    return doc.build(
-        BackendOutcome,
-        backend=doc.text("backend"),
-        kind=doc.text("kind"),
-        key=doc.text("key"),
-        config=doc.obj("config"),
-        profile=doc.decoded_or_none("profile", codec.decode_profile),
-        failure=doc.decoded_or_none("failure", codec.decode_failure),
-        stage_seconds=decode_stages(doc),
-        validation=doc.number_map("validation", {}),
-        artifact=doc.text_or_none("artifact"),
-        stopped_early=doc.text_or_none("stopped_early"),
-    )
+    return from_json(without_null_stages(data), BackendOutcome, where)
 
 
 def encode(record: RunRecord) -> dict[str, Any]:
     """The record as a JSON-able dict (the ``run.json`` schema, see docs/run-record.md)."""
-    return {
-        "schema_version": record.schema_version,
-        "model": record.model,
-        "device": record.device,
-        "max_batch_size": record.max_batch_size,
-        "strategy": thaw_json(record.strategy),
-        "input_spec": thaw_json(record.input_spec),
-        "environment": thaw_json(record.environment),
-        "baseline": None if record.baseline is None else encode_outcome(record.baseline),
-        "candidates": [encode_outcome(c) for c in record.candidates],
-        "selection": None if record.selection is None else codec.encode_selection(record.selection),
-        "error": None if record.error is None else codec.encode_tune_error(record.error),
-        "verification": verifying.encode_verification(record.verification),
-        "status": record.status,
-        "options": thaw_json(record.options),
-        "provenance": encode_provenance(record.provenance),
-        "max_batch_search": encode_max_batch(record.max_batch_search),
-        "wall": encode_wall(record.wall),
-        "events": encode_events(record.events),
-    }
+    tree: dict[str, Any] = to_json(replace(record, baseline=None, candidates=(), events=()))
+    outcomes = {"baseline": None if record.baseline is None else encode_outcome(record.baseline),
+                "candidates": [encode_outcome(c) for c in record.candidates]}  # fmt: skip
+    return {**tree, **outcomes, "wall": encode_wall(record.wall),
+            "events": encode_events(record.events)}  # fmt: skip
+
+
+def _version(data: Any) -> int:
+    """The record's schema version, when this aitune_fp reads it."""
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise ValueError("run record: no schema_version field: not an aitune_fp run record")
+    version = data["schema_version"]
+    if version not in READS or isinstance(version, bool):
+        raise ValueError(
+            f"run record: schema_version {version} is not supported "
+            f"(this aitune_fp reads {' and '.join(map(str, READS))})"
+        )
+    return int(version)
 
 
 def decode(data: Any) -> RunRecord:
-    """A :class:`RunRecord` from ``encode``'s output; ``ValueError`` naming the bad path.
+    """A :class:`RunRecord` from ``encode``'s output (or a version 1 record, the same
+    shape); ``ValueError`` naming the bad path.
 
     >>> decode({"schema_version": 99})
     Traceback (most recent call last):
     ...
-    ValueError: run record: schema_version 99 is not supported (this aitune_fp reads 1)
+    ValueError: run record: schema_version 99 is not supported (this aitune_fp reads 1 and 2)
     """
-    doc = Reader(data, "run record")
-    if "schema_version" not in doc.data:
-        raise ValueError("run record: no schema_version field: not an aitune_fp run record")
-    version = doc.integer("schema_version")
-    if version != SCHEMA_VERSION:
-        raise ValueError(
-            f"run record: schema_version {version} is not supported "
-            f"(this aitune_fp reads {SCHEMA_VERSION})"
-        )
-    return doc.build(
-        RunRecord,
-        model=doc.text("model"),
-        device=doc.text("device"),
-        strategy=doc.obj("strategy"),
-        baseline=doc.decoded_or_none("baseline", decode_outcome),
-        candidates=tuple(decode_outcome(c) for c in doc.children("candidates")),
-        selection=doc.decoded_or_none("selection", codec.decode_selection),
-        error=doc.decoded_or_none("error", codec.decode_tune_error),
-        environment=doc.obj("environment", {}),
-        input_spec=doc.obj("input_spec", {}),
-        max_batch_size=doc.integer_or_none("max_batch_size"),
-        verification=verifying.read_verification(doc),
-        status=doc.text("status", "complete"),
-        options=doc.obj("options", {}),
-        provenance=read_provenance(doc),
-        max_batch_search=read_max_batch(doc),
-        wall=read_wall(doc),
-        events=read_events(doc),
-    )
+    _version(data)
+    doc = {**_ABSENT, **data}
+    candidates = doc.get("candidates")
+    if isinstance(candidates, list):
+        doc["candidates"] = [without_null_stages(c) for c in candidates]
+    doc["baseline"] = without_null_stages(doc["baseline"])
+    own = {"schema_version": SCHEMA_VERSION, "wall": read_wall(doc, "run record.wall"),
+           "events": decode_events(doc.get("events", []), "run record.events")}  # fmt: skip
+    return decoded_fields(doc, RunRecord, "run record", own)
 
 
 def dumps(record: RunRecord) -> str:
@@ -277,9 +244,10 @@ def dumps(record: RunRecord) -> str:
     >>> o = BackendOutcome("a", "a", "k", {})
     >>> r = RunRecord("m", "cpu", {}, None, (o,), None, None, {}, {}, None)
     >>> loads(dumps(r)) == r, encode(r)["schema_version"]
-    (True, 1)
+    (True, 2)
     """
-    return json.dumps(encode(record), indent=2, sort_keys=True, allow_nan=False) + "\n"
+    text = msgspec.json.format(msgspec.json.encode(encode(record), order="sorted"), indent=2)
+    return text.decode("utf-8") + "\n"
 
 
 def loads(text: str) -> RunRecord:
@@ -288,9 +256,10 @@ def loads(text: str) -> RunRecord:
     >>> loads("[1,")
     Traceback (most recent call last):
     ...
-    ValueError: run record: not valid JSON (Expecting value: line 1 column 4 (char 3))
+    ValueError: run record: not valid JSON (Input data was truncated)
     """
     try:
-        return decode(json.loads(text))
-    except json.JSONDecodeError as exc:
+        data = msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
         raise ValueError(f"run record: not valid JSON ({exc})") from None
+    return decode(data)

@@ -2,8 +2,9 @@
 not run.
 
 Rules: :func:`encode_stages` writes every name of :data:`STAGES` (``None`` for a part that
-did not run) then any other stage, sorted; :func:`decode_stages` drops the ``null`` ones,
-so the in-memory map holds only the parts that ran and a round trip is the identity.
+did not run) then any other stage, sorted; :func:`without_null_stages` drops the ``null``
+ones before decoding, so the in-memory map holds only the parts that ran and a round trip
+is the identity.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.values import encode_float
 
 STAGES: Final = (
@@ -44,7 +44,13 @@ def encode_stages(stages: Mapping[str, float]) -> dict[str, Any]:
     return pinned | {k: encode_float(v) for k, v in sorted(stages.items()) if k not in pinned}
 
 
-def decode_stages(doc: Reader) -> dict[str, float]:
-    """``stage_seconds`` without the stages that did not run (``null``)."""
-    present = {k: v for k, v in doc.obj("stage_seconds", {}).items() if v is not None}
-    return Reader({"stage_seconds": present}, doc.path).number_map("stage_seconds", {})
+def without_null_stages(outcome: Any) -> Any:
+    """An outcome's JSON without the stages that did not run (``null``); anything else as is.
+
+    >>> without_null_stages({"stage_seconds": {"build": 1.0, "export": None}})
+    {'stage_seconds': {'build': 1.0}}
+    """
+    if not isinstance(outcome, dict) or not isinstance(outcome.get("stage_seconds"), dict):
+        return outcome
+    ran = {k: v for k, v in outcome["stage_seconds"].items() if v is not None}
+    return {**outcome, "stage_seconds": ran}

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from aitune_fp.core.record.reader import Reader
+from aitune_fp.core.record.json_codec import from_json
 from aitune_fp.core.record.values import encode_float
 
 
@@ -96,25 +96,47 @@ def encode_wall(account: WallAccount | None) -> dict[str, Any] | None:
     }
 
 
-def decode_wall(doc: Reader) -> WallAccount:
-    """A :class:`WallAccount` from :func:`encode_wall`'s output (``unaccounted_s`` is
-    derived, so it is not read back)."""
-    stages = tuple((c.text("stage"), c.number("seconds")) for c in doc.children("stages", []))
-    return doc.build(
-        WallAccount,
-        doc.number("wall_s"),
-        stages,
-        doc.flag("from_process_start", False),
-    )
+@dataclass(frozen=True, slots=True)
+class _Stage:
+    """One stage as ``run.json`` writes it."""
+
+    stage: str
+    seconds: float
 
 
-def read_wall(record: Reader) -> WallAccount | None:
-    """The wall account of a decoded record (absent, as in older records: ``None``).
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """The ``wall`` object as ``run.json`` writes it (``unaccounted_s`` is derived: not read)."""
 
-    >>> read_wall(Reader({}, "run record")) is None
+    wall_s: float
+    stages: tuple[_Stage, ...] = ()
+    from_process_start: bool = False
+
+
+def decode_wall(data: Any, where: str = "wall") -> WallAccount:
+    """A :class:`WallAccount` from :func:`encode_wall`'s output.
+
+    >>> decode_wall({"wall_s": -1.0}, "run record.wall")
+    Traceback (most recent call last):
+    ...
+    ValueError: run record.wall: wall must be >= 0, got -1.0
+    """
+    doc = from_json(data, _Written, where)
+    stages = tuple((s.stage, s.seconds) for s in doc.stages)
+    try:
+        return WallAccount(doc.wall_s, stages, doc.from_process_start)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+
+
+def read_wall(record: dict[str, Any], where: str) -> WallAccount | None:
+    """The wall account of a record's JSON (absent, as in older records: ``None``).
+
+    >>> read_wall({}, "run record.wall") is None
     True
     """
-    return record.decoded_or_none("wall", decode_wall)
+    found = record.get("wall")
+    return None if found is None else decode_wall(found, where)
 
 
 def wall_line(account: WallAccount | None, backend_seconds: Iterable[float] = ()) -> str | None:

@@ -1,7 +1,7 @@
 """The verification's records: paired samples, comparisons, and the verification (pure).
 
 The rules that fill them are :mod:`aitune_fp.core.verification.judge`'s; the run record
-stores a :class:`Verification` (:mod:`aitune_fp.core.record.verification_codec`).
+stores a :class:`Verification` (by :mod:`aitune_fp.core.record.json_codec`).
 """
 
 from __future__ import annotations

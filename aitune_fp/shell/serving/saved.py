@@ -26,7 +26,6 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from aitune_fp.core.record.codec import decode_selection
 from aitune_fp.core.record.run_record import RunRecord, loads
 from aitune_fp.core.records import Selection
 from aitune_fp.core.report.lines import selected_line, speedup_line
@@ -137,12 +136,11 @@ def read_saved(
     """
     path = Path(folder)
     doc = _read_manifest(path)
+    selection, kind, device = doc.selection, doc.backend.kind, doc.device
+    artifact, weights = doc.artifact, doc.weights_sha256
     try:
-        selection = decode_selection(doc.child("selection"))
-        spec = spec_from_json(doc.child("input_spec"))
-        kind, device = doc.child("backend").text("kind"), doc.text("device")
-        artifact, weights = doc.text_or_none("artifact"), doc.text_or_none("weights_sha256")
-        outputs = output_names(doc.text("outputs"))
+        spec = spec_from_json(dict(doc.input_spec), "manifest.json.input_spec")
+        outputs = output_names(doc.outputs)
     except ValueError as error:
         raise LoadError(f"{path / 'manifest.json'}: {error}") from None
     record = _record(path)
