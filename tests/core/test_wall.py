@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from aitune_fp.core.record.reader import Reader
 from aitune_fp.core.record.run_record import RunRecord, decode, encode, loads
-import re
-
 from aitune_fp.core.record.wall import (
     WallAccount,
     decode_wall,
