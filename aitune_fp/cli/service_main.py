@@ -34,6 +34,8 @@ import os
 import socket
 import threading
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from aitune_fp.cli.head_start import LIBRARIES
@@ -106,12 +108,49 @@ def main() -> int:
     parser.add_argument("--idle-timeout", type=float, default=900.0)
     args = parser.parse_args()
     folder = wire.private_dir(create=True)
+    lock = _locked(folder)
+    if lock is None:
+        say("another service holds the lock; exiting")
+        return 0
+    warm = _warmed()
+    if warm is None:
+        server.shutdown()
+        return 1
+    path = folder / wire.SOCKET
+    service = Service(_listen(path), path, args.idle_timeout, _forked, private_fds=[lock],
+                      digest=warm.digest, warm_env=warm.added, info=warm.info(folder))  # fmt: skip
+    say(f"listening on {path} (idle timeout {args.idle_timeout:g} s)")
+    service.serve()
+    return 0
+
+
+def _locked(folder: Path) -> int | None:
+    """The service's lock held (its descriptor), or ``None`` when another service holds it."""
     lock = os.open(folder / wire.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        say("another service holds the lock; exiting")
-        return 0
+        return None
+    return lock
+
+
+@dataclass(frozen=True, slots=True)
+class _Warm:
+    """What the warm-up left: the client-side digest, the environment it added, its seconds."""
+
+    digest: str
+    added: dict[str, str]
+    seconds: float
+
+    def info(self, folder: Path) -> dict[str, Any]:
+        """The service's ``info`` for its clients."""
+        return {"warm_seconds": self.seconds, "log": str(folder / wire.LOG),
+                "started": time.time()}  # fmt: skip
+
+
+def _warmed() -> _Warm | None:
+    """Warm up (:func:`warm_up`) and log the thread counts; ``None`` when a Python thread
+    started (forking would be unsafe)."""
     began = time.monotonic()
     mine, before = wire.digest(), dict(os.environ)  # before the imports, as a client's
     say("warming up")
@@ -126,22 +165,8 @@ def main() -> int:
     )
     if threads != 1:
         say("refusing to serve: a thread started during the warm-up, forking would be unsafe")
-        server.shutdown()
-        return 1
-    path = folder / wire.SOCKET
-    service = Service(
-        _listen(path),
-        path,
-        args.idle_timeout,
-        _forked,
-        private_fds=[lock],
-        digest=mine,
-        warm_env=added,
-        info={"warm_seconds": warm, "log": str(folder / wire.LOG), "started": time.time()},
-    )
-    say(f"listening on {path} (idle timeout {args.idle_timeout:g} s)")
-    service.serve()
-    return 0
+        return None
+    return _Warm(mine, added, warm)
 
 
 if __name__ == "__main__":
