@@ -132,11 +132,16 @@ def _spread_panel(axes: Any, record: RunRecord) -> None:
         if base:
             axes.axhline(median(box), color="black", linestyle="--", linewidth=1)
     axes.set_xticks(range(1, len(labels) + 1), labels, fontsize="small", rotation=20)
+    _latency_axis(axes, boxes)
+    axes.set_title("Latency spread of each row's figures")
+    axes.grid(True, axis="y", alpha=0.3)
+
+
+def _latency_axis(axes: Any, boxes: list[list[float]]) -> None:
+    """The latency axis: logarithmic when the figures span more than 20×."""
     if max(max(b) for b in boxes) > 20 * min(min(b) for b in boxes):
         axes.set_yscale("log")
     axes.set_ylabel("latency per call (ms)")
-    axes.set_title("Latency spread of each row's figures")
-    axes.grid(True, axis="y", alpha=0.3)
 
 
 def _spreads(record: RunRecord) -> tuple[list[list[float]], list[str], list[bool]]:
@@ -189,7 +194,20 @@ def _trade_off_panel(axes: Any, record: RunRecord) -> None:
     if not points:
         axes.text(0.5, 0.5, "no accuracy figures recorded", ha="center", transform=axes.transAxes)
         return
-    front = sorted(found.front, key=lambda p: p.error)
+    _front_line(axes, sorted(found.front, key=lambda p: p.error))
+    _off_front(axes, [p for p in points if not found.on_front(p.name)],
+               [p for p in points if p.name in over_bound(record)])  # fmt: skip
+    for p in points:
+        axes.annotate(p.name, (p.error, p.speed), fontsize="x-small",
+                      textcoords="offset points", xytext=(4, 4))  # fmt: skip
+    _drop_axis(axes, [p.error for p in points if p.error > 0])
+    axes.set_ylabel("speedup over the baseline")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small")
+
+
+def _front_line(axes: Any, front: list[TradePoint]) -> None:
+    """The Pareto front, by accuracy drop, as a green step line through filled points."""
     axes.plot(
         [p.error for p in front],
         [p.speed for p in front],
@@ -200,15 +218,6 @@ def _trade_off_panel(axes: Any, record: RunRecord) -> None:
         markersize=8,
         label="front",
     )
-    _off_front(axes, [p for p in points if not found.on_front(p.name)],
-               [p for p in points if p.name in over_bound(record)])  # fmt: skip
-    for p in points:
-        axes.annotate(p.name, (p.error, p.speed), fontsize="x-small",
-                      textcoords="offset points", xytext=(4, 4))  # fmt: skip
-    _drop_axis(axes, [p.error for p in points if p.error > 0])
-    axes.set_ylabel("speedup over the baseline")
-    axes.grid(True, alpha=0.3)
-    axes.legend(fontsize="small")
 
 
 def _off_front(axes: Any, others: list[TradePoint], over: list[TradePoint]) -> None:

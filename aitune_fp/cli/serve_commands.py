@@ -53,7 +53,11 @@ def add_serve_parsers(sub: Any) -> None:
     _model_options(serve)
     _batching_options(serve)
     add_generator_options(serve)
+    _add_export(sub)
 
+
+def _add_export(sub: Any) -> None:
+    """``export``: the save as a Triton model repository."""
     export = sub.add_parser("export", help="export a saved tuned model (Triton repository)")
     export.add_argument("saved", metavar="DIR", help="a folder written by --save")
     export.add_argument(

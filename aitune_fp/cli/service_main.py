@@ -104,9 +104,7 @@ def _listen(path: Any) -> socket.socket:
 
 def main() -> int:
     """Run the service until it is stopped or idle."""
-    parser = argparse.ArgumentParser(prog="aitune_fp.cli.service_main")
-    parser.add_argument("--idle-timeout", type=float, default=900.0)
-    args = parser.parse_args()
+    args = _arguments()
     folder = wire.private_dir(create=True)
     lock = _locked(folder)
     if lock is None:
@@ -122,6 +120,13 @@ def main() -> int:
     say(f"listening on {path} (idle timeout {args.idle_timeout:g} s)")
     service.serve()
     return 0
+
+
+def _arguments() -> argparse.Namespace:
+    """The service's command line: ``--idle-timeout`` seconds (default 900)."""
+    parser = argparse.ArgumentParser(prog="aitune_fp.cli.service_main")
+    parser.add_argument("--idle-timeout", type=float, default=900.0)
+    return parser.parse_args()
 
 
 def _locked(folder: Path) -> int | None:
@@ -157,16 +162,22 @@ def _warmed() -> _Warm | None:
     warm_up()
     added = {key: value for key, value in os.environ.items() if key not in before}
     warm = time.monotonic() - began
+    if _threads_said(warm) != 1:
+        say("refusing to serve: a thread started during the warm-up, forking would be unsafe")
+        return None
+    return _Warm(mine, added, warm)
+
+
+def _threads_said(warm: float) -> int:
+    """Log the warm-up's seconds, the thread counts (Python's, and all including the
+    libraries' own) and the fork server's pid; the Python thread count."""
     threads = threading.active_count()
     native = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 0
     say(
         f"warm in {warm:.1f} s; {threads} Python thread(s), {native} in all (libraries' own, "
         f"as in the fork server); fork server {server.server_pid()}"
     )
-    if threads != 1:
-        say("refusing to serve: a thread started during the warm-up, forking would be unsafe")
-        return None
-    return _Warm(mine, added, warm)
+    return threads
 
 
 if __name__ == "__main__":
