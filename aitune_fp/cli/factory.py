@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Sequence
+from importlib.abc import Loader
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -55,16 +56,22 @@ def _import_file(path: Path) -> ModuleType:
         raise FactoryError(f"cannot import {str(path)!r} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    _execute(spec.loader, module, path)
+    return module
+
+
+def _execute(loader: Loader, module: ModuleType, path: Path) -> None:
+    """Run the model file's code with its own folder first on ``sys.path`` (for its
+    neighbours' imports); an exception or ``sys.exit`` in it is a :class:`FactoryError`."""
     sys.path.insert(0, str(path.resolve().parent))
     try:
-        spec.loader.exec_module(module)
+        loader.exec_module(module)
     except SystemExit as error:
         raise FactoryError(f"importing {path} called sys.exit({error.code!r})") from None
     except Exception as error:
         raise FactoryError(f"importing {path} raised {type(error).__name__}: {error}") from error
     finally:
         sys.path.remove(str(path.resolve().parent))
-    return module
 
 
 def _import(source: str) -> ModuleType:
@@ -111,6 +118,20 @@ def _random(shape: Sequence[int], dtype: torch.dtype, gen: torch.Generator) -> t
     return torch.randint(0, 2, tuple(shape), generator=gen, dtype=dtype)
 
 
+def _dtype_names(count: int, dtypes: Sequence[str]) -> list[str]:
+    """One dtype name per input: ``float32`` for all by default, one given for all, or one
+    given per input (another count is a :class:`FactoryError`)."""
+    names = list(dtypes) or ["float32"]
+    if len(names) == 1:
+        names = names * count
+    if len(names) != count:
+        raise FactoryError(
+            f"got {len(names)} --dtype values for {count} --input-shape values; "
+            "give one dtype for all inputs or one per input"
+        )
+    return names
+
+
 def synthetic_samples(
     shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str]
 ) -> list[tuple[torch.Tensor, ...]]:
@@ -122,14 +143,7 @@ def synthetic_samples(
     """
     if not shapes:
         raise FactoryError("the factory returned no samples: pass --input-shape, e.g. 8x3x64x64")
-    names = list(dtypes) or ["float32"]
-    if len(names) == 1:
-        names = names * len(shapes)
-    if len(names) != len(shapes):
-        raise FactoryError(
-            f"got {len(names)} --dtype values for {len(shapes)} --input-shape values; "
-            "give one dtype for all inputs or one per input"
-        )
+    names = _dtype_names(len(shapes), dtypes)
     gen = torch.Generator().manual_seed(0)
     kinds = [getattr(torch, n) for n in names]
     return [

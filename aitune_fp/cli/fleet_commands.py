@@ -77,6 +77,20 @@ def _interrupt_on_term(number: int, frame: FrameType | None) -> None:
 
 
 def _run(args: argparse.Namespace, out: Any, err: Any) -> int:
+    from aitune_fp.cli.outputs import CliError
+
+    index = _ran_plan(args, err)
+    _show_summary(out, err, args.out)
+    failed = [e.job for e in index.entries if e.status not in ("complete", "skipped")]
+    if failed:
+        raise CliError(f"{len(failed)} of {len(index.entries)} jobs did not complete: "
+                       + ", ".join(failed))  # fmt: skip
+    return 0
+
+
+def _ran_plan(args: argparse.Namespace, err: Any) -> Any:
+    """The fleet's index after running its plan with a progress view on ``err``; SIGTERM
+    interrupts it as Ctrl-C does, and a fleet error is a ``CliError``."""
     from aitune_fp.cli.fleet_progress import FleetProgressView
     from aitune_fp.cli.outputs import CliError
     from aitune_fp.shell.fleet.errors import FleetError
@@ -86,25 +100,12 @@ def _run(args: argparse.Namespace, out: Any, err: Any) -> int:
     try:
         plan = load_plan(args.plan)
         with FleetProgressView(err, plan) as view:
-            index = run_plan(
-                args.plan,
-                args.out,
-                executor=args.executor,
-                address=args.address,
-                force=args.force,
-                cache_dir=args.cache_dir,
-                on_event=view,
-            )
+            return run_plan(args.plan, args.out, executor=args.executor, address=args.address,
+                            force=args.force, cache_dir=args.cache_dir, on_event=view)  # fmt: skip
     except FleetError as error:
         raise CliError(str(error)) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
-    _show_summary(out, err, args.out)
-    failed = [e.job for e in index.entries if e.status not in ("complete", "skipped")]
-    if failed:
-        raise CliError(f"{len(failed)} of {len(index.entries)} jobs did not complete: "
-                       + ", ".join(failed))  # fmt: skip
-    return 0
 
 
 def fleet(args: argparse.Namespace, out: Any, err: Any) -> int:

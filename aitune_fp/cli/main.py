@@ -185,9 +185,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Any, er
     from aitune_fp.cli.outputs import CliError
 
     try:
-        _check_backends(parser, args)
-        _check_locations(parser, args)
-        check_reselect(parser, args)
+        _check(parser, args)
         return _command(args.command)(args, out, err)
     except CliError as error:
         return _said(f"error: {error}", 1)
@@ -198,8 +196,21 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Any, er
     except Exception as error:
         if args.debug:
             raise
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return _said(f"error: unexpected {type(error).__name__}: {first} (rerun with --debug)", 1)
+        return _said(_unexpected(error), 1)
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The checks argparse cannot make: the backends, the locations, ``reselect``'s options
+    (a failed one is a usage error, exit 2)."""
+    _check_backends(parser, args)
+    _check_locations(parser, args)
+    check_reselect(parser, args)
+
+
+def _unexpected(error: Exception) -> str:
+    """The one line an unexpected error is: its type and its message's first line."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"error: unexpected {type(error).__name__}: {first} (rerun with --debug)"
 
 
 def _said(line: str, code: int) -> int:

@@ -89,26 +89,40 @@ def write_run(
     ``folder`` (see the rules); the record as written and the paths (``run.json`` first).
     A decision cache hit's plot is drawn in the background after the record
     (:mod:`aitune_fp.cli.plot_later`): not on the list, one line says so."""
-    from aitune_fp.cli.plot_later import draw_later, is_hit
+    from aitune_fp.cli.plot_later import is_hit
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    drawn = None
     if plot and is_hit(record):
-        report = _report(record, out)
-        written = [write_record(record, out / "run.json"), report]
-        draw_later(written[0], out / "plot.png")
-        console.print(f"{out / 'plot.png'}: drawn in the background (a decision cache hit)",
-                      markup=False, highlight=False)  # fmt: skip
-        return record, written
+        return record, _written_then_drawn(record, out, console)
+    drawn = None
     if plot:
-        began = time.monotonic()
-        drawn = write_plot(record, out / "plot.png", console)
-        lap = time.monotonic() - began
-        record = dataclasses.replace(record, wall=with_stage(record.wall, "plot", lap))
+        record, drawn = _plotted(record, out, console)
     report = _report(record, out)
     written = [write_record(record, out / "run.json"), report]
     return record, written + ([drawn] if drawn is not None else [])
+
+
+def _written_then_drawn(record: RunRecord, out: Path, console: Console) -> list[Path]:
+    """A decision cache hit's files: ``run.json`` and ``report.md`` now, ``plot.png`` drawn
+    in the background after them (one line says so)."""
+    from aitune_fp.cli.plot_later import draw_later
+
+    report = _report(record, out)
+    written = [write_record(record, out / "run.json"), report]
+    draw_later(written[0], out / "plot.png")
+    console.print(f"{out / 'plot.png'}: drawn in the background (a decision cache hit)",
+                  markup=False, highlight=False)  # fmt: skip
+    return written
+
+
+def _plotted(record: RunRecord, out: Path, console: Console) -> tuple[RunRecord, Path | None]:
+    """``plot.png`` drawn now: the record with its wall's ``plot`` stage, and the plot's path
+    (``None`` when it could not be drawn)."""
+    began = time.monotonic()
+    drawn = write_plot(record, out / "plot.png", console)
+    lap = time.monotonic() - began
+    return dataclasses.replace(record, wall=with_stage(record.wall, "plot", lap)), drawn
 
 
 def _report(record: RunRecord, out: Path) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TypeAlias
 
+from aitune_fp.cli.isolation_options import add_isolation_options
 from aitune_fp.cli.options import (
     DTYPES,
     device_arg,
@@ -19,15 +20,12 @@ from aitune_fp.cli.options import (
     names_arg,
     off_or_seconds_arg,
     positive_arg,
-    seconds_arg,
     shape_arg,
     strategy_arg,
 )
 from aitune_fp.cli.precision_options import add_max_drop, add_precision_options
 from aitune_fp.core.strategies.registry import STRATEGY_SPECS, parse_strategy
 
-DEFAULT_BUILD_TIMEOUT = 600.0  # aitune_fp.effects.isolation.protocol (not imported: no torch)
-DEFAULT_CALL_TIMEOUT = 60.0
 PROG = "aitune-fp"
 DEMO_CHOICES = ("mlp", "cnn", "transformer", "all")
 DEFAULT_STRATEGY = "confident:max-throughput"
@@ -44,7 +42,7 @@ def _tuning_options(parser: argparse.ArgumentParser) -> None:
     _selection_options(parser)
     _place_options(parser)
     _verify_options(parser)
-    _isolation_options(parser)
+    add_isolation_options(parser)
     add_precision_options(parser)
 
 
@@ -110,6 +108,11 @@ def _verify_options(parser: argparse.ArgumentParser) -> None:
         "until the evidence decides, for about N seconds, up to 3N while a runner-up leans "
         f"beyond the margin; 0: off (default: {DEFAULT_VERIFY_SECONDS:g})",
     )
+    _earlier_run_options(parser)
+
+
+def _earlier_run_options(parser: argparse.ArgumentParser) -> None:
+    """What an earlier run may spare: its eager baseline, its stored decision."""
     parser.add_argument(
         "--reuse-baseline",
         default=None,
@@ -128,42 +131,6 @@ def _verify_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _isolation_options(parser: argparse.ArgumentParser) -> None:
-    """Deadlines of builds and calls, and the worker processes."""
-    _deadline_options(parser)
-    parser.add_argument(
-        "--no-isolation",
-        action="store_true",
-        help="build and profile every backend in this process (for debugging: a crash or "
-        "hang then ends the whole run)",
-    )
-    parser.add_argument(
-        "--no-service",
-        action="store_true",
-        help="run here even when a tuning service is running (docs/service.md)",
-    )
-
-
-def _deadline_options(parser: argparse.ArgumentParser) -> None:
-    """How long a build and a call may take."""
-    parser.add_argument(
-        "--build-timeout",
-        type=seconds_arg,
-        default=DEFAULT_BUILD_TIMEOUT,
-        metavar="SECONDS",
-        help=f"a build, export or compile running longer fails that backend "
-        f"(default: {DEFAULT_BUILD_TIMEOUT:g})",
-    )
-    parser.add_argument(
-        "--call-timeout",
-        type=seconds_arg,
-        default=DEFAULT_CALL_TIMEOUT,
-        metavar="SECONDS",
-        help=f"one call that does not return in time fails that backend "
-        f"(default: {DEFAULT_CALL_TIMEOUT:g})",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     parser = argparse.ArgumentParser(
@@ -174,6 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_demo, _add_tune, _add_report, _add_load, _add_reselect, _add_replay, _gen):
         add(sub)
+    _add_in_own_modules(sub)
+    return parser
+
+
+def _add_in_own_modules(sub: Commands) -> None:
+    """The commands whose parsers live with them: ``fleet``, ``serve``/``export``,
+    ``service`` (imported only when the parser is built)."""
     from aitune_fp.cli.fleet_commands import add_fleet_parser
 
     add_fleet_parser(sub)
@@ -183,7 +157,6 @@ def build_parser() -> argparse.ArgumentParser:
     from aitune_fp.cli.service_commands import add_service_parser
 
     add_service_parser(sub)
-    return parser
 
 
 def _gen(sub: Commands) -> None:

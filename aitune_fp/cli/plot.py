@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.report.pareto import over_bound, trade_off
+from aitune_fp.core.report.pareto import TradePoint, over_bound, trade_off
 from aitune_fp.core.report.plot_data import marks, spread, star
 from aitune_fp.core.report.stages import SEGMENTS, stage_segments
 from aitune_fp.core.report.tables import backend_rows
@@ -80,24 +80,12 @@ def _star(axes: Any, record: RunRecord, colour: Any) -> None:
 
 
 def _throughput_panel(axes: Any, record: RunRecord) -> None:
+    """Each profiled backend's sweep throughput by batch size, the winner bold and starred."""
     winner = _winner(record)
     for outcome in record.outcomes:
-        if outcome.profile is None:
-            continue
-        sizes = outcome.profile.batch_sizes
-        rates = [bs * 1000.0 / mean(outcome.profile.samples(bs)) for bs in sizes]
-        is_base = outcome is record.baseline
-        label = f"{outcome.backend} (baseline)" if is_base else outcome.backend
-        style: dict[str, Any] = {"linestyle": "--", "color": "black"} if is_base else {}
-        width = 3.0 if outcome is winner else 1.5
-        (line,) = axes.plot(sizes, rates, marker="o", linewidth=width, label=label, **style)
-        if outcome is winner:
-            _star(axes, record, line.get_color())
-    sizes_seen = sorted({bs for o in record.outcomes if o.profile for bs in o.profile.batch_sizes})
-    axes.set_xscale("log", base=2)
-    if sizes_seen:
-        axes.set_xticks(sizes_seen, [str(bs) for bs in sizes_seen])
-    axes.set_xlabel("batch size")
+        if outcome.profile is not None:
+            _throughput_line(axes, record, outcome, winner)
+    _batch_axis(axes, record)
     axes.set_ylabel("throughput (samples/s, sweep mean)")
     axes.set_title("Throughput by batch size")
     axes.grid(True, which="both", alpha=0.3)
@@ -105,15 +93,34 @@ def _throughput_panel(axes: Any, record: RunRecord) -> None:
         axes.legend(fontsize="small")
 
 
+def _throughput_line(
+    axes: Any, record: RunRecord, outcome: BackendOutcome, winner: BackendOutcome | None
+) -> None:
+    """One profiled backend's line: the baseline dashed black, the winner's bold with its star."""
+    assert outcome.profile is not None
+    sizes = outcome.profile.batch_sizes
+    rates = [bs * 1000.0 / mean(outcome.profile.samples(bs)) for bs in sizes]
+    is_base = outcome is record.baseline
+    label = f"{outcome.backend} (baseline)" if is_base else outcome.backend
+    style: dict[str, Any] = {"linestyle": "--", "color": "black"} if is_base else {}
+    width = 3.0 if outcome is winner else 1.5
+    (line,) = axes.plot(sizes, rates, marker="o", linewidth=width, label=label, **style)
+    if outcome is winner:
+        _star(axes, record, line.get_color())
+
+
+def _batch_axis(axes: Any, record: RunRecord) -> None:
+    """A base-2 batch-size axis ticked at every size some backend was profiled at."""
+    sizes_seen = sorted({bs for o in record.outcomes if o.profile for bs in o.profile.batch_sizes})
+    axes.set_xscale("log", base=2)
+    if sizes_seen:
+        axes.set_xticks(sizes_seen, [str(bs) for bs in sizes_seen])
+    axes.set_xlabel("batch size")
+
+
 def _spread_panel(axes: Any, record: RunRecord) -> None:
-    boxes, labels, is_base = [], [], []
-    for row, outcome in zip(backend_rows(record), record.outcomes, strict=True):
-        bs, values, source = spread(record, row, outcome)
-        if not values:
-            continue
-        boxes.append(list(values))
-        labels.append(f"{outcome.backend}\n(bs {bs}, {source})")
-        is_base.append(outcome is record.baseline)
+    """Each row's latency figures as a box, the baseline's grey with its median as a line."""
+    boxes, labels, is_base = _spreads(record)
     if not boxes:
         axes.text(0.5, 0.5, "no backend was profiled", ha="center", transform=axes.transAxes)
         return
@@ -125,13 +132,29 @@ def _spread_panel(axes: Any, record: RunRecord) -> None:
         if base:
             axes.axhline(median(box), color="black", linestyle="--", linewidth=1)
     axes.set_xticks(range(1, len(labels) + 1), labels, fontsize="small", rotation=20)
-    low = min(min(b) for b in boxes)
-    high = max(max(b) for b in boxes)
-    if high > 20 * low:
-        axes.set_yscale("log")
-    axes.set_ylabel("latency per call (ms)")
+    _latency_axis(axes, boxes)
     axes.set_title("Latency spread of each row's figures")
     axes.grid(True, axis="y", alpha=0.3)
+
+
+def _latency_axis(axes: Any, boxes: list[list[float]]) -> None:
+    """The latency axis: logarithmic when the figures span more than 20×."""
+    if max(max(b) for b in boxes) > 20 * min(min(b) for b in boxes):
+        axes.set_yscale("log")
+    axes.set_ylabel("latency per call (ms)")
+
+
+def _spreads(record: RunRecord) -> tuple[list[list[float]], list[str], list[bool]]:
+    """The rows with figures: their values, their tick labels, whether each is the baseline."""
+    boxes, labels, is_base = [], [], []
+    for row, outcome in zip(backend_rows(record), record.outcomes, strict=True):
+        bs, values, source = spread(record, row, outcome)
+        if not values:
+            continue
+        boxes.append(list(values))
+        labels.append(f"{outcome.backend}\n(bs {bs}, {source})")
+        is_base.append(outcome is record.baseline)
+    return boxes, labels, is_base
 
 
 def _stage_bar(
@@ -171,7 +194,20 @@ def _trade_off_panel(axes: Any, record: RunRecord) -> None:
     if not points:
         axes.text(0.5, 0.5, "no accuracy figures recorded", ha="center", transform=axes.transAxes)
         return
-    front = sorted(found.front, key=lambda p: p.error)
+    _front_line(axes, sorted(found.front, key=lambda p: p.error))
+    _off_front(axes, [p for p in points if not found.on_front(p.name)],
+               [p for p in points if p.name in over_bound(record)])  # fmt: skip
+    for p in points:
+        axes.annotate(p.name, (p.error, p.speed), fontsize="x-small",
+                      textcoords="offset points", xytext=(4, 4))  # fmt: skip
+    _drop_axis(axes, [p.error for p in points if p.error > 0])
+    axes.set_ylabel("speedup over the baseline")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small")
+
+
+def _front_line(axes: Any, front: list[TradePoint]) -> None:
+    """The Pareto front, by accuracy drop, as a green step line through filled points."""
     axes.plot(
         [p.error for p in front],
         [p.speed for p in front],
@@ -182,28 +218,28 @@ def _trade_off_panel(axes: Any, record: RunRecord) -> None:
         markersize=8,
         label="front",
     )
-    others = [p for p in points if not found.on_front(p.name)]
+
+
+def _off_front(axes: Any, others: list[TradePoint], over: list[TradePoint]) -> None:
+    """The dominated points crossed in grey, those over ``max_drop`` ringed in red."""
     if others:
         axes.plot([p.error for p in others], [p.speed for p in others], linestyle="none",
                   marker="x", markersize=8, color="grey", label="dominated")  # fmt: skip
-    over = [p for p in points if p.name in over_bound(record)]
     if over:
         axes.plot([p.error for p in over], [p.speed for p in over], linestyle="none",
                   marker="o", markersize=14, markerfacecolor="none", color="tab:red",
                   label="refused: over max_drop")  # fmt: skip
-    for p in points:
-        axes.annotate(p.name, (p.error, p.speed), fontsize="x-small",
-                      textcoords="offset points", xytext=(4, 4))  # fmt: skip
-    positive = [p.error for p in points if p.error > 0]
-    if positive:  # linear near 0, logarithmic from the smallest drop on
+
+
+def _drop_axis(axes: Any, positive: list[float]) -> None:
+    """The accuracy-drop axis: linear near 0, logarithmic from the smallest drop on, with
+    room for the labels; one column at 0 when every point is as accurate as eager."""
+    if positive:
         axes.set_xscale("symlog", linthresh=min(positive))
-        axes.set_xlim(-min(positive) / 2, max(positive) * 3)  # room for the labels
-    else:  # every point as accurate as eager by the figure: one column at 0
+        axes.set_xlim(-min(positive) / 2, max(positive) * 3)
+    else:
         axes.set_xlim(-0.01, 0.05)
     axes.set_xlabel("accuracy drop against eager (top-1 disagreement, else rel RMS)")
-    axes.set_ylabel("speedup over the baseline")
-    axes.grid(True, alpha=0.3)
-    axes.legend(fontsize="small")
 
 
 def _failure_note(record: RunRecord) -> str:

@@ -49,6 +49,28 @@ def add_serve_parsers(sub: Any) -> None:
     """Add ``serve`` and ``export`` to the command line's subparsers."""
     serve = sub.add_parser("serve", help="serve a saved tuned model over HTTP (Ray Serve)")
     serve.add_argument("saved", metavar="DIR", help="a folder written by --save")
+    _cluster_options(serve)
+    _model_options(serve)
+    _batching_options(serve)
+    add_generator_options(serve)
+    _add_export(sub)
+
+
+def _add_export(sub: Any) -> None:
+    """``export``: the save as a Triton model repository."""
+    export = sub.add_parser("export", help="export a saved tuned model (Triton repository)")
+    export.add_argument("saved", metavar="DIR", help="a folder written by --save")
+    export.add_argument(
+        "--triton", required=True, metavar="REPO", help="the Triton model repository to write"
+    )
+    export.add_argument("--name", default=None, help="model name (default: the folder's name)")
+    export.add_argument("--instances", type=positive_arg, default=1, help="instance count")
+    export.add_argument("--force", action="store_true", help="replace an existing model folder")
+    _batching_options(export)
+
+
+def _cluster_options(serve: argparse.ArgumentParser) -> None:
+    """Where ``serve`` runs: the Ray cluster, the HTTP address, the replicas and CPUs."""
     serve.add_argument(
         "--address", default=None, metavar="A", help="Ray cluster address (default: start one)"
     )
@@ -58,6 +80,11 @@ def add_serve_parsers(sub: Any) -> None:
     serve.add_argument(
         "--num-cpus", type=positive_arg, default=None, help="CPUs of a local Ray (default: all)"
     )
+
+
+def _model_options(serve: argparse.ArgumentParser) -> None:
+    """What ``serve`` loads and for how long: the source module, the pinned digest, the
+    duration."""
     serve.add_argument(
         "--module",
         type=factory_arg,
@@ -72,40 +99,49 @@ def add_serve_parsers(sub: Any) -> None:
     serve.add_argument(
         "--duration", type=seconds_arg, default=None, metavar="S", help="stop after S seconds"
     )
-    _batching_options(serve)
-    add_generator_options(serve)
-
-    export = sub.add_parser("export", help="export a saved tuned model (Triton repository)")
-    export.add_argument("saved", metavar="DIR", help="a folder written by --save")
-    export.add_argument(
-        "--triton", required=True, metavar="REPO", help="the Triton model repository to write"
-    )
-    export.add_argument("--name", default=None, help="model name (default: the folder's name)")
-    export.add_argument("--instances", type=positive_arg, default=1, help="instance count")
-    export.add_argument("--force", action="store_true", help="replace an existing model folder")
-    _batching_options(export)
 
 
 def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
     """Serve the saved model until interrupted (or ``--duration`` ends)."""
     from aitune_fp.shell.generation.tuned_generator import is_generator_save
+
+    module = _source_module(args)
+    if is_generator_save(args.saved):
+        return serve_generator(args, out, module)
+    serving = _started(args, module)
+    plan = serving.saved.plan
+    lines = (
+        f"serving {args.saved}: {plan.backend} at {serving.url}/predict "
+        f"(GET /health, GET /info); Ctrl-C stops",
+        f"batching: {plan.rule}",
+        *serving.saved.decision,
+    )
+    return serve_until_done(serving, lines, out, args.duration)
+
+
+def _source_module(args: argparse.Namespace) -> Any:
+    """The module ``--module`` builds (``None`` without it); a failing factory is a
+    :class:`CliError`."""
+    if args.module is None:
+        return None
+    from aitune_fp.cli.factory import FactoryError, call_factory
+
+    try:
+        return call_factory(args.module)[0]
+    except FactoryError as error:
+        raise CliError(str(error)) from None
+
+
+def _started(args: argparse.Namespace, module: Any) -> Any:
+    """The deployment started under the command's own signal handlers; a save that cannot
+    be served is a :class:`CliError`."""
     from aitune_fp.shell.sealed import LoadError
     from aitune_fp.shell.serving.api import serve as start_serving
     from aitune_fp.shell.serving.ray_serve import ServeError
 
-    module = None
-    if args.module is not None:
-        from aitune_fp.cli.factory import FactoryError, call_factory
-
-        try:
-            module = call_factory(args.module)[0]
-        except FactoryError as error:
-            raise CliError(str(error)) from None
-    if is_generator_save(args.saved):
-        return serve_generator(args, out, module)
     try:
         with own_signals():
-            serving = start_serving(
+            return start_serving(
                 args.saved,
                 module,
                 address=args.address,
@@ -120,14 +156,6 @@ def serve(args: argparse.Namespace, out: Any, err: Any) -> int:
             )
     except (LoadError, ServeError, ValueError) as error:
         raise CliError(str(error)) from None
-    plan = serving.saved.plan
-    lines = (
-        f"serving {args.saved}: {plan.backend} at {serving.url}/predict "
-        f"(GET /health, GET /info); Ctrl-C stops",
-        f"batching: {plan.rule}",
-        *serving.saved.decision,
-    )
-    return serve_until_done(serving, lines, out, args.duration)
 
 
 def export(args: argparse.Namespace, out: Any, err: Any) -> int:

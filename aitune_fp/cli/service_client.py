@@ -81,14 +81,8 @@ def on_cuda(argv: Sequence[str]) -> bool:
 
 def connect(timeout: float = 5.0) -> socket.socket | None:
     """A connection to this user's service, or ``None`` (a stale socket is removed)."""
-    try:
-        path = wire.private_dir(create=False) / wire.SOCKET
-    except OSError:
-        return None
-    except wire.Unsafe as error:
-        _note(f"service not used: {error}")
-        return None
-    if not wire.is_socket(path):
+    path = _listening_path()
+    if path is None:
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
@@ -103,6 +97,19 @@ def connect(timeout: float = 5.0) -> socket.socket | None:
     except OSError:
         sock.close()
         return None
+
+
+def _listening_path() -> Path | None:
+    """The service's socket when one exists in a safe private folder, else ``None`` (an
+    unsafe folder is one note)."""
+    try:
+        path = wire.private_dir(create=False) / wire.SOCKET
+    except OSError:
+        return None
+    except wire.Unsafe as error:
+        _note(f"service not used: {error}")
+        return None
+    return path if wire.is_socket(path) else None
 
 
 def ask(op: str, timeout: float = 5.0) -> dict[str, Any] | None:
@@ -127,15 +134,21 @@ def attach(argv: Sequence[str]) -> int | None:
         autostart()
         return None
     with sock:
-        try:
-            wire.send(sock, _request(argv), [0, 1, 2])
-            reply = wire.receive(sock)[0]
-        except (OSError, EOFError, ValueError):
-            return None
-        if "pid" not in reply:
-            _note(f"service not used: {reply.get('refused', 'no answer')}; tuning in this process")
-            return None
-        return _wait(sock, int(reply["pid"]))
+        return _tune_there(sock, argv)
+
+
+def _tune_there(sock: socket.socket, argv: Sequence[str]) -> int | None:
+    """Send the command line and this process's stdio to the service: the tune's exit code,
+    or ``None`` to run it here (no answer, or the service refused it: one note)."""
+    try:
+        wire.send(sock, _request(argv), [0, 1, 2])
+        reply = wire.receive(sock)[0]
+    except (OSError, EOFError, ValueError):
+        return None
+    if "pid" not in reply:
+        _note(f"service not used: {reply.get('refused', 'no answer')}; tuning in this process")
+        return None
+    return _wait(sock, int(reply["pid"]))
 
 
 def _request(argv: Sequence[str]) -> dict[str, Any]:
@@ -173,10 +186,7 @@ def _handlers(pidfd: int | None) -> dict[signal.Signals, Any]:
 
 def _wait(sock: socket.socket, pid: int) -> int:
     """Forward signals to the tune until the service reports its exit code."""
-    try:
-        pidfd: int | None = os.pidfd_open(pid)
-    except OSError:
-        pidfd = None
+    pidfd = _pidfd(pid)
     previous = {sig: signal.signal(sig, h) for sig, h in _handlers(pidfd).items()}
     sock.settimeout(None)
     try:
@@ -189,6 +199,14 @@ def _wait(sock: socket.socket, pid: int) -> int:
             signal.signal(sig, handler)
         if pidfd is not None:
             os.close(pidfd)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor of process ``pid`` to signal it by, or ``None`` where none can be opened."""
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
 
 
 def autostart(env: dict[str, str] | None = None) -> bool:

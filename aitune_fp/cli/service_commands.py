@@ -19,7 +19,9 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import subprocess
 import time
+from pathlib import Path
 from typing import Any, Final
 
 from aitune_fp.cli.options import seconds_arg
@@ -97,15 +99,23 @@ def _start(idle: float, out: Any) -> int:
         daemon, log = launch(idle)
     except (OSError, wire.Unsafe) as error:
         raise CliError(f"cannot use the service folder: {error}") from error
+    if not _answered(daemon, log, out):
+        tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+        raise CliError(f"the service did not start; {log} ends with: {' | '.join(tail)}")
+    return 0
+
+
+def _answered(daemon: subprocess.Popen[bytes], log: Path, out: Any) -> bool:
+    """Whether the launched service answers within :data:`START_WAIT` seconds (said with its
+    pid, time and log); ``False`` as soon as its process exits."""
     began = time.monotonic()
     while time.monotonic() - began < START_WAIT:
         answer = ask("status") if wire.is_socket(socket_path()) else None
         if answer is not None:
             out.print(f"service started (pid {answer['pid']}) in {time.monotonic() - began:.1f} s;"
                       f" log {log}", highlight=False)  # fmt: skip
-            return 0
+            return True
         if daemon.poll() is not None:
             break
         time.sleep(0.1)
-    tail = log.read_text(errors="replace").strip().splitlines()[-5:]
-    raise CliError(f"the service did not start; {log} ends with: {' | '.join(tail)}")
+    return False

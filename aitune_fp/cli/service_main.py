@@ -34,6 +34,8 @@ import os
 import socket
 import threading
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from aitune_fp.cli.head_start import LIBRARIES
@@ -102,46 +104,80 @@ def _listen(path: Any) -> socket.socket:
 
 def main() -> int:
     """Run the service until it is stopped or idle."""
+    args = _arguments()
+    folder = wire.private_dir(create=True)
+    lock = _locked(folder)
+    if lock is None:
+        say("another service holds the lock; exiting")
+        return 0
+    warm = _warmed()
+    if warm is None:
+        server.shutdown()
+        return 1
+    path = folder / wire.SOCKET
+    service = Service(_listen(path), path, args.idle_timeout, _forked, private_fds=[lock],
+                      digest=warm.digest, warm_env=warm.added, info=warm.info(folder))  # fmt: skip
+    say(f"listening on {path} (idle timeout {args.idle_timeout:g} s)")
+    service.serve()
+    return 0
+
+
+def _arguments() -> argparse.Namespace:
+    """The service's command line: ``--idle-timeout`` seconds (default 900)."""
     parser = argparse.ArgumentParser(prog="aitune_fp.cli.service_main")
     parser.add_argument("--idle-timeout", type=float, default=900.0)
-    args = parser.parse_args()
-    folder = wire.private_dir(create=True)
+    return parser.parse_args()
+
+
+def _locked(folder: Path) -> int | None:
+    """The service's lock held (its descriptor), or ``None`` when another service holds it."""
     lock = os.open(folder / wire.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        say("another service holds the lock; exiting")
-        return 0
+        return None
+    return lock
+
+
+@dataclass(frozen=True, slots=True)
+class _Warm:
+    """What the warm-up left: the client-side digest, the environment it added, its seconds."""
+
+    digest: str
+    added: dict[str, str]
+    seconds: float
+
+    def info(self, folder: Path) -> dict[str, Any]:
+        """The service's ``info`` for its clients."""
+        return {"warm_seconds": self.seconds, "log": str(folder / wire.LOG),
+                "started": time.time()}  # fmt: skip
+
+
+def _warmed() -> _Warm | None:
+    """Warm up (:func:`warm_up`) and log the thread counts; ``None`` when a Python thread
+    started (forking would be unsafe)."""
     began = time.monotonic()
     mine, before = wire.digest(), dict(os.environ)  # before the imports, as a client's
     say("warming up")
     warm_up()
     added = {key: value for key, value in os.environ.items() if key not in before}
     warm = time.monotonic() - began
+    if _threads_said(warm) != 1:
+        say("refusing to serve: a thread started during the warm-up, forking would be unsafe")
+        return None
+    return _Warm(mine, added, warm)
+
+
+def _threads_said(warm: float) -> int:
+    """Log the warm-up's seconds, the thread counts (Python's, and all including the
+    libraries' own) and the fork server's pid; the Python thread count."""
     threads = threading.active_count()
     native = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 0
     say(
         f"warm in {warm:.1f} s; {threads} Python thread(s), {native} in all (libraries' own, "
         f"as in the fork server); fork server {server.server_pid()}"
     )
-    if threads != 1:
-        say("refusing to serve: a thread started during the warm-up, forking would be unsafe")
-        server.shutdown()
-        return 1
-    path = folder / wire.SOCKET
-    service = Service(
-        _listen(path),
-        path,
-        args.idle_timeout,
-        _forked,
-        private_fds=[lock],
-        digest=mine,
-        warm_env=added,
-        info={"warm_seconds": warm, "log": str(folder / wire.LOG), "started": time.time()},
-    )
-    say(f"listening on {path} (idle timeout {args.idle_timeout:g} s)")
-    service.serve()
-    return 0
+    return threads
 
 
 if __name__ == "__main__":

@@ -92,18 +92,26 @@ def _tuning(
         list(args.backends) if args.backends else None,
         args.device,
         args.cache_dir,
-        max_batch_size=args.max_batch_size,
         model_name=name,
         progress=view,
-        isolation=not args.no_isolation,
         timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
         record_path=record_path,
-        verify_seconds=getattr(args, "verify_seconds", None) or None,
-        reuse_baseline=getattr(args, "reuse_baseline", None),
-        fresh=getattr(args, "fresh", False),
+        **_run_options(args),
         **_shape_options(args),
         **search_of(args),
     )
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's plain run options as ``run_tuning``'s keywords: the batch-size bound,
+    isolation, the verification and the reuse of earlier runs (absent on ``demo``: off)."""
+    return {
+        "max_batch_size": args.max_batch_size,
+        "isolation": not args.no_isolation,
+        "verify_seconds": getattr(args, "verify_seconds", None) or None,
+        "reuse_baseline": getattr(args, "reuse_baseline", None),
+        "fresh": getattr(args, "fresh", False),
+    }
 
 
 def _say_where_the_record_is(record_path: Path, before: int | None, err: Console) -> None:
@@ -198,12 +206,7 @@ def _demo_one(
 
 def tune(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Tune the module a user's factory returns."""
-    try:
-        module, samples = call_factory(args.factory)
-        if samples is None:
-            samples = synthetic_samples(args.input_shape or [], args.dtype or [])
-    except FactoryError as error:
-        raise CliError(str(error)) from None
+    module, samples = _built(args)
     name = args.name or args.factory.rpartition(":")[2]
     record, tuned = _tune_one(module, samples, name, Path(args.out), args, out, err)
     try:
@@ -216,6 +219,18 @@ def tune(args: argparse.Namespace, out: Console, err: Console) -> int:
         if tuned is not None:
             tuned.close()
     return 0
+
+
+def _built(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The module the factory returns and its samples (synthetic from ``--input-shape``
+    and ``--dtype`` when it returns none); a failing factory is a :class:`CliError`."""
+    try:
+        module, samples = call_factory(args.factory)
+        if samples is None:
+            samples = synthetic_samples(args.input_shape or [], args.dtype or [])
+    except FactoryError as error:
+        raise CliError(str(error)) from None
+    return module, samples
 
 
 def _save(tuned: Any, folder: str, err: Console) -> None:
@@ -232,10 +247,7 @@ def _save(tuned: Any, folder: str, err: Console) -> None:
 
 def load(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Check and load a saved tuned module, then run it once on zeros."""
-    import torch
-
-    from aitune_fp.effects.inputs.samples import make_batch
-    from aitune_fp.shell.persist import LoadError, manifest_digest
+    from aitune_fp.shell.persist import LoadError
     from aitune_fp.shell.persist import load as load_saved
 
     try:
@@ -243,10 +255,20 @@ def load(args: argparse.Namespace, out: Console, err: Console) -> int:
     except LoadError as error:
         raise CliError(str(error)) from None
     try:
-        with torch.inference_mode():
-            make_batch(tuned.samples, 1).call(tuned)
-        line = f"{args.saved}: {tuned.backend} loaded and ran"
-        out.print(f"{line} (manifest {manifest_digest(args.saved)})", markup=False, highlight=False)
+        _run_once(tuned, args.saved, out)
     finally:
         tuned.close()
     return 0
+
+
+def _run_once(tuned: Any, saved: str, out: Console) -> None:
+    """Run the loaded module once on a batch of one and say so with its manifest digest."""
+    import torch
+
+    from aitune_fp.effects.inputs.samples import make_batch
+    from aitune_fp.shell.persist import manifest_digest
+
+    with torch.inference_mode():
+        make_batch(tuned.samples, 1).call(tuned)
+    line = f"{saved}: {tuned.backend} loaded and ran"
+    out.print(f"{line} (manifest {manifest_digest(saved)})", markup=False, highlight=False)

@@ -13,7 +13,9 @@ Rules:
   no runner-up to re-verify against (then the recorded baseline, not profiled again), and
   the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when
   that is shorter); the run stands when it selects the recorded pick, else its tuned
-  module is closed and a full tune follows, whose record says so;
+  module is closed and a full tune follows, whose record says so; the short run's stages
+  are one ``decision_cache_hit`` stage of the wall account
+  (:meth:`~aitune_fp.shell.wall_clock.Stopwatch.fold`), the full tune's follow it;
 - a miss for a tune whose label (the model's name) had a stored decision says which keys
   changed since, in the record and one log line (:func:`~.decision_cache.missed_line`);
 - every full tune that selected something is stored for the next one;
@@ -80,6 +82,7 @@ def decided(setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch) 
         if line != cache.FULL:
             log.info("decision cache miss: %s", line)
     if hit is not None and hit.pick in names:
+        since = clock.laps
         short = _rechecked(setup, prepared, wanted, clock, hit)
         picked = short.record.selection.backend if short.record.selection else ""
         if picked == hit.pick:
@@ -87,6 +90,7 @@ def decided(setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch) 
         if short.tuned is not None:
             short.tuned.close()
         line = cache.retuned_line(hit, picked)
+        clock.fold("decision_cache_hit", since)
     baseline = plan_baseline(setup, wanted.reuse_baseline)
     run = _session(setup, dict(zip(names, prepared.candidates, strict=True)),
                    _said(baseline, line), (prepared, wanted), clock)  # fmt: skip

@@ -9,7 +9,9 @@ Rules:
 - :meth:`Stopwatch.lap` closes the stage that ran since the last lap, so the stages are
   disjoint and in order; :meth:`Stopwatch.account` is the
   :class:`~aitune_fp.core.record.wall.WallAccount` so far (what follows the last lap is
-  its ``unaccounted`` part);
+  its ``unaccounted`` part); :meth:`Stopwatch.fold` laps a stage and folds it with every
+  stage since a count of :attr:`Stopwatch.laps` into one
+  (:func:`~aitune_fp.core.record.wall.folded`: a decision-cache hit followed by a full tune);
 - the process's age is read from ``/proc/self/stat`` (Linux, 10 ms ticks); where it cannot
   be read the stopwatch starts at the entry and says so (``from_process_start`` false).
 """
@@ -21,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aitune_fp.core.record.wall import WallAccount
+from aitune_fp.core.record.wall import WallAccount, folded
 
 _ARMED: dict[str, Any] = {"process": False, "started": None}
 
@@ -87,3 +89,21 @@ class Stopwatch:
         """The wall so far and the stages lapped."""
         wall = time.perf_counter() - self._origin
         return WallAccount(wall, tuple(self._stages), self._from_process_start)
+
+    @property
+    def laps(self) -> int:
+        """The number of stages so far (``startup`` included)."""
+        return len(self._stages)
+
+    def fold(self, name: str, since: int) -> None:
+        """Lap ``name``, then fold the stages from index ``since`` on into that one stage.
+
+        >>> clock = Stopwatch()
+        >>> start = clock.laps
+        >>> clock.lap("plan")
+        >>> clock.fold("decision_cache_hit", start)
+        >>> [name for name, _ in clock.account().stages]
+        ['decision_cache_hit']
+        """
+        self.lap(name)
+        self._stages = list(folded(tuple(self._stages), since, name))

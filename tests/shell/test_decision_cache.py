@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from aitune_fp.core.record.run_record import loads
+from aitune_fp.core.report.stages import wall_summary
 from aitune_fp.core.strategies import min_latency
 from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell import decision_cache
@@ -102,6 +103,12 @@ def test_a_disagreeing_reverification_retunes_in_full(tmp_path: Path) -> None:
     assert (again.record.provenance.decision or "").startswith("full tune: the re-verification")
     assert len(again.record.candidates) == len(first.record.candidates)
     assert again.record.selection is not None and again.record.selection.backend != slow
+    wall = again.record.wall
+    assert wall is not None
+    stages = [name for name, _ in wall.stages]
+    assert stages == ["setup", "max_batch_search", "decision_cache_hit", "plan", "candidates",
+                      "final_rounds", "verification", "winner"]  # fmt: skip
+    assert "-" not in (wall_summary(again.record) or "-")
 
 
 def test_a_damaged_decision_is_a_warning_and_removed(

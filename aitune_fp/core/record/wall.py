@@ -16,9 +16,18 @@ Rules:
   closed and before ``run.json`` is written, so the written wall ends at the record;
 - ``unaccounted`` is the wall less the stages (never hidden: the console line and the
   report print it, with its share of the wall);
-- :func:`wall_line` also splits ``candidates`` into what the backends' own recorded stages
-  (``stage_seconds``, without the final rounds) sum to and the rest (``between``: the
-  fold's own work, journal writes, sending jobs to workers);
+- a decision-cache hit whose re-verification disagrees is followed by a full tune in the
+  same account: the hit's stages, from its ``plan`` to the moment the full tune starts, are
+  folded into one ``decision_cache_hit`` stage (:func:`folded`), so the full tune's stages
+  follow it once each and the record's backends (the full tune's) split only its
+  ``candidates``;
+- :func:`wall_line` names each stage once, in the order it first ran (a repeated name, as
+  in a record written before the fold, is summed into its first place), and splits
+  ``candidates`` into what the backends' own recorded stages (``stage_seconds``, without
+  the final rounds) sum to and the rest (``between``: the fold's own work, journal writes,
+  sending jobs to workers); the backends' part is capped at ``candidates`` (they ran
+  inside it: more is another account's or another clock's), so ``between`` is never
+  negative and the two parts add up to ``candidates``;
 - it is ``run.json``'s ``wall`` object; a record written before it existed reads as
   ``None`` (not measured).
 """
@@ -78,6 +87,20 @@ def with_stage(account: WallAccount | None, name: str, seconds: float) -> WallAc
         return None
     return WallAccount(account.wall + seconds, (*account.stages, (name, seconds)),
                        account.from_process_start)  # fmt: skip
+
+
+def folded(
+    stages: tuple[tuple[str, float], ...], since: int, name: str
+) -> tuple[tuple[str, float], ...]:
+    """``stages`` with the ones from index ``since`` on folded into one stage ``name`` (their
+    sum), after the ones before it: the stages still add up to the same seconds.
+
+    >>> folded((("setup", 1.0), ("plan", 0.5), ("candidates", 2.0)), 1, "decision_cache_hit")
+    (('setup', 1.0), ('decision_cache_hit', 2.5))
+    >>> folded((("setup", 1.0),), 1, "decision_cache_hit")
+    (('setup', 1.0), ('decision_cache_hit', 0.0))
+    """
+    return (*stages[:since], (name, sum((s for _, s in stages[since:]), 0.0)))
 
 
 def encode_wall(account: WallAccount | None) -> dict[str, Any] | None:
@@ -154,9 +177,22 @@ unaccounted 1.0 s (10.0 %)'
         return None
     own = sum(backend_seconds)
     parts = []
-    for name, seconds in account.stages:
-        split = f" (backends {own:.1f} s, between {seconds - own:.1f} s)"
+    for name, seconds in merged(account.stages):
+        backends = min(own, seconds)
+        split = f" (backends {backends:.1f} s, between {seconds - backends:.1f} s)"
         parts.append(f"{name} {seconds:.1f} s" + (split if name == "candidates" else ""))
     share = 100 * account.unaccounted / account.wall if account.wall > 0 else 0.0
     parts.append(f"unaccounted {account.unaccounted:.1f} s ({share:.1f} %)")
     return f"wall {account.wall:.1f} s: " + ", ".join(parts)
+
+
+def merged(stages: Iterable[tuple[str, float]]) -> tuple[tuple[str, float], ...]:
+    """Each stage name once, in the order it first ran, with the sum of its seconds.
+
+    >>> merged((("plan", 1.0), ("candidates", 2.0), ("plan", 0.5)))
+    (('plan', 1.5), ('candidates', 2.0))
+    """
+    sums: dict[str, float] = {}
+    for name, seconds in stages:
+        sums[name] = sums.get(name, 0.0) + seconds
+    return tuple(sums.items())
