@@ -38,10 +38,8 @@ import torch
 import transformers
 
 from aitune_fp import TunedGenerator, tune_generate
-from aitune_fp.core.generation import GenerationResult
 from aitune_fp.effects.generation.loop import hf_generate
-from aitune_fp.shell.generation.candidates import BASELINE
-from aitune_fp.shell.generation.fresh import fresh_measure
+from aitune_fp.shell.generation.fresh import fresh_measure, tune_figures
 
 
 def _gqa(config_class: Any, model_class: Any, vocab: int) -> torch.nn.Module:
@@ -87,15 +85,6 @@ def _wall(call: Callable[[], Any], runs: int) -> float:
     return statistics.median(times)
 
 
-def _tuned_at(tuned: TunedGenerator, name: str, ids: torch.Tensor) -> GenerationResult:
-    """The tune's own result for candidate ``name`` at the point of ``ids``."""
-    batch, length = ids.shape
-    found: GenerationResult = next(
-        r for r in tuned.results if (r.name, r.batch, r.prompt_len) == (name, batch, length)
-    )
-    return found
-
-
 def _tokens(tuned: TunedGenerator, ids: torch.Tensor, new: int) -> list[list[int]]:
     out: list[list[int]] = tuned.generate(ids, max_new_tokens=new, min_new_tokens=new).tolist()
     return out
@@ -111,8 +100,7 @@ def _point(
     fresh = fresh_measure(
         saved, f"benchmarks.generation:{name}", ids, new, kwargs={"vocab": args.vocab}
     )
-    tune_pick = _tuned_at(tuned, tuned.pick.name, ids).tokens_per_s
-    tune_hf = _tuned_at(tuned, BASELINE, ids).tokens_per_s
+    tune = tune_figures(tuned, *ids.shape)
     return {
         "batch": ids.shape[0],
         "prompt": ids.shape[1],
@@ -123,7 +111,7 @@ def _point(
         "pick_itl_ms": fresh.itl_ms,
         "pick_tok_s": rows / wall,
         "speedup": hf_wall / wall,
-        "tune_metric": [tune_pick, tune_hf, tune_pick / tune_hf],
+        "tune_metric": [tune["tokens_per_s"], tune["hf_tokens_per_s"], tune["speedup"]],
         "fresh_metric": [fresh.tokens_per_s, fresh.hf_tokens_per_s, fresh.speedup],
         "fresh_tokens_equal": fresh.tokens == _tokens(tuned, ids, new),
     }

@@ -7,7 +7,8 @@ tokens/s = batch × new tokens / (TTFT + (new − 1) × ITL), the strategy's met
 returns the pick's greedy tokens for the prompt. :func:`fresh_measure` runs it in a new
 Python (``python -m aitune_fp.shell.generation.fresh``): the child imports the factory
 (``package.module:function``, importable from the working folder), calls it with ``kwargs``
-after ``torch.manual_seed(seed)`` (a seeded factory rebuilds the same weights, so an
+after ``torch.manual_seed(seed)`` (it returns the model, or a pair whose first item is the
+model, as a CLI factory may) (a seeded factory rebuilds the same weights, so an
 AOTInductor package is found on disk, not compiled), loads the save with
 ``TunedGenerator.load(path, module=model)`` (no re-tuning) and prints the figures as one JSON
 line. A child that fails is a ``RuntimeError`` carrying the end of its stderr.
@@ -64,6 +65,25 @@ class PointFigures:
         """The pick's tokens/s over HF's."""
         return self.tokens_per_s / self.hf_tokens_per_s if self.hf_tokens_per_s else 0.0
 
+    def summary(self) -> dict[str, float]:
+        """The figures without the tokens: both phases' latencies and both tokens/s."""
+        keys = ("ttft_ms", "itl_ms", "hf_ttft_ms", "hf_itl_ms", "tokens_per_s", "hf_tokens_per_s")
+        return {k: float(getattr(self, k)) for k in keys} | {"speedup": self.speedup}
+
+
+def tune_figures(tuned: TunedGenerator, batch: int, prompt_len: int) -> dict[str, float]:
+    """The tune's own tokens/s of the pick and of HF ``generate`` at one point, and their
+    ratio (to set beside :meth:`PointFigures.summary`)."""
+
+    def at(name: str) -> float:
+        point = (name, batch, prompt_len)
+        return next(
+            r for r in tuned.results if (r.name, r.batch, r.prompt_len) == point
+        ).tokens_per_s
+
+    pick, hf = at(tuned.pick.name), at(BASELINE)
+    return {"tokens_per_s": pick, "hf_tokens_per_s": hf, "speedup": pick / hf if hf else 0.0}
+
 
 def measure_point(tuned: TunedGenerator, input_ids: torch.Tensor, new_tokens: int) -> PointFigures:
     """The figures of ``tuned``'s pick and of HF ``generate`` at ``input_ids`` ([B, L])."""
@@ -109,7 +129,8 @@ def fresh_measure(
 def _child(spec: dict[str, Any]) -> PointFigures:
     module, _, function = spec["factory"].partition(":")
     torch.manual_seed(int(spec["seed"]))
-    model = getattr(importlib.import_module(module), function)(**spec["kwargs"]).eval()
+    made = getattr(importlib.import_module(module), function)(**spec["kwargs"])
+    model = (made[0] if isinstance(made, tuple) else made).eval()
     tuned = TunedGenerator.load(spec["saved"], module=model)
     return measure_point(tuned, torch.tensor(spec["input_ids"]), int(spec["new_tokens"]))
 
