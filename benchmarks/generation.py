@@ -5,10 +5,14 @@ Builds Llama-, GPT-2- and Qwen-style causal LMs from configs (random weights, no
 ``tune_generate`` (max tokens/s, every prompt length at every batch size) and reports, for
 every (batch, prompt length) point, 64 new tokens, greedy:
 
-* TTFT and inter-token latency (ms) of HF eager ``generate`` (dynamic cache, every token
-  stamped) and of the pick (its prefill and decode steps, same stop rules);
 * tokens/s end to end: ``batch * new / wall`` of whole ``generate`` calls, the median of
-  ``--runs`` runs after one warm-up, for both (the pick through ``TunedGenerator.generate``);
+  ``--runs`` runs after one warm-up, for HF eager ``generate`` (dynamic cache) and the pick
+  (through ``TunedGenerator.generate``), in the tuning process;
+* the strategy's metric (tokens/s from TTFT and inter-token latency) of the pick over HF's,
+  twice: as the tune measured it (its record) and re-measured in a fresh Python process that
+  loads the saved pick over the model rebuilt from the same seed
+  (:func:`aitune_fp.shell.generation.fresh.fresh_measure`); the TTFT and inter-token latency
+  (ms) shown are the fresh process's;
 * the tune's wall (s), the pick and its phases' backends.
 
 ``--quick`` runs the Llama only, at batch 1 and prompt 32. Prints one JSON line per point and
@@ -24,8 +28,10 @@ import argparse
 import json
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -33,8 +39,7 @@ import transformers
 
 from aitune_fp import TunedGenerator, tune_generate
 from aitune_fp.effects.generation.loop import hf_generate
-from aitune_fp.effects.generation.timing import default_rule, hf_rule, time_hf, time_stepper
-from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build
+from aitune_fp.shell.generation.fresh import fresh_measure, tune_figures
 
 
 def _gqa(config_class: Any, model_class: Any, vocab: int) -> torch.nn.Module:
@@ -80,28 +85,35 @@ def _wall(call: Callable[[], Any], runs: int) -> float:
     return statistics.median(times)
 
 
+def _tokens(tuned: TunedGenerator, ids: torch.Tensor, new: int) -> list[list[int]]:
+    out: list[list[int]] = tuned.generate(ids, max_new_tokens=new, min_new_tokens=new).tolist()
+    return out
+
+
 def _point(
-    model: Any, tuned: TunedGenerator, ids: torch.Tensor, new: int, runs: int
+    name: str, tuned: TunedGenerator, saved: Path, ids: torch.Tensor, args: argparse.Namespace
 ) -> dict[str, Any]:
+    model, new = tuned.model, args.new
     rows = ids.shape[0] * new
-    hf_ttft, hf_itl = time_hf(model, ids, new, hf_rule())
-    hf_wall = _wall(lambda: hf_generate(model, ids, None, new), runs)
-    pick = tuned.pick.name
-    if pick == BASELINE:
-        ttft, itl = hf_ttft, hf_itl
-    else:
-        ttft, itl = time_stepper(build(model, BY_NAME[pick]), ids, new, default_rule())
-    wall = _wall(lambda: tuned.generate(ids, max_new_tokens=new, min_new_tokens=new), runs)
+    hf_wall = _wall(lambda: hf_generate(model, ids, None, new), args.runs)
+    wall = _wall(lambda: tuned.generate(ids, max_new_tokens=new, min_new_tokens=new), args.runs)
+    fresh = fresh_measure(
+        saved, f"benchmarks.generation:{name}", ids, new, kwargs={"vocab": args.vocab}
+    )
+    tune = tune_figures(tuned, *ids.shape)
     return {
         "batch": ids.shape[0],
         "prompt": ids.shape[1],
-        "hf_ttft_ms": hf_ttft,
-        "hf_itl_ms": hf_itl,
+        "hf_ttft_ms": fresh.hf_ttft_ms,
+        "hf_itl_ms": fresh.hf_itl_ms,
         "hf_tok_s": rows / hf_wall,
-        "pick_ttft_ms": ttft,
-        "pick_itl_ms": itl,
+        "pick_ttft_ms": fresh.ttft_ms,
+        "pick_itl_ms": fresh.itl_ms,
         "pick_tok_s": rows / wall,
         "speedup": hf_wall / wall,
+        "tune_metric": [tune["tokens_per_s"], tune["hf_tokens_per_s"], tune["speedup"]],
+        "fresh_metric": [fresh.tokens_per_s, fresh.hf_tokens_per_s, fresh.speedup],
+        "fresh_tokens_equal": fresh.tokens == _tokens(tuned, ids, new),
     }
 
 
@@ -114,11 +126,13 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     start = time.perf_counter()
     tuned = tune_generate(model, prompts, new_tokens=args.new, batch_sizes=args.batches)
     wall = time.perf_counter() - start
+    saved = Path(tempfile.mkdtemp()) / f"{name}.json"
+    tuned.save(saved)
     out = []
     for batch in args.batches:
         for prompt in prompts:
             ids = prompt.repeat(batch, 1)
-            row = _point(model, tuned, ids, args.new, args.runs)
+            row = _point(name, tuned, saved, ids, args)
             row.update(
                 model=name,
                 pick=tuned.pick.name,
@@ -143,16 +157,24 @@ def table(rows: list[dict[str, Any]]) -> str:
     """The markdown table of every point."""
     head = (
         "| model | batch | prompt | HF TTFT ms | HF ITL ms | HF tok/s | pick | pick TTFT ms "
-        "| pick ITL ms | pick tok/s | speedup | tune wall s |\n|" + "---|" * 12
+        "| pick ITL ms | pick tok/s | speedup | metric: tune | metric: fresh | tune wall s |\n|"
+        + "---|"
+        * 14
     )
     lines = [
         f"| {r['model']} | {r['batch']} | {r['prompt']} | {r['hf_ttft_ms']:.1f} | "
         f"{r['hf_itl_ms']:.2f} | {r['hf_tok_s']:.1f} | {r['pick']} ({r['prefill']} / "
         f"{r['decode']}) | {r['pick_ttft_ms']:.1f} | {r['pick_itl_ms']:.2f} | "
-        f"{r['pick_tok_s']:.1f} | {r['speedup']:.2f}x | {r['tune_wall_s']:.0f} |"
+        f"{r['pick_tok_s']:.1f} | {r['speedup']:.2f}x | {_metric(r['tune_metric'])} | "
+        f"{_metric(r['fresh_metric'])} | {r['tune_wall_s']:.0f} |"
         for r in rows
     ]
     return "\n".join([head, *lines])
+
+
+def _metric(figures: list[float]) -> str:
+    pick, hf, speedup = figures
+    return f"{pick:.1f} / {hf:.1f} = {speedup:.2f}x"
 
 
 def main() -> None:

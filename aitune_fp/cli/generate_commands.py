@@ -9,7 +9,12 @@ entry; ``--strategy`` picks by max tokens/s (default), min inter-token latency o
 baseline, and the reason says which budget and by how much); ``--candidates`` limits the
 candidates tried. The record (pick, reason, every candidate's TTFT/ITL/tokens/s and
 accuracy) is printed and, with ``--save``, written as the JSON that
-``TunedGenerator.load(path, module=…)`` and ``aitune-fp serve`` read.
+``TunedGenerator.load(path, module=…)`` and ``aitune-fp serve`` read. The factory is called
+after ``torch.manual_seed(0)``, so a factory of random weights builds the same ones in every
+process. ``--remeasure`` (with ``--save``) loads the save in a fresh Python process over the
+factory's model, re-measures the pick's and HF ``generate``'s tokens/s at the primary point
+(first prompt, first batch size), prints them beside the tune's and writes them into the
+save under ``"fresh"``.
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ def add_generate_parser(sub: Any) -> None:
         "--candidates", type=_names, default=None, metavar="NAME,NAME", help="default: all"
     )
     gen.add_argument("--save", default=None, metavar="FILE", help="write the pick (JSON)")
+    gen.add_argument(
+        "--remeasure", action="store_true", help="re-measure the saved pick in a fresh process"
+    )
 
 
 def strategy_of(args: argparse.Namespace) -> Any:
@@ -111,11 +119,14 @@ def _show(record: dict[str, Any], out: Any) -> None:
 
 
 def _model_and_tokenizer(args: argparse.Namespace) -> tuple[Any, Any]:
+    import torch
+
     from aitune_fp.cli.factory import FactoryError, call_factory
 
     if args.prompt and args.tokenizer is None:
         raise CliError("--prompt needs --tokenizer (file.py:factory or a tokenizer folder)")
     tokenizer = None if args.tokenizer is None else load_tokenizer(args.tokenizer)
+    torch.manual_seed(0)  # the same weights in a fresh process (--remeasure)
     try:
         return call_factory(args.factory)[0], tokenizer
     except FactoryError as error:
@@ -124,13 +135,17 @@ def _model_and_tokenizer(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     """Run ``tune_generate`` on the factory's model and print the record."""
+    from aitune_fp.shell.generation.tune_generate import prompt_ids
     from aitune_fp.shell.generation.tune_generate import tune_generate as tune
 
     strategy, candidates = strategy_of(args), _candidates(args.candidates)
+    if args.remeasure and not args.save:
+        raise CliError("--remeasure needs --save FILE (the fresh process loads it)")
     model, tokenizer = _model_and_tokenizer(args)
+    prompts = _prompts(model, args)
     tuned = tune(
         model,
-        _prompts(model, args),
+        prompts,
         new_tokens=args.new_tokens,
         tokenizer=tokenizer,
         batch_sizes=args.batch_sizes,
@@ -140,4 +155,30 @@ def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     if args.save:
         tuned.save(args.save)
     _show(tuned.record(), out)
+    if args.remeasure:
+        _remeasure(args, tuned, prompt_ids(prompts[0], tokenizer), out)
     return 0
+
+
+def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> None:
+    """Re-measure the save in a fresh process at the primary point; print both figures and
+    add the fresh ones to the save."""
+    from pathlib import Path
+
+    from aitune_fp.shell.generation.fresh import fresh_measure, tune_figures
+
+    ids = prompt.repeat(args.batch_sizes[0], 1)
+    target = {"target": args.factory}
+    fresh = fresh_measure(
+        args.save, "aitune_fp.cli.factory:call_target", ids, args.new_tokens, kwargs=target
+    )
+    tune, again = tune_figures(tuned, *ids.shape), fresh.summary()
+    out.print(f"tokens/s of {fresh.pick} and HF generate at b{fresh.batch} L{fresh.prompt_len}:")
+    for label, got in (("tune", tune), ("fresh process", again)):
+        out.print(
+            f"  {label}: {got['tokens_per_s']:.1f} vs {got['hf_tokens_per_s']:.1f} "
+            f"({got['speedup']:.2f}x)"
+        )
+    record = json.loads(Path(args.save).read_text())
+    record["fresh"] = {"batch": fresh.batch, "prompt_len": fresh.prompt_len, **again}
+    Path(args.save).write_text(json.dumps(record, indent=2))

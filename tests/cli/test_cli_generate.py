@@ -88,13 +88,15 @@ def test_prompts_are_random_ids_per_length_then_the_texts() -> None:
         (["--strategy", "min-itl", "--itl-ms", "5"], "make a budget"),
         (["--candidates", "warp_drive"], "unknown candidate 'warp_drive'"),
         (["--prompt", "w5 w6"], "--prompt needs --tokenizer"),
+        (["--remeasure"], "--remeasure needs --save FILE"),
     ],
 )
 def test_contradictory_options_are_one_line_errors(
     model_file: Path, extra: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A budget strategy without a budget, a budget with another strategy, or an unknown
-    candidate exits non-zero with one line before any model is built."""
+    """A budget strategy without a budget, a budget with another strategy, an unknown
+    candidate or a re-measure without a save exits non-zero with one line before any model
+    is built."""
     code = main(["tune-generate", f"{model_file}:build", *extra])
     assert code != 0 and says in capsys.readouterr().err
 

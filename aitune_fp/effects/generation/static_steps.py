@@ -6,6 +6,14 @@ Face's export recipe; their masks still slide), and before each step every layer
 set to the step's start, so any phase may run on any backend after any other. The attention
 mask handed to the model always has the cache's full length (prompt mask, then ones), so the
 decode step has one static shape and a compiled step never recompiles across steps.
+A compiled (``inductor``) decode step recompiles per (batch, cache capacity) and Dynamo stops
+compiling a code object after ``recompile_limit`` (8) shapes, so: its cache capacity is
+rounded up to a power of two (at least 64, :func:`capacity_for`), so prompts and token counts
+of one bucket share a graph; each stepper compiles its own copy of the step function (Dynamo
+keeps compiled graphs and counts recompiles per code object, so steppers over other models
+or dtypes never use up this one's limit); the decode step's token tensor is copied to a
+contiguous inference tensor before the call (a caller's slice or a tensor made outside
+inference mode would otherwise fail Dynamo's stride and dispatch-key guards).
 Positions follow the mask (left padding counts from the first real token), as Hugging Face
 ``generate`` computes them. A phase is eager, ``torch.compile`` (``inductor``) or an
 AOTInductor package (``aoti``, :mod:`aitune_fp.effects.generation.aoti_steps`).
@@ -13,6 +21,7 @@ AOTInductor package (``aoti``, :mod:`aitune_fp.effects.generation.aoti_steps`).
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +35,17 @@ from aitune_fp.effects.generation.cache_module import cache_shapes, next_logits
 
 Step = Callable[..., torch.Tensor]
 KINDS = ("eager", "inductor", "aoti")
+MIN_CAPACITY = 64
+
+
+def capacity_for(max_len: int) -> int:
+    """The cache capacity a compiled decode step gets for ``max_len`` positions: the next
+    power of two, at least :data:`MIN_CAPACITY`.
+
+    >>> [capacity_for(n) for n in (1, 64, 65, 96, 320)]
+    [64, 64, 128, 128, 512]
+    """
+    return max(MIN_CAPACITY, 1 << max(max_len - 1, 0).bit_length())
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +65,15 @@ def _forward(model: torch.nn.Module) -> Step:
     return step
 
 
+def _own_code(step: Step) -> Step:
+    """``step`` over a copy of its code object (Dynamo's compile cache and recompile count
+    are per code object; see the module rules)."""
+    code = step.__code__
+    return types.FunctionType(
+        code.replace(), step.__globals__, code.co_name, None, step.__closure__
+    )
+
+
 def make_step(model: torch.nn.Module, recipe: StepRecipe, dynamic: bool) -> Step:
     """The phase's step function (an AOTInductor package is built or loaded here)."""
     if recipe.kind not in KINDS:
@@ -52,7 +81,7 @@ def make_step(model: torch.nn.Module, recipe: StepRecipe, dynamic: bool) -> Step
     if recipe.kind == "aoti":
         return load_step(build_package(model, recipe.budget_s))
     base = _forward(model)
-    return torch.compile(base, dynamic=dynamic) if recipe.kind == "inductor" else base
+    return torch.compile(_own_code(base), dynamic=dynamic) if recipe.kind == "inductor" else base
 
 
 def static_cache(model: torch.nn.Module, batch: int, max_len: int) -> Any:
@@ -85,6 +114,8 @@ class StaticStepper:
         self._length = 0
 
     def _cache_for(self, batch: int, max_len: int) -> Any:
+        if self.decode_recipe.kind == "inductor":
+            max_len = capacity_for(max_len)
         if self._cache is None or self._cache_key != (batch, max_len):
             self._cache = static_cache(self.model, batch, max_len)
             self._cache_key = (batch, max_len)
@@ -103,7 +134,7 @@ class StaticStepper:
         batch, length = input_ids.shape
         mask = attention_mask if attention_mask is not None else torch.ones_like(input_ids)
         cache = self._cache_for(batch, max_len)
-        full = torch.ones(batch, max_len, dtype=torch.long)
+        full = torch.ones(batch, self._cache_key[1], dtype=torch.long)
         full[:, :length] = mask
         positions = (mask.long().cumsum(-1) - 1).clamp(min=0)
         self._mask, self._length = full, length
@@ -114,6 +145,7 @@ class StaticStepper:
     @torch.inference_mode()
     def decode(self, tokens: torch.Tensor) -> torch.Tensor:
         """Append one token per row ([B, 1]) to the cache, return the next-token logits."""
+        tokens = tokens.clone(memory_format=torch.contiguous_format)  # see the module rules
         position = self._next_pos
         cache_position = torch.tensor([self._length])
         self._start(self._length)

@@ -3,12 +3,12 @@
 Rules: the baseline (``hf_eager_dynamic``) is ``model.generate`` as users run it and has no
 stepper; every other candidate is a static-cache stepper over the model (fp32) or a bf16 copy
 of it, each phase on its own backend: ``eager``, ``inductor`` (``torch.compile`` of the decode
-step, Hugging Face's recipe: one static shape), ``aoti`` (an AOTInductor package exported with
-the cache as tensors, one program for both phases) or ``onnx`` (ONNX Runtime with the cache as
-inputs and outputs). A candidate is a recipe: rebuilt from its name and the module, never
-pickled (an AOTInductor package is found again on disk). ``costly`` candidates compile. A
-``_1thread`` candidate is its plain twin's stepper (the same build) run with one intra-op
-thread (:mod:`aitune_fp.effects.generation.threads`).
+step, Hugging Face's recipe: one static shape per batch and cache-capacity bucket), ``aoti``
+(an AOTInductor package exported with the cache as tensors, one program for both phases) or
+``onnx`` (ONNX Runtime with the cache as inputs and outputs). A candidate is a recipe:
+rebuilt from its name and the module, never pickled (an AOTInductor package is found again on
+disk). ``costly`` candidates compile. A ``_1thread`` candidate is its plain twin's stepper
+(the same build) run with one intra-op thread (:mod:`aitune_fp.effects.generation.threads`).
 """
 
 from __future__ import annotations

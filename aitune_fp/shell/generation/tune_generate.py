@@ -28,7 +28,9 @@ from aitune_fp.shell.generation.measure import CandidateRun, Policy
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 
 
-def _as_ids(prompt: Any, tokenizer: Any) -> torch.Tensor:
+def prompt_ids(prompt: Any, tokenizer: Any) -> torch.Tensor:
+    """One prompt as token ids [1, L]: a string is tokenized by ``tokenizer``, a tensor's
+    first row is kept ([L] or [B, L])."""
     if isinstance(prompt, str):
         if tokenizer is None:
             raise ValueError("string prompts need tokenizer=")
@@ -70,7 +72,7 @@ def tune_generate(
     start = time.perf_counter()
     policy = Policy(min_top1, max_rms_rel, wall_budget_s, build_budget_s)
     model.eval()
-    ids = [_as_ids(p, tokenizer) for p in prompts]
+    ids = [prompt_ids(p, tokenizer) for p in prompts]
     points = _points(ids, batch_sizes)
     ref_stepper = build(model, BY_NAME["eager_static"])
     ref = reference(
