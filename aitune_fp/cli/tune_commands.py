@@ -83,26 +83,28 @@ def _tuning(
 ) -> Any:
     """The tuning run of ``module`` with the command's options, as an effect."""
     from aitune_fp.effects.isolation import Timeouts
-    from aitune_fp.shell.tune_module import run_tuning
+    from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 
     return run_tuning(
         module,
         samples,
         bounded(args.strategy, args),
         list(args.backends) if args.backends else None,
-        args.device,
-        args.cache_dir,
-        max_batch_size=args.max_batch_size,
-        model_name=name,
-        progress=view,
-        isolation=not args.no_isolation,
-        timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
-        record_path=record_path,
-        verify_seconds=getattr(args, "verify_seconds", None) or None,
-        reuse_baseline=getattr(args, "reuse_baseline", None),
-        fresh=getattr(args, "fresh", False),
-        **_shape_options(args),
-        **search_of(args),
+        TuneOptions(
+            device=args.device,
+            cache_dir=args.cache_dir,
+            max_batch_size=args.max_batch_size,
+            model_name=name,
+            progress=view,
+            isolation=not args.no_isolation,
+            timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
+            record_path=record_path,
+            verify_seconds=getattr(args, "verify_seconds", None) or None,
+            reuse_baseline=getattr(args, "reuse_baseline", None),
+            fresh=getattr(args, "fresh", False),
+            **_shape_options(args),
+            **search_of(args),
+        ),
     )
 
 
