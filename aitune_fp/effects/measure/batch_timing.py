@@ -140,17 +140,25 @@ def measure_batch_size(
     judge that stops ends the batch size there."""
     timer = call_timer(device, settings) if clocks.timer is None else clocks.timer
     timed = TimedCalls([b.bound(runner) for b in pool], timer, before_each(device, settings))
-    timed_rule, size = replace(rule, warmup=0), pool[0].size
     with torch.inference_mode():
         timed.calls[0]()  # priming: absorbs compilation for this shape
         synchronize(device)
-        limits = _Limits(probe, size, rule.min_samples, settings.max_seconds_per_batch,
+        limits = _Limits(probe, pool[0].size, rule.min_samples, settings.max_seconds_per_batch,
                          clocks.clock(), clocks.clock)  # fmt: skip
-        warm, why = warm_up(timed, warmup_rule(rule, settings), clocks.clock)
-        state, i = timed_rule.start(), len(warm)
-        while True:
-            state, decision = timed_rule.step(state, timed.time(i))
-            i += 1
-            reason, stopped = limits.reason(decision, state.samples)
-            if reason:
-                return BatchReport(size, state.samples, reason, i + 1, warm, why, stopped)
+        warm = warm_up(timed, warmup_rule(rule, settings), clocks.clock)
+        return _until_stopped(timed, replace(rule, warmup=0), limits, warm)
+
+
+def _until_stopped(
+    timed: TimedCalls, rule: CallRule, limits: _Limits, warm: tuple[tuple[float, ...], str]
+) -> BatchReport:
+    """Timed calls after the ``warm`` warm-up (its samples and why it stopped) until the
+    call ``rule`` or the ``limits`` end the batch size (the calls count the priming one)."""
+    state, i = rule.start(), len(warm[0])
+    while True:
+        state, decision = rule.step(state, timed.time(i))
+        i += 1
+        reason, stopped = limits.reason(decision, state.samples)
+        if reason:
+            size = limits.batch_size
+            return BatchReport(size, state.samples, reason, i + 1, warm[0], warm[1], stopped)

@@ -191,6 +191,22 @@ def run_rounds(
     everyone = (*((baseline,) if baseline else ()), *candidates)
     timed_ones = [(p.name, p.runner, p.batch_size) for p in everyone
                   if time_baseline or p is not baseline]  # fmt: skip
+    judge = _sweep_judge(strategy, baseline, candidates, plan)
+    result = time_rounds(timed_ones, samples, device, plan, judge, settings)
+    # a participant that left early keeps only the rounds it was timed in together
+    kept = tuple(_with_rounds(p, result.samples.get(p.name, ())) for p in everyone)
+    return RoundsOutcome(kept, result.rounds, result.reason, result.seconds)
+
+
+def _sweep_judge(
+    strategy: Strategy,
+    baseline: Participant | None,
+    candidates: Sequence[Participant],
+    plan: RoundsPlan,
+) -> Judge:
+    """The core's rounds judge over the participants' sweep profiles, each with its round
+    samples so far."""
+    everyone = (*((baseline,) if baseline else ()), *candidates)
 
     def judge(
         so_far: Mapping[str, Sequence[float]], done: int, elapsed: float, still: tuple[str, ...]
@@ -200,10 +216,7 @@ def run_rounds(
         cands = [now[c.name] for c in candidates]
         return judge_rounds(strategy, base, cands, done, elapsed, plan, still_timed=still)
 
-    result = time_rounds(timed_ones, samples, device, plan, judge, settings)
-    # a participant that left early keeps only the rounds it was timed in together
-    kept = tuple(_with_rounds(p, result.samples.get(p.name, ())) for p in everyone)
-    return RoundsOutcome(kept, result.rounds, result.reason, result.seconds)
+    return judge
 
 
 def time_paired(
