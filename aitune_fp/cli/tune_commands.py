@@ -67,7 +67,7 @@ def _tune_one(
 
 
 def _shape_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``run_tuning``'s keywords for ``--unbatched`` and ``--dynamic`` (none when unset)."""
+    """``TuneOptions`` fields for ``--unbatched`` and ``--dynamic`` (none when unset)."""
     from aitune_fp.cli.options import merge_dynamic
 
     shapes: dict[str, Any] = {}
