@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -46,15 +47,21 @@ def module_name(path: Path) -> str:
     return f"aitune_fp_user_{digest}"
 
 
-def _import_file(path: Path) -> ModuleType:
+def _spec_of(path: Path) -> ModuleSpec:
+    """The import spec of a model file; a ``FactoryError`` when it is none."""
     if not path.is_file():
         raise FactoryError(f"model file {str(path)!r} does not exist")
-    name = module_name(path)
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(module_name(path), path)
     if spec is None or spec.loader is None:
         raise FactoryError(f"cannot import {str(path)!r} as a Python module")
+    return spec
+
+
+def _import_file(path: Path) -> ModuleType:
+    spec = _spec_of(path)
+    assert spec.loader is not None  # _spec_of refuses a spec without one
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    sys.modules[spec.name] = module
     sys.path.insert(0, str(path.resolve().parent))
     try:
         spec.loader.exec_module(module)
@@ -120,6 +127,18 @@ def synthetic_samples(
     >>> len(s), tuple(s[0][0].shape), s[0][0].dtype
     (4, (2, 3), torch.float32)
     """
+    names = _dtype_names(shapes, dtypes)
+    gen = torch.Generator().manual_seed(0)
+    kinds = [getattr(torch, n) for n in names]
+    return [
+        tuple(_random(shape, kind, gen) for shape, kind in zip(shapes, kinds, strict=True))
+        for _ in range(SAMPLE_COUNT)
+    ]
+
+
+def _dtype_names(shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str]) -> list[str]:
+    """One dtype name per shape (one given: for all; none: ``float32``); a
+    ``FactoryError`` for no shapes or a count that matches neither."""
     if not shapes:
         raise FactoryError("the factory returned no samples: pass --input-shape, e.g. 8x3x64x64")
     names = list(dtypes) or ["float32"]
@@ -130,9 +149,4 @@ def synthetic_samples(
             f"got {len(names)} --dtype values for {len(shapes)} --input-shape values; "
             "give one dtype for all inputs or one per input"
         )
-    gen = torch.Generator().manual_seed(0)
-    kinds = [getattr(torch, n) for n in names]
-    return [
-        tuple(_random(shape, kind, gen) for shape, kind in zip(shapes, kinds, strict=True))
-        for _ in range(SAMPLE_COUNT)
-    ]
+    return names

@@ -81,15 +81,12 @@ def on_cuda(argv: Sequence[str]) -> bool:
 
 def connect(timeout: float = 5.0) -> socket.socket | None:
     """A connection to this user's service, or ``None`` (a stale socket is removed)."""
-    try:
-        path = wire.private_dir(create=False) / wire.SOCKET
-    except OSError:
-        return None
-    except wire.Unsafe as error:
-        _note(f"service not used: {error}")
-        return None
-    if not wire.is_socket(path):
-        return None
+    path = _socket_path()
+    return None if path is None else _opened(path, timeout)
+
+
+def _opened(path: Path, timeout: float) -> socket.socket | None:
+    """A connection to the socket at ``path``, or ``None`` (removed when nobody listens)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -103,6 +100,19 @@ def connect(timeout: float = 5.0) -> socket.socket | None:
     except OSError:
         sock.close()
         return None
+
+
+def _socket_path() -> Path | None:
+    """The service's socket in this user's private folder, or ``None`` when there is none
+    (or the folder is unsafe: said once)."""
+    try:
+        path = wire.private_dir(create=False) / wire.SOCKET
+    except OSError:
+        return None
+    except wire.Unsafe as error:
+        _note(f"service not used: {error}")
+        return None
+    return path if wire.is_socket(path) else None
 
 
 def ask(op: str, timeout: float = 5.0) -> dict[str, Any] | None:
@@ -127,15 +137,22 @@ def attach(argv: Sequence[str]) -> int | None:
         autostart()
         return None
     with sock:
-        try:
-            wire.send(sock, _request(argv), [0, 1, 2])
-            reply = wire.receive(sock)[0]
-        except (OSError, EOFError, ValueError):
-            return None
-        if "pid" not in reply:
-            _note(f"service not used: {reply.get('refused', 'no answer')}; tuning in this process")
-            return None
-        return _wait(sock, int(reply["pid"]))
+        pid = _forked(sock, argv)
+        return None if pid is None else _wait(sock, pid)
+
+
+def _forked(sock: socket.socket, argv: Sequence[str]) -> int | None:
+    """Send the command line (with this process's standard streams): the pid of the tune
+    the service forked for it, or ``None`` (why, when it refused)."""
+    try:
+        wire.send(sock, _request(argv), [0, 1, 2])
+        reply = wire.receive(sock)[0]
+    except (OSError, EOFError, ValueError):
+        return None
+    if "pid" not in reply:
+        _note(f"service not used: {reply.get('refused', 'no answer')}; tuning in this process")
+        return None
+    return int(reply["pid"])
 
 
 def _request(argv: Sequence[str]) -> dict[str, Any]:
@@ -173,10 +190,7 @@ def _handlers(pidfd: int | None) -> dict[signal.Signals, Any]:
 
 def _wait(sock: socket.socket, pid: int) -> int:
     """Forward signals to the tune until the service reports its exit code."""
-    try:
-        pidfd: int | None = os.pidfd_open(pid)
-    except OSError:
-        pidfd = None
+    pidfd = _pidfd(pid)
     previous = {sig: signal.signal(sig, h) for sig, h in _handlers(pidfd).items()}
     sock.settimeout(None)
     try:
@@ -189,6 +203,14 @@ def _wait(sock: socket.socket, pid: int) -> int:
             signal.signal(sig, handler)
         if pidfd is not None:
             os.close(pidfd)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A process file descriptor of the tune (``None`` where the kernel has none)."""
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
 
 
 def autostart(env: dict[str, str] | None = None) -> bool:

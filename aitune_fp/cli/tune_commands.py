@@ -48,8 +48,6 @@ def _tune_one(
     err: Console,
 ) -> tuple[RunRecord, Any]:
     """Tune one model with the command's options; write its files; show its table."""
-    from aitune_fp.shell.io import perform
-
     _warn_if_uncached(args.cache_dir, err)
     record_path = folder / "run.json"
     before = record_path.stat().st_mtime_ns if record_path.is_file() else None
@@ -59,11 +57,18 @@ def _tune_one(
     except KeyboardInterrupt:
         _say_where_the_record_is(record_path, before, err)
         raise
+    run = _performed(effect, name)
+    return _write_and_show(run.record, name, folder, args, out, err), run.tuned
+
+
+def _performed(effect: Any, name: str) -> Any:
+    """The run the tuning effect gives; a ``CliError`` naming the model when it fails."""
+    from aitune_fp.shell.io import perform
+
     result = perform(effect)
     if isinstance(result, Failure):
         raise CliError(f"{name}: {result.failure().message}")
-    run = result.unwrap()
-    return _write_and_show(run.record, name, folder, args, out, err), run.tuned
+    return result.unwrap()
 
 
 def _shape_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -82,30 +87,28 @@ def _tuning(
     module: Any, samples: Any, name: str, args: argparse.Namespace, view: Any, record_path: Path
 ) -> Any:
     """The tuning run of ``module`` with the command's options, as an effect."""
-    from aitune_fp.effects.isolation import Timeouts
     from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 
-    return run_tuning(
-        module,
-        samples,
-        bounded(args.strategy, args),
-        list(args.backends) if args.backends else None,
-        TuneOptions(
-            device=args.device,
-            cache_dir=args.cache_dir,
-            max_batch_size=args.max_batch_size,
-            model_name=name,
-            progress=view,
-            isolation=not args.no_isolation,
-            timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
-            record_path=record_path,
-            verify_seconds=getattr(args, "verify_seconds", None) or None,
-            reuse_baseline=getattr(args, "reuse_baseline", None),
-            fresh=getattr(args, "fresh", False),
-            **_shape_options(args),
-            **search_of(args),
-        ),
-    )
+    options = TuneOptions(device=args.device, cache_dir=args.cache_dir,
+                          max_batch_size=args.max_batch_size, model_name=name, progress=view,
+                          record_path=record_path, **_run_options(args),
+                          **_shape_options(args), **search_of(args))  # fmt: skip
+    backends = list(args.backends) if args.backends else None
+    return run_tuning(module, samples, bounded(args.strategy, args), backends, options)
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``TuneOptions`` fields for how the run goes: isolation and its timeouts, the
+    verification, a baseline to reuse, ``--fresh``."""
+    from aitune_fp.effects.isolation import Timeouts
+
+    return {
+        "isolation": not args.no_isolation,
+        "timeouts": Timeouts(build=args.build_timeout, call=args.call_timeout),
+        "verify_seconds": getattr(args, "verify_seconds", None) or None,
+        "reuse_baseline": getattr(args, "reuse_baseline", None),
+        "fresh": getattr(args, "fresh", False),
+    }
 
 
 def _say_where_the_record_is(record_path: Path, before: int | None, err: Console) -> None:
@@ -200,12 +203,7 @@ def _demo_one(
 
 def tune(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Tune the module a user's factory returns."""
-    try:
-        module, samples = call_factory(args.factory)
-        if samples is None:
-            samples = synthetic_samples(args.input_shape or [], args.dtype or [])
-    except FactoryError as error:
-        raise CliError(str(error)) from None
+    module, samples = _from_factory(args)
     name = args.name or args.factory.rpartition(":")[2]
     record, tuned = _tune_one(module, samples, name, Path(args.out), args, out, err)
     try:
@@ -218,6 +216,18 @@ def tune(args: argparse.Namespace, out: Console, err: Console) -> int:
         if tuned is not None:
             tuned.close()
     return 0
+
+
+def _from_factory(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The module and samples the factory returns (synthetic samples of ``--input-shape``
+    and ``--dtype`` when it returns none); a ``CliError`` when it fails."""
+    try:
+        module, samples = call_factory(args.factory)
+        if samples is None:
+            samples = synthetic_samples(args.input_shape or [], args.dtype or [])
+    except FactoryError as error:
+        raise CliError(str(error)) from None
+    return module, samples
 
 
 def _save(tuned: Any, folder: str, err: Console) -> None:
@@ -234,10 +244,7 @@ def _save(tuned: Any, folder: str, err: Console) -> None:
 
 def load(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Check and load a saved tuned module, then run it once on zeros."""
-    import torch
-
-    from aitune_fp.effects.inputs.samples import make_batch
-    from aitune_fp.shell.persist import LoadError, manifest_digest
+    from aitune_fp.shell.persist import LoadError
     from aitune_fp.shell.persist import load as load_saved
 
     try:
@@ -245,10 +252,21 @@ def load(args: argparse.Namespace, out: Console, err: Console) -> int:
     except LoadError as error:
         raise CliError(str(error)) from None
     try:
-        with torch.inference_mode():
-            make_batch(tuned.samples, 1).call(tuned)
-        line = f"{args.saved}: {tuned.backend} loaded and ran"
-        out.print(f"{line} (manifest {manifest_digest(args.saved)})", markup=False, highlight=False)
+        _run_once(tuned, args.saved, out)
     finally:
         tuned.close()
     return 0
+
+
+def _run_once(tuned: Any, saved: str, out: Console) -> None:
+    """Run the loaded module once on a batch of zeros' shape and say so, with its manifest
+    digest."""
+    import torch
+
+    from aitune_fp.effects.inputs.samples import make_batch
+    from aitune_fp.shell.persist import manifest_digest
+
+    with torch.inference_mode():
+        make_batch(tuned.samples, 1).call(tuned)
+    line = f"{saved}: {tuned.backend} loaded and ran"
+    out.print(f"{line} (manifest {manifest_digest(saved)})", markup=False, highlight=False)
