@@ -36,19 +36,11 @@ def _tune(tmp_path: Path, progress: Any) -> None:
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(8, 4)).eval()
     run_tuning(
-        module,
-        [torch.randn(1, 8) for _ in range(2)],
-        quick(aitune_fp.max_throughput),
-        BACKENDS,
-        TuneOptions(
-            cache_dir=tmp_path / "cache",
-            max_batch_size=2,
-            isolation=False,
-            record_path=tmp_path / "run.json",
-            progress=progress,
-            verify_seconds=None,
-        ),
-    )
+        module, [torch.randn(1, 8) for _ in range(2)], quick(aitune_fp.max_throughput),
+        BACKENDS, TuneOptions(cache_dir=tmp_path / "cache", max_batch_size=2, isolation=False,
+                              record_path=tmp_path / "run.json", progress=progress,
+                              verify_seconds=None),
+    )  # fmt: skip
 
 
 def _check_partial(record: RunRecord, shown: dict[str, str]) -> None:
