@@ -229,7 +229,9 @@ def _validate_and_time(
             return "FAIL", f"validate ({where}): {checked.failure().message}"
         report = report or checked.unwrap()
         timed = perform(
-            profile_runner(name, runner, samples, device, SweepPlan(sizes, fixed_steps(warmup=5, steps=20), never_stop()), settings)
+            profile_runner(name, runner, samples, device,
+                           SweepPlan(sizes, fixed_steps(warmup=5, steps=20), never_stop()),
+                           settings)
         )  # fmt: skip
         if _is_failure(timed):
             return "FAIL", f"profile ({where}): {timed.failure().message}"
