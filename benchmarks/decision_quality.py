@@ -453,7 +453,7 @@ def run_real(
     from aitune_fp.effects.backends.inductor import InductorJIT
     from aitune_fp.effects.backends.ort import OnnxRuntime
     from aitune_fp.effects.inputs.samples import normalise_samples
-    from aitune_fp.effects.measure.profiler import profile_runner
+    from aitune_fp.effects.measure.profiler import SweepPlan, profile_runner
     from aitune_fp.effects.measure.timing import ProfileSettings
     from aitune_fp.models import DEMO_MODELS
     from aitune_fp.shell.io import perform
@@ -511,9 +511,7 @@ def run_real(
                                     runners[n],
                                     samples,
                                     device,
-                                    [1],
-                                    strategy.plan.call_rule,
-                                    never_stop(),
+                                    SweepPlan([1], strategy.plan.call_rule, never_stop()),
                                     settings,
                                 )
                             ).unwrap()

@@ -122,7 +122,7 @@ def tune_once(
     from aitune_fp.effects.measure.timing import ProfileSettings
     from aitune_fp.models import DEMO_MODELS
     from aitune_fp.shell.io import perform
-    from aitune_fp.shell.tune_module import run_tuning
+    from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 
     demo = DEMO_MODELS[model]
     if setting == "before":
@@ -138,12 +138,14 @@ def tune_once(
                 demo.samples(),
                 strategy,
                 list(backends),
-                "cpu",
-                work,
-                settings=settings,
-                verify_seconds=seconds,
-                model_name=model,
-                isolation=False,  # the runners are kept and re-measured in this process
+                TuneOptions(
+                    device="cpu",
+                    cache_dir=work,
+                    settings=settings,
+                    verify_seconds=seconds,
+                    model_name=model,
+                    isolation=False,  # the runners are kept and re-measured in this process
+                ),
             )
         ).unwrap()
     took = time.perf_counter() - began

@@ -24,7 +24,7 @@ from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.backends.registry import backend_by_name
 from aitune_fp.effects.inputs.samples import normalise_samples
-from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.profiler import SweepPlan, profile_runner
 from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.io import perform
@@ -58,9 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                         runner,
                         samples,
                         cpu,
-                        (args.batch,),
-                        rule,
-                        never_stop(),
+                        SweepPlan((args.batch,), rule, never_stop()),
                         ProfileSettings(input_mode=mode),
                     )
                 ).unwrap()

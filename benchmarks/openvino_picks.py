@@ -29,7 +29,7 @@ from aitune_fp.core.accuracy import Search
 from aitune_fp.core.strategies.registry import parse_strategy
 from aitune_fp.effects.backends.search_space import search_candidates
 from aitune_fp.shell.io import perform
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 
 STRATEGIES = {1: "min-latency", 16: "max-throughput"}
 
@@ -47,9 +47,11 @@ def _tune(batch: int, with_openvino: bool) -> tuple[TuningRun, float]:
             samples,
             parse_strategy(STRATEGIES[batch]),
             candidates,
-            cache_dir=tempfile.mkdtemp(prefix="aitune-ov-"),
-            model_name="bert",
-            max_batch_size=batch,
+            TuneOptions(
+                cache_dir=tempfile.mkdtemp(prefix="aitune-ov-"),
+                model_name="bert",
+                max_batch_size=batch,
+            ),
         )
     ).unwrap()
     return run, time.perf_counter() - start

@@ -31,7 +31,7 @@ from aitune_fp.core.report.accuracy import figures_text as summary
 from aitune_fp.core.strategies.registry import parse_strategy, strategy_from_config
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.io import perform
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 
 
 class BertLogits(torch.nn.Module):
@@ -74,10 +74,12 @@ def _tune(name: str, search: str, strategy: str) -> tuple[TuningRun, float]:
             module,
             samples,
             parse_strategy(strategy),
-            cache_dir=tempfile.mkdtemp(prefix="aitune-precision-"),
-            model_name=name,
-            max_batch_size=cap,
-            search=search,
+            options=TuneOptions(
+                cache_dir=tempfile.mkdtemp(prefix="aitune-precision-"),
+                model_name=name,
+                max_batch_size=cap,
+                search=search,
+            ),
         )
     ).unwrap()
     return run, time.perf_counter() - start

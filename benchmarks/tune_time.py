@@ -131,6 +131,11 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
         from aitune_fp.shell.tune_module import perform  # type: ignore[attr-defined,no-redef]
     from aitune_fp.shell.tune_module import run_tuning
 
+    try:
+        from aitune_fp.shell.tune_module import TuneOptions
+    except ImportError:  # a --before revision taking the options as keywords
+        TuneOptions = None  # type: ignore[assignment,misc]
+
     model = DEMO_MODELS[name]
     backends = list(parse_names(args.backends)) if args.backends else None
     import inspect
@@ -144,22 +149,21 @@ def _tune(name: str, args: argparse.Namespace, cache: Path) -> Timings:
     except ImportError:  # a --before revision without a wall account
         pass
     _FIRST_DONE.append(True)
-    if args.verify_seconds and "verify_seconds" in inspect.signature(run_tuning).parameters:
+    knows_verify = "verify_seconds" in inspect.signature(run_tuning).parameters
+    if args.verify_seconds and (TuneOptions is not None or knows_verify):
         extra["verify_seconds"] = args.verify_seconds
     if args.fresh:
         extra["fresh"] = True
-    start = time.perf_counter()
-    effect = run_tuning(
-        model.build(),
-        model.samples(),
-        parse_strategy(args.strategy),
-        backends,
-        args.device,
-        cache,
-        max_batch_size=args.max_batch_size,
-        model_name=name,
-        **extra,
-    )
+    options: dict[str, Any] = {"device": args.device, "cache_dir": cache,
+                               "max_batch_size": args.max_batch_size, "model_name": name,
+                               **extra}  # fmt: skip
+    start = time.perf_counter()  # the model's build and samples are timed, as before
+    head = (model.build(), model.samples(), parse_strategy(args.strategy), backends)
+    if TuneOptions is None:
+        keywords: Any = run_tuning  # the older signature: every option a keyword
+        effect = keywords(*head, **options)
+    else:
+        effect = run_tuning(*head, TuneOptions(**options))
     wall = time.perf_counter() - start
     run = perform(effect).unwrap()
     if run.tuned is not None:

@@ -208,10 +208,10 @@ def _validate_and_time(
 ) -> tuple[str, str]:
     """Validate and time a built candidate on the caller's (and the dedicated) stream."""
     from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
-    from aitune_fp.effects.measure.profiler import profile_runner
     from aitune_fp.effects.checks.tf32 import candidate_precision
-    from aitune_fp.effects.measure.timing import ProfileSettings
     from aitune_fp.effects.checks.validate import validate
+    from aitune_fp.effects.measure.profiler import SweepPlan, profile_runner
+    from aitune_fp.effects.measure.timing import ProfileSettings
     from aitune_fp.shell.io import perform
 
     sizes = (1, 8)
@@ -229,10 +229,9 @@ def _validate_and_time(
             return "FAIL", f"validate ({where}): {checked.failure().message}"
         report = report or checked.unwrap()
         timed = perform(
-            profile_runner(
-                name, runner, samples, device, sizes, fixed_steps(warmup=5, steps=20),
-                never_stop(), settings,
-            )
+            profile_runner(name, runner, samples, device,
+                           SweepPlan(sizes, fixed_steps(warmup=5, steps=20), never_stop()),
+                           settings)
         )  # fmt: skip
         if _is_failure(timed):
             return "FAIL", f"profile ({where}): {timed.failure().message}"
@@ -355,7 +354,7 @@ def memory() -> int:
     from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
     from aitune_fp.effects.inputs.samples import normalise_samples
     from aitune_fp.effects.measure.memory import MemoryWatch
-    from aitune_fp.effects.measure.profiler import profile_runner
+    from aitune_fp.effects.measure.profiler import SweepPlan, profile_runner
     from aitune_fp.effects.measure.timing import ProfileSettings
 
     items = Items()
@@ -377,9 +376,7 @@ def memory() -> int:
         runner,
         samples,
         device,
-        (4,),
-        fixed_steps(warmup=2, steps=5),
-        never_stop(),
+        SweepPlan((4,), fixed_steps(warmup=2, steps=5), never_stop()),
         ProfileSettings(input_mode="rotating", pool_factor=0.0, warmup=None, cuda_events=True),
     )
     peak = watch.peak_mb()

@@ -149,22 +149,30 @@ def run_forked(argv: list[str], started: float | None) -> int:
 
 def _main(argv: Sequence[str] | None, *, fresh: bool, started: float | None = None) -> int:
     """Parse and run; ``fresh``: this process was started for this command."""
-    try:
-        from rich.console import Console
-    except ImportError:
-        print(f"{PROG}: error: the CLI needs rich: pip install 'aitune_fp[cli]'", file=sys.stderr)
+    console = _rich_console()
+    if console is None:
         return 1
     parser = build_parser()
     args = parser.parse_args(argv)
     if fresh:
         _started_for(args, started)
     _logging(debug=args.debug)
-    out, err = _consoles(Console)
+    out, err = _consoles(console)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return _run(parser, args, out, err)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _rich_console() -> Any:
+    """rich's ``Console`` class, or ``None`` (and why, on stderr) when rich is missing."""
+    try:
+        from rich.console import Console
+    except ImportError:
+        print(f"{PROG}: error: the CLI needs rich: pip install 'aitune_fp[cli]'", file=sys.stderr)
+        return None
+    return Console
 
 
 def _started_for(args: argparse.Namespace, started: float | None) -> None:

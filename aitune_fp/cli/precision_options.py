@@ -3,8 +3,8 @@
 Rules:
 - ``--search default|wide|none`` picks the candidate space (default: ``default``);
   ``--precision fp32,bf16,int8`` narrows it to those precisions; both go to
-  ``run_tuning(search=...)`` (:mod:`aitune_fp.shell.variants`); ``--min-top1 97%`` sets
-  the default policy's top-1 agreement bound (``run_tuning(accuracy=...)``);
+  ``TuneOptions(search=...)`` (:mod:`aitune_fp.shell.variants`); ``--min-top1 97%`` sets
+  the default policy's top-1 agreement bound (``TuneOptions(accuracy=...)``);
 - ``--max-drop 0.5%`` (``tune``, ``demo`` and ``reselect``) wraps the strategy in
   :func:`~aitune_fp.core.strategies.within_accuracy.within_accuracy`: candidates whose
   recorded accuracy drop is larger are refused; ``reselect`` does it offline, from the
@@ -70,7 +70,7 @@ def _add_accuracy_options(parser: argparse.ArgumentParser) -> None:
 
 
 def search_of(args: argparse.Namespace) -> dict[str, Any]:
-    """``run_tuning``'s ``search`` (and ``accuracy`` with ``--min-top1``) from the parsed
+    """``TuneOptions``' ``search`` (and ``accuracy`` with ``--min-top1``) from the parsed
     options (empty when absent)."""
     if not hasattr(args, "search"):
         return {}

@@ -83,23 +83,15 @@ def _tuning(
 ) -> Any:
     """The tuning run of ``module`` with the command's options, as an effect."""
     from aitune_fp.effects.isolation import Timeouts
-    from aitune_fp.shell.tune_module import run_tuning
+    from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 
-    return run_tuning(
-        module,
-        samples,
-        bounded(args.strategy, args),
-        list(args.backends) if args.backends else None,
-        args.device,
-        args.cache_dir,
-        model_name=name,
-        progress=view,
-        timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
-        record_path=record_path,
-        **_run_options(args),
-        **_shape_options(args),
-        **search_of(args),
-    )
+    options = TuneOptions(device=args.device, cache_dir=args.cache_dir, model_name=name,
+                          progress=view, record_path=record_path,
+                          timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
+                          **_run_options(args), **_shape_options(args),
+                          **search_of(args))  # fmt: skip
+    backends = list(args.backends) if args.backends else None
+    return run_tuning(module, samples, bounded(args.strategy, args), backends, options)
 
 
 def _run_options(args: argparse.Namespace) -> dict[str, Any]:

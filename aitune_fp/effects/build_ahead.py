@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 
 from aitune_fp.effects.backends._export import batch_envelope
-from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.build_request import BuildRequest
 from aitune_fp.effects.cache.artifact_cache import cache_key
 from aitune_fp.effects.cache.artifacts import loadable
@@ -79,19 +79,27 @@ def build_ahead(
         built, failure = outcome_values(made)
         if built is None:
             return failure.describe() if failure is not None else "no runner"
-        try:
-            if not loadable(backend):
-                with torch.inference_mode():
-                    for size in warm_sizes(request.batch_sizes, request.validation_sizes):
-                        on_call()
-                        make_batch(request.samples, size).to(request.device).call(built.runner)
-        finally:
-            with contextlib.suppress(Exception):
-                built.close()
+        _warmed_then_closed(request, backend, built, on_call)
     except Exception as error:
         lines = "".join(traceback.format_exception_only(error)).strip()
         return lines.split("\n")[0][:500]
     return None
+
+
+def _warmed_then_closed(
+    request: BuildRequest, backend: Backend, built: Built, on_call: Callable[[], None]
+) -> None:
+    """Call a just-in-time backend's runner once at each warm size, in the sweep's order
+    (a loadable backend's is not called), then close it."""
+    try:
+        if not loadable(backend):
+            with torch.inference_mode():
+                for size in warm_sizes(request.batch_sizes, request.validation_sizes):
+                    on_call()
+                    make_batch(request.samples, size).to(request.device).call(built.runner)
+    finally:
+        with contextlib.suppress(Exception):
+            built.close()
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,7 @@ from aitune_fp.effects.cache.artifact_cache import cached_build, evict, model_di
 from aitune_fp.effects.cache.integrity import digest
 from aitune_fp.effects.checks.accuracy import with_figures
 from aitune_fp.effects.inputs.samples import Samples
-from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.profiler import Clocks, SweepPlan, profile_runner
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,9 +212,9 @@ def _profile(
     request: BuildRequest, candidate: Candidate, built: Built, hooks: Hooks
 ) -> IOResult[Profile, BackendFailure]:
     r = request
-    return profile_runner(candidate.name, built.runner, r.samples, r.device, r.batch_sizes,
-                          r.plan.call_rule, r.plan.sweep_rule, r.settings, hooks.on_batch,
-                          timer=hooks.timer, early=candidate.early_stop)  # fmt: skip
+    plan = SweepPlan(r.batch_sizes, r.plan.call_rule, r.plan.sweep_rule, candidate.early_stop)
+    return profile_runner(candidate.name, built.runner, r.samples, r.device, plan, r.settings,
+                          hooks.on_batch, Clocks(hooks.timer))  # fmt: skip
 
 
 def _log_failure(work_dir: Path, failure: BackendFailure) -> IOResult[Profile, BackendFailure]:

@@ -1,5 +1,5 @@
 """Reuse the eager baseline of an earlier run, when the user asks and nothing it depends on
-changed (``--reuse-baseline RUN_JSON``, ``run_tuning(reuse_baseline=...)``).
+changed (``--reuse-baseline RUN_JSON``, ``TuneOptions(reuse_baseline=...)``).
 
 Rules:
 - every run records its :func:`baseline_keys`: the model's code and weights digest

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Final
 
 from pyrsistent import pmap
@@ -37,10 +36,11 @@ from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategies.incumbent import incumbent
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.shell import decision_cache as cache
-from aitune_fp.shell.baseline_reuse import BaselinePlan, BaselineSource, plan_baseline
+from aitune_fp.shell.baseline_reuse import BaselinePlan, plan_baseline
 from aitune_fp.shell.drive import drive
+from aitune_fp.shell.recording import Heading
 from aitune_fp.shell.resolve import _unique_names
-from aitune_fp.shell.setup import Setup
+from aitune_fp.shell.tune_options import TuneOptions
 from aitune_fp.shell.tune_run import (
     Prepared,
     TuningRun,
@@ -58,32 +58,22 @@ RACE_ENV: Final = "AITUNE_FP_RACE"
 log = logging.getLogger("aitune_fp")
 
 
-@dataclass(frozen=True, slots=True)
-class Wanted:
-    """What the caller asked of the run besides the setup."""
-
-    model_name: str
-    target: Path | None
-    verify_seconds: float | None
-    reuse_baseline: BaselineSource | None
-    fresh: bool
-
-
-def decided(setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch) -> TuningRun:
+def decided(prepared: Prepared, options: TuneOptions, clock: Stopwatch) -> TuningRun:
     """The run, from the stored decision when it still holds (see the module's rules)."""
+    setup = prepared.setup
     names = _unique_names(prepared.candidates)
     keys = cache.decision_keys(setup, names)
     folder = setup.workspace.cache_dir if setup.workspace is not None else None
-    skip = wanted.fresh or wanted.reuse_baseline is not None
+    skip = options.fresh or options.reuse_baseline is not None
     hit = None if skip or folder is None else cache.lookup(folder, keys, setup.strategy)
     line = cache.FULL
     if hit is None and not skip and folder is not None:
-        line = cache.missed_line(folder, wanted.model_name, keys)
+        line = cache.missed_line(folder, options.model_name, keys)
         if line != cache.FULL:
             log.info("decision cache miss: %s", line)
     if hit is not None and hit.pick in names:
         since = clock.laps
-        short = _rechecked(setup, prepared, wanted, clock, hit)
+        short = _rechecked(prepared, options, clock, hit)
         picked = short.record.selection.backend if short.record.selection else ""
         if picked == hit.pick:
             return short
@@ -91,11 +81,11 @@ def decided(setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch) 
             short.tuned.close()
         line = cache.retuned_line(hit, picked)
         clock.fold("decision_cache_hit", since)
-    baseline = plan_baseline(setup, wanted.reuse_baseline)
-    run = _session(setup, dict(zip(names, prepared.candidates, strict=True)),
-                   _said(baseline, line), (prepared, wanted), clock)  # fmt: skip
+    baseline = plan_baseline(setup, options.reuse_baseline)
+    run = _session(prepared, dict(zip(names, prepared.candidates, strict=True)),
+                   _said(baseline, line), options, clock)  # fmt: skip
     if folder is not None:
-        cache.store(folder, keys, run.record, wanted.model_name)
+        cache.store(folder, keys, run.record, options.model_name)
     return run
 
 
@@ -105,44 +95,43 @@ def _said(baseline: BaselinePlan, line: str) -> BaselinePlan:
 
 
 def _rechecked(
-    setup: Setup, prepared: Prepared, wanted: Wanted, clock: Stopwatch, hit: cache.Hit
+    prepared: Prepared, options: TuneOptions, clock: Stopwatch, hit: cache.Hit
 ) -> TuningRun:
     """The short run: the pick against its runner-up (else against the recorded baseline)."""
+    setup = prepared.setup
     by_name = dict(zip(_unique_names(prepared.candidates), prepared.candidates, strict=True))
     pair = (hit.pick, hit.runner_up) if hit.runner_up in by_name else (hit.pick,)
     chosen = {n: by_name[n] for n in pair}  # the pick first: the incumbent
-    seconds = min(wanted.verify_seconds or SHORT_VERIFY, SHORT_VERIFY)
+    seconds = min(options.verify_seconds or SHORT_VERIFY, SHORT_VERIFY)
     alone = len(pair) == 2  # the pick against its runner-up, no baseline
     source = hit.record if setup.strategy.validate_performance and not alone else None
     baseline = _said(plan_baseline(setup, source), cache.cached_line(hit))
-    short = replace(wanted, verify_seconds=seconds)
     sizes = cache.recorded_sizes(hit) or setup.batch_sizes
     kept = incumbent(setup.strategy) if alone else setup.strategy
     strategy = replace(kept, plan=replace(kept.plan, rounds=None))
-    return _session(replace(setup, total=len(chosen) + 1, verify_seconds=seconds,
-                            batch_sizes=sizes, strategy=strategy), chosen, baseline,
-                    (prepared, short), clock)  # fmt: skip
+    short = replace(setup, total=len(chosen) + 1, batch_sizes=sizes, strategy=strategy)
+    return _session(replace(prepared, setup=short), chosen, baseline,
+                    replace(options, verify_seconds=seconds), clock)  # fmt: skip
 
 
 def _session(
-    setup: Setup,
+    prepared: Prepared,
     chosen: dict[str, Backend],
     baseline: BaselinePlan,
-    asked: tuple[Prepared, Wanted],
+    options: TuneOptions,
     clock: Stopwatch,
 ) -> TuningRun:
     """One session over ``chosen`` with ``baseline``, its record written and returned."""
-    prepared, wanted = asked
+    setup = prepared.setup
     names = tuple(chosen)
-    if wanted.target is not None:
-        setup = with_journal(setup, wanted.target, names, wanted.model_name,
-                             baseline.provenance, clock)  # fmt: skip
     bases = variant_bases(tuple(chosen.values()), names)
     ladder = () if os.environ.get(RACE_ENV, "1") == "0" else setup.batch_sizes
     plan = SessionPlan(setup.strategy, names, "eager", setup.settings.early_stop,
-                       wanted.verify_seconds, baseline.profile, pmap(bases),
+                       options.verify_seconds, baseline.profile, pmap(bases),
                        ladder=ladder)  # fmt: skip
+    heading = Heading(plan, options.model_name, baseline.provenance)
+    if options.target is not None:
+        setup = with_journal(setup, heading, options.target, clock)
     announce(setup, plan, prepared, clock)
     run = drive(setup, plan, chosen, phase=phase_clock(clock))
-    return finish_run(setup, run, names, wanted.model_name, baseline.provenance, clock,
-                      wanted.target)  # fmt: skip
+    return finish_run(setup, run, heading, clock, options.target)

@@ -14,7 +14,7 @@ the outcome, where ``run.json`` pins it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyrsistent import freeze, pmap
@@ -25,6 +25,7 @@ from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.record.unbuilt import with_unbuilt
 from aitune_fp.core.record.wall import WallAccount
 from aitune_fp.core.records import BackendFailure, Selection, TuneError
+from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.verification.judge import Verification
 from aitune_fp.effects.backends.base import Backend
@@ -69,24 +70,33 @@ def config_dict(backend: Backend) -> dict[str, Any]:
     return {"source": source, "computes_in": backend.computes_in, **fields}
 
 
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """What every record of one session shares: the plan it was started with (the
+    candidates' names in the user's order, the verification's seconds), the model's name,
+    and the baseline's keys with where a reused one came from (``provenance``)."""
+
+    plan: SessionPlan
+    model_name: str
+    provenance: Provenance = field(default_factory=Provenance)
+
+
 def run_record(
     setup: Setup,
     run: RunState,
     outcome: Result[Selection, TuneError],
-    names: Sequence[str],
-    model_name: str,
+    heading: Heading,
     status: str = "complete",
     verification: Verification | None = None,
-    provenance: Provenance | None = None,
     wall: WallAccount | None = None,
 ) -> RunRecord:
     """The whole run as a record (``status="interrupted"`` while the run is going);
-    ``provenance``: the baseline's keys and where a reused one came from; ``wall``: where
-    the run's wall time went so far."""
+    ``wall``: where the run's wall time went so far."""
     outcomes = [outcome_of(r) for r in run.runs]
     has_baseline = setup.strategy.validate_performance
+    names = heading.plan.candidates
     return RunRecord(
-        model=model_name,
+        model=heading.model_name,
         device=str(setup.device),
         strategy=freeze(strategy_config(setup.strategy, list(names))),
         baseline=outcomes[0] if has_baseline and outcomes else None,
@@ -102,11 +112,11 @@ def run_record(
         wall=wall,
         status=status,
         verification=verification,
-        provenance=provenance or Provenance(),
+        provenance=heading.provenance,
         events=run.session.events if run.session is not None else (),
         options=freeze(
             {
-                **options_of(setup),
+                **options_of(setup, heading.plan),
                 "variants": _variants(run),
                 "prebuild": _prebuild(run),
                 "race_ladder": _ladder(run),
@@ -153,13 +163,13 @@ def input_spec_of(setup: Setup) -> dict[str, Any]:
     }
 
 
-def options_of(setup: Setup) -> dict[str, Any]:
+def options_of(setup: Setup, plan: SessionPlan) -> dict[str, Any]:
     """The run's options as the record stores them (replay reads early stop and the
-    verification's seconds back)."""
+    verification's seconds, the ``plan``'s, back)."""
     return {
         "isolation": setup.isolation,
         "build_timeout_s": setup.timeouts.build,
         "call_timeout_s": setup.timeouts.call,
         "early_stop": setup.settings.early_stop,
-        "verify_seconds": setup.verify_seconds,
+        "verify_seconds": plan.verify_seconds,
     }

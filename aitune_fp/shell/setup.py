@@ -50,7 +50,6 @@ class Setup:
     max_batch_size: int = 1
     batch_sizes: tuple[int, ...] = (1,)
     outside: str = "warn"
-    verify_seconds: float | None = None
     workspace: Workspace | None = None
     isolation: bool = False
     timeouts: Timeouts = field(default_factory=Timeouts)

@@ -1,7 +1,8 @@
 """The entry points: tune a real PyTorch module end to end.
 
 :func:`tune_module` gives back a :class:`TunedModule` running the winner;
-:func:`run_tuning` gives the whole run (its ``RunRecord`` too). They check the inputs and
+:func:`run_tuning` gives the whole run (its ``RunRecord`` too), its options one
+:class:`~aitune_fp.shell.tune_options.TuneOptions` value. They check the inputs and
 find the batch sizes, then hand over to the driver (:mod:`aitune_fp.shell.drive`): the
 baseline, the fold over lazily built candidates, the final rounds, the winner.
 
@@ -31,8 +32,8 @@ Rules:
 >>> from aitune_fp import min_latency
 >>> from aitune_fp.shell.io import perform
 >>> model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
->>> run = perform(run_tuning(model, torch.randn(2, 4), min_latency, ["eager"],
-...                          cache_dir=tempfile.mkdtemp())).unwrap()
+>>> options = TuneOptions(cache_dir=tempfile.mkdtemp())
+>>> run = perform(run_tuning(model, torch.randn(2, 4), min_latency, ["eager"], options)).unwrap()
 >>> run.tuned.record is run.record, [o.backend for o in run.record.outcomes]
 (True, ['eager', 'eager'])
 >>> run.tuned(torch.ones(1, 4)).shape
@@ -41,7 +42,7 @@ torch.Size([1, 4])
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +50,17 @@ import torch
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure
 
-from aitune_fp.core.accuracy import AccuracyPolicy, Search
 from aitune_fp.core.records import TuneError
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.checks.validate import Tolerance
-from aitune_fp.effects.isolation import Timeouts
-from aitune_fp.effects.measure.profiler import ProfileSettings
-from aitune_fp.shell.baseline_reuse import BaselineSource
-from aitune_fp.shell.decided import Wanted, decided
-from aitune_fp.shell.progress import ProgressSink
-from aitune_fp.shell.tune_run import Asked, TuningRun, prepare
+from aitune_fp.shell.decided import decided
+from aitune_fp.shell.tune_options import TuneOptions
+from aitune_fp.shell.tune_run import TuningRun, prepare
 from aitune_fp.shell.tuned_module import TunedModule
 from aitune_fp.shell.wall_clock import Stopwatch
 
-__all__ = ["TuningRun", "run_tuning", "tune_module"]
+__all__ = ["TuneOptions", "TuningRun", "run_tuning", "tune_module"]
 
 
 def run_tuning(
@@ -72,51 +68,28 @@ def run_tuning(
     samples: Any,
     strategy: Strategy = max_throughput,
     backends: Sequence[Backend | str] | None = None,
-    device: str | torch.device = "cpu",
-    cache_dir: str | Path | None = None,
-    *,
-    max_batch_size: int | None = None,
-    batch_axis: int = 0,
-    batched: bool = True,
-    dynamic_axes: Mapping[str | int, Mapping[int, tuple[int, int]]] | None = None,
-    outside: str = "warn",
-    tolerance: Tolerance | None = None,
-    settings: ProfileSettings | None = None,
-    model_name: str = "model",
-    progress: ProgressSink | None = None,
-    verify_seconds: float | None = None,
-    isolation: bool = True,
-    timeouts: Timeouts | None = None,
-    record_path: str | Path | None = None,
-    reuse_baseline: BaselineSource | None = None,
-    search: Search | str | None = None,
-    accuracy: AccuracyPolicy | None = None,
-    fresh: bool = False,
+    options: TuneOptions = TuneOptions(),
 ) -> IOResult[TuningRun, TuneError]:
-    """Tune ``module`` and return the whole run; see :func:`tune_module` for the rules.
+    """Tune ``module`` and return the whole run; see :func:`tune_module` for the rules and
+    :class:`~aitune_fp.shell.tune_options.TuneOptions` for the options.
 
-    ``isolation`` (default on) runs the max-batch search and every backend's build,
-    validation and profile in worker processes with ``timeouts``
-    (:mod:`aitune_fp.effects.isolation`); ``record_path`` gets the record after every
-    finished backend (``status="interrupted"``) and at the end (``"complete"``).
-    ``reuse_baseline`` (a ``run.json`` path or a record): take the eager baseline's profile
-    from that run when its model, inputs, plan and environment all match (else a warning
-    naming what differs, and eager is profiled: :mod:`aitune_fp.shell.baseline_reuse`).
-    ``search``, ``accuracy``: candidates and accuracy policy (:mod:`aitune_fp.shell.variants`).
-    An unchanged re-tune loads the stored decision and re-verifies its pick against the
-    runner-up (:mod:`aitune_fp.shell.decided`); ``fresh=True`` always tunes in full.
+    ``options.isolation`` (default on) runs the max-batch search and every backend's build,
+    validation and profile in worker processes with ``options.timeouts``
+    (:mod:`aitune_fp.effects.isolation`); ``options.record_path`` gets the record after
+    every finished backend (``status="interrupted"``) and at the end (``"complete"``).
+    ``options.reuse_baseline`` (a ``run.json`` path or a record): take the eager baseline's
+    profile from that run when its model, inputs, plan and environment all match (else a
+    warning naming what differs, and eager is profiled: :mod:`aitune_fp.shell.baseline_reuse`).
+    ``options.search``, ``options.accuracy``: candidates and accuracy policy
+    (:mod:`aitune_fp.shell.variants`). An unchanged re-tune loads the stored decision and
+    re-verifies its pick against the runner-up (:mod:`aitune_fp.shell.decided`);
+    ``options.fresh`` always tunes in full.
     """
     clock = Stopwatch()  # the record's wall account (aitune_fp.shell.wall_clock)
-    asked = Asked(strategy, device, cache_dir, max_batch_size, outside, tolerance,
-                  settings, progress, verify_seconds, isolation, timeouts or Timeouts(),
-                  accuracy)  # fmt: skip
-    prepared = prepare(module, samples, backends, asked, search,
-                       (batch_axis, batched, dynamic_axes), clock)  # fmt: skip
+    prepared = prepare(module, samples, strategy, backends, options, clock)
     if isinstance(prepared, Failure):
         return IOFailure(prepared.failure())
-    target = Path(record_path) if record_path is not None else None
-    wanted = Wanted(model_name, target, verify_seconds, reuse_baseline, fresh)
-    return IOSuccess(decided(prepared.unwrap().setup, prepared.unwrap(), wanted, clock))
+    return IOSuccess(decided(prepared.unwrap(), options, clock))
 
 
 def tune_module(
@@ -138,8 +111,10 @@ def tune_module(
     differ are dynamic too. ``outside`` (``"warn"`` or ``"raise"``) is what the tuned module
     does with a call outside the shapes it was tuned for. ``backends``: configs or names
     (default: every backend that can run on ``device``). ``options`` go to
-    :func:`run_tuning` (``max_batch_size``, ``batch_axis``, ``batched``, ``dynamic_axes``,
-    ``outside``, ``tolerance``, ``settings``, ``progress``, ``search``, ``accuracy``, …).
+    :func:`run_tuning` as the fields of its
+    :class:`~aitune_fp.shell.tune_options.TuneOptions` (``max_batch_size``, ``batch_axis``,
+    ``batched``, ``dynamic_axes``, ``outside``, ``tolerance``, ``settings``, ``progress``,
+    ``search``, ``accuracy``, …).
 
     >>> import tempfile, torch
     >>> from aitune_fp import min_latency
@@ -152,9 +127,8 @@ def tune_module(
     >>> perform(tune_module(model, [], cache_dir=tempfile.mkdtemp())).failure().message[:16]
     'no samples given'
     """
-    return run_tuning(module, samples, strategy, backends, device, cache_dir, **options).bind(
-        _tuned_or_error
-    )
+    chosen = TuneOptions(device=device, cache_dir=cache_dir, **options)
+    return run_tuning(module, samples, strategy, backends, chosen).bind(_tuned_or_error)
 
 
 def _tuned_or_error(run: TuningRun) -> IOResult[TunedModule, TuneError]:

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 from returns.result import Failure, Result, Success
 
-from aitune_fp.core.accuracy import AccuracyPolicy, Search
 from aitune_fp.core.record.max_batch import MaxBatchSearch, max_batch_line
-from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import TuneError
 from aitune_fp.core.report.stages import wall_summary
@@ -35,20 +33,19 @@ from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import with_max_batch_size
-from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
-from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.isolation.ready import wait_ready
 from aitune_fp.effects.isolation.server import start as start_workers
 from aitune_fp.effects.machine.preload import libraries_of, preload, preload_in_background
 from aitune_fp.effects.measure.profiler import ProfileSettings
 from aitune_fp.shell.batch_search import inside, search_max_batch
 from aitune_fp.shell.journal import write_record
-from aitune_fp.shell.progress import ProgressSink, silent
-from aitune_fp.shell.recording import run_record
+from aitune_fp.shell.progress import silent
+from aitune_fp.shell.recording import Heading, run_record
 from aitune_fp.shell.resolve import _unique_names, default_cache_dir, resolve_device
 from aitune_fp.shell.run_end import interrupted, make_winner, summary, tuned_of
 from aitune_fp.shell.setup import RunState, Setup
+from aitune_fp.shell.tune_options import TuneOptions
 from aitune_fp.shell.tuned_module import TunedModule
 from aitune_fp.shell.variants import resolve_candidates, with_policy
 from aitune_fp.shell.wall_clock import Stopwatch
@@ -56,30 +53,11 @@ from aitune_fp.shell.workspace import Workspace, open_workspace
 
 log = logging.getLogger("aitune_fp")
 
-Shape = tuple[int, bool, Mapping[str | int, Mapping[int, tuple[int, int]]] | None]
-
-
-@dataclass(frozen=True, slots=True)
-class Asked:
-    """The caller's options for one run, as given."""
-
-    strategy: Strategy
-    device: str | torch.device
-    cache_dir: str | Path | None
-    max_batch_size: int | None
-    outside: str
-    tolerance: Tolerance | None
-    settings: ProfileSettings | None
-    progress: ProgressSink | None
-    verify_seconds: float | None
-    isolation: bool
-    timeouts: Timeouts
-    accuracy: AccuracyPolicy | None
-
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A run ready to start: its setup and the candidates."""
+    """A run ready to start: its setup and the candidates (``admitted``: those the strategy
+    admits, whose libraries are imported before anything is timed)."""
 
     setup: Setup
     candidates: tuple[Backend, ...]
@@ -94,34 +72,45 @@ class TuningRun:
     tuned: TunedModule | None
 
 
+@dataclass(frozen=True, slots=True)
+class OnDevice:
+    """The module (in eval mode) and its checked samples, both on the resolved device."""
+
+    module: torch.nn.Module
+    samples: Samples
+    device: torch.device
+
+
 def prepare(
     module: torch.nn.Module,
     samples: object,
+    strategy: Strategy,
     backends: Sequence[Backend | str] | None,
-    asked: Asked,
-    search: Search | str | None,
-    shape: Shape,
+    options: TuneOptions,
     clock: Stopwatch,
 ) -> Result[Prepared, TuneError]:
     """The run's setup and candidates, or why it cannot start (see the module's rules)."""
-    found = resolve_device(asked.device)
+    found = resolve_device(options.device)
     if isinstance(found, Failure):
         return Failure(found.failure())
     dev: torch.device = found.unwrap()
     try:
-        normalised = normalise_samples(
-            samples, batch_axis=shape[0], batched=shape[1], dynamic_axes=shape[2]
-        )
-        candidates = resolve_candidates(backends, search, dev)
+        normalised = normalise_samples(samples, batch_axis=options.batch_axis,
+                                       batched=options.batched,
+                                       dynamic_axes=options.dynamic_axes)  # fmt: skip
+        candidates = resolve_candidates(backends, options.search, dev)
     except (ValueError, KeyError) as error:
         return Failure(TuneError(str(error)))
-    admitted = _admitted(asked.strategy, candidates)
+    admitted = _admitted(strategy, candidates)
     loading = None
-    if asked.isolation:  # the workers' server imports them; this process, while it waits
+    if options.isolation:  # the workers' server imports them; this process, while it waits
         start_workers((n for c in admitted for n in libraries_of(c)), cuda=dev.type == "cuda")
         loading = preload_in_background(admitted, dev)
-    return _searched(module.eval().to(dev), normalised.to(dev), candidates, dev, asked,
-                     loading, admitted, clock)  # fmt: skip
+    placed = OnDevice(module.eval().to(dev), normalised.to(dev), dev)
+    total = len(candidates) + (1 if strategy.validate_performance else 0)
+    return _searched(placed, strategy, options, total, loading, clock).map(
+        lambda setup: Prepared(setup, _sized(candidates, setup.max_batch_size), admitted)
+    )
 
 
 def _admitted(strategy: Strategy, candidates: Sequence[Backend]) -> tuple[Backend, ...]:
@@ -132,75 +121,75 @@ def _admitted(strategy: Strategy, candidates: Sequence[Backend]) -> tuple[Backen
 
 
 def _searched(
-    module: torch.nn.Module,
-    normalised: Samples,
-    candidates: tuple[Backend, ...],
-    dev: torch.device,
-    asked: Asked,
+    placed: OnDevice,
+    strategy: Strategy,
+    options: TuneOptions,
+    total: int,
     loading: threading.Thread | None,
-    admitted: tuple[Backend, ...],
     clock: Stopwatch,
-) -> Result[Prepared, TuneError]:
+) -> Result[Setup, TuneError]:
     """The max batch size found (a ``TuneError`` when eager cannot run one row), then the
-    setup fixed with it."""
-    workspace = open_workspace(Path(asked.cache_dir or default_cache_dir()))
+    setup fixed with it (``total``: the backends it will show, the baseline included)."""
+    workspace = open_workspace(Path(options.cache_dir or default_cache_dir()))
     clock.lap("setup")
-    if asked.isolation:  # the server's preload, as its own stage (not the first worker's)
-        wait_ready(asked.timeouts.build)
-        clock.lap("worker_pool_start")
-    if loading is not None:  # imported before anything is timed (max batch included)
-        loading.join()
-        clock.lap("preload_join")
-    strategy = asked.strategy
-    found = search_max_batch(module, normalised, dev, strategy.plan, asked.max_batch_size,
-                             isolation=asked.isolation, timeouts=asked.timeouts,
-                             cache=workspace.cache_dir)  # fmt: skip
+    _wait_for_imports(options, loading, clock)
+    found = search_max_batch(placed.module, placed.samples, placed.device, strategy.plan,
+                             options.max_batch_size, isolation=options.isolation,
+                             timeouts=options.limits, cache=workspace.cache_dir)  # fmt: skip
     if isinstance(found, Failure):
         return Failure(found.failure())
     largest, batch_search = found.unwrap()
     clock.lap("max_batch_search")
-    total = len(candidates) + (1 if strategy.validate_performance else 0)
-    fitted = inside(normalised, largest, batch_search)  # no sample over a faulty size
-    setup = _fixed(module, fitted, dev, asked, total, (largest, batch_search), workspace)
-    sized = tuple(with_max_batch_size(b, largest) for b in candidates)
-    return Success(Prepared(setup, sized, admitted))
+    fitted = replace(placed, samples=inside(placed.samples, largest, batch_search))
+    return Success(_fixed(fitted, strategy, options, total, (largest, batch_search), workspace))
+
+
+def _sized(candidates: Sequence[Backend], largest: int) -> tuple[Backend, ...]:
+    """The candidates, each told the run's max batch size."""
+    return tuple(with_max_batch_size(b, largest) for b in candidates)
+
+
+def _wait_for_imports(
+    options: TuneOptions, loading: threading.Thread | None, clock: Stopwatch
+) -> None:
+    """Wait for the workers' server to fork and this process's background import, each its
+    own stage: nothing is timed while either still imports."""
+    if options.isolation:  # the server's preload, as its own stage (not the first worker's)
+        wait_ready(options.limits.build)
+        clock.lap("worker_pool_start")
+    if loading is not None:  # imported before anything is timed (max batch included)
+        loading.join()
+        clock.lap("preload_join")
 
 
 def _fixed(
-    module: torch.nn.Module,
-    samples: Samples,
-    dev: torch.device,
-    asked: Asked,
+    placed: OnDevice,
+    strategy: Strategy,
+    options: TuneOptions,
     total: int,
     found: tuple[int, MaxBatchSearch],
     workspace: Workspace,
 ) -> Setup:
-    """The run's ``Setup``, fixed once the max batch size is ``found``."""
+    """The run's ``Setup``, fixed once the max batch size is ``found`` (no sample over a
+    faulty size)."""
     largest, search = found
     return Setup(
-        module=module, samples=samples, strategy=asked.strategy, device=dev,
-        cache_dir=Path(asked.cache_dir or default_cache_dir()),
-        progress=asked.progress or silent, settings=asked.settings or ProfileSettings(),
-        tolerance=with_policy(asked.tolerance, asked.accuracy), total=total,
-        outside=asked.outside, verify_seconds=asked.verify_seconds, workspace=workspace,
-        max_batch_size=largest, batch_sizes=asked.strategy.plan.batch_sizes(largest),
-        isolation=asked.isolation, timeouts=asked.timeouts, max_batch_search=search,
+        module=placed.module, samples=placed.samples, strategy=strategy, device=placed.device,
+        cache_dir=Path(options.cache_dir or default_cache_dir()),
+        progress=options.progress or silent, settings=options.settings or ProfileSettings(),
+        tolerance=with_policy(options.tolerance, options.accuracy), total=total,
+        outside=options.outside, workspace=workspace, max_batch_size=largest,
+        batch_sizes=strategy.plan.batch_sizes(largest), isolation=options.isolation,
+        timeouts=options.limits, max_batch_search=search,
     )  # fmt: skip
 
 
-def with_journal(
-    setup: Setup,
-    target: Path,
-    names: Sequence[str],
-    model_name: str,
-    origin: Provenance,
-    clock: Stopwatch,
-) -> Setup:
+def with_journal(setup: Setup, heading: Heading, target: Path, clock: Stopwatch) -> Setup:
     """``setup`` journaling every finished backend to ``target`` (written once now)."""
 
     def journal(now: Setup, run: RunState) -> None:
-        partial = run_record(now, run, interrupted(), names, model_name, "interrupted",
-                             provenance=origin, wall=clock.account())  # fmt: skip
+        partial = run_record(now, run, interrupted(), heading, "interrupted",
+                             wall=clock.account())  # fmt: skip
         write_record(partial, target)
 
     journal(setup, RunState())  # this run's record from now on, before any backend
@@ -225,13 +214,7 @@ def phase_clock(clock: Stopwatch) -> Callable[[str], None]:
 
 
 def finish_run(
-    setup: Setup,
-    run: RunState,
-    names: Sequence[str],
-    model_name: str,
-    origin: Provenance,
-    clock: Stopwatch,
-    target: Path | None,
+    setup: Setup, run: RunState, heading: Heading, clock: Stopwatch, target: Path | None
 ) -> TuningRun:
     """The winner made here, the record written, the summary said."""
     if run.done is None:
@@ -239,7 +222,7 @@ def finish_run(
     selected, verified = run.done.selection, run.done.verification
     winner, outcome = make_winner(setup, run, selected)
     clock.lap("winner")
-    record = run_record(setup, run, outcome, names, model_name, provenance=origin,
+    record = run_record(setup, run, outcome, heading,
                         verification=verified if outcome is selected else None,
                         wall=clock.account())  # fmt: skip
     tuned = tuned_of(setup, winner, outcome, record)

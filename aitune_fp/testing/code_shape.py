@@ -14,6 +14,9 @@ Definitions (the architecture tests and ``scripts/code_shape.py`` use exactly th
   ``>>>`` line of its module's docstring calls it by name (``name(``).
 * **unsafe module**: a module that imports ``returns.unsafe`` (in any spelling) or calls a
   function named ``unsafe_perform_io``.
+* **parameters** of a ``def``: its positional-only, ordinary and keyword-only parameters,
+  plus one for ``*args`` and one for ``**kwargs``; a method's first parameter (``self``,
+  ``cls``) does not count. A **wide** function has more than 8.
 * **Any record**: a class-level annotated field whose annotation names ``Any``, or a
   module-level alias whose value is ``Any`` (``X = Any``, ``X: TypeAlias = Any``).
 
@@ -173,6 +176,57 @@ def any_records(source: str) -> list[str]:
                 and _names_any(field.annotation)
             ]
     return found
+
+
+def parameter_count(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """``node``'s parameters (see the module's definitions; ``self`` and ``cls`` left out).
+
+    >>> parameter_count(ast.parse("def f(a, /, b, *c, d, **e): pass").body[0])
+    5
+    >>> parameter_count(ast.parse("def m(self, a=1): pass").body[0])
+    1
+    """
+    a = node.args
+    names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    if names and names[0] in ("self", "cls"):
+        names = names[1:]
+    return len(names) + (a.vararg is not None) + (a.kwarg is not None)
+
+
+def _qualified_defs(
+    node: ast.AST, prefix: str = ""
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function under ``node`` with its dotted name (``Class.method``, ``f.inner``)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            name = f"{prefix}{child.name}"
+            if not isinstance(child, ast.ClassDef):
+                yield name, child
+            yield from _qualified_defs(child, f"{name}.")
+        else:
+            yield from _qualified_defs(child, prefix)
+
+
+def wide_functions(source: str, limit: int = 8) -> list[str]:
+    """``"name: n parameters"`` for each function of ``source`` with more than ``limit``.
+
+    >>> wide_functions("def f(a, b, c): pass\\nclass C:\\n    def m(self, a, b, *, c): pass", 2)
+    ['f: 3 parameters', 'C.m: 3 parameters']
+    """
+    return [
+        f"{name}: {n} parameters"
+        for name, node in _qualified_defs(ast.parse(source))
+        if (n := parameter_count(node)) > limit
+    ]
+
+
+def wide_functions_under(root: Path, limit: int = 8) -> list[str]:
+    """``"path: name: n parameters"`` for each function under ``root`` wider than ``limit``."""
+    return [
+        f"{path}: {line}"
+        for path, text in sources(root).items()
+        for line in wide_functions(text, limit)
+    ]
 
 
 def sources(root: Path) -> dict[Path, str]:

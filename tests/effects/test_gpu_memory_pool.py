@@ -18,7 +18,7 @@ from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
 from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.effects.measure import memory
 from aitune_fp.effects.measure.memory import MemoryWatch, apart_from_peak
-from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.profiler import SweepPlan, profile_runner
 from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell.io import perform
 
@@ -109,9 +109,7 @@ def test_on_cpu_a_large_input_pool_is_not_the_backend_peak() -> None:
         lambda x: x[0, 0] + 1.0,
         samples,
         CPU,
-        (4,),
-        fixed_steps(warmup=1, steps=2),
-        never_stop(),
+        SweepPlan((4,), fixed_steps(warmup=1, steps=2), never_stop()),
         settings,
     )
     assert perform(profile).unwrap().latencies_ms
@@ -133,9 +131,7 @@ def test_on_a_real_gpu_the_pool_is_not_the_backend_peak() -> None:
         lambda x: x[0, 0] + 1.0,
         samples,
         torch.device("cuda"),
-        (4,),
-        fixed_steps(warmup=1, steps=2),
-        never_stop(),
+        SweepPlan((4,), fixed_steps(warmup=1, steps=2), never_stop()),
         ProfileSettings(input_mode="rotating", pool_factor=0.0, warmup=None),
     )
     assert perform(profile).unwrap().latencies_ms  # the profile ran and timed something

@@ -19,7 +19,7 @@ from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.effects.backends.registry import backend_by_name, sdk_owners, source_of
 from aitune_fp.effects.cache.artifacts import backend_from_config
 from aitune_fp.shell.io import unsafe_perform_io
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.effects.onefile_backend import TorchScript
 from tests.shell.test_tune_module_fakes import quick
 
@@ -52,9 +52,7 @@ def _tune(tmp_path: Path, backends: list[Any], isolation: bool = False) -> Tunin
         _samples(),
         ALONE,
         backends,
-        cache_dir=tmp_path / "cache",
-        max_batch_size=2,
-        isolation=isolation,
+        TuneOptions(cache_dir=tmp_path / "cache", max_batch_size=2, isolation=isolation),
     )
     result: TuningRun = unsafe_perform_io(run.unwrap())
     return result

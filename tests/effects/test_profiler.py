@@ -10,7 +10,7 @@ from returns.unsafe import unsafe_perform_io
 from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop, throughput_saturation
 from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.effects.measure.batch_timing import measure_batch_size
-from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.profiler import SweepPlan, profile_runner
 from aitune_fp.effects.measure.timing import ProfileSettings, input_pool, timer_overhead_ns
 
 CPU = torch.device("cpu")
@@ -60,7 +60,11 @@ def test_profile_keeps_every_sample_per_batch_size() -> None:
     """The profile holds every timed sample for each swept batch size, warm-up excluded."""
     runner = CountingRunner()
     result = profile_runner(
-        "fake", runner, SAMPLES, CPU, (1, 2, 4), fixed_steps(warmup=2, steps=7), never_stop()
+        "fake",
+        runner,
+        SAMPLES,
+        CPU,
+        SweepPlan((1, 2, 4), fixed_steps(warmup=2, steps=7), never_stop()),
     )
     profile = unsafe_perform_io(result).unwrap()
     assert profile.batch_sizes == (1, 2, 4)
@@ -84,9 +88,7 @@ def test_same_mode_uses_one_batch() -> None:
         CountingRunner(),
         SAMPLES,
         CPU,
-        (1,),
-        fixed_steps(warmup=0, steps=2),
-        never_stop(),
+        SweepPlan((1,), fixed_steps(warmup=0, steps=2), never_stop()),
         settings,
     )
     assert unsafe_perform_io(result).unwrap().input_mode == "same"
@@ -114,9 +116,7 @@ def test_oom_ends_the_sweep_and_keeps_earlier_results() -> None:
         FailsAbove(2, oom=True),
         SAMPLES,
         CPU,
-        (1, 2, 4, 8),
-        fixed_steps(warmup=0, steps=2),
-        never_stop(),
+        SweepPlan((1, 2, 4, 8), fixed_steps(warmup=0, steps=2), never_stop()),
     )
     profile = unsafe_perform_io(result).unwrap()
     assert profile.batch_sizes == (1, 2)
@@ -130,9 +130,7 @@ def test_error_at_first_batch_size_is_a_profile_failure() -> None:
         FailsAbove(0, oom=False),
         SAMPLES,
         CPU,
-        (1, 2),
-        fixed_steps(warmup=0, steps=2),
-        never_stop(),
+        SweepPlan((1, 2), fixed_steps(warmup=0, steps=2), never_stop()),
     )
     failure = unsafe_perform_io(result).failure()
     assert failure.stage == "profile" and "kaboom" in failure.message and failure.backend == "fake"
@@ -152,9 +150,11 @@ def test_sweep_rule_stop_reason_is_recorded() -> None:
         slow_runner,
         SAMPLES,
         CPU,
-        (1, 2, 4, 8, 16, 32),
-        fixed_steps(warmup=1, steps=3),
-        throughput_saturation(ratio=0.05, backoff=0),
+        SweepPlan(
+            (1, 2, 4, 8, 16, 32),
+            fixed_steps(warmup=1, steps=3),
+            throughput_saturation(ratio=0.05, backoff=0),
+        ),
     )
     profile = unsafe_perform_io(result).unwrap()
     assert profile.sweep_stop.startswith("saturated")

@@ -16,7 +16,7 @@ from aitune_fp.core.records import Profile
 from aitune_fp.core.strategies import max_throughput, min_latency
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.inputs.samples import normalise_samples
-from aitune_fp.effects.measure.profiler import EarlyStop, profile_runner
+from aitune_fp.effects.measure.profiler import Clocks, EarlyStop, SweepPlan, profile_runner
 from aitune_fp.effects.measure.timing import ProfileSettings
 
 CPU = torch.device("cpu")
@@ -65,10 +65,9 @@ def _profile(
     settings: ProfileSettings = SETTINGS,
     runner: Counting | None = None,
 ) -> Profile:
-    io = profile_runner(
-        "cand", runner or Counting(), SAMPLES, CPU, sizes, RULE, never_stop(), settings,
-        timer=fake_timer(ms), early=early,
-    )  # fmt: skip
+    plan = SweepPlan(sizes, RULE, never_stop(), early)
+    io = profile_runner("cand", runner or Counting(), SAMPLES, CPU, plan, settings,
+                        clocks=Clocks(fake_timer(ms)))  # fmt: skip
     profile: Profile = unsafe_perform_io(io).unwrap()
     return profile
 

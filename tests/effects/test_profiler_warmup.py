@@ -16,7 +16,7 @@ from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, decode, 
 from aitune_fp.core.records import Profile
 from aitune_fp.core.strategies import max_throughput, min_latency
 from aitune_fp.effects.inputs.samples import normalise_samples
-from aitune_fp.effects.measure.profiler import profile_runner
+from aitune_fp.effects.measure.profiler import Clocks, SweepPlan, profile_runner
 from aitune_fp.effects.measure.timing import ProfileSettings, Timer
 
 CPU = torch.device("cpu")
@@ -89,12 +89,9 @@ def _profile(
         runner,
         SAMPLES,
         CPU,
-        sizes,  # type: ignore[arg-type]
-        rule,  # type: ignore[arg-type]
-        never_stop(),
+        SweepPlan(sizes, rule, never_stop()),
         settings,
-        timer=fake_timer(clock),
-        clock=clock,
+        clocks=Clocks(timer=fake_timer(clock), clock=clock),
     )
     return unsafe_perform_io(io).unwrap()
 

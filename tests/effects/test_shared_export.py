@@ -27,7 +27,7 @@ from aitune_fp.effects.backends._shared_export import exported, on_program, shar
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.cache.artifact_cache import model_digest
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 
 CPU = torch.device("cpu")
 QUICK = dataclasses.replace(
@@ -235,10 +235,8 @@ def _tune(backends: list[Any], cache: Path, *, isolation: bool) -> TuningRun:
             _mlp(),
             [torch.randn(2, 4) for _ in range(2)],
             QUICK,
-            backends=backends,
-            cache_dir=cache,
-            max_batch_size=2,
-            isolation=isolation,
+            backends,
+            TuneOptions(cache_dir=cache, max_batch_size=2, isolation=isolation),
         ).unwrap()
     )
     return run

@@ -22,7 +22,7 @@ from aitune_fp.core.record.run_record import loads
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.inputs.samples import InputSpec, Samples
-from aitune_fp.shell.tune_module import run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 from tests.shell.test_tune_module_fakes import quick
 
 MODEL = Path(__file__).with_name("model_file.py")
@@ -66,9 +66,13 @@ def _tuned(seed: int, cache: Path) -> Any:
     samples = [torch.randn(1, 8) for _ in range(3)]
     run = unsafe_perform_io(
         run_tuning(
-            module, samples, NO_BASELINE, [WeightsFile()], cache_dir=cache, max_batch_size=2,
+            module,
+            samples,
+            NO_BASELINE,
+            [WeightsFile()],
+            TuneOptions(cache_dir=cache, max_batch_size=2),
         ).unwrap()
-    )  # fmt: skip
+    )
     assert run.tuned is not None and run.tuned.backend == "weights_file"
     return module, run.tuned
 
@@ -112,11 +116,18 @@ def test_the_record_is_on_disk_after_every_backend(tmp_path: Path) -> None:
 
     unsafe_perform_io(
         run_tuning(
-            module, [torch.randn(1, 8)], quick(aitune_fp.min_latency), [WeightsFile()],
-            cache_dir=tmp_path / "cache", max_batch_size=2, record_path=record,
-            progress=progress,
+            module,
+            [torch.randn(1, 8)],
+            quick(aitune_fp.min_latency),
+            [WeightsFile()],
+            TuneOptions(
+                cache_dir=tmp_path / "cache",
+                max_batch_size=2,
+                record_path=record,
+                progress=progress,
+            ),
         ).unwrap()
-    )  # fmt: skip
+    )
     assert seen == [("interrupted", 0), ("interrupted", 1)]
     final = loads(record.read_text())
     assert final.status == "complete" and final.baseline is not None and final.candidates

@@ -20,7 +20,7 @@ import aitune_fp
 from aitune_fp.core.record.run_record import RunRecord, loads, with_strategy
 from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.shell.progress import ProgressEvent
-from aitune_fp.shell.tune_module import run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 from tests.shell.fakes import FakeBackend
 from tests.shell.test_tune_module_fakes import quick
 
@@ -37,8 +37,9 @@ def _tune(tmp_path: Path, progress: Any) -> None:
     module = torch.nn.Sequential(torch.nn.Linear(8, 4)).eval()
     run_tuning(
         module, [torch.randn(1, 8) for _ in range(2)], quick(aitune_fp.max_throughput),
-        BACKENDS, cache_dir=tmp_path / "cache", max_batch_size=2, isolation=False,
-        record_path=tmp_path / "run.json", progress=progress, verify_seconds=None,
+        BACKENDS, TuneOptions(cache_dir=tmp_path / "cache", max_batch_size=2, isolation=False,
+                              record_path=tmp_path / "run.json", progress=progress,
+                              verify_seconds=None),
     )  # fmt: skip
 
 

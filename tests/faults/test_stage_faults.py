@@ -22,7 +22,7 @@ from aitune_fp.effects.isolation import Timeouts, isolated_max_batch
 from aitune_fp.effects.measure.max_batch import MaxBatchResult
 from aitune_fp.shell.batch_search import search_max_batch
 from aitune_fp.shell.io import perform
-from aitune_fp.shell.tune_module import run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 from tests.faults.faulty import FaultyModule
 
 CPU = torch.device("cpu")
@@ -147,13 +147,11 @@ def test_a_model_faulting_at_a_batch_size_is_tuned_below_it(
     """A model that hangs at batch size 2 or segfaults at 4 is tuned with ONNX Runtime below
     that size: no backend fails (no build timeout: no build calls the model there), and
     the record says why the max batch size is what it is."""
-    run = perform(
-        run_tuning(
-            FaultyModule(fault, at), [torch.randn(1, 8) for _ in range(2)], max_throughput,
-            ["onnxruntime"], cache_dir=tmp_path / "cache", timeouts=Timeouts(120, 2.0),
-            verify_seconds=None,
-        )
-    ).unwrap()  # fmt: skip
+    options = TuneOptions(cache_dir=tmp_path / "cache", timeouts=Timeouts(120, 2.0),
+                          verify_seconds=None)  # fmt: skip
+    rows = [torch.randn(1, 8) for _ in range(2)]
+    run = perform(run_tuning(FaultyModule(fault, at), rows, max_throughput, ["onnxruntime"],
+                             options)).unwrap()  # fmt: skip
     record = run.record
     assert record.max_batch_size == size
     assert max_batch_line(record.max_batch_size, record.max_batch_search) == line
@@ -168,13 +166,11 @@ def test_samples_larger_than_a_faulty_size_are_cut_below_it(tmp_path: Path) -> N
     1 within seconds: the samples are cut to one row, so neither the warm-up, the eager
     build nor validation on each sample calls it at two rows."""
     began = time.monotonic()
-    run = perform(
-        run_tuning(
-            FaultyModule("hang", 2), [torch.randn(2, 8) for _ in range(2)], max_throughput,
-            ["eager"], cache_dir=tmp_path / "cache", timeouts=Timeouts(60, 1.0),
-            verify_seconds=None,
-        )
-    ).unwrap()  # fmt: skip
+    options = TuneOptions(cache_dir=tmp_path / "cache", timeouts=Timeouts(60, 1.0),
+                          verify_seconds=None)  # fmt: skip
+    rows = [torch.randn(2, 8) for _ in range(2)]
+    run = perform(run_tuning(FaultyModule("hang", 2), rows, max_throughput, ["eager"],
+                             options)).unwrap()  # fmt: skip
     assert time.monotonic() - began < 60
     assert run.record.max_batch_size == 1 and run.record.baseline is not None
     assert run.record.baseline.profile is not None and run.tuned is not None

@@ -16,7 +16,7 @@ from aitune_fp.core.record.run_record import RunRecord, loads
 from aitune_fp.core.strategies import min_latency
 from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell.io import perform
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 
 SETTINGS = ProfileSettings(max_pool=2, max_seconds_per_batch=0.2)
 
@@ -29,9 +29,18 @@ def _module(seed: int = 0) -> torch.nn.Module:
 def _tune(tmp_path: Path, module: torch.nn.Module, **options: object) -> TuningRun:
     torch.manual_seed(1)
     effect = run_tuning(
-        module, torch.randn(2, 4), min_latency, ["eager"], cache_dir=tmp_path / "cache",
-        isolation=False, max_batch_size=2, settings=SETTINGS, **options,  # type: ignore[arg-type]
-    )  # fmt: skip
+        module,
+        torch.randn(2, 4),
+        min_latency,
+        ["eager"],
+        TuneOptions(
+            cache_dir=tmp_path / "cache",
+            isolation=False,
+            max_batch_size=2,
+            settings=SETTINGS,
+            **options,
+        ),
+    )
     run: TuningRun = perform(effect).unwrap()
     return run
 

@@ -17,7 +17,7 @@ from aitune_fp.core.strategies import min_latency
 from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell import decision_cache
 from aitune_fp.shell.io import perform
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 
 SETTINGS = ProfileSettings(max_pool=2, max_seconds_per_batch=0.1)
@@ -38,10 +38,19 @@ def _tune(
     module = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
     rows = torch.ones(2, 4) if samples is None else samples
     effect = run_tuning(
-        module, rows, min_latency, backends or ["eager", NEAR, SLOW], cache_dir=cache,  # type: ignore[arg-type]
-        isolation=False, max_batch_size=2, settings=SETTINGS, verify_seconds=0.3,
-        **options,  # type: ignore[arg-type]
-    )  # fmt: skip
+        module,
+        rows,
+        min_latency,
+        backends or ["eager", NEAR, SLOW],
+        TuneOptions(
+            cache_dir=cache,
+            isolation=False,
+            max_batch_size=2,
+            settings=SETTINGS,
+            verify_seconds=0.3,
+            **options,
+        ),
+    )
     run: TuningRun = perform(effect).unwrap()
     if run.tuned is not None:
         run.tuned.close()

@@ -17,7 +17,7 @@ from returns.unsafe import unsafe_perform_io
 from aitune_fp import Strategy, latency_budget, max_throughput, min_latency
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.models import DEMO_MODELS
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 
 pytestmark = pytest.mark.heavy
 CPU_BACKENDS = ("inductor", "aot_inductor", "onnxruntime")
@@ -64,7 +64,11 @@ def test_every_cpu_backend_competes_and_the_winner_matches_eager(
     module = demo.build()
     samples = demo.samples()
     io = run_tuning(
-        module, samples, short(strategy), list(CPU_BACKENDS), cache_dir=cache, model_name=model
+        module,
+        samples,
+        short(strategy),
+        list(CPU_BACKENDS),
+        TuneOptions(cache_dir=cache, model_name=model),
     )
     run: TuningRun = unsafe_perform_io(io).unwrap()
     record = run.record

@@ -21,7 +21,7 @@ from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.measure.timing import ProfileSettings
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 
 STEPS = 12
 STRATEGY = dataclasses.replace(
@@ -77,9 +77,11 @@ def _tune(tmp_path: Path, backends: list[Sleeper], **settings: Any) -> RunRecord
             [torch.randn(1, 8) for _ in range(3)],
             STRATEGY,
             backends,
-            cache_dir=tmp_path,
-            isolation=False,
-            settings=ProfileSettings(warmup=None, max_pool=2, **settings),
+            TuneOptions(
+                cache_dir=tmp_path,
+                isolation=False,
+                settings=ProfileSettings(warmup=None, max_pool=2, **settings),
+            ),
         )
     ).unwrap()
     return run.record

@@ -16,7 +16,7 @@ from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound, Search
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.accuracy import held_out_text
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend, SeenOnlyFake
 from tests.shell.test_tune_module_fakes import quick
 
@@ -34,9 +34,16 @@ def _samples() -> list[torch.Tensor]:
 def _tune(tmp: Path, backends: list[object], **kwargs: object) -> TuningRun:
     strategy = dataclasses.replace(quick(min_latency), validate_performance=False)
     run: TuningRun = unsafe_perform_io(
-        run_tuning(_mlp(), _samples(), strategy, backends, cache_dir=tmp / "cache",
-                   isolation=False, record_path=tmp / "run.json", **kwargs)  # type: ignore[arg-type]
-    ).unwrap()  # fmt: skip
+        run_tuning(
+            _mlp(),
+            _samples(),
+            strategy,
+            backends,
+            TuneOptions(
+                cache_dir=tmp / "cache", isolation=False, record_path=tmp / "run.json", **kwargs
+            ),
+        )
+    ).unwrap()
     return run
 
 

@@ -19,7 +19,7 @@ from aitune_fp.effects.backends.registry import backend_by_name
 from aitune_fp.effects.checks.validate import validate
 from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.shell.capture import capture
-from aitune_fp.shell.tune_module import run_tuning, tune_module
+from aitune_fp.shell.tune_module import TuneOptions, run_tuning, tune_module
 from tests.tiny_hf import SHORT, tiny_bert, tiny_llama
 
 transformers = pytest.importorskip("transformers")
@@ -57,7 +57,11 @@ def test_a_model_output_is_cached_and_a_re_tune_hits_for_every_exported_candidat
     runs = [
         unsafe_perform_io(
             run_tuning(
-                module, samples, SHORT, EXPORTED, cache_dir=tmp_path, accuracy=loose, fresh=fresh
+                module,
+                samples,
+                SHORT,
+                EXPORTED,
+                TuneOptions(cache_dir=tmp_path, accuracy=loose, fresh=fresh),
             )
         )
         .unwrap()
@@ -81,7 +85,11 @@ def llama_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One tune of a tiny causal LM's forward (logits and a ``DynamicCache``)."""
     folder = tmp_path_factory.mktemp("llama")
     effect = run_tuning(
-        tiny_llama(), _tokens(128, mask=False), SHORT, ["eager", "inductor"], cache_dir=folder
+        tiny_llama(),
+        _tokens(128, mask=False),
+        SHORT,
+        ["eager", "inductor"],
+        TuneOptions(cache_dir=folder),
     )
     return unsafe_perform_io(effect).unwrap()
 

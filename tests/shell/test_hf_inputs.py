@@ -13,7 +13,7 @@ from returns.unsafe import unsafe_perform_io
 from aitune_fp import ProfilingPlan
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.effects.inputs.samples import make_batch, normalise_samples
-from aitune_fp.shell.tune_module import run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 from tests.tiny_hf import SHORT, tiny_llama
 
 transformers = pytest.importorskip("transformers")
@@ -38,7 +38,7 @@ def decode_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[str,
     module = tiny_llama()
     sample = _decode_step(module)
     folder = tmp_path_factory.mktemp("decode")
-    run = run_tuning(module, [sample], PLAN, BACKENDS, cache_dir=folder)
+    run = run_tuning(module, [sample], PLAN, BACKENDS, TuneOptions(cache_dir=folder))
     return unsafe_perform_io(run).unwrap(), sample, module
 
 

@@ -15,7 +15,7 @@ from returns.unsafe import unsafe_perform_io
 
 import aitune_fp
 from aitune_fp import one_backend
-from aitune_fp.shell.tune_module import run_tuning, tune_module
+from aitune_fp.shell.tune_module import TuneOptions, run_tuning, tune_module
 from aitune_fp.shell.tuned_module import OutsideEnvelopeWarning, TunedModule
 from tests.tiny_hf import SHORT, tiny_bert
 
@@ -86,7 +86,7 @@ def test_resnet_at_two_resolutions_gets_inferred_spatial_axes(tmp_path: Path) ->
     module = transformers.ResNetModel(config).eval()
     samples = [torch.randn(2, 3, r, r) for r in (32, 48)]
     run = unsafe_perform_io(
-        run_tuning(module, samples, SHORT, ["onnxruntime"], cache_dir=tmp_path)
+        run_tuning(module, samples, SHORT, ["onnxruntime"], TuneOptions(cache_dir=tmp_path))
     ).unwrap()
     axes = run.record.input_spec["dynamic"]
     assert [(a["axis"], a["min"], a["max"], a["inferred"]) for a in axes] == [

@@ -14,7 +14,7 @@ from torch import nn
 from aitune_fp import load, min_latency, save
 from aitune_fp.core.accuracy import Search
 from aitune_fp.effects.backends.inductor import InductorJIT
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.test_tune_module_fakes import quick
 
 NATIVE = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
@@ -36,9 +36,11 @@ def test_an_inductor_bf16_winner_saves_and_loads_back_as_tuned(tmp_path: Path) -
             samples,
             strategy,
             [config],
-            cache_dir=tmp_path / "cache",
-            isolation=False,
-            search=Search(precisions=frozenset({"bfloat16"})),
+            TuneOptions(
+                cache_dir=tmp_path / "cache",
+                isolation=False,
+                search=Search(precisions=frozenset({"bfloat16"})),
+            ),
         )
     ).unwrap()
     (outcome,) = run.record.outcomes

@@ -22,7 +22,7 @@ from aitune_fp.core.report.markdown import backends_section, render_markdown
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.measure import memory
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 
 MIB = 1024 * 1024
@@ -70,9 +70,9 @@ def quick(strategy: Strategy) -> Strategy:
     return dataclasses.replace(strategy, plan=plan)
 
 
-def _run(*args: Any, **kwargs: Any) -> TuningRun:
-    """``run_tuning(*args, **kwargs)``, performed, expecting a run."""
-    run: TuningRun = unsafe_perform_io(run_tuning(*args, **kwargs)).unwrap()
+def _run(*head: Any, **options: Any) -> TuningRun:
+    """``run_tuning(*head, TuneOptions(**options))``, performed, expecting a run."""
+    run: TuningRun = unsafe_perform_io(run_tuning(*head, TuneOptions(**options))).unwrap()
     return run
 
 

@@ -202,7 +202,7 @@ def test_tuned_onnxruntime_winner_round_trips_through_save_and_load(tmp_path: Pa
     """Tune for real, save the winner, load it in a fresh process: same outputs."""
     from returns.unsafe import unsafe_perform_io
 
-    from aitune_fp.shell.tune_module import run_tuning
+    from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 
     model_file = tmp_path / "model.py"
     model_file.write_text(MODEL_FILE)
@@ -213,10 +213,9 @@ def test_tuned_onnxruntime_winner_round_trips_through_save_and_load(tmp_path: Pa
         run_tuning(
             module,
             [torch.randn(2, 4) for _ in range(3)],
-            backends=["onnxruntime"],
-            cache_dir=tmp_path / "cache",
-            max_batch_size=2,
-            strategy=aitune_fp.min_latency,
+            aitune_fp.min_latency,
+            ["onnxruntime"],
+            TuneOptions(cache_dir=tmp_path / "cache", max_batch_size=2),
         ).unwrap()
     )
     assert run.tuned is not None

@@ -26,7 +26,7 @@ from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
 from aitune_fp.effects.backends.inductor import InductorJIT
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.shell import prebuild
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.faults.faulty import do
 
 
@@ -65,9 +65,15 @@ class KernelTimer(ConfigIdentity):
 def _tune(folder: Path, backends: list[Any], name: str) -> RunRecord:
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
-    tuned = run_tuning(module.eval(), torch.randn(2, 8), max_throughput, backends,
-                       cache_dir=folder / "cache", max_batch_size=4,
-                       record_path=folder / f"{name}.json")  # fmt: skip
+    tuned = run_tuning(
+        module.eval(),
+        torch.randn(2, 8),
+        max_throughput,
+        backends,
+        TuneOptions(
+            cache_dir=folder / "cache", max_batch_size=4, record_path=folder / f"{name}.json"
+        ),
+    )
     assert isinstance(unsafe_perform_io(tuned).unwrap(), TuningRun)
     return loads((folder / f"{name}.json").read_text())
 

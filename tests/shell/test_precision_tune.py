@@ -13,7 +13,7 @@ from torch import nn
 from aitune_fp import load, min_latency, save
 from aitune_fp.core.accuracy import Search
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.test_tune_module_fakes import quick
 
 pytest.importorskip("onnxruntime.quantization")
@@ -35,9 +35,11 @@ def test_an_int8_winner_is_recorded_with_its_figures_and_loads_back_as_tuned(
             samples,
             strategy,
             [OnnxRuntime(precision="int8-dynamic")],
-            cache_dir=tmp_path / "cache",
-            isolation=False,
-            search=Search(precisions=frozenset({"int8"})),
+            TuneOptions(
+                cache_dir=tmp_path / "cache",
+                isolation=False,
+                search=Search(precisions=frozenset({"int8"})),
+            ),
         )
     ).unwrap()
     (outcome,) = run.record.outcomes

@@ -16,7 +16,7 @@ from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.core.session.recorded import replay_record
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.shell.io import perform
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 
 # a sleep per call: the per-row cost of both falls with the batch size, clearly
@@ -28,8 +28,13 @@ STRATEGY = dataclasses.replace(max_throughput, plan=PLAN, validate_performance=F
 def _tune(folder: Path) -> RunRecord:
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
-    effect = run_tuning(module, torch.randn(8, 8), STRATEGY, [SLOW, FAST], cache_dir=folder,
-                        isolation=False, max_batch_size=8, model_name="raced")  # fmt: skip
+    effect = run_tuning(
+        module,
+        torch.randn(8, 8),
+        STRATEGY,
+        [SLOW, FAST],
+        TuneOptions(cache_dir=folder, isolation=False, max_batch_size=8, model_name="raced"),
+    )
     run: TuningRun = perform(effect).unwrap()
     if run.tuned is not None:
         run.tuned.close()

@@ -18,7 +18,7 @@ from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs.samples import Samples
-from aitune_fp.shell.tune_module import run_tuning, tune_module
+from aitune_fp.shell.tune_module import TuneOptions, run_tuning, tune_module
 from aitune_fp.shell.tuned_module import (
     OutsideEnvelopeError,
     OutsideEnvelopeWarning,
@@ -155,9 +155,7 @@ def test_dynamic_axes_are_validated_at_their_extremes_and_recorded(tmp_path: Pat
             samples,
             QUICK,
             [StaticLength(), FakeBackend("good")],
-            cache_dir=tmp_path,
-            max_batch_size=4,
-            dynamic_axes={0: {1: (3, 12)}},
+            TuneOptions(cache_dir=tmp_path, max_batch_size=4, dynamic_axes={0: {1: (3, 12)}}),
         )
     ).unwrap()
     static = next(c for c in run.record.candidates if c.backend == "static")
@@ -186,7 +184,9 @@ def test_inferred_axes_are_recorded_as_inferred(tmp_path: Path) -> None:
     """Samples of differing lengths without a declaration give an inferred dynamic axis."""
     samples = [torch.randn(1, n, 4) for n in (5, 9)]
     run = unsafe_perform_io(
-        run_tuning(Pooled().eval(), samples, QUICK, [FakeBackend("good")], cache_dir=tmp_path)
+        run_tuning(
+            Pooled().eval(), samples, QUICK, [FakeBackend("good")], TuneOptions(cache_dir=tmp_path)
+        )
     ).unwrap()
     (axis,) = run.record.input_spec["dynamic"]
     assert (axis["min"], axis["max"], axis["inferred"]) == (5, 9, True)

@@ -13,7 +13,7 @@ from aitune_fp.core.record.run_record import loads
 from aitune_fp.core.session import Profiled, Timed
 from aitune_fp.core.session.recorded import replay_record
 from aitune_fp.core.strategies import max_throughput, one_backend
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 from tests.shell.test_tune_rounds import quick_confident
 
@@ -28,9 +28,17 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("replayed")
     backends = [FakeBackend("slow", sleep_ms=2.0), FakeBackend("a"), FakeBackend("b")]
     tuned = run_tuning(
-        module, torch.randn(4, 8), quick_confident(), backends, cache_dir=folder / "cache",
-        verify_seconds=0.3, isolation=False, record_path=folder / "run.json",
-    )  # fmt: skip
+        module,
+        torch.randn(4, 8),
+        quick_confident(),
+        backends,
+        TuneOptions(
+            cache_dir=folder / "cache",
+            verify_seconds=0.3,
+            isolation=False,
+            record_path=folder / "run.json",
+        ),
+    )
     run: TuningRun = unsafe_perform_io(tuned).unwrap()
     assert run.tuned is not None
     return folder / "run.json"

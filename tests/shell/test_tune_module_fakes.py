@@ -22,7 +22,7 @@ from aitune_fp import (
 )
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.shell.progress import ProgressEvent
-from aitune_fp.shell.tune_module import TuningRun, run_tuning, tune_module
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning, tune_module
 from aitune_fp.shell.tuned_module import TunedModule
 from tests.shell.fakes import FakeBackend
 
@@ -43,9 +43,9 @@ def _ok(io: IOResult[TunedModule, TuneError]) -> TunedModule:
     return unsafe_perform_io(io).unwrap()
 
 
-def _run(*args: Any, **kwargs: Any) -> TuningRun:
-    """``run_tuning(*args, **kwargs)``, performed, expecting a run."""
-    run: TuningRun = unsafe_perform_io(run_tuning(*args, **kwargs)).unwrap()
+def _run(*head: Any, **options: Any) -> TuningRun:
+    """``run_tuning(*head, TuneOptions(**options))``, performed, expecting a run."""
+    run: TuningRun = unsafe_perform_io(run_tuning(*head, TuneOptions(**options))).unwrap()
     return run
 
 

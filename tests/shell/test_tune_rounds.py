@@ -12,7 +12,7 @@ from aitune_fp import ProfilingPlan, min_latency
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.strategies import confident
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 
 # settled_speedup=None: these fakes are all the same module, so the rounds must always run
@@ -32,7 +32,7 @@ def test_final_rounds_run_and_are_recorded(module, samples, tmp_path: Path) -> N
     record, the selection notes say how the rounds ended, and the winner still runs."""
     backends = [FakeBackend("a"), FakeBackend("b")]
     run: TuningRun = unsafe_perform_io(
-        run_tuning(module, samples, quick_confident(), backends, cache_dir=tmp_path)
+        run_tuning(module, samples, quick_confident(), backends, TuneOptions(cache_dir=tmp_path))
     ).unwrap()
     record = run.record
     assert record.baseline is not None and record.baseline.profile is not None
@@ -54,7 +54,7 @@ def test_the_reference_rule_runs_no_rounds(module, samples, tmp_path: Path) -> N
         min_latency, plan=ProfilingPlan(batching=False, call_rule=fixed_steps(warmup=1, steps=4))
     )
     run: TuningRun = unsafe_perform_io(
-        run_tuning(module, samples, strategy, [FakeBackend("a")], cache_dir=tmp_path)
+        run_tuning(module, samples, strategy, [FakeBackend("a")], TuneOptions(cache_dir=tmp_path))
     ).unwrap()
     assert run.record.selection is not None
     assert not any("final rounds" in n for n in run.record.selection.notes)
@@ -72,7 +72,7 @@ def test_a_candidate_settled_by_the_sweeps_runs_no_rounds(module, samples, tmp_p
             samples,
             quick_confident(dataclasses.replace(PLAN, settled_speedup=1.25)),
             backends,
-            cache_dir=tmp_path,
+            TuneOptions(cache_dir=tmp_path),
         )
     ).unwrap()
     record = run.record

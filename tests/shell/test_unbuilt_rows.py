@@ -20,7 +20,7 @@ from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.core.session.recorded import replay_record
 from aitune_fp.core.strategies.registry import strategy_from_config
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 
 QUICK = dataclasses.replace(
@@ -45,9 +45,9 @@ def _tune(tmp_path: Path, strategy: object, backends: list[object]) -> RunRecord
             torch.randn(4, 8),
             strategy,
             backends,
-            cache_dir=tmp_path / "cache",
-            isolation=False,
-            record_path=tmp_path / "run.json",
+            TuneOptions(
+                cache_dir=tmp_path / "cache", isolation=False, record_path=tmp_path / "run.json"
+            ),
         )
     ).unwrap()
     stored = loads((tmp_path / "run.json").read_text())

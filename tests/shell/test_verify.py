@@ -20,7 +20,7 @@ from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell.progress import ProgressEvent
-from aitune_fp.shell.tune_module import TuningRun, run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
 from tests.shell.test_tune_module_fakes import quick
 
@@ -57,7 +57,9 @@ class Liar(ConfigIdentity):
 def _tune(module: Any, samples: Any, backends: list[Any], tmp: Path, **kw: Any) -> TuningRun:
     strategy = dataclasses.replace(quick(min_latency), validate_performance=False)
     run: TuningRun = unsafe_perform_io(
-        run_tuning(module, samples, strategy, backends, cache_dir=tmp, settings=FIXED, **kw)
+        run_tuning(
+            module, samples, strategy, backends, TuneOptions(cache_dir=tmp, settings=FIXED, **kw)
+        )
     ).unwrap()
     return run
 
@@ -162,11 +164,13 @@ def test_verification_moves_a_throughput_pick_to_a_better_neighbouring_batch_siz
             samples,
             strategy,
             [Plateau(switch=(switch,))],
-            cache_dir=tmp_path,
-            settings=FIXED,
-            verify_seconds=1.0,
-            progress=flip,
-            isolation=False,  # the runner's memory of the sweep is the plant
+            TuneOptions(
+                cache_dir=tmp_path,
+                settings=FIXED,
+                verify_seconds=1.0,
+                progress=flip,
+                isolation=False,  # the runner's memory of the sweep is the plant
+            ),
         )
     ).unwrap()
     v = run.record.verification

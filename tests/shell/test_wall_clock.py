@@ -11,7 +11,7 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp import ProfilingPlan, min_latency
 from aitune_fp.core.measure.stop_rules import fixed_steps
-from aitune_fp.shell.tune_module import run_tuning
+from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 from aitune_fp.shell.wall_clock import Stopwatch, count_from_process_start, process_age
 from tests.shell.fakes import FakeBackend
 
@@ -44,8 +44,13 @@ def test_a_run_records_a_wall_account_that_adds_up(tmp_path: Path) -> None:
     module = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
     plan = ProfilingPlan(call_rule=fixed_steps(warmup=1, steps=4))
     strategy = dataclasses.replace(min_latency, plan=plan)
-    effect = run_tuning(module, torch.randn(4, 8), strategy, [FakeBackend("fast")],
-                        cache_dir=tmp_path, isolation=False)  # fmt: skip
+    effect = run_tuning(
+        module,
+        torch.randn(4, 8),
+        strategy,
+        [FakeBackend("fast")],
+        TuneOptions(cache_dir=tmp_path, isolation=False),
+    )
     record = unsafe_perform_io(effect).unwrap().record
     wall = record.wall
     assert wall is not None and not wall.from_process_start

@@ -40,11 +40,16 @@ def lowp_unavailable(precision: str, device: torch.device) -> str | None:
         if precision == "bfloat16" and not cuda_bf16_native(device):
             return "this GPU has no native bfloat16"
         return None
+    return _cpu_unavailable(precision) if device.type == "cpu" else None
+
+
+def _cpu_unavailable(precision: str) -> str | None:
+    """Why this CPU cannot run ``precision`` (``bfloat16`` or ``float16``) natively, or None."""
     check = {
         "bfloat16": torch.ops.mkldnn._is_mkldnn_bf16_supported,
         "float16": torch.ops.mkldnn._is_mkldnn_fp16_supported,
     }[precision]
-    if device.type == "cpu" and not check():
+    if not check():
         return (
             f"this CPU has no native {precision} (no AVX512/AMX support for it): it would be "
             "emulated, several times slower than float32"

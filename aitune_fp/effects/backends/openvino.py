@@ -193,11 +193,7 @@ def _runner(compiled: Any, graph: OnnxGraph, spec: InputSpec) -> Callable[..., A
     the eager structure."""
     request = compiled.create_infer_request()
     flatten = flat_inputs(spec)
-    names = [p.get_any_name() for p in compiled.inputs]
-    unknown = [n for n in names if n not in graph.input_names]
-    if unknown:
-        raise RuntimeError(f"the OpenVINO model has inputs the module does not take: {unknown}")
-    positions = [graph.input_names.index(n) for n in names]
+    positions = _positions(compiled, graph)
     outputs = list(compiled.outputs)
     rebuild = graph.layout.rebuild
 
@@ -207,3 +203,13 @@ def _runner(compiled: Any, graph: OnnxGraph, spec: InputSpec) -> Callable[..., A
         return rebuild([torch.from_numpy(result[o].copy()) for o in outputs])
 
     return runner
+
+
+def _positions(compiled: Any, graph: OnnxGraph) -> list[int]:
+    """Where each input of the compiled model sits among the graph's flat inputs; a
+    ``RuntimeError`` naming any input the module does not take."""
+    names = [p.get_any_name() for p in compiled.inputs]
+    unknown = [n for n in names if n not in graph.input_names]
+    if unknown:
+        raise RuntimeError(f"the OpenVINO model has inputs the module does not take: {unknown}")
+    return [graph.input_names.index(n) for n in names]

@@ -55,13 +55,7 @@ def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
     alike."""
     try:
         stored = to_stored(outputs)
-        data = {
-            "args": list(_cpu(batch.args)),
-            "kwargs": dict(_cpu(dict(batch.kwargs))),
-            "size": batch.size,
-            "outputs": stored,
-        } | ({} if batch.tree is None else {"tree": tree_to_json(batch.tree)})
-        torch.save(data, path)
+        torch.save(_probe_data(batch, stored), path)
         back = torch.load(path, map_location="cpu", weights_only=True)
         if back["outputs"]["structure"] == stored["structure"]:
             return True
@@ -69,6 +63,17 @@ def write_probe(path: Path, batch: Batch, outputs: Any) -> bool:
         pass
     path.unlink(missing_ok=True)
     return False
+
+
+def _probe_data(batch: Batch, stored: dict[str, Any]) -> dict[str, Any]:
+    """What a probe file holds: the call's inputs (on the CPU), its batch size, its
+    structure's tree when it has one, and its ``stored`` outputs."""
+    return {
+        "args": list(_cpu(batch.args)),
+        "kwargs": dict(_cpu(dict(batch.kwargs))),
+        "size": batch.size,
+        "outputs": stored,
+    } | ({} if batch.tree is None else {"tree": tree_to_json(batch.tree)})
 
 
 def outputs_differ(got: Any, want: Mapping[str, Any]) -> str | None:
@@ -105,11 +110,7 @@ def _leaf_differs(i: int, g: Any, w: Any) -> str | None:
 def probe_problem(path: Path, module: torch.nn.Module, device: torch.device) -> str | None:
     """Why the entry whose probe is ``path`` was not built for ``module`` (``None``: it was)."""
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-        tree = tree_from_json(data["tree"]) if "tree" in data else None
-        batch = Batch(tuple(data["args"]), dict(data["kwargs"]), int(data["size"]), tree)
-        stored = data["outputs"]
-        want = {"leaves": list(stored["leaves"]), "structure": stored["structure"]}
+        batch, want = _read_probe(path)
     except Exception as error:
         return f"its behaviour probe cannot be read ({type(error).__name__})"
     try:
@@ -121,3 +122,13 @@ def probe_problem(path: Path, module: torch.nn.Module, device: torch.device) -> 
     if problem is None:
         return None
     return f"it was built for a model that computes something else ({problem})"
+
+
+def _read_probe(path: Path) -> tuple[Batch, dict[str, Any]]:
+    """The probe's inputs as a batch and its stored outputs (leaves and structure); raises
+    when the file cannot be read as one."""
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    tree = tree_from_json(data["tree"]) if "tree" in data else None
+    batch = Batch(tuple(data["args"]), dict(data["kwargs"]), int(data["size"]), tree)
+    stored = data["outputs"]
+    return batch, {"leaves": list(stored["leaves"]), "structure": stored["structure"]}

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from aitune_fp.core.accuracy.policy import AccuracyPolicy
+from aitune_fp.core.accuracy.split import RowSplit
 from aitune_fp.core.report.accuracy import figures_text
 from aitune_fp.effects.checks.accuracy import Seen, assess, error_figures, pairs_of
 from aitune_fp.effects.checks.held_out import judged_batches
@@ -53,14 +54,24 @@ def assess_held_out(
     figures, refused = assess(runner, precision, eager, held, policy, device)
     seen = [by_name[where] for where, _ in seen_named]
     seen_figures = error_figures(p for _, got, ref in seen for p in pairs_of(got, ref))
-    recorded = {
-        **figures,
-        **_prefixed("held_out", figures),
-        **_prefixed("seen", seen_figures),
-        "seen_rows": float(len(split.seen)),
-        "held_out_rows": float(sum(b.size for _, b in held_named)),
-        "held_out_fresh": 1.0 if split.fresh else 0.0,
-    }
+    held_rows = sum(b.size for _, b in held_named)
+    recorded = _recorded(figures, seen_figures, split, held_rows)
     if refused is not None:
         refused = f"{refused} ({split.describe()}; seen rows: {figures_text(seen_figures)})"
     return recorded, refused
+
+
+def _recorded(
+    figures: Mapping[str, float], seen: Mapping[str, float], split: RowSplit, held_rows: int
+) -> dict[str, float]:
+    """The figures recorded for a held-out check: the held-out part's (plain and under
+    ``held_out/``), the seen part's under ``seen/``, both parts' rows and whether the
+    held-out rows were fresh."""
+    return {
+        **figures,
+        **_prefixed("held_out", figures),
+        **_prefixed("seen", seen),
+        "seen_rows": float(len(split.seen)),
+        "held_out_rows": float(held_rows),
+        "held_out_fresh": 1.0 if split.fresh else 0.0,
+    }

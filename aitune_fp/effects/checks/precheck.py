@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from aitune_fp.core.records import TuneError
-from aitune_fp.effects.inputs.samples import Samples, make_batch
+from aitune_fp.effects.inputs.samples import Batch, Samples, make_batch
 
 
 def _fix(samples: Samples) -> str:
@@ -45,15 +45,21 @@ sample must carry the batch axis (axis 0); ... pass batched=False (CLI: --unbatc
         with torch.inference_mode():
             batch.call(module)
     except Exception as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        sample = samples.items[0]
-        if not samples.batched:
-            sample = make_batch(samples, 1)
-        shown = sample.shapes() if samples.batched else f"{sample.shapes()} after collating"
-        convention = "batched" if samples.batched else "un-batched items"
-        return TuneError(
-            f"the eager module cannot run the first batch built from the samples "
-            f"({batch.shapes()}; {len(samples.items)} samples, sample 0: {shown}, "
-            f"{convention}): {type(error).__name__}: {first}. Likely fix: {_fix(samples)}"
-        )
+        return _cannot_run(samples, batch, error)
     return None
+
+
+def _cannot_run(samples: Samples, batch: Batch, error: Exception) -> TuneError:
+    """The error of eager failing on ``batch``: the batch's and the first sample's shapes,
+    the samples' convention, the error's first line and the likely fix."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    sample = samples.items[0]
+    if not samples.batched:
+        sample = make_batch(samples, 1)
+    shown = sample.shapes() if samples.batched else f"{sample.shapes()} after collating"
+    convention = "batched" if samples.batched else "un-batched items"
+    return TuneError(
+        f"the eager module cannot run the first batch built from the samples "
+        f"({batch.shapes()}; {len(samples.items)} samples, sample 0: {shown}, "
+        f"{convention}): {type(error).__name__}: {first}. Likely fix: {_fix(samples)}"
+    )

@@ -138,13 +138,17 @@ def split_call(
     leaves, spec = flatten(call)
     names = tuple(n if _batched(v, batch_axis, batched) else None for n, v in named)
     constants = tuple(None if n is not None else v for n, v in zip(names, leaves, strict=True))
-    types = tuple(
+    tensors = {n: v for n, v in zip(names, leaves, strict=True) if n is not None}
+    return CallTree(spec, names, constants, _container_types(roots, values)), tensors
+
+
+def _container_types(roots: list[str], values: list[Any]) -> tuple[tuple[str, str], ...]:
+    """``(root, type name)`` of each argument that is not a tensor (a container)."""
+    return tuple(
         (root, type(v).__name__)
         for root, v in zip(roots, values, strict=True)
         if not isinstance(v, torch.Tensor)
     )
-    tensors = {n: v for n, v in zip(names, leaves, strict=True) if n is not None}
-    return CallTree(spec, names, constants, types), tensors
 
 
 def _constant_json(value: Any) -> Any:

@@ -26,6 +26,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -59,17 +60,20 @@ def guarded(call: Callable[[], T]) -> Callable[[], T]:
     seconds = _DEADLINE.get()
     if seconds is None or not _can_alarm():
         return call
+    return functools.partial(_under_alarm, call, seconds)
+
+
+def _under_alarm(call: Callable[[], T], seconds: float) -> T:
+    """``call()`` under a real-time interval timer of ``seconds`` that raises
+    :class:`CallHung` when it fires; the previous ``SIGALRM`` handler is put back after."""
 
     def timed_out(_signum: int, _frame: Any) -> None:
         raise CallHung(f"hung past the {seconds:g} s call timeout")
 
-    def run() -> T:
-        previous = signal.signal(signal.SIGALRM, timed_out)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            return call()
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0.0)
-            signal.signal(signal.SIGALRM, previous)
-
-    return run
+    previous = signal.signal(signal.SIGALRM, timed_out)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return call()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)

@@ -21,6 +21,7 @@ from typing import Any
 from aitune_fp.core.rounds.burst import Burst, sample, settles, times
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan, rotation
 from aitune_fp.core.session.judges import Judging
+from aitune_fp.effects.measure.timing import TimedCalls
 
 log = logging.getLogger("aitune_fp")
 
@@ -36,43 +37,38 @@ class Interleaved:
 
 
 def timed_burst(
-    calls: Sequence[Callable[[], Any]],
-    timer: Callable[[Callable[[], Any]], float],
+    timed: TimedCalls,
     burst: Burst,
     start: int,
-    before: Callable[[], None] | None = None,
     rest: Callable[[float], None] = lambda ms: time.sleep(ms / 1000.0),
 ) -> tuple[float, int]:
-    """One burst of ``calls`` (cycled from index ``start``): it rests, settles, then times
-    (:mod:`aitune_fp.core.rounds.burst`); its sample in ms, and the index to start the
-    next burst at. The phases' lengths count the calls' timed ms.
+    """One burst of ``timed`` calls (cycled from index ``start``): it rests, settles, then
+    times (:mod:`aitune_fp.core.rounds.burst`); its sample in ms, and the index to start
+    the next burst at. The phases' lengths count the calls' timed ms.
 
-    >>> calls = [lambda: None] * 3
     >>> ms = iter([5.0, 1.0, 1.0, 2.0])
-    >>> timed_burst(calls, lambda c: next(ms), Burst(settle_calls=1, min_calls=3), 2)
+    >>> timed = TimedCalls([lambda: None] * 3, lambda c: next(ms))
+    >>> timed_burst(timed, Burst(settle_calls=1, min_calls=3), 2)
     (1.0, 6)
     """
     if burst.rest_ms > 0.0:
         rest(burst.rest_ms)
-    index = start
+    index = _settled(timed, burst, start)
+    samples: list[float] = []
+    spent = 0.0
+    while times(burst, len(samples), spent):
+        samples.append(timed.time(index + len(samples)))
+        spent += samples[-1]
+    return sample(burst, samples), index + len(samples)
 
-    def one() -> float:
-        nonlocal index
-        if before is not None:
-            before()
-        ms = timer(calls[index % len(calls)])
-        index += 1
-        return ms
 
+def _settled(timed: TimedCalls, burst: Burst, start: int) -> int:
+    """Untimed-for-the-sample settling calls from index ``start`` while the burst's
+    settling rule asks for more; the index after them."""
     settled, spent = 0, 0.0
     while settles(burst, settled, spent):
-        spent, settled = spent + one(), settled + 1
-    timed: list[float] = []
-    spent = 0.0
-    while times(burst, len(timed), spent):
-        timed.append(one())
-        spent += timed[-1]
-    return sample(burst, timed), index
+        spent, settled = spent + timed.time(start + settled), settled + 1
+    return start + settled
 
 
 def burst_caller(
@@ -87,7 +83,8 @@ def burst_caller(
     position: dict[str, int] = {}
 
     def call(name: str, _round_index: int) -> float:
-        ms, position[name] = timed_burst(calls[name], timer, burst, position.get(name, 0), before)
+        timed = TimedCalls(calls[name], timer, before)
+        ms, position[name] = timed_burst(timed, burst, position.get(name, 0))
         return ms
 
     return call

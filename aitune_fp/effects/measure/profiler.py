@@ -23,17 +23,18 @@ Rules:
   figure is kept beside it (``MeasuredBatch.first_pass_ms``) when the two differ beyond noise
   (:func:`aitune_fp.core.measure.first_point.differs_beyond_noise`); a failure while
   re-measuring keeps the first figure;
+- what is swept and the rules that stop it travel as one :class:`SweepPlan`;
 - stop clear losers early (:mod:`aitune_fp.core.measure.early_stop`): given an
-  :class:`EarlyStop` (the rule and the current best; ``ProfileSettings(early_stop=False)``
-  ignores it), each batch size's first ``probe_calls`` timed calls after its warm-up are
-  the probe, which steps the rule: a clearly beaten batch size stops there (the probe's
-  samples are its samples, its reason the rule's line), any other goes on with the call
-  rule, the probe's samples counting as its first; the profile's ``stopped_early`` is the
-  rule's one-line summary (``None`` when nothing stopped early); a first batch size
-  stopped early is not re-measured (a known loser there: measuring it again would only
-  repeat its warm-up to confirm it);
-- the clock is injectable (``timer``, ``clock``), so the loop can be driven by a fake
-  clock in tests;
+  :class:`EarlyStop` in the plan (the rule and the current best;
+  ``ProfileSettings(early_stop=False)`` ignores it), each batch size's first
+  ``probe_calls`` timed calls after its warm-up are the probe, which steps the rule: a
+  clearly beaten batch size stops there (the probe's samples are its samples, its reason
+  the rule's line), any other goes on with the call rule, the probe's samples counting as
+  its first; the profile's ``stopped_early`` is the rule's one-line summary (``None`` when
+  nothing stopped early); a first batch size stopped early is not re-measured (a known
+  loser there: measuring it again would only repeat its warm-up to confirm it);
+- the clock is injectable (``Clocks``: the call ``timer`` and the ``clock``), so the loop
+  can be driven by a fake clock in tests;
 - an out-of-memory error or an exception at a batch size after the first ends the sweep
   with the earlier results kept (the reason is recorded); at the first batch size it is a
   ``BackendFailure`` at stage ``profile``.
@@ -41,9 +42,8 @@ Rules:
 
 from __future__ import annotations
 
-import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -64,15 +64,33 @@ from aitune_fp.core.measure.stop_rules import (
 from aitune_fp.core.records import BackendFailure, MeasuredBatch, Profile
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.measure.batch_timing import BatchReport as BatchReport
-from aitune_fp.effects.measure.batch_timing import measure_batch_size
+from aitune_fp.effects.measure.batch_timing import Probing, measure_batch_size
 from aitune_fp.effects.measure.memory import apart_from_peak
-from aitune_fp.effects.measure.timing import Clock, input_pool, is_out_of_memory
+from aitune_fp.effects.measure.timing import Clocks as Clocks
 from aitune_fp.effects.measure.timing import ProfileSettings as ProfileSettings
 from aitune_fp.effects.measure.timing import Timer as Timer
 from aitune_fp.effects.measure.timing import call_timer as call_timer
+from aitune_fp.effects.measure.timing import input_pool, is_out_of_memory
 
-# ``BatchReport``, ``ProfileSettings``, ``Timer`` and ``call_timer`` (the ``as`` imports) are
-# re-exported: the shell and effects/isolation import them from here.
+# ``BatchReport``, ``Clocks``, ``ProfileSettings``, ``Timer`` and ``call_timer`` (the ``as``
+# imports) are re-exported: the shell, effects/isolation and the tests import them from here.
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPlan:
+    """What one profile sweeps and the rules that stop it: the batch sizes in order, the
+    call rule (when one batch size is done), the sweep rule (when the sweep is done) and
+    the early-stop rule with the best so far (``early``; ``None``: every batch size in full).
+
+    >>> from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
+    >>> SweepPlan((1, 2), fixed_steps(), never_stop()).early is None
+    True
+    """
+
+    batch_sizes: Sequence[int]
+    rule: CallRule
+    sweep: SweepRule
+    early: EarlyStop | None = None
 
 
 def profile_runner(
@@ -80,21 +98,17 @@ def profile_runner(
     runner: Callable[..., Any],
     samples: Samples,
     device: torch.device,
-    batch_sizes: Iterable[int],
-    rule: CallRule,
-    sweep: SweepRule,
+    plan: SweepPlan,
     settings: ProfileSettings = ProfileSettings(),
     on_batch: Callable[[BatchReport], None] = lambda _: None,
-    timer: Timer | None = None,
-    clock: Clock = time.monotonic,
-    early: EarlyStop | None = None,
+    clocks: Clocks = Clocks(),
 ) -> IOResult[Profile, BackendFailure]:
-    """Sweep ``batch_sizes`` in order and return every timed sample as a ``Profile``
-    (with ``early``, clear losers stop after their probe: see the module's rules)."""
-    active = early if early is not None and settings.early_stop else None
+    """Sweep ``plan.batch_sizes`` in order and return every timed sample as a ``Profile``
+    (with ``plan.early``, clear losers stop after their probe: see the module's rules)."""
+    active = plan.early if plan.early is not None and settings.early_stop else None
     probes = _Probes(active, None if active is None else active.state)
-    measure = partial(_measure, runner, samples, device, rule, settings, timer, clock, probes)
-    swept = _sweep(backend, batch_sizes, sweep, measure, on_batch)
+    measure = partial(_measure, runner, samples, device, plan.rule, settings, clocks, probes)
+    swept = _sweep(backend, plan.batch_sizes, plan.sweep, measure, on_batch)
     if isinstance(swept, BackendFailure):
         return IOFailure(swept)
     reports, stop = swept
@@ -151,19 +165,15 @@ def _measure(
     device: torch.device,
     rule: CallRule,
     settings: ProfileSettings,
-    timer: Timer | None,
-    clock: Clock,
+    clocks: Clocks,
     probes: _Probes,
     bs: int,
 ) -> BatchReport:
     """One batch size measured over its input pool (built apart from the memory peak)."""
     pool = apart_from_peak(device, partial(input_pool, samples, bs, device, settings))
-    if probes.active is None:
-        return measure_batch_size(runner, pool, rule, device, settings, timer, clock)
-    calls = probes.active.rule.probe_calls
-    return measure_batch_size(
-        runner, pool, rule, device, settings, timer, clock, calls, probes.judge
-    )
+    active = probes.active
+    probe = None if active is None else Probing(active.rule.probe_calls, probes.judge)
+    return measure_batch_size(runner, pool, rule, device, settings, clocks, probe)
 
 
 def _sweep(

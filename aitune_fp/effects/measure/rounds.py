@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 
-from aitune_fp.core.measure.warmup import fixed_warmup
+from aitune_fp.core.measure.warmup import WarmupRule, fixed_warmup
 from aitune_fp.core.records import Profile
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.session.judges import Judging, RoundsJudge, with_rounds
@@ -48,7 +48,15 @@ from aitune_fp.effects.machine.facts import synchronize
 from aitune_fp.effects.measure.batch_timing import warm_up
 from aitune_fp.effects.measure.call_guard import guarded
 from aitune_fp.effects.measure.interleave import Interleaved, burst_caller, interleave
-from aitune_fp.effects.measure.timing import ProfileSettings, call_timer, input_pool, parallel_op
+from aitune_fp.effects.measure.timing import (
+    Clock,
+    ProfileSettings,
+    TimedCalls,
+    Timer,
+    before_each,
+    call_timer,
+    input_pool,
+)
 
 log = logging.getLogger("aitune_fp")
 
@@ -74,6 +82,11 @@ class RoundsOutcome:
 
 
 ROUNDS_POOL = 8
+WARMUP_SHARE = 0.25
+"""The share of the verification's seconds its warm-ups may take together."""
+
+Entrant = tuple[str, Callable[..., Any], int]
+"""A participant of :func:`time_rounds` and :func:`time_paired`: name, runner, batch size."""
 
 
 def pooled_calls(
@@ -89,8 +102,44 @@ def pooled_calls(
     return [guarded(b.bound(runner)) for b in pool]
 
 
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """The participants of interleaved rounds on a device: their runners and batch sizes
+    by name, where their inputs come from, how a call is timed (``before``: what runs
+    untimed ahead of it), and the pooled calls each warm-up fills in for the bursts."""
+
+    entrants: dict[str, tuple[Callable[..., Any], int]]
+    samples: Samples
+    device: torch.device
+    settings: ProfileSettings
+    timer: Timer
+    before: Callable[[], None] | None
+    calls: dict[str, list[Callable[[], Any]]] = field(default_factory=dict)
+
+    def pool(self, name: str) -> TimedCalls:
+        """The participant's pooled calls, built now and kept for its bursts."""
+        runner, bs = self.entrants[name]
+        self.calls[name] = pooled_calls(runner, bs, self.samples, self.device, self.settings)
+        return TimedCalls(self.calls[name], self.timer, self.before)
+
+    def rounds(self, warm: Callable[[str], bool], judge: Judging, plan: RoundsPlan,
+               clock: Clock = time.monotonic) -> Interleaved:  # fmt: skip
+        """:func:`interleave` of the participants, each turn one burst (see the rules)."""
+        call = burst_caller(self.calls, self.timer, plan.burst, self.before)
+        with torch.inference_mode():
+            return interleave(list(self.entrants), warm, call, judge, plan, clock=clock)
+
+
+def _field(
+    participants: Sequence[Entrant], samples: Samples, device: torch.device, s: ProfileSettings
+) -> _Field:
+    """The rounds' field of ``(name, runner, batch size)`` participants."""
+    entrants = {name: (runner, bs) for name, runner, bs in participants}
+    return _Field(entrants, samples, device, s, call_timer(device, s), before_each(device, s))
+
+
 def time_rounds(
-    participants: Sequence[tuple[str, Callable[..., Any], int]],
+    participants: Sequence[Entrant],
     samples: Samples,
     device: torch.device,
     plan: RoundsPlan,
@@ -101,26 +150,20 @@ def time_rounds(
     stops them: each primed with one call and ``plan.warmup_calls`` untimed calls (one
     that raises there stays out), then bursts in rotating rounds (the session's
     ``TimeRounds``; see the module's rules)."""
-    by_name = {name: (runner, bs) for name, runner, bs in participants}
-    timer = call_timer(device, settings)
-    before = parallel_op(device) if settings.input_mode == "parallel_op" else None
-    calls: dict[str, list[Callable[[], Any]]] = {}
-    call = burst_caller(calls, timer, plan.burst, before)
+    field = _field(participants, samples, device, settings)
 
     def warm(name: str) -> bool:
-        runner, bs = by_name[name]
         try:
-            calls[name] = pooled_calls(runner, bs, samples, device, settings)
+            calls = field.pool(name).calls
             for i in range(plan.warmup_calls + 1):
-                calls[name][i % len(calls[name])]()
+                calls[i % len(calls)]()
         except Exception as error:  # a failing backend stays out of the rounds
             log.warning("%s failed before the final rounds: %s", name, error)
-            calls[name] = []
+            field.calls[name] = []
         synchronize(device)
-        return bool(calls[name])
+        return bool(field.calls[name])
 
-    with torch.inference_mode():
-        return interleave(list(by_name), warm, call, judge, plan)
+    return field.rounds(warm, judge, plan)
 
 
 def run_rounds(
@@ -154,48 +197,53 @@ def run_rounds(
 
 
 def time_paired(
-    participants: Sequence[tuple[str, Callable[..., Any], int]],
+    participants: Sequence[Entrant],
     samples: Samples,
     device: torch.device,
     plan: RoundsPlan,
     judge: Judging,
     settings: ProfileSettings = ProfileSettings(),
     *,
-    clock: Callable[[], float] = time.monotonic,
-    warmup_share: float = 0.25,
+    clock: Clock = time.monotonic,
     warmup_of: float | None = None,
 ) -> Interleaved:
     """Time ``(name, runner, batch size)`` participants in interleaved rounds (the
-    verification's timing): each is primed once and warmed to steady state under the
-    settings' warm-up rule (a fixed 10 calls without one), its time cap cut so that the
-    warm-ups together take at most ``warmup_share`` of ``warmup_of`` seconds (default
-    ``plan.max_seconds``; the runners were warmed by their sweeps already; a busy
-    machine's windows rarely agree, and the cap is then what ends a warm-up), then
-    :func:`interleave` times them until ``judge(samples, rounds_done, elapsed,
-    still_timed)`` stops; warm-up counts in the elapsed time. A participant that raises
-    leaves (its samples stay a prefix).
+    verification's timing): each is primed once and warmed to steady state under
+    :func:`paired_warmup`'s rule, then :func:`interleave` times them until
+    ``judge(samples, rounds_done, elapsed, still_timed)`` stops; warm-up counts in the
+    elapsed time. A participant that raises leaves (its samples stay a prefix).
     """
-    timer = call_timer(device, settings)
-    before = parallel_op(device) if settings.input_mode == "parallel_op" else None
-    by_name = {name: (runner, bs) for name, runner, bs in participants}
-    calls: dict[str, list[Callable[[], Any]]] = {}
-    call = burst_caller(calls, timer, plan.burst, before)
-    rule = settings.warmup if settings.warmup is not None else fixed_warmup(10)
-    of = plan.max_seconds if warmup_of is None else warmup_of
-    cap = warmup_share * of / max(len(participants), 1)
-    rule = replace(rule, max_seconds=min(rule.max_seconds, cap), min_seconds=0.0)
+    field = _field(participants, samples, device, settings)
+    rule = paired_warmup(settings, plan, warmup_of, len(participants))
 
     def warm(name: str) -> bool:
-        runner, bs = by_name[name]
         try:
-            calls[name] = pooled_calls(runner, bs, samples, device, settings)
-            calls[name][0]()  # priming: absorbs a recompilation for this shape
+            timed = field.pool(name)
+            timed.calls[0]()  # priming: absorbs a recompilation for this shape
             synchronize(device)
-            warm_up(calls[name], rule, timer, clock, before)
+            warm_up(timed, rule, clock)
         except Exception as error:  # a failing backend stays out of the verification
             log.warning("%s failed before the verification: %s", name, error)
             return False
         return True
 
-    with torch.inference_mode():
-        return interleave(list(by_name), warm, call, judge, plan, clock=clock)
+    return field.rounds(warm, judge, plan, clock)
+
+
+def paired_warmup(
+    settings: ProfileSettings, plan: RoundsPlan, warmup_of: float | None, participants: int
+) -> WarmupRule:
+    """The verification's warm-up rule: the settings' rule (a fixed 10 calls without one),
+    its time cap cut so that the ``participants``' warm-ups together take at most
+    :data:`WARMUP_SHARE` of ``warmup_of`` seconds (default ``plan.max_seconds``; the
+    runners were warmed by their sweeps already; a busy machine's windows rarely agree,
+    and the cap is then what ends a warm-up), with no minimum time.
+
+    >>> rule = paired_warmup(ProfileSettings(warmup=None), RoundsPlan(max_seconds=8.0), None, 2)
+    >>> rule.min_calls, rule.max_seconds, rule.min_seconds
+    (10, 1.0, 0.0)
+    """
+    rule = settings.warmup if settings.warmup is not None else fixed_warmup(10)
+    of = plan.max_seconds if warmup_of is None else warmup_of
+    cap = WARMUP_SHARE * of / max(participants, 1)
+    return replace(rule, max_seconds=min(rule.max_seconds, cap), min_seconds=0.0)

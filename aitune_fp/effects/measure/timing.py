@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,20 @@ Clock = Callable[[], float]
 
 
 DEFAULT_WARMUP = WarmupRule()
+
+
+@dataclass(frozen=True, slots=True)
+class Clocks:
+    """What the profiler reads time with: ``timer`` times one call in ms (``None``: the
+    device's own, :func:`call_timer`) and ``clock`` reads seconds for the time limits and
+    the warm-up's time cap; tests drive the loop with fakes of both.
+
+    >>> Clocks().timer is None, Clocks().clock is time.monotonic
+    (True, True)
+    """
+
+    timer: Timer | None = None
+    clock: Clock = time.monotonic
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +136,37 @@ def parallel_op(device: torch.device) -> Callable[[], None]:
         torch.mm(a, a, out=out)
 
     return run
+
+
+def before_each(device: torch.device, settings: ProfileSettings) -> Callable[[], None] | None:
+    """What runs untimed before each timed call: the parallel op with
+    ``input_mode="parallel_op"``, else nothing (``None``).
+
+    >>> before_each(torch.device("cpu"), ProfileSettings()) is None
+    True
+    """
+    return parallel_op(device) if settings.input_mode == "parallel_op" else None
+
+
+@dataclass(frozen=True, slots=True)
+class TimedCalls:
+    """One participant's calls (one per batch of its input pool), timed one at a time
+    round the pool by ``timer``; ``before`` runs untimed ahead of each.
+
+    >>> timed = TimedCalls((lambda: 1, lambda: 2), timer=lambda call: float(call()))
+    >>> timed.time(0), timed.time(1), timed.time(2)
+    (1.0, 2.0, 1.0)
+    """
+
+    calls: Sequence[Callable[[], Any]]
+    timer: Timer
+    before: Callable[[], None] | None = None
+
+    def time(self, index: int) -> float:
+        """The ms of call number ``index`` (cycling round the pool)."""
+        if self.before is not None:
+            self.before()
+        return self.timer(self.calls[index % len(self.calls)])
 
 
 def call_timer(
