@@ -6,8 +6,9 @@ Rules:
   each measuring command is answered by one event fed back to ``step``; the loop ends at
   ``Done``. One interpreter for in-process and isolated
   candidates (:mod:`aitune_fp.shell.building` builds either way);
-- ``Build``: the backend built, validated and profiled with the early stop it carries
-  (the baseline with none; a reused baseline only gets a runner); its runner, when it
+- ``Build``: the backend built from the config the driver was given under its name (the
+  baseline's too: the plan names it), validated and profiled with the early stop it
+  carries (the baseline with none; a reused baseline only gets a runner); its runner, when it
   has one, joins the live ones; ``Close``: the named runners released; ``Journal``: the
   record so far on disk, then the backend shown as done (a row the user saw is always in
   the partial ``run.json``); ``Amend``: profiles replaced by their round samples;
@@ -60,10 +61,10 @@ from aitune_fp.core.session import (
     TimeRounds,
     Verify,
 )
+from aitune_fp.core.session.baseline import refused
 from aitune_fp.core.session.phase import Finished, Phase, Prebuilding, Rounds, Verifying, Widening
 from aitune_fp.core.session.run import moved, run
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.isolation import materialize
 from aitune_fp.effects.measure.call_guard import call_deadline
@@ -92,7 +93,12 @@ def drive(
     phase: Callable[[str], None] = _no_phase,
 ) -> RunState:
     """Carry out ``plan``'s session to its end with the one loop
-    (:func:`~aitune_fp.core.session.run.run`); the run, its session and ``Done``."""
+    (:func:`~aitune_fp.core.session.run.run`); the run, its session and ``Done``.
+    ``backends`` holds every config by name, the baseline's under ``plan.baseline``
+    (a plan whose baseline it lacks is refused: :mod:`aitune_fp.core.session.baseline`)."""
+    unknown = refused(plan, backends.keys())
+    if unknown is not None:
+        return RunState(session=unknown[0], done=unknown[1])
     shell = _Interpreter(setup, backends, phase)
     session, done = run(capable(setup, plan, backends), shell.answer, shell.watch)
     return dataclasses.replace(shell.run, session=session, done=done)
@@ -199,7 +205,7 @@ def _build(
 ) -> tuple[RunState, Event]:
     """Build (or, for a reused baseline, only make the runner of) one backend."""
     name, done = command.name, len(run.runs)
-    backend = TorchEager() if command.baseline else backends[name]
+    backend = backends[name]
     if command.batch_sizes:
         setup = dataclasses.replace(setup, batch_sizes=command.batch_sizes)
     if command.reuse is not None:
