@@ -2,7 +2,8 @@
 
 Rules: each event is one object, ``{"event": "profiled", "name", "profile" | "failure",
 "live", "profile_seconds"}`` or ``{"event": "timed", "purpose", "samples", "rounds",
-"reason", "seconds"}`` or ``{"event": "prebuilt", "seconds", "failures"}``; floats are
+"reason", "seconds"}`` (with ``"left"``, why each backend left before it was timed, only
+when one did) or ``{"event": "prebuilt", "seconds", "failures"}``; floats are
 written as JSON numbers (Python's shortest repr, so a decoded log is the same values bit
 for bit and a replay reproduces the run exactly); records written before the log existed
 read as an empty log.
@@ -12,6 +13,7 @@ read as an empty log.
 >>> log = (Profiled("a", Success(Profile("a", {1: [0.1 + 0.2]})), True, 1.5),
 ...        Profiled("b", Failure(BackendFailure("b", "build", "no")), False),
 ...        Timed("rounds", pmap({"a": (1.0, 2.0)}), 2, "clear", 0.25),
+...        Timed("verify", pmap({"a": (1.0,)}), 1, "cap", 0.1, pmap({"b": "no live runner"})),
 ...        Prebuilt(2.5, pmap({"b": "worker died with SIGSEGV during build"})))
 >>> read_events(Reader({"events": encode_events(log)}, "run record")) == log
 True
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pyrsistent import pmap
+from pyrsistent import PMap, pmap
 from returns.result import Failure, Success
 
 from aitune_fp.core.record.codec import (
@@ -46,6 +48,7 @@ def encode_event(event: Event) -> dict[str, Any]:
     if isinstance(event, Prebuilt):
         return {"event": "prebuilt", "seconds": event.seconds,
                 "failures": dict(sorted(event.failures.items()))}  # fmt: skip
+    left = {"left": dict(sorted(event.left.items()))} if event.left else {}
     return {
         "event": "timed",
         "purpose": event.purpose,
@@ -53,6 +56,7 @@ def encode_event(event: Event) -> dict[str, Any]:
         "rounds": event.rounds,
         "reason": event.reason,
         "seconds": event.seconds,
+        **left,
     }
 
 
@@ -77,12 +81,17 @@ def decode_event(doc: Reader) -> Event:
     if kind == "timed":
         samples = doc.child("samples")
         timed = pmap({k: samples.numbers(k) for k in samples.data})
+        left = doc.child_or_none("left")
         return Timed(doc.text("purpose"), timed, doc.integer("rounds"), doc.text("reason"),
-                     doc.number("seconds"))  # fmt: skip
+                     doc.number("seconds"), _texts(left))  # fmt: skip
     if kind == "prebuilt":
-        failures = doc.child("failures")
-        return Prebuilt(doc.number("seconds"), pmap({k: failures.text(k) for k in failures.data}))
+        return Prebuilt(doc.number("seconds"), _texts(doc.child("failures")))
     raise ValueError(f"{doc.path}.event: expected profiled, timed or prebuilt, got {kind!r}")
+
+
+def _texts(doc: Reader | None) -> PMap[str, str]:
+    """An object of texts by name (``None``: absent, empty)."""
+    return pmap({k: doc.text(k) for k in doc.data}) if doc is not None else pmap()
 
 
 def _decoded_result(doc: Reader) -> Candidate:

@@ -102,6 +102,11 @@ class TimeRounds:
     plan: RoundsPlan
     judge: RoundsJudge | NoJudge = field(default_factory=NoJudge)
 
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """The backends timed, in order."""
+        return tuple(dict.fromkeys(name for name, _ in self.participants))
+
 
 @dataclass(frozen=True, slots=True)
 class Verify:
@@ -113,6 +118,11 @@ class Verify:
     seconds: float
     plan: RoundsPlan
     judge: VerifyJudge | NoJudge = field(default_factory=NoJudge)
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """The entries' backends, in order (each once)."""
+        return tuple(dict.fromkeys(backend for _, backend, _ in self.entries))
 
 
 @dataclass(frozen=True, slots=True)

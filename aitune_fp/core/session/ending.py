@@ -4,8 +4,9 @@ Rules: the selection is :func:`~aitune_fp.core.fold.finish` of the fold (after t
 rounds, when they ran); with verification seconds and a selection, the pick is
 re-measured against its closest runner-ups (:mod:`aitune_fp.core.session.verify_plan`)
 and the selection becomes the verified one (unchanged when it holds, else the better
-challenger, with the verification's line in its notes); a timing that leaves fewer than
-two participants with samples gives no verification, said in a warning. Last, every
+challenger, with the verification's line in its notes); an entry whose runner could not
+be made leaves before it is timed (a warning); a timing that leaves fewer than two
+participants with samples gives no verification, said in a warning. Last, every
 runner but the winner's (and the baseline's) is closed and ``Done`` carries the result.
 """
 
@@ -18,7 +19,7 @@ from returns.result import Failure, Result, Success
 from aitune_fp.core.fold import finish
 from aitune_fp.core.records import Profile, Selection, TuneError
 from aitune_fp.core.session.commands import Close, Command, Done, Say, Verify
-from aitune_fp.core.session.events import Timed
+from aitune_fp.core.session.events import Timed, leaving
 from aitune_fp.core.session.judges import VerifyJudge
 from aitune_fp.core.session.phase import Finished, Verifying
 from aitune_fp.core.session.state import Session
@@ -55,10 +56,12 @@ def begin_verification(session: Session) -> Step:
 def on_verified(session: Session, vp: VerifyPlan, event: Timed) -> Step:
     """The verification's samples judged: the verified selection, then ``Done``."""
     verification = judged(vp, event.samples, event.seconds)
+    left = leaving(event)
     if verification is None:
         line = f"no verification: fewer than two backends could be timed ({event.reason})"
-        return done(session, Success(vp.selection), None, (Say(line, "warning"),))
+        return done(session, Success(vp.selection), None, (*left, Say(line, "warning")))
     said = (
+        *left,
         Say(f"verification timing: {event.reason}"),
         Say(verification.reason, "info" if verification.holds else "warning"),
     )
