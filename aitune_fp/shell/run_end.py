@@ -3,8 +3,10 @@
 Rules: the session has already released every runner but the winner's and the
 baseline's; the winner's runner is made here from what its worker built (or, for a
 fallback to a baseline without a runner, the baseline's config is built: the one the
-plan named, as its first run was); a winner that cannot be made
-here is a ``TuneError`` outcome, not an exception; the summary is the decision
+plan named, as its first run was); a winner whose runner is gone is already
+the session's failure (:func:`~aitune_fp.core.session.ending.runnable`), so only a
+runner that cannot be made here (an artifact this process cannot load) is a
+``TuneError`` outcome found here, never an exception; the summary is the decision
 account's lines (or the one failure line); a record written mid-run has the
 "interrupted" outcome.
 """

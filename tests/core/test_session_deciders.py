@@ -81,3 +81,16 @@ def test_a_participant_that_left_a_timing_is_the_sessions_warning(seed: int, gon
     assert timings and len(warned) == len(timings)
     assert all(w.level == "warning" and w.line.endswith(": no live runner") for w in warned)
     assert commands_of(PLAN, events)[1] == tuple(commands)
+
+
+def test_a_winner_whose_runner_is_gone_is_no_selection() -> None:
+    """A clear winner that kept no runner ends the session with the error naming it and
+    no verification; a fallback to a baseline without a runner is still selected."""
+    plan = SessionPlan(max_throughput, ("a", "b"), verify_seconds=1.0)
+    machine = SimulatedMachine({"eager": 2.0, "a": 0.5, "b": 1.0}, seed=1, no_runner=frozenset("a"))
+    session, done = run(plan, machine.answers())
+    assert done.selection.failure().message == "a has no runner left to run the tuned module"
+    assert done.verification is None and session.selection == done.selection
+    failing = replace(machine, no_runner=frozenset({"eager"}), failing={"a": "build", "b": "build"})
+    _, fallback = run(plan, failing.answers())
+    assert fallback.selection.unwrap().fell_back_to_baseline

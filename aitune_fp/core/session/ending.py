@@ -75,7 +75,10 @@ def done(
     verification: Verification | None,
     said: tuple[Command, ...],
 ) -> Step:
-    """Close every runner but the winner's and the baseline's, then ``Done``."""
+    """Close every runner but the winner's and the baseline's, then ``Done`` (a winner
+    with no runner left: the failure that says so, see :func:`runnable`)."""
+    outcome = runnable(session, outcome)
+    verification = verification if isinstance(outcome, Success) else None
     keep = {session.plan.baseline} if session.strategy.validate_performance else set()
     if isinstance(outcome, Success):
         keep.add(outcome.unwrap().backend)
@@ -83,3 +86,28 @@ def done(
     ending: tuple[Command, ...] = (Close(frozenset(closing)),) if closing else ()
     finished = replace(session, phase=Finished(outcome, verification), live=session.live - closing)
     return finished, (*said, *ending, Done(outcome, verification))
+
+
+def runnable(
+    session: Session, outcome: Result[Selection, TuneError]
+) -> Result[Selection, TuneError]:
+    """``outcome``, unless it selects a backend whose runner is gone (its build kept none,
+    or it was closed): then no selection but the error saying so. A fallback to the
+    baseline stays selectable without a runner: its config can be built again.
+
+    >>> from aitune_fp.core.records import BackendProfilingResult
+    >>> from aitune_fp.core.session.state import SessionPlan
+    >>> from aitune_fp.core.strategies import min_latency
+    >>> picked = Success(Selection("a", BackendProfilingResult(1.0, 1, 1.0, 1.0), False))
+    >>> s = Session(SessionPlan(min_latency, ("a",)), live=frozenset({"eager"}))
+    >>> runnable(s, picked).failure().message
+    'a has no runner left to run the tuned module'
+    >>> runnable(replace(s, live=frozenset({"a"})), picked) == picked
+    True
+    """
+    match outcome:
+        case Success(picked) if picked.backend not in session.live:
+            if not picked.fell_back_to_baseline:
+                why = f"{picked.backend} has no runner left to run the tuned module"
+                return Failure(TuneError(why))
+    return outcome
