@@ -29,7 +29,8 @@ from aitune_fp.core.verification.judge import Verification
 
 @dataclass(frozen=True, slots=True)
 class Build:
-    """Build, validate and profile ``name`` (the baseline when ``baseline``), its sweep
+    """Build, validate and profile ``name`` from the config the interpreter holds under
+    that name (the baseline's too, when ``baseline``: the plan names it), its sweep
     stopped early by ``early_stop`` when given, over ``batch_sizes`` (``()``: the
     interpreter's whole ladder); with ``reuse``, only build its runner and answer with
     that profile (a reused baseline)."""
