@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from pyrsistent import pmap
 
 from aitune_fp.core.session import Command, Event, Say, SessionPlan, Timed, TimeRounds, Verify
-from aitune_fp.core.session.run import run
 from aitune_fp.core.session.baseline import refused
 from aitune_fp.core.session.replay import commands_of
+from aitune_fp.core.session.run import run
 from aitune_fp.core.strategies import confident, max_throughput, min_latency
 from aitune_fp.testing.simulated import SimulatedMachine
 
