@@ -35,6 +35,7 @@ from pyrsistent import pmap
 from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategies.incumbent import incumbent
 from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.shell import decision_cache as cache
 from aitune_fp.shell.baseline_reuse import BaselinePlan, plan_baseline
 from aitune_fp.shell.drive import drive
@@ -55,6 +56,8 @@ from aitune_fp.shell.wall_clock import Stopwatch
 SHORT_VERIFY: Final = 0.5
 RACE_ENV: Final = "AITUNE_FP_RACE"
 """``AITUNE_FP_RACE=0``: the candidates do not race (each sweeps the whole ladder)."""
+BASELINE: Final = TorchEager()
+"""The baseline every tune is compared with (its config; the plan names it)."""
 log = logging.getLogger("aitune_fp")
 
 
@@ -126,12 +129,13 @@ def _session(
     names = tuple(chosen)
     bases = variant_bases(tuple(chosen.values()), names)
     ladder = () if os.environ.get(RACE_ENV, "1") == "0" else setup.batch_sizes
-    plan = SessionPlan(setup.strategy, names, "eager", setup.settings.early_stop,
+    plan = SessionPlan(setup.strategy, names, BASELINE.describe(), setup.settings.early_stop,
                        options.verify_seconds, baseline.profile, pmap(bases),
                        ladder=ladder)  # fmt: skip
     heading = Heading(plan, options.model_name, baseline.provenance)
     if options.target is not None:
         setup = with_journal(setup, heading, options.target, clock)
     announce(setup, plan, prepared, clock)
-    run = drive(setup, plan, chosen, phase=phase_clock(clock))
+    configs = {**chosen, plan.baseline: BASELINE}  # a candidate named so is the same config
+    run = drive(setup, plan, configs, phase=phase_clock(clock))
     return finish_run(setup, run, heading, clock, options.target)

@@ -6,8 +6,9 @@ Rules:
   each measuring command is answered by one event fed back to ``step``; the loop ends at
   ``Done``. One interpreter for in-process and isolated
   candidates (:mod:`aitune_fp.shell.building` builds either way);
-- ``Build``: the backend built, validated and profiled with the early stop it carries
-  (the baseline with none; a reused baseline only gets a runner); its runner, when it
+- ``Build``: the backend built from the config the driver was given under its name (the
+  baseline's too: the plan names it), validated and profiled with the early stop it
+  carries (the baseline with none; a reused baseline only gets a runner); its runner, when it
   has one, joins the live ones; ``Close``: the named runners released; ``Journal``: the
   record so far on disk, then the backend shown as done (a row the user saw is always in
   the partial ``run.json``); ``Amend``: profiles replaced by their round samples;
@@ -19,8 +20,8 @@ Rules:
   ``Say``: one log line;
 - ``TimeRounds`` and ``Verify`` run here, in this process, under the call deadline:
   each participant's runner made here from its worker's artifact (one that cannot be
-  made leaves, with a warning, and is simply not timed), then timed until the command's
-  judge stops; the answer is a ``Timed`` with the samples;
+  made is simply not timed: the ``Timed`` says why it left, and the session says so),
+  then timed until the command's judge stops; the answer is a ``Timed`` with the samples;
 - ``Prebuild``: the candidates built ahead in workers, several at once, and nothing else
   until all have ended (:mod:`aitune_fp.shell.prebuild`), answered by a ``Prebuilt``;
   :func:`drive` first tells the session what it can build ahead
@@ -60,10 +61,10 @@ from aitune_fp.core.session import (
     TimeRounds,
     Verify,
 )
+from aitune_fp.core.session.baseline import refused
 from aitune_fp.core.session.phase import Finished, Phase, Prebuilding, Rounds, Verifying, Widening
 from aitune_fp.core.session.run import moved, run
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.isolation import materialize
 from aitune_fp.effects.measure.call_guard import call_deadline
@@ -76,6 +77,7 @@ from aitune_fp.shell.setup import RunState, Setup, as_result
 
 log = logging.getLogger("aitune_fp")
 
+Runners = Mapping[str, Callable[..., object]]
 LOCAL_PHASES = ("candidates", "final_rounds", "verification")
 REACHED = {Rounds: 1, Verifying: 2, Finished: 3}
 """How many of :data:`LOCAL_PHASES` a session in each phase has left behind."""
@@ -92,7 +94,12 @@ def drive(
     phase: Callable[[str], None] = _no_phase,
 ) -> RunState:
     """Carry out ``plan``'s session to its end with the one loop
-    (:func:`~aitune_fp.core.session.run.run`); the run, its session and ``Done``."""
+    (:func:`~aitune_fp.core.session.run.run`); the run, its session and ``Done``.
+    ``backends`` holds every config by name, the baseline's under ``plan.baseline``
+    (a plan whose baseline it lacks is refused: :mod:`aitune_fp.core.session.baseline`)."""
+    unknown = refused(plan, backends.keys())
+    if unknown is not None:
+        return RunState(session=unknown[0], done=unknown[1])
     shell = _Interpreter(setup, backends, phase)
     session, done = run(capable(setup, plan, backends), shell.answer, shell.watch)
     return dataclasses.replace(shell.run, session=session, done=done)
@@ -162,33 +169,35 @@ def carry_out(
 
 
 def _timed(setup: Setup, run: RunState, command: TimeRounds | Verify) -> Timed:
-    """Final rounds or a verification timed here, under the call deadline."""
+    """Final rounds or a verification timed here, under the call deadline, by the
+    runners made here (who could not be made is told to the session, not timed)."""
     rounds = isinstance(command, TimeRounds)
     setup.emit("stage", stage="final rounds" if rounds else "verification", done=len(run.runs))
+    runners, left = _made(run.live, command.backends)
     with call_deadline(setup.timeouts.call):
         if isinstance(command, TimeRounds):
-            timed = _time_rounds(setup, run, command)
+            timed = _time_rounds(setup, runners, command)
         else:
-            timed = _verify(setup, run, command)
-    return as_timed("rounds" if rounds else "verify", timed)
+            timed = _verify(setup, runners, command)
+    return as_timed("rounds" if rounds else "verify", timed, left)
 
 
-def as_timed(purpose: str, timed: Interleaved) -> Timed:
-    """The session's answer to a timing: the samples by participant, how it ended."""
-    return Timed(purpose, pmap(timed.samples), timed.rounds, timed.reason, timed.seconds)
+def as_timed(purpose: str, timed: Interleaved, left: Mapping[str, str] | None = None) -> Timed:
+    """The session's answer to a timing: the samples by participant, how it ended, who
+    left before being timed and why."""
+    return Timed(purpose, pmap(timed.samples), timed.rounds, timed.reason, timed.seconds,
+                 pmap(left or {}))  # fmt: skip
 
 
-def _time_rounds(setup: Setup, run: RunState, command: TimeRounds) -> Interleaved:
-    """The final rounds' participants made here and timed until the judge stops."""
-    runners = _made(run.live, command.participants, "final rounds")
+def _time_rounds(setup: Setup, runners: Runners, command: TimeRounds) -> Interleaved:
+    """The final rounds' participants made here, timed until the judge stops."""
     who = [(n, runners[n], bs) for n, bs in command.participants if n in runners]
     return time_rounds(who, setup.samples, setup.device, command.plan, command.judge,
                        setup.settings)  # fmt: skip
 
 
-def _verify(setup: Setup, run: RunState, command: Verify) -> Interleaved:
+def _verify(setup: Setup, runners: Runners, command: Verify) -> Interleaved:
     """The verification's entries made here, warmed and timed until the judge stops."""
-    runners = _made(run.live, [(b, bs) for _, b, bs in command.entries], "verification")
     who = [(k, runners[b], bs) for k, b, bs in command.entries if b in runners]
     return time_paired(who, setup.samples, setup.device, command.plan, command.judge,
                        setup.settings, warmup_of=command.seconds)  # fmt: skip
@@ -199,7 +208,7 @@ def _build(
 ) -> tuple[RunState, Event]:
     """Build (or, for a reused baseline, only make the runner of) one backend."""
     name, done = command.name, len(run.runs)
-    backend = TorchEager() if command.baseline else backends[name]
+    backend = backends[name]
     if command.batch_sizes:
         setup = dataclasses.replace(setup, batch_sizes=command.batch_sizes)
     if command.reuse is not None:
@@ -239,26 +248,26 @@ def _replaced(run: RunState, profile: Profile) -> RunState:
     return dataclasses.replace(run, runs=runs)
 
 
-def _reused(setup: Setup, eager: Backend, name: str, profile: Profile) -> CandidateRun:
+def _reused(setup: Setup, config: Backend, name: str, profile: Profile) -> CandidateRun:
     """A reused baseline: its profile from the earlier run, a fresh runner made here."""
-    folder = building.work_dir(setup, eager, name)
+    folder = building.work_dir(setup, config, name)
     setup.emit("backend_start", name, 0)
-    built = perform(eager.build(setup.module, setup.samples, setup.device, folder))
-    return CandidateRun(eager, name, built.value_or(None), IOSuccess(profile), work_dir=folder)
+    built = perform(config.build(setup.module, setup.samples, setup.device, folder))
+    return CandidateRun(config, name, built.value_or(None), IOSuccess(profile), work_dir=folder)
 
 
-def _made(
-    live: Mapping[str, Built], wanted: Iterable[tuple[str, int]], purpose: str
-) -> dict[str, Callable[..., object]]:
-    """The runners of ``wanted`` made in this process; one that cannot be made leaves."""
+def _made(live: Mapping[str, Built], wanted: Iterable[str]) -> tuple[Runners, dict[str, str]]:
+    """The runners of ``wanted`` made in this process, and why each that could not be
+    made was not (the session says it leaves)."""
     runners: dict[str, Callable[..., object]] = {}
-    for name in dict.fromkeys(n for n, _ in wanted):
+    left: dict[str, str] = {}
+    for name in dict.fromkeys(wanted):
         made = perform(materialize(live[name])) if name in live else Failure("no live runner")
         if isinstance(made, Failure):
-            log.warning("%s leaves the %s: %s", name, purpose, made.failure())
+            left[name] = str(made.failure())
         else:
             runners[name] = made.unwrap().runner
-    return runners
+    return runners, left
 
 
 def _amended(run: RunState, profiles: tuple[Profile, ...], seconds: float) -> RunState:

@@ -2,8 +2,11 @@
 
 Rules: the session has already released every runner but the winner's and the
 baseline's; the winner's runner is made here from what its worker built (or, for a
-fallback to a baseline without a runner, eager is built); a winner that cannot be made
-here is a ``TuneError`` outcome, not an exception; the summary is the decision
+fallback to a baseline without a runner, the baseline's config is built: the one the
+plan named, as its first run was); a winner whose runner is gone is already
+the session's failure (:func:`~aitune_fp.core.session.ending.runnable`), so only a
+runner that cannot be made here (an artifact this process cannot load) is a
+``TuneError`` outcome found here, never an exception; the summary is the decision
 account's lines (or the one failure line); a record written mid-run has the
 "interrupted" outcome.
 """
@@ -17,14 +20,14 @@ from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import Selection, TuneError
 from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.isolation import materialize
 from aitune_fp.shell import building
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.setup import RunState, Setup
 from aitune_fp.shell.tuned_module import TunedModule
 
-Winner = tuple[Built, Backend] | None
+Winning = tuple[Built, Backend]
+Winner = Winning | None
 
 
 def interrupted() -> Result[Selection, TuneError]:
@@ -42,17 +45,21 @@ def summary(record: RunRecord, outcome: Result[Selection, TuneError]) -> tuple[s
     return ()  # pragma: no cover
 
 
-def winner_built(setup: Setup, run: RunState, selection: Selection) -> IOResult[Built, str]:
-    """The selected backend's runner made here (a fallback without a runner: eager built)."""
+def winner_built(setup: Setup, run: RunState, selection: Selection) -> IOResult[Winning, str]:
+    """The selected backend's runner made here and its config (a fallback without a
+    runner: the baseline's config, the one the plan named, built again)."""
     name = selection.backend
-    if name in run.live:
-        return materialize(run.live[name])
-    if not selection.fell_back_to_baseline:
+    # the first run so named: the baseline is the first run, so a fallback finds its own
+    config = next((r.backend for r in run.runs if r.name == name), None)
+    if config is not None and name in run.live:
+        return materialize(run.live[name]).map(lambda built: (built, config))
+    if config is None or not selection.fell_back_to_baseline:
         return IOFailure(f"{name} has no runner left to run the tuned module")
-    eager = TorchEager()
-    folder = building.work_dir(setup, eager, "eager")
-    return eager.build(setup.module, setup.samples, setup.device, folder).alt(
-        lambda failure: failure.describe()
+    folder = building.work_dir(setup, config, name)
+    return (
+        config.build(setup.module, setup.samples, setup.device, folder)
+        .map(lambda built: (built, config))
+        .alt(lambda failure: failure.describe())
     )
 
 
@@ -63,13 +70,10 @@ def make_winner(
     winner cannot be made in this process)."""
     if isinstance(outcome, Failure):
         return None, outcome
-    selection = outcome.unwrap()
-    made = perform(winner_built(setup, run, selection))
+    made = perform(winner_built(setup, run, outcome.unwrap()))
     if isinstance(made, Failure):
         return None, Failure(TuneError(made.failure()))
-    # the baseline is the first run, so a fallback finds eager's own config
-    config = next((r.backend for r in run.runs if r.name == selection.backend), TorchEager())
-    return (made.unwrap(), config), outcome
+    return made.unwrap(), outcome
 
 
 def tuned_of(

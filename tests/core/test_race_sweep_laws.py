@@ -147,7 +147,9 @@ def test_latency_strategies_and_budgets_do_not_race(strategy: Strategy) -> None:
 
 def test_a_failed_widening_keeps_the_race_profile() -> None:
     """When a contender's widening build fails, its race profile stays its profile and the
-    session still selects it."""
+    fold still ranks it first; its runner was closed for the widening, so the session
+    ends with the error that no runner is left (what the tune reported before the session
+    decided it)."""
     sim = SimulatedMachine({"eager": 4.0, "a": 1.0, "b": 3.0}, batch_sizes=LADDER, seed=2)
     answer = sim.answers()
 
@@ -157,7 +159,8 @@ def test_a_failed_widening_keeps_the_race_profile() -> None:
         return answer(command)
 
     session, done = run(SessionPlan(max_throughput, ("a", "b"), ladder=LADDER), failing_wide)
-    assert done.selection.unwrap().backend == "a"
+    assert session.fold.best is not None and session.fold.best.backend == "a"
+    assert done.selection.failure().message == "a has no runner left to run the tuned module"
     assert session.profiles["a"].batch_sizes == (1, 4)
 
 

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from returns.result import Success
+from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import tune
-from aitune_fp.core.records import STAGES, Profile
+from aitune_fp.core.records import STAGES, Profile, Selection, TuneError
 from aitune_fp.core.session import (
     Build,
     Close,
@@ -117,7 +117,8 @@ def test_without_rounds_or_verification_the_selection_is_tunes(
     case: tuple[SimulatedMachine, tuple[str, ...]], strategy: Strategy, validate: bool, early: bool
 ) -> None:
     """With no rounds and no verification planned, the session selects exactly what
-    ``tune`` selects over the same profiles (the baseline's included)."""
+    ``tune`` selects over the same profiles (the baseline's included), unless that winner
+    kept no runner: then the error saying so."""
     machine, names = case
     strategy = replace(strategy, validate_performance=validate)
     _, done, events = recorded(SessionPlan(strategy, names, "eager", early), machine)
@@ -128,7 +129,20 @@ def test_without_rounds_or_verification_the_selection_is_tunes(
     # it settled (tune never consumes those)
     unbuilt = {n: Success(Profile(n, {1: [1e-9]})) for n in names}
     expected = tune(strategy, [by_name.get(n, unbuilt[n]) for n in names], baseline)
-    assert done.selection == expected
+    assert done.selection == runnable_on(machine, expected)
+
+
+def runnable_on(
+    machine: SimulatedMachine, selected: Result[Selection, TuneError]
+) -> Result[Selection, TuneError]:
+    """``selected``, unless its winner keeps no runner on ``machine`` (and is no fallback
+    to the baseline): then the failure saying so."""
+    match selected:
+        case Success(picked) if picked.backend in machine.no_runner:
+            if not picked.fell_back_to_baseline:
+                why = f"{picked.backend} has no runner left to run the tuned module"
+                return Failure(TuneError(why))
+    return selected
 
 
 @settings(max_examples=40)

@@ -2,7 +2,8 @@
 
 Rules: each event is one object, ``{"event": "profiled", "name", "profile" | "failure",
 "live", "profile_seconds"}`` or ``{"event": "timed", "purpose", "samples", "rounds",
-"reason", "seconds"}`` or ``{"event": "prebuilt", "seconds", "failures"}``; floats are
+"reason", "seconds"}`` (with ``"left"``, why each backend left before it was timed, only
+when one did) or ``{"event": "prebuilt", "seconds", "failures"}``; floats are
 written as JSON numbers (Python's shortest repr, so a decoded log is the same values bit
 for bit and a replay reproduces the run exactly); records written before the log existed
 read as an empty log; each event's fields are msgspec's (:mod:`.json_codec`), the
@@ -14,6 +15,7 @@ tag and the build's result (``profile`` or ``failure``, flat) are ours.
 >>> log = (Profiled("a", Success(Profile("a", {1: [0.1 + 0.2]})), True, 1.5),
 ...        Profiled("b", Failure(BackendFailure("b", "build", "no")), False),
 ...        Timed("rounds", pmap({"a": (1.0, 2.0)}), 2, "clear", 0.25),
+...        Timed("verify", pmap({"a": (1.0,)}), 1, "cap", 0.1, pmap({"b": "no live runner"})),
 ...        Prebuilt(2.5, pmap({"b": "worker died with SIGSEGV during build"})))
 >>> decode_events(encode_events(log), "run record.events") == log
 True
@@ -42,8 +44,12 @@ def encode_event(event: Event) -> dict[str, Any]:
         fields = {"name": event.name, **built, "live": event.live,
                   "profile_seconds": event.profile_seconds}  # fmt: skip
         return {"event": "profiled", **to_json(fields)}
-    tag = "prebuilt" if isinstance(event, Prebuilt) else "timed"
-    return {"event": tag, **to_json(event)}
+    if isinstance(event, Prebuilt):
+        return {"event": "prebuilt", **to_json(event)}
+    fields = to_json(event)
+    if not event.left:  # written only when a backend left: older logs read the same
+        del fields["left"]
+    return {"event": "timed", **fields}
 
 
 def encode_events(events: Sequence[Event]) -> list[dict[str, Any]]:

@@ -3,7 +3,8 @@
 ``start(plan) -> (session, commands)`` and ``step(session, event) -> (session,
 commands)``: every decision of a tune (which candidate to build next and with which
 early stop, whose runner to release, whether and whom to time in final rounds, what to
-verify, the selection, which builds run ahead while nothing is timed) is made here, as
+verify, the selection, which builds run ahead while nothing is timed, the baseline's
+config by name, who left a timing, whether the winner can still run) is made here, as
 data. The shell's interpreter
 (:mod:`aitune_fp.shell.drive`) carries out the commands with the effect layer and feeds
 back their results; :func:`run` drives a session with any answering function (a fake

@@ -29,7 +29,8 @@ from aitune_fp.core.verification.judge import Verification
 
 @dataclass(frozen=True, slots=True)
 class Build:
-    """Build, validate and profile ``name`` (the baseline when ``baseline``), its sweep
+    """Build, validate and profile ``name`` from the config the interpreter holds under
+    that name (the baseline's too, when ``baseline``: the plan names it), its sweep
     stopped early by ``early_stop`` when given, over ``batch_sizes`` (``()``: the
     interpreter's whole ladder); with ``reuse``, only build its runner and answer with
     that profile (a reused baseline)."""
@@ -102,6 +103,11 @@ class TimeRounds:
     plan: RoundsPlan
     judge: RoundsJudge | NoJudge = field(default_factory=NoJudge)
 
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """The backends timed, in order."""
+        return tuple(dict.fromkeys(name for name, _ in self.participants))
+
 
 @dataclass(frozen=True, slots=True)
 class Verify:
@@ -113,6 +119,11 @@ class Verify:
     seconds: float
     plan: RoundsPlan
     judge: VerifyJudge | NoJudge = field(default_factory=NoJudge)
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """The entries' backends, in order (each once)."""
+        return tuple(dict.fromkeys(backend for _, backend, _ in self.entries))
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 Rules: a :class:`Profiled` answers a :class:`~aitune_fp.core.session.commands.Build`
 (its profile or its ``BackendFailure``, whether a runner is alive, the seconds its sweep
 took); a :class:`Timed` answers a ``TimeRounds`` or a ``Verify`` (each participant's
-samples by key, in round order; how many rounds; why they stopped; seconds); a
+samples by key, in round order; how many rounds; why they stopped; seconds; who left
+before being timed, and why); a
 :class:`Prebuilt` answers a ``Prebuild`` (its wall seconds, and why each build that did
 not finish failed: a warning, never a result). A
 participant that could not be timed simply has no samples: faults are data here too.
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pyrsistent import PMap, pmap
 
 from aitune_fp.core.records import Candidate
+from aitune_fp.core.session.commands import Say
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,13 +33,15 @@ class Profiled:
 @dataclass(frozen=True, slots=True)
 class Timed:
     """Interleaved rounds were timed: samples (ms) by participant key; ``purpose`` echoes
-    the command answered (``rounds`` or ``verify``)."""
+    the command answered (``rounds`` or ``verify``); ``left``: why each backend asked for
+    left before it was timed (its runner could not be made; it has no samples)."""
 
     purpose: str = "rounds"
     samples: PMap[str, tuple[float, ...]] = field(default_factory=pmap)
     rounds: int = 0
     reason: str = ""
     seconds: float = 0.0
+    left: PMap[str, str] = field(default_factory=pmap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +54,19 @@ class Prebuilt:
 
 
 Event = Profiled | Timed | Prebuilt
+
+TIMINGS = {"rounds": "final rounds", "verify": "verification"}
+"""Each timing's purpose, as the notes name it."""
+
+
+def leaving(event: Timed) -> tuple[Say, ...]:
+    """The session's word on each backend that left ``event``'s timing before it was timed
+    (a warning each, in name order): it is not timed, has no samples and is judged as
+    such; nothing else changes.
+
+    >>> leaving(Timed("verify", left=pmap({"ort": "no live runner"})))
+    (Say(line='ort leaves the verification: no live runner', level='warning'),)
+    """
+    timing = TIMINGS.get(event.purpose, event.purpose)
+    return tuple(Say(f"{name} leaves the {timing}: {why}", "warning")
+                 for name, why in sorted(event.left.items()))  # fmt: skip

@@ -8,7 +8,9 @@ share of the sweeps' seconds. The judge is the core's
 (:func:`~aitune_fp.core.rounds.round_members.judge_rounds`), as a value
 (:class:`~aitune_fp.core.session.judges.RoundsJudge`). After the rounds the same fold is
 re-run over the same baseline and candidates with the participants' round samples, the
-record's profiles are amended with them, and a note says how the rounds ended.
+record's profiles are amended with them, and a note says how the rounds ended (after a
+warning for each participant that left before it was timed: its runner could not be
+made, so it has no round samples).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from aitune_fp.core.rounds.final_rounds import (
     skipped,
 )
 from aitune_fp.core.session.commands import Amend, Command, Say, TimeRounds
-from aitune_fp.core.session.events import Timed
+from aitune_fp.core.session.events import Timed, leaving
 from aitune_fp.core.session.judges import RoundsJudge, with_rounds
 from aitune_fp.core.session.phase import Rounds
 from aitune_fp.core.session.state import Session
@@ -85,7 +87,8 @@ def on_rounds(session: Session, setup: RoundsSetup, event: Timed) -> Step:
     timed = {p.backend: p for p in everyone}
     note = rounds_note(event.rounds, event.seconds, event.reason, setup)
     state = refold(session.strategy, session.baseline_profile, session.fed, timed, note)
-    said = (
+    said: tuple[Command, ...] = (
+        *leaving(event),
         Say(f"final rounds: {event.reason} ({event.seconds:.1f} s)"),
         Amend(tuple(everyone), event.seconds / len(everyone) if everyone else 0.0),
     )

@@ -6,7 +6,8 @@ Rules:
   them: a raced contender is built twice; one never built in the recorded run answers
   as a ``measure`` failure saying so), a ``TimeRounds`` or ``Verify`` by the logged
   ``Timed`` of that purpose,
-  restricted to the participants asked for (none logged: no samples), a ``Prebuild`` by
+  restricted to the participants asked for (none logged: no samples; who left, of the
+  backends asked for), a ``Prebuild`` by
   the logged ``Prebuilt`` (none logged: one with no failures);
 - replaying with the recorded plan reproduces the recorded commands and selection bit
   for bit (a law); with another plan the replay says where its commands first diverge
@@ -110,7 +111,8 @@ def _restricted(command: TimeRounds | Verify, timed: Mapping[str, Timed]) -> Tim
     keys = _keys(command)
     found = timed.get(purpose, Timed(purpose))
     samples = {k: v for k, v in found.samples.items() if k in keys}
-    return Timed(purpose, pmap(samples), found.rounds, found.reason, found.seconds)
+    left = {k: why for k, why in found.left.items() if k in command.backends}
+    return Timed(purpose, pmap(samples), found.rounds, found.reason, found.seconds, pmap(left))
 
 
 def _keys(command: TimeRounds | Verify) -> frozenset[str]:
