@@ -6,12 +6,16 @@ on a CPU its default strategy refuses to start ("CUDA is not available"), so thi
 passes the CPU-capable ones it ships: TorchEager, TorchInductorJit, TorchInductorAot and
 ONNXRuntime (four candidates, AITune's defaults less those that need CUDA).
 
-    python benchmarks/aitune_side.py MODEL STRATEGY   # STRATEGY: max-throughput | min-latency
+    python benchmarks/aitune_side.py MODEL STRATEGY [MAX_BATCH]
+    # STRATEGY: max-throughput | min-latency; MAX_BATCH (a power of two): the largest batch
+    # size its profiling ladder tries (default: its own, 2**0 … 2**20, stopped when the
+    # throughput saturates; on a CPU that search alone can take many minutes)
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -37,7 +41,12 @@ def main() -> int:
         b.ONNXRuntimeBackend(),
     ]
     kind = {"max-throughput": ait.MaxThroughputStrategy, "min-latency": ait.MinLatencyStrategy}
-    wrapped = ait.Module(model, name, strategy=kind[strategy_name](backends=backends))
+    strategy = kind[strategy_name](backends=backends)
+    if len(sys.argv) > 3:  # the same ladder as its default, up to MAX_BATCH
+        ceiling = int(sys.argv[3])
+        sizes = [2**n for n in range(21) if 2**n <= ceiling]
+        strategy.profiling_config = replace(strategy.profiling_config, batch_sizes=sizes)
+    wrapped = ait.Module(model, name, strategy=strategy)
     with torch.inference_mode():
         ait.tune(wrapped, list(demo.samples()), device="cpu")
     return 0  # the pick is AITune's own log line ("| backend: … | speedup"), read by vs_aitune

@@ -10,6 +10,7 @@ fresh process whose wall is taken from outside (imports included). Then each pai
 
     python benchmarks/vs_aitune.py --aitune-python /path/to/venv/bin/python \\
         [--models mlp,cnn,transformer] [--strategies max-throughput,min-latency] [--repeats 1]
+        [--max-batch 64]
 
 ``--aitune-path`` is prepended to that Python's ``PYTHONPATH`` (e.g. a folder of import
 shims for NVIDIA packages that cannot be installed on a machine without a GPU: AITune
@@ -39,8 +40,9 @@ demo = DEMO_MODELS[{model!r}]
 torch.manual_seed(0)
 strategy = {{"max-throughput": aitune_fp.max_throughput,
              "min-latency": aitune_fp.min_latency}}[{strategy!r}]
+bound = {{"max_batch_size": {ceiling}}} if {ceiling} else {{}}
 tuned = perform(aitune_fp.tune_module(demo.factory().eval(), list(demo.samples()), strategy,
-                                      cache_dir={cache!r})).unwrap()
+                                      cache_dir={cache!r}, **bound)).unwrap()
 print("PICK", tuned.backend)
 """
 
@@ -52,6 +54,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--models", default="mlp,cnn,transformer")
     parser.add_argument("--strategies", default="max-throughput,min-latency")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument(
+        "--max-batch",
+        type=int,
+        default=0,
+        help="the largest batch size both sides try (a power of two; 0: each its own default)",
+    )
     return parser.parse_args()
 
 
@@ -75,12 +83,13 @@ def _one(side: str, model: str, strategy: str, args: argparse.Namespace) -> tupl
                    AITUNE_FP_SERVICE="0", HOME=os.environ.get("HOME", scratch))  # fmt: skip
         if side == "ours":
             code = OURS.format(root=str(HERE.parent), model=model, strategy=strategy,
-                               cache=f"{scratch}/cache")  # fmt: skip
+                               cache=f"{scratch}/cache", ceiling=args.max_batch)  # fmt: skip
             return _timed([sys.executable, "-c", code], env)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (args.aitune_path, str(HERE.parent)) if p)
         env["XDG_CACHE_HOME"] = f"{scratch}/xdg"  # AITune's cache and JIT cache
         script = str(HERE / "aitune_side.py")
-        return _timed([args.aitune_python, script, model, strategy], env)
+        ceiling = [str(args.max_batch)] if args.max_batch else []
+        return _timed([args.aitune_python, script, model, strategy, *ceiling], env)
 
 
 def main() -> int:
