@@ -17,10 +17,21 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def _row(sample: Any) -> Any:
+    """A demo sample (a batch of one) as AITune's dataset item: one row, which AITune
+    batches itself."""
+    if isinstance(sample, torch.Tensor):
+        return sample[0]
+    if isinstance(sample, dict):
+        return {k: _row(v) for k, v in sample.items()}
+    return tuple(_row(v) for v in sample)
 
 
 def main() -> int:
@@ -48,7 +59,7 @@ def main() -> int:
         strategy.profiling_config = replace(strategy.profiling_config, batch_sizes=sizes)
     wrapped = ait.Module(model, name, strategy=strategy)
     with torch.inference_mode():
-        ait.tune(wrapped, list(demo.samples()), device="cpu")
+        ait.tune(wrapped, [_row(s) for s in demo.samples()], device="cpu")
     return 0  # the pick is AITune's own log line ("| backend: … | speedup"), read by vs_aitune
 
 
