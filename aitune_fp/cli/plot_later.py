@@ -2,9 +2,9 @@
 
 Rules:
 - a tune whose record says it was a decision cache hit (:func:`is_hit`: ``provenance.
-  decision`` starts ``decision cache hit``) does not draw its plot before it returns:
-  drawing the four panels took 1.2–2.5 s on this project's 2-core machine, more than the
-  rest of a hit's work after the re-verification;
+  decision`` starts ``decision cache hit``, ``Provenance.cache_hit``) does not draw its
+  plot before it returns: drawing the four panels took 1.2–2.5 s on this project's 2-core
+  machine, more than the rest of a hit's work after the re-verification;
 - instead, once ``run.json`` and ``report.md`` are written, :func:`draw_later` removes
   the folder's previous ``plot.png`` (it showed another run) and starts
   ``python -m aitune_fp.cli.plot_later RUN_JSON PLOT_PNG``, detached (its own session,
@@ -26,11 +26,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Final
 
 from aitune_fp.core.record.run_record import RunRecord, loads
-
-HIT: Final = "decision cache hit"
 
 
 def is_hit(record: RunRecord) -> bool:
@@ -40,7 +37,7 @@ def is_hit(record: RunRecord) -> bool:
     >>> is_hit(r)
     False
     """
-    return (record.provenance.decision or "").startswith(HIT)
+    return record.provenance.cache_hit
 
 
 def draw_later(record_path: Path, plot_path: Path) -> subprocess.Popen[bytes]:

@@ -42,7 +42,7 @@ from typing import Any, Final
 
 from pyrsistent import PVector
 
-from aitune_fp.core.record.provenance import differing
+from aitune_fp.core.record.provenance import CACHE_HIT, differing
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, dumps, loads, reselect
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
@@ -258,7 +258,7 @@ def cached_line(hit: Hit) -> str:
     'decision cache hit (d/x.json): ort re-verified against eager'
     """
     against = f"against {hit.runner_up}" if hit.runner_up else "against the baseline"
-    return f"decision cache hit ({hit.path.as_posix()}): {hit.pick} re-verified {against}"
+    return f"{CACHE_HIT} ({hit.path.as_posix()}): {hit.pick} re-verified {against}"
 
 
 def retuned_line(hit: Hit, picked: str) -> str:

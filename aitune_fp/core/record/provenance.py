@@ -19,8 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from pyrsistent import PMap, pmap
+
+CACHE_HIT: Final = "decision cache hit"
+"""How a decision cache hit's ``decision`` line begins (the producer:
+:func:`aitune_fp.shell.decision_cache.cached_line`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +40,15 @@ class Provenance:
     def __post_init__(self) -> None:
         keys = {str(k): str(v) for k, v in dict(self.baseline_keys).items()}
         object.__setattr__(self, "baseline_keys", pmap(keys))
+
+    @property
+    def cache_hit(self) -> bool:
+        """Whether the run was a decision cache hit (its decision line says so).
+
+        >>> Provenance(decision="full tune").cache_hit, Provenance().cache_hit
+        (False, False)
+        """
+        return (self.decision or "").startswith(CACHE_HIT)
 
 
 def differing(ours: Mapping[str, str], theirs: Mapping[str, str]) -> tuple[str, ...]:
