@@ -165,6 +165,7 @@ def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> N
     add the fresh ones to the save."""
     from pathlib import Path
 
+    from aitune_fp.effects.atomic import write_text
     from aitune_fp.shell.generation.fresh import fresh_measure, tune_figures
 
     ids = prompt.repeat(args.batch_sizes[0], 1)
@@ -181,4 +182,4 @@ def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> N
         )
     record = json.loads(Path(args.save).read_text())
     record["fresh"] = {"batch": fresh.batch, "prompt_len": fresh.prompt_len, **again}
-    Path(args.save).write_text(json.dumps(record, indent=2))
+    write_text(Path(args.save), json.dumps(record, indent=2))

@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from aitune_fp.core.generation import GenerationPick, GenerationResult
+from aitune_fp.effects.atomic import write_text
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build
 from aitune_fp.shell.generation.hf_call import resolve
 from aitune_fp.shell.generation.run_greedy import run_greedy
@@ -131,8 +132,8 @@ class TunedGenerator:
         }
 
     def save(self, path: str | Path) -> None:
-        """Write the record as JSON (the pick is a recipe, rebuilt on ``load``)."""
-        Path(path).write_text(json.dumps(self.record(), indent=2, default=str))
+        """Write the record as JSON, atomically (the pick is a recipe, rebuilt on ``load``)."""
+        write_text(Path(path), json.dumps(self.record(), indent=2, default=str))
 
     @classmethod
     def load_pick(cls, tuned: TunedGenerator, name: str) -> TunedGenerator:
