@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -111,6 +112,32 @@ def test_the_probe_leaves_torchs_answer_cached_in_the_process() -> None:
 
     probe_vector_isa()
     assert cpu_vec_isa.valid_vec_isa_list.cache_info().currsize == 1
+
+
+def test_the_isas_probed_at_once_give_torchs_own_answers() -> None:
+    """Each vector ISA probed at once (one thread each) gets the answer torch's own
+    dry-compile and load of that ISA gives."""
+    from torch._inductor import cpu_vec_isa
+
+    from aitune_fp.effects.machine.preload import _probe_each_at_once
+
+    _probe_each_at_once(cpu_vec_isa)
+    flags = cpu_vec_isa.x86_isa_checker()
+    isas = [i for i in cpu_vec_isa.supported_vec_isa_list
+            if all(f in flags for f in str(i).split())]  # fmt: skip
+    assert [bool(i) for i in isas] == [i.check_build(i._avx_code) for i in isas]
+
+
+def test_a_started_probe_imports_in_the_callers_thread_and_leaves_no_thread() -> None:
+    """The modules the probe imports are loaded before its thread starts (two threads never
+    import Inductor at once), and once joined the probe leaves no thread behind."""
+    from aitune_fp.effects.machine.preload import PROBE_IMPORTS, probe_started
+
+    thread = probe_started()
+    assert all(name in sys.modules for name in PROBE_IMPORTS)
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    assert not [t for t in threading.enumerate() if t.name.startswith("aitune_fp-isa")]
 
 
 def test_a_background_preload_imports_in_a_daemon_thread(

@@ -4,7 +4,8 @@ load. (It imports modules ahead of time; it has nothing to do with a profiler's 
 
 Rules:
 - only imports of modules that exist in this torch (missing ones are skipped), and the one
-  probe below; no tensor is created and no thread pool is started, so forking the server
+  probe below (its threads joined before the server forks); no tensor is created and no
+  thread pool is left running, so forking the server
   stays safe;
 - Inductor's lowering, scheduler, code generators and graph passes are a few seconds of
   imports that the inductor and AOTInductor workers would each pay again; importing them
@@ -15,7 +16,9 @@ Rules:
   child Python (about 1–3 s on this 2-core machine), and torch caches its answer only in
   the process. Every Inductor JIT compile, AOTInductor compile and ``.pt2`` load asks
   for it first, so without this each such worker paid it again; a forked worker now
-  inherits the answer. The probe starts only children that have exited when it returns;
+  inherits the answer. The probe runs in a thread while the modules above are imported
+  (:func:`~aitune_fp.effects.machine.preload.probe_started`) and is joined before the
+  server forks anything: no thread is left, and its children have all exited;
 - ``AITUNE_FP_WARM_COMPILERS=0`` turns all of it off (the worker then pays as a fresh
   process does).
 """
@@ -27,7 +30,7 @@ import importlib
 import os
 from typing import Final
 
-from aitune_fp.effects.machine.preload import probe_vector_isa
+from aitune_fp.effects.machine.preload import probe_started
 
 MODULES: Final = (
     "torch._inductor.lowering",
@@ -49,7 +52,8 @@ MODULES: Final = (
 
 
 if os.environ.get("AITUNE_FP_WARM_COMPILERS", "1") != "0":
+    _probing = probe_started()
     for name in MODULES:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
-    probe_vector_isa()
+    _probing.join()

@@ -16,7 +16,8 @@ Rules:
 - when a listed library is part of Inductor (``torch._inductor…``), Inductor's CPU
   vector-ISA probe runs too (:func:`probe_vector_isa`:
   seconds of test compiles and child processes that torch caches per process, and that the
-  first compile or ``.pt2`` load would otherwise pay);
+  first compile or ``.pt2`` load would otherwise pay), in a thread of its own started
+  before the imports and joined after them (:func:`probe_started`);
 - the workers' fork server imports a backend's libraries but those its declaration lists
   in ``server_skips`` (:func:`libraries_of`; TensorRT and Torch-TensorRT may touch CUDA
   on import, which a fork server must not);
@@ -36,6 +37,8 @@ import sys
 import threading
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import torch
 
@@ -79,6 +82,7 @@ def preload(configs: Iterable[Backend], device: torch.device) -> tuple[str, ...]
         if config.unavailable_reason(device) is not None:
             continue
         wanted.extend(n for n in config.declaration.libraries if n not in wanted)
+    probing = probe_started() if any(n.startswith("torch._inductor") for n in wanted) else None
     loaded = []
     for name in wanted:
         if name in sys.modules or not _installed(name):
@@ -91,10 +95,10 @@ def preload(configs: Iterable[Backend], device: torch.device) -> tuple[str, ...]
             continue
         loaded.append(name)
         log.info("preloaded %s in %.2f s", name, time.perf_counter() - began)
-    if any(n.startswith("torch._inductor") for n in wanted):
+    if probing is not None:
         began = time.perf_counter()
-        probe_vector_isa()
-        log.info("probed Inductor's CPU vector ISA in %.2f s", time.perf_counter() - began)
+        probing.join()
+        log.info("waited %.2f s for Inductor's CPU vector-ISA probe", time.perf_counter() - began)
     return tuple(loaded)
 
 
@@ -103,13 +107,53 @@ def probe_vector_isa() -> None:
 
     ``torch._inductor.cpu_vec_isa.valid_vec_isa_list`` dry-compiles a test program per
     vector ISA and loads each in a short-lived child Python; torch caches the answer only
-    in the process that asked.
+    in the process that asked. The ISAs are probed at once (:func:`_probe_each_at_once`);
+    only x86 probes more than one.
     """
     with contextlib.suppress(Exception):
         from torch._inductor import cpu_vec_isa
 
+        _probe_each_at_once(cpu_vec_isa)
         cpu_vec_isa.valid_vec_isa_list()
         cpu_vec_isa.pick_vec_isa()
+
+
+PROBE_IMPORTS = (
+    "torch._inductor.cpu_vec_isa",
+    "torch._inductor.codecache",
+    "torch._inductor.cpp_builder",
+    "torch.utils._filelock",
+)
+"""What :func:`probe_vector_isa` imports (``check_build`` imports the last three lazily)."""
+
+
+def probe_started() -> threading.Thread:
+    """:func:`probe_vector_isa` started in a thread of its own (the caller imports
+    meanwhile: the probe waits on compilers and child processes, the imports on the
+    interpreter, so they overlap) and ``join()``s it before anything compiles or forks.
+    The modules the probe itself imports (:data:`PROBE_IMPORTS`) are imported first, in
+    the caller's thread, so no module is ever imported by both threads at once."""
+    for name in PROBE_IMPORTS:  # here, not in the thread: two threads importing Inductor at
+        with contextlib.suppress(Exception):  # once see its modules half-initialised
+            importlib.import_module(name)
+    thread = threading.Thread(target=probe_vector_isa, name="aitune_fp-isa-probe", daemon=True)
+    thread.start()
+    return thread
+
+
+def _probe_each_at_once(cpu_vec_isa: Any) -> None:
+    """Ask every vector ISA this CPU's flags allow whether it builds, all at once (one
+    thread each, joined before returning: each is a compiler run and a child process, so
+    they overlap on the cores; torch keeps each answer, and ``valid_vec_isa_list`` then
+    only reads them). Torch probes them one after another: about 7 s cold on this 2-core
+    machine for AVX-512 VNNI, AVX-512 and AVX2, about 4 s at once."""
+    flags = cpu_vec_isa.x86_isa_checker()
+    isas = [i for i in cpu_vec_isa.supported_vec_isa_list
+            if all(flag in flags for flag in str(i).split())]  # fmt: skip
+    if len(isas) < 2:
+        return
+    with ThreadPoolExecutor(max_workers=len(isas), thread_name_prefix="aitune_fp-isa") as pool:
+        list(pool.map(bool, isas))
 
 
 def preload_in_background(configs: Iterable[Backend], device: torch.device) -> threading.Thread:
