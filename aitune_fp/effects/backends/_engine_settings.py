@@ -10,14 +10,15 @@ Rules:
   is read back from it, see :mod:`._precision`);
 - a backend config *has* these settings (its ``engine`` property builds the value from its
   own flat fields) rather than inheriting them, so its fields, ``describe()``, run-record
-  config dict and cache key stay exactly what they were.
+  config dict and cache key stay exactly what they were; :class:`EngineConfig` gives such
+  a config (TensorRT's, Torch-TensorRT's) the properties read from that value, once.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol, Self, TypeVar
 
 
 class _Ranged(Protocol):
@@ -86,3 +87,53 @@ def batch_range(config: _C, max_batch_size: int) -> _C:
     opt = config.opt_batch_size
     lowered = opt if opt is None or opt <= max_batch_size else max_batch_size
     return dataclasses.replace(config, max_batch_size=max_batch_size, opt_batch_size=lowered)  # type: ignore[type-var]
+
+
+class EngineConfig:
+    """The engine-derived properties of a frozen slotted backend config with the flat
+    fields ``fp16``, ``tf32``, ``max_batch_size``, ``opt_batch_size`` and ``bf16`` (mixed in
+    before :class:`~aitune_fp.effects.backends.base.ConfigIdentity`; no state of its own).
+
+    >>> @dataclass(frozen=True, slots=True)
+    ... class Engine(EngineConfig):
+    ...     fp16: bool = False
+    ...     tf32: bool = False
+    ...     max_batch_size: int = 1024
+    ...     opt_batch_size: int | None = None
+    ...     bf16: bool = False
+    >>> Engine(bf16=True).computes_in, Engine(opt_batch_size=64).with_batch_range(16).opt_batch
+    ('bfloat16', 16)
+    """
+
+    __slots__ = ()
+    fp16: bool
+    tf32: bool
+    max_batch_size: int
+    opt_batch_size: int | None
+    bf16: bool
+
+    @property
+    def engine(self) -> EngineSettings:
+        """This config's precision and batch-range settings, as one value."""
+        return EngineSettings(
+            self.fp16, self.tf32, self.max_batch_size, self.opt_batch_size, self.bf16
+        )
+
+    @property
+    def opt_batch(self) -> int:
+        """The batch size the optimisation profile is tuned for."""
+        return self.engine.opt_batch
+
+    @property
+    def precision(self) -> str:
+        """The requested precision (the least precise arithmetic allowed)."""
+        return self.engine.precision
+
+    @property
+    def computes_in(self) -> str:
+        """Its requested precision (``float16``, ``bfloat16``, ``tf32`` or ``float32``)."""
+        return self.precision
+
+    def with_batch_range(self, max_batch_size: int) -> Self:
+        """The engines' batch range set (an optimisation batch above it lowered to it)."""
+        return batch_range(self, max_batch_size)

@@ -47,7 +47,7 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._availability import cuda_backend_reason
-from aitune_fp.effects.backends._engine_settings import EngineSettings, batch_range
+from aitune_fp.effects.backends._engine_settings import EngineConfig
 from aitune_fp.effects.backends._export import example_batch, spec_dynamic_shapes
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._precision import output_dtypes
@@ -63,7 +63,6 @@ from aitune_fp.effects.backends._torch_trt_io import (
 )
 from aitune_fp.effects.backends._versions import installed_version, unsupported
 from aitune_fp.effects.backends.base import (
-    Backend,
     Built,
     ConfigIdentity,
     Declaration,
@@ -76,7 +75,7 @@ __all__ = ["IRS", "TorchTensorRT", "compilation_settings"]
 
 
 @dataclass(frozen=True, slots=True)
-class TorchTensorRT(ConfigIdentity):
+class TorchTensorRT(EngineConfig, ConfigIdentity):
     """Compile the module with Torch-TensorRT.
 
     >>> TorchTensorRT().describe(), TorchTensorRT(ir="torch_compile").describe()
@@ -116,32 +115,6 @@ class TorchTensorRT(ConfigIdentity):
         if self.ir not in IRS:
             raise ValueError(f"torch_tensorrt ir must be one of {IRS}, got {self.ir!r}")
         self.engine  # noqa: B018  (checks the batch range)
-
-    @property
-    def engine(self) -> EngineSettings:
-        """This config's precision and batch-range settings, as one value."""
-        return EngineSettings(
-            self.fp16, self.tf32, self.max_batch_size, self.opt_batch_size, self.bf16
-        )
-
-    @property
-    def opt_batch(self) -> int:
-        """The batch size the optimisation profile is tuned for."""
-        return self.engine.opt_batch
-
-    @property
-    def precision(self) -> str:
-        """The requested precision (the least precise arithmetic allowed)."""
-        return self.engine.precision
-
-    @property
-    def computes_in(self) -> str:
-        """Its requested precision (``float16``, ``bfloat16``, ``tf32`` or ``float32``)."""
-        return self.precision
-
-    def with_batch_range(self, max_batch_size: int) -> Backend:
-        """The engines' batch range set (an optimisation batch above it lowered to it)."""
-        return batch_range(self, max_batch_size)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Needs a CUDA device, ``torch_tensorrt`` and ``tensorrt``, in supported versions."""

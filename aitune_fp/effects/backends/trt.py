@@ -32,7 +32,7 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._availability import cuda_backend_reason
-from aitune_fp.effects.backends._engine_settings import EngineSettings, batch_range
+from aitune_fp.effects.backends._engine_settings import EngineConfig
 from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
 from aitune_fp.effects.backends._precision import (
@@ -47,7 +47,6 @@ from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._trt_runtime import EngineRunner, logging_into
 from aitune_fp.effects.backends._versions import unsupported
 from aitune_fp.effects.backends.base import (
-    Backend,
     Built,
     ConfigIdentity,
     Declaration,
@@ -84,7 +83,7 @@ def _load_engine(config: TensorRT, request: LoadRequest) -> Built:
 
 
 @dataclass(frozen=True, slots=True)
-class TensorRT(ConfigIdentity):
+class TensorRT(EngineConfig, ConfigIdentity):
     """Build a TensorRT engine from the ONNX export and run it with torch tensors.
 
     ``workspace_mib`` caps TensorRT's scratch memory (None: TensorRT's default).
@@ -125,32 +124,6 @@ class TensorRT(ConfigIdentity):
         self.engine  # noqa: B018  (checks the batch range)
         if self.workspace_mib is not None and self.workspace_mib < 1:
             raise ValueError(f"workspace_mib must be >= 1, got {self.workspace_mib}")
-
-    @property
-    def engine(self) -> EngineSettings:
-        """This config's precision and batch-range settings, as one value."""
-        return EngineSettings(
-            self.fp16, self.tf32, self.max_batch_size, self.opt_batch_size, self.bf16
-        )
-
-    @property
-    def opt_batch(self) -> int:
-        """The batch size the optimisation profile is tuned for."""
-        return self.engine.opt_batch
-
-    @property
-    def precision(self) -> str:
-        """The requested precision (the least precise arithmetic allowed)."""
-        return self.engine.precision
-
-    @property
-    def computes_in(self) -> str:
-        """Its requested precision (``float16``, ``bfloat16``, ``tf32`` or ``float32``)."""
-        return self.precision
-
-    def with_batch_range(self, max_batch_size: int) -> Backend:
-        """The engine's batch range set (an optimisation batch above it lowered to it)."""
-        return batch_range(self, max_batch_size)
 
     def unavailable_reason(self, device: torch.device) -> str | None:
         """Needs a CUDA device, ``tensorrt`` (a supported version) and ``onnxscript``."""
