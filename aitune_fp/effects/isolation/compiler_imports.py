@@ -16,9 +16,10 @@ Rules:
   child Python (about 1–3 s on this 2-core machine), and torch caches its answer only in
   the process. Every Inductor JIT compile, AOTInductor compile and ``.pt2`` load asks
   for it first, so without this each such worker paid it again; a forked worker now
-  inherits the answer. The probe runs in a thread while the modules above are imported
-  (:func:`~aitune_fp.effects.machine.preload.probe_started`) and is joined before the
-  server forks anything: no thread is left, and its children have all exited;
+  inherits the answer. The probe runs in a thread started when the server imported
+  :mod:`.compiler_probe` (right after torch), so it overlaps every preload after it, and
+  is joined here, before the server forks anything: no thread is left, and its children
+  have all exited;
 - ``AITUNE_FP_WARM_COMPILERS=0`` turns all of it off (the worker then pays as a fresh
   process does).
 """
@@ -29,8 +30,6 @@ import contextlib
 import importlib
 import os
 from typing import Final
-
-from aitune_fp.effects.machine.preload import probe_started
 
 MODULES: Final = (
     "torch._inductor.lowering",
@@ -52,8 +51,10 @@ MODULES: Final = (
 
 
 if os.environ.get("AITUNE_FP_WARM_COMPILERS", "1") != "0":
-    _probing = probe_started()
+    from aitune_fp.effects.isolation import compiler_probe  # started already, or now
+
     for name in MODULES:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
-    _probing.join()
+    if compiler_probe.PROBING is not None:
+        compiler_probe.PROBING.join()

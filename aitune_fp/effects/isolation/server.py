@@ -56,9 +56,16 @@ ALWAYS_PRELOAD: Final = (
     "aitune_fp.effects.backends.registry",
 )
 COMPILER_IMPORTS: Final = "aitune_fp.effects.isolation.compiler_imports"
+COMPILER_PROBE: Final = "aitune_fp.effects.isolation.compiler_probe"
 FROZEN_HEAP: Final = "aitune_fp.effects.isolation.frozen_heap"
 _STATE: dict[str, Any] = {}
-CUDA_UNSAFE: Final = ("torch._inductor", "torch.export", "torch.onnx", COMPILER_IMPORTS)
+CUDA_UNSAFE: Final = (
+    "torch._inductor",
+    "torch.export",
+    "torch.onnx",
+    COMPILER_PROBE,
+    COMPILER_IMPORTS,
+)
 """Modules (and their submodules) a fork server for a CUDA tune must not import."""
 
 
@@ -75,18 +82,22 @@ def wanted(libraries: Iterable[str] = ()) -> tuple[str, ...]:
     """What a server for ``libraries`` preloads: torch and the worker's own modules, the
     libraries (the caller passes only those a fork server may import:
     :func:`~aitune_fp.effects.machine.preload.libraries_of`), and with Inductor's, the compilers'
-    modules and CPU probe (:mod:`.compiler_imports`); last, the heap frozen
-    (:mod:`.frozen_heap`).
+    modules and CPU probe (:mod:`.compiler_probe` right after torch, so the probe overlaps
+    every other import; :mod:`.compiler_imports`, which joins it, after the libraries);
+    last, the heap frozen (:mod:`.frozen_heap`).
 
     >>> "onnxruntime" in wanted(["onnxruntime"])
     True
     >>> [n.split(".")[-1] for n in wanted(["torch._inductor", FROZEN_HEAP])[-2:]]
     ['compiler_imports', 'frozen_heap']
+    >>> wanted(["torch._inductor"])[1].split(".")[-1]
+    'compiler_probe'
+
     """
-    last = (COMPILER_IMPORTS, FROZEN_HEAP)
+    last = (COMPILER_PROBE, COMPILER_IMPORTS, FROZEN_HEAP)
     names = [*ALWAYS_PRELOAD, *(n for n in libraries if n not in last)]
     if any(n.startswith("torch._inductor") for n in names):
-        names.append(COMPILER_IMPORTS)
+        names = [names[0], COMPILER_PROBE, *names[1:], COMPILER_IMPORTS]
     return (*dict.fromkeys(names), FROZEN_HEAP)
 
 
