@@ -10,11 +10,14 @@ ONNXRuntime (four candidates, AITune's defaults less those that need CUDA).
     # STRATEGY: max-throughput | min-latency; MAX_BATCH (a power of two): the largest batch
     # size its profiling ladder tries (default: its own, 2**0 … 2**20, stopped when the
     # throughput saturates; on a CPU that search alone can take many minutes)
+    # AITUNE_SIDE_SAVE=PATH: the tuned module also saved there (``aitune.torch.save``)
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -60,6 +63,12 @@ def main() -> int:
     wrapped = ait.Module(model, name, strategy=strategy)
     with torch.inference_mode():
         ait.tune(wrapped, [_row(s) for s in demo.samples()], device="cpu")
+    save = os.environ.get("AITUNE_SIDE_SAVE")
+    if save:  # vs_aitune --picks: its pick saved for the re-measure (the seconds taken off)
+        began = time.monotonic()
+        storage = ait.LocalTorchStorage(base_folder=str(Path(save).parent))
+        ait.save(wrapped, Path(save).name, storage=storage)
+        print("SAVE_S", time.monotonic() - began, flush=True)
     return 0  # the pick is AITune's own log line ("| backend: … | speedup"), read by vs_aitune
 
 

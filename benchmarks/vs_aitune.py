@@ -15,6 +15,12 @@ fresh process whose wall is taken from outside (imports included). Then each pai
 ``--aitune-path`` is prepended to that Python's ``PYTHONPATH`` (e.g. a folder of import
 shims for NVIDIA packages that cannot be installed on a machine without a GPU: AITune
 imports ``tensorrt`` at start-up even when no TensorRT backend is used).
+
+``--picks`` also re-measures each pair's picks: each side saves what its tune picked
+(``aitune_fp.save``, ``aitune.torch.save``; the seconds a save took are printed by the
+side and taken off its wall), then :mod:`picks_remeasure` loads both in one process of
+AITune's Python (with this Python's packages after ``--aitune-path`` on its path) and
+times them interleaved for ``--picks-seconds``.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import re
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -43,7 +50,12 @@ strategy = {{"max-throughput": aitune_fp.max_throughput,
 bound = {{"max_batch_size": {ceiling}}} if {ceiling} else {{}}
 tuned = perform(aitune_fp.tune_module(demo.factory().eval(), list(demo.samples()), strategy,
                                       cache_dir={cache!r}, **bound)).unwrap()
-print("PICK", tuned.backend)
+print("PICK", tuned.backend, flush=True)
+if {save!r}:
+    import time
+    began = time.monotonic()
+    aitune_fp.save(tuned, {save!r})
+    print("SAVE_S", time.monotonic() - began)
 """
 
 
@@ -54,6 +66,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--models", default="mlp,cnn,transformer")
     parser.add_argument("--strategies", default="max-throughput,min-latency")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--picks", action="store_true", help="re-measure both picks, each pair")
+    parser.add_argument("--picks-seconds", type=float, default=20.0)
     parser.add_argument(
         "--max-batch",
         type=int,
@@ -69,6 +83,7 @@ def _timed(command: list[str], env: dict[str, str]) -> tuple[float, str]:
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     wall = time.monotonic() - began
     text = done.stdout + done.stderr
+    wall -= sum(float(line[7:]) for line in text.splitlines() if line.startswith("SAVE_S "))
     picks = [line[5:] for line in text.splitlines() if line.startswith("PICK ")]
     picks += re.findall(r"\| backend: (.+?) \| speedup", text)  # AITune's own log line
     if done.returncode != 0 or not picks:
@@ -76,20 +91,42 @@ def _timed(command: list[str], env: dict[str, str]) -> tuple[float, str]:
     return wall, picks[-1]
 
 
-def _one(side: str, model: str, strategy: str, args: argparse.Namespace) -> tuple[float, str]:
-    """One cold tune by ``side`` in a fresh process with fresh caches."""
+def _one(
+    side: str, pair: tuple[str, str], args: argparse.Namespace, saves: Path | None
+) -> tuple[float, str]:
+    """One cold tune by ``side`` in a fresh process with fresh caches (its pick saved under
+    ``saves`` when given)."""
+    model, strategy = pair
     with tempfile.TemporaryDirectory() as scratch:
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=f"{scratch}/inductor",
                    AITUNE_FP_SERVICE="0", HOME=os.environ.get("HOME", scratch))  # fmt: skip
         if side == "ours":
+            save = str(saves / "ours") if saves else ""
             code = OURS.format(root=str(HERE.parent), model=model, strategy=strategy,
-                               cache=f"{scratch}/cache", ceiling=args.max_batch)  # fmt: skip
+                               cache=f"{scratch}/cache", ceiling=args.max_batch,
+                               save=save)  # fmt: skip
             return _timed([sys.executable, "-c", code], env)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (args.aitune_path, str(HERE.parent)) if p)
         env["XDG_CACHE_HOME"] = f"{scratch}/xdg"  # AITune's cache and JIT cache
+        if saves:
+            env["AITUNE_SIDE_SAVE"] = str(saves / "aitune.ait")
         script = str(HERE / "aitune_side.py")
         ceiling = [str(args.max_batch)] if args.max_batch else []
         return _timed([args.aitune_python, script, model, strategy, *ceiling], env)
+
+
+def _picks(pair: tuple[str, str], args: argparse.Namespace, saves: Path) -> str:
+    """The re-measure of both saved picks (:mod:`picks_remeasure`), its one line."""
+    ours_site = sysconfig.get_paths()["purelib"]
+    path = (args.aitune_path, str(HERE.parent), ours_site)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
+    script = str(HERE / "picks_remeasure.py")
+    done = subprocess.run([args.aitune_python, script, *pair, str(saves / "ours"),
+                           str(saves / "aitune.ait"), str(args.picks_seconds)],
+                          env=env, capture_output=True, text=True, check=False)  # fmt: skip
+    lines = [line for line in done.stdout.splitlines() if line.startswith("PICKS ")]
+    why = (done.stderr.strip().splitlines() or ["?"])[-1]
+    return lines[-1] if lines else f"PICKS failed: {why}"
 
 
 def main() -> int:
@@ -101,11 +138,16 @@ def main() -> int:
         for model in args.models.split(","):
             for strategy in args.strategies.split(","):
                 order = ("ours", "aitune") if repeat % 2 == 0 else ("aitune", "ours")
-                got = {side: _one(side, model, strategy, args) for side in order}
+                with tempfile.TemporaryDirectory() as kept:
+                    saves = Path(kept) if args.picks else None
+                    got = {side: _one(side, (model, strategy), args, saves) for side in order}
+                    picked = _picks((model, strategy), args, Path(kept)) if saves else ""
                 (ours, our_pick), (theirs, their_pick) = got["ours"], got["aitune"]
                 rows.append((model, strategy, ours, theirs, our_pick, their_pick))
                 print(f"{model:<12} {strategy:<15} {ours:>8.1f} {theirs:>9.1f} "
                       f"{ours / theirs:>6.2f}  {our_pick} | {their_pick}", flush=True)  # fmt: skip
+                if picked:
+                    print(f"{'':<28} {picked}", flush=True)
     ratios = [r[2] / r[3] for r in rows]
     print(f"p50 ratio (ours / AITune): {statistics.median(ratios):.2f} over {len(rows)} pairs; "
           f"sums {sum(r[2] for r in rows):.0f} s vs {sum(r[3] for r in rows):.0f} s")  # fmt: skip
