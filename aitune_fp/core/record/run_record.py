@@ -13,7 +13,8 @@ Rules:
   ``max_batch_search``: how the max batch size was found (:mod:`.max_batch`); ``wall``:
   where the run's wall time went (:mod:`.wall`); ``events``: the session's event log,
   which replays the run (:mod:`.event_log`, :mod:`aitune_fp.core.session.replay`);
-  ``notes``: what the session said, in order (:mod:`.note_log`; none in older records).
+  ``notes``: what the session said, in order (:mod:`.note_log`; written only when there
+  are any: an older record, without the field, reads as none and is written back alike).
 """
 
 from __future__ import annotations
@@ -203,12 +204,12 @@ def decode_outcome(data: Any, where: str = "outcome") -> BackendOutcome:
 def encode(record: RunRecord) -> dict[str, Any]:
     """The record as a JSON-able dict (the ``run.json`` schema, see docs/run-record.md)."""
     rest = replace(record, baseline=None, candidates=(), events=(), notes=())
-    tree: dict[str, Any] = to_json(rest)
+    tree = {k: v for k, v in to_json(rest).items() if k != "notes"}
+    said = {"notes": encode_notes(record.notes)} if record.notes else {}  # only when any were
     outcomes = {"baseline": None if record.baseline is None else encode_outcome(record.baseline),
                 "candidates": [encode_outcome(c) for c in record.candidates]}  # fmt: skip
     return {**tree, **outcomes, "wall": encode_wall(record.wall),
-            "events": encode_events(record.events),
-            "notes": encode_notes(record.notes)}  # fmt: skip
+            "events": encode_events(record.events), **said}  # fmt: skip
 
 
 def _version(data: Any) -> int:
