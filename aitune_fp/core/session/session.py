@@ -9,7 +9,8 @@ baseline and the sweep (:mod:`~aitune_fp.core.session.sweep`), the final rounds
 (:mod:`~aitune_fp.core.session.ending`), each a value of
 :mod:`~aitune_fp.core.session.phase` that ``step`` matches on. Every session ends with
 ``Done``; an event that answers no pending command is a ``ValueError`` (an
-interpreter's bug, not a fault).
+interpreter's bug, not a fault). What a step says (each ``Say``'s note) is kept in
+``Session.notes``, once, by :func:`noted`.
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.records import Profile
@@ -23,6 +24,8 @@ interpreter's bug, not a fault).
 >>> s, cmds = step(s, Profiled("a", Success(Profile("a", {1: [1.0]})), live=True))
 >>> [type(c).__name__ for c in cmds], cmds[-1].selection.unwrap().backend
 (['Say', 'Journal', 'Done'], 'a')
+>>> s.notes
+(NewBest(name='a', metric=1.0, fmt='.3f', unit='ms'),)
 """
 
 from __future__ import annotations
