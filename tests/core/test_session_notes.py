@@ -10,6 +10,7 @@ from typing import Any, get_type_hints
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyrsistent import pmap
 from returns.result import Success
 
 from aitune_fp.core.record.note_log import decode_notes, encode_notes
@@ -17,7 +18,7 @@ from aitune_fp.core.record.run_record import RunRecord, dumps, loads
 from aitune_fp.core.records import Profile
 from aitune_fp.core.report.markdown import render_markdown
 from aitune_fp.core.report.notes import note_lines, render
-from aitune_fp.core.session import Command, Event, Profiled, Say, SessionPlan, run, start, step
+from aitune_fp.core.session import Profiled, Say, SessionPlan, start, step
 from aitune_fp.core.session.notes import (
     NOTE_TYPES,
     BuildAheadFailed,
@@ -38,10 +39,11 @@ from aitune_fp.core.session.notes import (
     VerificationVerdict,
 )
 from aitune_fp.core.session.racing import RaceLoss
+from aitune_fp.core.session.replay import commands_of
 from aitune_fp.core.strategies import max_throughput, min_latency
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.testing.simulated import SimulatedMachine
-from tests.core.test_session_laws import machines, strategies_any
+from tests.core.test_session_laws import machines, recorded, strategies_any
 
 LOSS = RaceLoss(0.3333, 0.31, 0.35, "fast", 4, 0.01)
 TODAY: tuple[tuple[Note, str], ...] = (
@@ -68,6 +70,8 @@ TODAY: tuple[tuple[Note, str], ...] = (
 )  # fmt: skip
 """One note of every kind and the exact line the tune logged for it before notes."""
 
+BARE = RunRecord("m", "cpu", pmap(), None, (), None, None, pmap(), pmap(), None)
+"""A run record with nothing in it."""
 one_line_texts = st.text(
     st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=12
 )
@@ -115,30 +119,18 @@ def test_every_note_renders_to_one_non_empty_line(note: Note) -> None:
 def test_notes_round_trip_through_the_codec_and_the_record(said: tuple[Note, ...]) -> None:
     """decode(encode(notes)) == notes, through strict JSON text too, and a record keeps them."""
     assert decode_notes(json.loads(json.dumps(encode_notes(said))), "notes") == said
-    record = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None, notes=said)
+    record = replace(BARE, notes=said)
     assert loads(dumps(record)) == record
 
 
 def test_a_record_without_notes_reads_as_none_and_is_written_without_them() -> None:
     """An older record (no ``notes`` key) reads as no notes and is written back alike; a bad
     note is refused in one line naming its path."""
-    record = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None)
+    record = BARE
     assert "notes" not in json.loads(dumps(record)) and loads(dumps(record)).notes == ()
     bad = {**json.loads(dumps(record)), "notes": [{"note": "skipped", "name": "a", "why": 3}]}
     with pytest.raises(ValueError, match=r"^run record.notes\[0\].why: expected a string"):
         loads(json.dumps(bad))
-
-
-def _driven(plan: SessionPlan, machine: SimulatedMachine) -> tuple[list[Command], Any]:
-    """Every command the session gave on ``machine``, and the finished session."""
-    answer, given_ = machine.answers(), []
-
-    def keeping(command: Command) -> Event | None:
-        given_.append(command)
-        return answer(command)
-
-    session, _ = run(plan, keeping)
-    return given_, session
 
 
 @settings(max_examples=40)
@@ -146,10 +138,12 @@ def _driven(plan: SessionPlan, machine: SimulatedMachine) -> tuple[list[Command]
 def test_the_session_keeps_every_note_it_said_in_order(
     case: tuple[SimulatedMachine, tuple[str, ...]], strategy: Strategy, verify: float | None
 ) -> None:
-    """``Session.notes`` is the notes of every ``Say`` the session gave, in order."""
+    """``Session.notes`` is the notes of every ``Say`` the session gave, in order (a
+    session driven by the simulated machine's event log)."""
     machine, names = case
-    given_, session = _driven(SessionPlan(strategy, names, verify_seconds=verify), machine)
-    assert session.notes == tuple(c.note for c in given_ if isinstance(c, Say))
+    plan = SessionPlan(strategy, names, verify_seconds=verify)
+    session, commands, _ = commands_of(plan, recorded(plan, machine)[2])
+    assert session.notes == tuple(c.note for c in commands if isinstance(c, Say))
 
 
 def test_the_race_keeps_its_evidence_and_a_new_best_its_figure() -> None:
@@ -158,7 +152,8 @@ def test_the_race_keeps_its_evidence_and_a_new_best_its_figure() -> None:
     ladder = (1, 2, 4, 8, 16)
     sim = SimulatedMachine({"eager": 4.0, "fast": 1.0, "slow": 3.0}, batch_sizes=ladder,
                            max_rounds=40, seed=3)  # fmt: skip
-    _, session = _driven(SessionPlan(max_throughput, ("fast", "slow"), ladder=ladder), sim)
+    plan = SessionPlan(max_throughput, ("fast", "slow"), ladder=ladder)
+    session = commands_of(plan, recorded(plan, sim)[2])[0]
     drop = next(n for n in session.notes if isinstance(n, DroppedInRace))
     assert (drop.name, drop.evidence.against, drop.evidence.margin) == ("slow", "fast", 0.01)
     s, _ = start(SessionPlan(min_latency, ("a",)))
@@ -171,7 +166,7 @@ def test_the_report_shows_the_notes_warnings_marked() -> None:
     """The Markdown report has a Notes section listing each note's line (a warning marked),
     and none when the session said nothing."""
     said = (Skipped("trt", "not admitted"), BuildAheadFailed("aot", "oom"))
-    record = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None, notes=said)
+    record = replace(BARE, notes=said)
     assert note_lines(said) == (
         "skipping trt: not admitted",
         "warning: building aot ahead failed (its own build follows): oom",
