@@ -26,6 +26,7 @@ from aitune_fp.cli.outputs import CliError, read_record, write_plot, write_recor
 from aitune_fp.cli.precision_options import bounded
 from aitune_fp.core.record.run_record import RunRecord, with_strategy
 from aitune_fp.core.report.markdown import render_markdown
+from aitune_fp.core.report.notes import note_lines
 from aitune_fp.core.report.stats import noise_report
 from aitune_fp.core.session.recorded import replay_lines, replay_record
 from aitune_fp.core.strategies.registry import strategy_from_config
@@ -38,6 +39,8 @@ def report(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(render_markdown(record), markup=False, highlight=False, end="", soft_wrap=True)
     else:
         show_run(out, record)
+        for line in ("Notes:", *note_lines(record.notes)) if record.notes else ():
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
     if args.stats:
         for line in _noise_lines(record):
             out.print(line, markup=False, highlight=False)

@@ -17,7 +17,7 @@ Rules:
   contender the session widens (phase ``widen``) takes its race build's place in the
   runs, the seconds of both stages summed (a candidate named as the baseline is another
   row);
-  ``Say``: one log line;
+  ``Say``: its note's line (:func:`~aitune_fp.core.report.notes.render`), at its level;
 - ``TimeRounds`` and ``Verify`` run here, in this process, under the call deadline:
   each participant's runner made here from its worker's artifact (one that cannot be
   made is simply not timed: the ``Timed`` says why it left, and the session says so),
@@ -44,6 +44,7 @@ from returns.io import IOSuccess
 from returns.result import Failure
 
 from aitune_fp.core.records import Profile
+from aitune_fp.core.report.notes import render
 from aitune_fp.core.session import (
     Amend,
     Build,
@@ -154,8 +155,8 @@ def carry_out(
         case Close(names):
             kept = close_all_but(run.live, run.live.keys() - names)
             return dataclasses.replace(run, live=kept), None
-        case Say(line, level):
-            (log.warning if level == "warning" else log.info)("%s", line)
+        case Say(note):
+            (log.warning if note.level == "warning" else log.info)("%s", render(note))
             return run, None
         case Journal(name):
             return finished(setup, run, name), None

@@ -114,6 +114,7 @@ def run_record(
         verification=verification,
         provenance=heading.provenance,
         events=run.session.events if run.session is not None else (),
+        notes=run.session.notes if run.session is not None else (),
         options=freeze(
             {
                 **options_of(setup, heading.plan),

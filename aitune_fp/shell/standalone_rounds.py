@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from aitune_fp.core.records import Candidate, Profile, TuneState
+from aitune_fp.core.report.notes import render
 from aitune_fp.core.session import Amend, Command, Event, Say, Session, SessionPlan, TimeRounds
 from aitune_fp.core.session.phase import Swept
 from aitune_fp.core.session.run import carry
@@ -84,8 +85,8 @@ def final_rounds(
 
     def answer(command: Command) -> Event | None:
         match command:
-            case Say(line):
-                log.info("%s", line)
+            case Say(note):
+                log.info("%s", render(note))
             case TimeRounds(participants, plan, judge):
                 who = [(n, runners[n], bs) for n, bs in participants]
                 timings.append(time_rounds(who, samples, device, plan, judge, settings))

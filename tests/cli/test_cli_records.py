@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from aitune_fp import max_throughput
 from aitune_fp.cli.main import main
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, dumps, loads, with_strategy
 from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.session.notes import BuildAheadFailed, Skipped
 
 
 def _ok(name: str, latencies: dict[int, list[float]]) -> BackendOutcome:
@@ -57,6 +59,24 @@ def test_report_shows_every_backend_and_the_decision(
     assert code == 0
     for text in ["eager (baseline)", "wide", "quick", "needs a GPU", "Selected wide"]:
         assert text in out
+
+
+def test_report_shows_what_the_session_said(
+    run_json: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report ends with the run's notes, one line each, a warning marked; --markdown has
+    them in its Notes section."""
+    noted = replace(loads(run_json.read_text()), notes=(Skipped("trt", "not admitted"),
+                    BuildAheadFailed("wide", "worker died")))  # fmt: skip
+    run_json.write_text(dumps(noted))
+    _, out, _ = _run(capsys, "report", str(run_json))
+    assert out.splitlines()[-3:] == [
+        "Notes:",
+        "skipping trt: not admitted",
+        "warning: building wide ahead failed (its own build follows): worker died",
+    ]
+    _, markdown, _ = _run(capsys, "report", str(run_json), "--markdown")
+    assert "## Notes\n\n- skipping trt: not admitted\n" in markdown
 
 
 def test_report_markdown_and_plot(

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from aitune_fp.core.records import BackendFailure, Profile
+from aitune_fp.core.report.notes import render
 from aitune_fp.core.session import (
     Build,
     Command,
@@ -24,6 +25,7 @@ from aitune_fp.core.session import (
     Verify,
     run,
 )
+from aitune_fp.core.session.notes import DroppedInRace
 from aitune_fp.core.session.replay import replay
 from aitune_fp.core.strategies import confident, latency_budget, max_throughput, min_latency
 from aitune_fp.core.strategy import Strategy
@@ -105,9 +107,11 @@ def test_a_clearly_beaten_candidate_is_dropped_and_says_why() -> None:
     commands, pick = _raced({"eager": 4.0, "fast": 1.0, "slow": 3.0}, max_throughput, seed=3)
     builds = [(c.name, c.batch_sizes) for c in commands if isinstance(c, Build)]
     assert builds == [("eager", ()), ("fast", (1, 4)), ("slow", (1, 4)), ("fast", (8, 16))]
-    said = [c.line for c in commands if isinstance(c, Say)]
-    assert any(line.startswith("slow dropped in the race: ") and "against fast@4" in line
-               for line in said)  # fmt: skip
+    drops = [c.note for c in commands if isinstance(c, Say) and isinstance(c.note, DroppedInRace)]
+    assert [(d.name, d.evidence.against, d.evidence.batch_size) for d in drops] == [
+        ("slow", "fast", 4)
+    ]
+    assert render(drops[0]).startswith("slow dropped in the race: ")
     assert _dropped(commands) == {"slow"} and pick == "fast"
     widened = [
         c.profile for c in commands if isinstance(c, Replace) and c.profile.backend == "fast"

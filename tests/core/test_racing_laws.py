@@ -65,5 +65,6 @@ def test_a_clearly_beaten_candidate_is_dropped_with_its_reason() -> None:
     """A candidate three times slower is dropped, its reason naming the leader and the
     interval; no contender is widened once dropped."""
     state = _race(SimulatedMachine({"fast": 1.0, "slow": 3.0}, seed=3))
-    assert "slow" in state.dropped and "against fast@8" in state.dropped["slow"]
+    loss = state.dropped["slow"]
+    assert (loss.against, loss.batch_size) == ("fast", 8) and "against fast@8" in loss.reason
     assert widen(state, "slow", (1, 8, 16)) is None and widen(state, "fast", (1, 8, 16)) == 16

@@ -132,7 +132,8 @@ def test_decode_of_a_corrupted_record_is_a_value_error_or_a_record(
 
 
 def test_every_record_field_is_written() -> None:
-    """Each record's JSON holds exactly its dataclass fields, so no new field is dropped."""
+    """Each record's JSON holds exactly its dataclass fields, so no new field is dropped
+    (the run's notes are written when it said any)."""
     import dataclasses
 
     from aitune_fp.core.record.json_codec import to_json
@@ -145,6 +146,7 @@ def test_every_record_field_is_written() -> None:
         Selection,
         TuneError,
     )
+    from aitune_fp.core.session.notes import Settled
 
     result = BackendProfilingResult(1.0, 1, 1.0, 1.0)
     cases: list[tuple[Any, dict[str, Any]]] = [
@@ -156,7 +158,7 @@ def test_every_record_field_is_written() -> None:
         (Selection, to_json(Selection("a", result, False))),
         (TuneError, to_json(TuneError("m"))),
         (BackendOutcome, encode_outcome(BackendOutcome("a", "a", "k", {}))),
-        (RunRecord, encode(_record())),
+        (RunRecord, encode(dataclasses.replace(_record(), notes=(Settled("min_latency"),)))),
         (Provenance, to_json(Provenance({"model": "m"}, "run.json"))),
     ]
     for cls, encoded in cases:

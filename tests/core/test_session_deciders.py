@@ -13,6 +13,7 @@ from pyrsistent import pmap
 
 from aitune_fp.core.session import Command, Event, Say, SessionPlan, Timed, TimeRounds, Verify
 from aitune_fp.core.session.baseline import refused
+from aitune_fp.core.session.notes import LeftTiming
 from aitune_fp.core.session.replay import commands_of
 from aitune_fp.core.session.run import run
 from aitune_fp.core.strategies import confident, max_throughput, min_latency
@@ -69,9 +70,10 @@ def test_a_participant_that_left_a_timing_is_the_sessions_warning(seed: int, gon
     left (in the event log: a replay gives the same commands, the warning included)."""
     commands, events = _leaving(seed, gone)
     timings = [c for c in commands if isinstance(c, TimeRounds | Verify) and gone in c.backends]
-    warned = [c for c in commands if isinstance(c, Say) and c.line.startswith(f"{gone} leaves")]
+    notes = [c.note for c in commands if isinstance(c, Say)]
+    warned = [n for n in notes if isinstance(n, LeftTiming) and n.name == gone]
     assert timings and len(warned) == len(timings)
-    assert all(w.level == "warning" and w.line.endswith(": no live runner") for w in warned)
+    assert all(w.level == "warning" and w.why == "no live runner" for w in warned)
     assert commands_of(PLAN, events)[1] == tuple(commands)
 
 

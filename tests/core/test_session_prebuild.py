@@ -18,6 +18,7 @@ from aitune_fp.core.session import (
     SessionPlan,
     run,
 )
+from aitune_fp.core.session.notes import BuildAheadFailed
 from aitune_fp.core.session.prebuild import BuildFacts, buildable_ahead
 from aitune_fp.core.session.replay import replay
 from aitune_fp.core.strategy import Strategy
@@ -40,7 +41,7 @@ def plans(draw: st.DrawFn, names: tuple[str, ...], strategy: Strategy) -> Sessio
 def _without_ahead(commands: list[Command]) -> list[Command]:
     """The commands less the Prebuild and what its answer made the session say."""
     return [c for c in commands if not isinstance(c, Prebuild)
-            and not (isinstance(c, Say) and "ahead failed" in c.line)]  # fmt: skip
+            and not (isinstance(c, Say) and isinstance(c.note, BuildAheadFailed))]  # fmt: skip
 
 
 @settings(max_examples=80)
@@ -115,7 +116,8 @@ def test_a_run_that_built_ahead_replays_bit_for_bit(
     session, done = run(plan, failing)  # type: ignore[arg-type]
     again = replay(plan, session.events)
     assert list(again.commands) == [*given, done] and again.done == done
-    warned = [c for c in given if isinstance(c, Say) and c.level == "warning" and "ahead" in c.line]
+    warned = [c for c in given if isinstance(c, Say) and isinstance(c.note, BuildAheadFailed)]
+    assert all(w.level == "warning" for w in warned)
     prebuilt = [e for e in session.events if isinstance(e, Prebuilt)]
     assert len(warned) == (len(prebuilt[0].failures) if prebuilt else 0)
     first = session.events[:1]  # a run that builds and times nothing has no event

@@ -13,6 +13,7 @@ import torch
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.markdown import render_markdown
+from aitune_fp.core.session.notes import DroppedInRace
 from aitune_fp.core.session.recorded import replay_record
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.shell.io import perform
@@ -68,6 +69,14 @@ def test_the_raced_record_replays_every_decision(raced: RunRecord) -> None:
     again = replay_record(raced)
     assert raced.selection is not None and again.diverged is None
     assert again.done.selection.unwrap().backend == raced.selection.backend
+
+
+def test_the_record_keeps_what_the_session_said(raced: RunRecord) -> None:
+    """The run's notes reach its record: the race's drop of the slow fake with its
+    evidence (against the fast one), and the replay of the log says the same notes."""
+    drops = [n for n in raced.notes if isinstance(n, DroppedInRace)]
+    assert [(d.name, d.evidence.against) for d in drops] == [(SLOW.describe(), FAST.describe())]
+    assert replay_record(raced).session.notes == raced.notes
 
 
 def test_without_the_race_every_candidate_sweeps_the_ladder(

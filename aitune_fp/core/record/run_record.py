@@ -12,7 +12,9 @@ Rules:
   ``provenance``: the baseline's keys, where a reused one came from (:mod:`.provenance`);
   ``max_batch_search``: how the max batch size was found (:mod:`.max_batch`); ``wall``:
   where the run's wall time went (:mod:`.wall`); ``events``: the session's event log,
-  which replays the run (:mod:`.event_log`, :mod:`aitune_fp.core.session.replay`).
+  which replays the run (:mod:`.event_log`, :mod:`aitune_fp.core.session.replay`);
+  ``notes``: what the session said, in order (:mod:`.note_log`; written only when there
+  are any: an older record, without the field, reads as none and is written back alike).
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from aitune_fp.core.fold import tune
 from aitune_fp.core.record.event_log import decode_events, encode_events
 from aitune_fp.core.record.json_codec import decoded_fields, from_json, to_json
 from aitune_fp.core.record.max_batch import MaxBatchSearch
+from aitune_fp.core.record.note_log import decode_notes, encode_notes
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.stages import encode_stages, without_null_stages
 from aitune_fp.core.record.values import freeze_json, freeze_numbers
 from aitune_fp.core.record.wall import WallAccount, encode_wall, read_wall
 from aitune_fp.core.records import BackendFailure, Candidate, Profile, Selection, TuneError
 from aitune_fp.core.session.events import Event
+from aitune_fp.core.session.notes import Note
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.core.verification.verification_records import Verification
@@ -117,6 +121,7 @@ class RunRecord:
     max_batch_search: MaxBatchSearch | None = None
     wall: WallAccount | None = None
     events: tuple[Event, ...] = ()
+    notes: tuple[Note, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -198,11 +203,13 @@ def decode_outcome(data: Any, where: str = "outcome") -> BackendOutcome:
 
 def encode(record: RunRecord) -> dict[str, Any]:
     """The record as a JSON-able dict (the ``run.json`` schema, see docs/run-record.md)."""
-    tree: dict[str, Any] = to_json(replace(record, baseline=None, candidates=(), events=()))
+    rest = replace(record, baseline=None, candidates=(), events=(), notes=())
+    tree = {k: v for k, v in to_json(rest).items() if k != "notes"}
+    said = {"notes": encode_notes(record.notes)} if record.notes else {}  # only when any were
     outcomes = {"baseline": None if record.baseline is None else encode_outcome(record.baseline),
                 "candidates": [encode_outcome(c) for c in record.candidates]}  # fmt: skip
     return {**tree, **outcomes, "wall": encode_wall(record.wall),
-            "events": encode_events(record.events)}  # fmt: skip
+            "events": encode_events(record.events), **said}  # fmt: skip
 
 
 def _version(data: Any) -> int:
@@ -234,7 +241,8 @@ def decode(data: Any) -> RunRecord:
         doc["candidates"] = [without_null_stages(c) for c in candidates]
     doc["baseline"] = without_null_stages(doc["baseline"])
     own = {"schema_version": SCHEMA_VERSION, "wall": read_wall(doc, "run record.wall"),
-           "events": decode_events(doc.get("events", []), "run record.events")}  # fmt: skip
+           "events": decode_events(doc.get("events", []), "run record.events"),
+           "notes": decode_notes(doc.get("notes"), "run record.notes")}  # fmt: skip
     return decoded_fields(doc, RunRecord, "run record", own)
 
 

@@ -5,7 +5,8 @@ Rules:
 - sections in order: title, decision, backends (status, metric, batch size, speedup, where
   the figures were measured, peak memory in MiB, why it failed), latency per batch size
   (samples, mean, median, p90, p99, CV, throughput) per backend, validation errors, stage
-  times, strategy, environment;
+  times, strategy, environment; the session's notes (:mod:`.notes`) after the accuracy,
+  when it said any;
 - a ``|`` in any cell is escaped, so a failure message never breaks a table;
 - maps are rendered with sorted keys, so equal records give identical reports.
 """
@@ -23,6 +24,7 @@ from aitune_fp.core.record.values import thaw_json
 from aitune_fp.core.report.accuracy import accuracy_section
 from aitune_fp.core.report.columns import headers, table_cells
 from aitune_fp.core.report.decision import decision_lines
+from aitune_fp.core.report.notes import note_lines
 from aitune_fp.core.report.stages import total_seconds, wall_summary
 from aitune_fp.core.stats.summary import SampleSummary, summarize
 
@@ -164,6 +166,11 @@ def map_section(values: Mapping[str, Any]) -> str:
     return table(["key", "value"], [(k, show(values[k])) for k in sorted(values)])
 
 
+def _notes(record: RunRecord) -> str:
+    """The session's notes as a Markdown list ("" when it said none)."""
+    return "\n".join(f"- {line}" for line in note_lines(record.notes))
+
+
 def render_markdown(record: RunRecord) -> str:
     """The whole report as Markdown text (ends with a newline).
 
@@ -185,6 +192,7 @@ def render_markdown(record: RunRecord) -> str:
         f"## Backends\n\n{backends_section(record)}",
         *([f"## Stopped early\n\n{stopped}"] if stopped else []),
         *([f"## Accuracy against eager\n\n{accuracy}"] if accuracy else []),
+        *([f"## Notes\n\n{notes}"] if (notes := _notes(record)) else []),
         f"## Latency per batch size\n\n{latency_section(record)}",
         "## Validation (max error against eager)\n\n"
         + _number_table(record, "validation", "validation errors", ".3g"),

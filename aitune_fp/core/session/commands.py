@@ -24,6 +24,7 @@ from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import Profile, Selection, TuneError
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
 from aitune_fp.core.session.judges import NoJudge, RoundsJudge, VerifyJudge
+from aitune_fp.core.session.notes import Level, Note
 from aitune_fp.core.verification.judge import Verification
 
 
@@ -63,10 +64,15 @@ class Close:
 
 @dataclass(frozen=True, slots=True)
 class Say:
-    """One line for the log (``level``: ``info`` or ``warning``)."""
+    """A note for the log, as a value (:mod:`aitune_fp.core.session.notes`: its level is
+    the note's; :func:`aitune_fp.core.report.notes.render` writes its line)."""
 
-    line: str
-    level: str = "info"
+    note: Note
+
+    @property
+    def level(self) -> Level:
+        """The note's level (``info`` or ``warning``)."""
+        return self.note.level
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,12 @@ from aitune_fp.core.records import Profile, Selection, TuneError
 from aitune_fp.core.session.commands import Close, Command, Done, Say, Verify
 from aitune_fp.core.session.events import Timed, leaving
 from aitune_fp.core.session.judges import VerifyJudge
+from aitune_fp.core.session.notes import (
+    NoVerification,
+    VerificationTiming,
+    VerificationUntimed,
+    VerificationVerdict,
+)
 from aitune_fp.core.session.phase import Finished, Verifying
 from aitune_fp.core.session.state import Session
 from aitune_fp.core.session.verify_plan import VerifyPlan, alternatives, judged, plan_verification
@@ -47,10 +53,10 @@ def begin_verification(session: Session) -> Step:
         session.strategy, picked, seconds, session.live, _profile(session, picked.backend)
     )
     if vp is None:
-        line = Say("no verification: the winner or its runner-ups have no live runner")
+        line = Say(NoVerification("the winner or its runner-ups have no live runner"))
         return done(session, selection, None, (line,))
     command = Verify(vp.entries, seconds, vp.plan, VerifyJudge(vp))
-    return replace(session, phase=Verifying(vp)), (Say(vp.describe()), command)
+    return replace(session, phase=Verifying(vp)), (Say(vp.planned()), command)
 
 
 def on_verified(session: Session, vp: VerifyPlan, event: Timed) -> Step:
@@ -58,12 +64,12 @@ def on_verified(session: Session, vp: VerifyPlan, event: Timed) -> Step:
     verification = judged(vp, event.samples, event.seconds)
     left = leaving(event)
     if verification is None:
-        line = f"no verification: fewer than two backends could be timed ({event.reason})"
-        return done(session, Success(vp.selection), None, (*left, Say(line, "warning")))
+        untimed = Say(VerificationUntimed(event.reason))
+        return done(session, Success(vp.selection), None, (*left, untimed))
     said = (
         *left,
-        Say(f"verification timing: {event.reason}"),
-        Say(verification.reason, "info" if verification.holds else "warning"),
+        Say(VerificationTiming(event.reason)),
+        Say(VerificationVerdict(verification.holds, verification.reason)),
     )
     outcome = Success(verified(vp.selection, verification, alternatives(vp)))
     return done(session, outcome, verification, said)

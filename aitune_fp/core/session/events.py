@@ -18,6 +18,7 @@ from pyrsistent import PMap, pmap
 
 from aitune_fp.core.records import Candidate
 from aitune_fp.core.session.commands import Say
+from aitune_fp.core.session.notes import LeftTiming
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +56,6 @@ class Prebuilt:
 
 Event = Profiled | Timed | Prebuilt
 
-TIMINGS = {"rounds": "final rounds", "verify": "verification"}
-"""Each timing's purpose, as the notes name it."""
-
 
 def leaving(event: Timed) -> tuple[Say, ...]:
     """The session's word on each backend that left ``event``'s timing before it was timed
@@ -65,8 +63,8 @@ def leaving(event: Timed) -> tuple[Say, ...]:
     such; nothing else changes.
 
     >>> leaving(Timed("verify", left=pmap({"ort": "no live runner"})))
-    (Say(line='ort leaves the verification: no live runner', level='warning'),)
+    (Say(note=LeftTiming(name='ort', purpose='verify', why='no live runner')),)
     """
-    timing = TIMINGS.get(event.purpose, event.purpose)
-    return tuple(Say(f"{name} leaves the {timing}: {why}", "warning")
-                 for name, why in sorted(event.left.items()))  # fmt: skip
+    return tuple(
+        Say(LeftTiming(name, event.purpose, why)) for name, why in sorted(event.left.items())
+    )

@@ -28,6 +28,7 @@ from aitune_fp.core.rounds.final_rounds import (
 from aitune_fp.core.session.commands import Amend, Command, Say, TimeRounds
 from aitune_fp.core.session.events import Timed, leaving
 from aitune_fp.core.session.judges import RoundsJudge, with_rounds
+from aitune_fp.core.session.notes import NoFinalRounds, RoundsEnded, RoundsReduced, RoundsStarted
 from aitune_fp.core.session.phase import Rounds
 from aitune_fp.core.session.state import Session
 
@@ -69,10 +70,10 @@ def begin_rounds(session: Session) -> tuple[Session, tuple[Command, ...], bool]:
     if setup is None:
         return session, (), False
     if not setup.runs:
-        why = (Say(f"no final rounds: {setup.reason}"),) if setup.reason else ()
+        why = (Say(NoFinalRounds(setup.reason)),) if setup.reason else ()
         return replace(session, fold=skipped(session.fold, setup)), why, False
-    said: tuple[Command, ...] = (Say(f"final rounds: {', '.join(setup.timed)}"),)
-    said += (Say(setup.reason),) if setup.reason else ()
+    said: tuple[Command, ...] = (Say(RoundsStarted(setup.timed)),)
+    said += (Say(RoundsReduced(setup.reason)),) if setup.reason else ()
     base_name = setup.baseline[0] if setup.baseline is not None else None
     timed = tuple((p.backend, bs) for p, bs in _everyone(session, setup)
                   if setup.time_baseline or p.backend != base_name)  # fmt: skip
@@ -89,7 +90,7 @@ def on_rounds(session: Session, setup: RoundsSetup, event: Timed) -> Step:
     state = refold(session.strategy, session.baseline_profile, session.fed, timed, note)
     said: tuple[Command, ...] = (
         *leaving(event),
-        Say(f"final rounds: {event.reason} ({event.seconds:.1f} s)"),
+        Say(RoundsEnded(event.reason, event.seconds)),
         Amend(tuple(everyone), event.seconds / len(everyone) if everyone else 0.0),
     )
     return replace(session, fold=state, profiles=session.profiles.update(timed)), said

@@ -35,6 +35,7 @@ from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import Candidate, Profile, TuneState
 from aitune_fp.core.session.commands import Build, Close, Command, Replace, Say
 from aitune_fp.core.session.events import Profiled
+from aitune_fp.core.session.notes import DroppedInRace
 from aitune_fp.core.session.phase import Widening
 from aitune_fp.core.session.racing import Observed, RaceState, widen
 from aitune_fp.core.session.racing import step as race_step
@@ -100,9 +101,9 @@ def raced(session: Session, event: Profiled) -> Step:
     profiles = session.profiles
     said: tuple[Command, ...] = ()
     for name in newly:
-        marked = _marked(profiles.get(name) or profile, after.dropped[name])
+        marked = _marked(profiles.get(name) or profile, after.dropped[name].reason)
         profiles = profiles.set(name, marked)
-        said = (*said, Say(f"{name} {after.dropped[name]}"), Replace(marked))
+        said = (*said, Say(DroppedInRace(name, after.dropped[name])), Replace(marked))
     fed = tuple(Success(profiles[n]) if (n := backend_of(c)) in newly else c for c in session.fed)
     closing = frozenset(newly) & session.live
     said = (*said, Close(closing)) if closing else said

@@ -13,7 +13,9 @@ Rules:
   leader at their best batch sizes, from the order-statistic intervals of the two medians
   (:func:`~aitune_fp.core.stats.order_interval.median_rank`, each at ``sqrt(confidence)``
   so both hold together at ``confidence``: ``[leader low / its high, leader high / its
-  low]``); a ``loss`` beyond ``margin`` drops it, with the reason kept in ``dropped``;
+  low]``); a ``loss`` beyond ``margin`` drops it, with its evidence kept in ``dropped``
+  (a :class:`RaceLoss`: the speedup, its interval, the leader and its batch size, the
+  margin);
 - a candidate is compared only once it was measured at every batch size the leader was
   (a size it has not reached yet may be where it wins), and one with fewer than
   ``min_calls`` calls at a batch size is never dropped on it;
@@ -26,7 +28,7 @@ Rules:
 >>> s = RaceState(margin=0.01)
 >>> s, d = step(s, Observed("a", 1, (1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0)))
 >>> s, d = step(s, Observed("b", 1, (2.0, 2.02, 1.98, 2.0, 2.01, 1.99, 2.0, 2.0)))
->>> d.stop, s.leader, dict(s.dropped)["b"][:40]
+>>> d.stop, s.leader, s.dropped["b"].reason[:40]
 (True, 'a', 'dropped in the race: 0.500× [0.485, 0.51')
 """
 
@@ -56,6 +58,31 @@ class Observed:
 
 
 @dataclass(frozen=True, slots=True)
+class RaceLoss:
+    """Why the race dropped a candidate: its speedup over ``against`` (the leader, at
+    ``batch_size``) is ``point`` with the interval ``[low, high]``, a loss beyond
+    ``margin``."""
+
+    point: float
+    low: float
+    high: float
+    against: str
+    batch_size: int
+    margin: float
+
+    @property
+    def reason(self) -> str:
+        """The reason as the log and the record say it.
+
+        >>> RaceLoss(0.5, 0.4, 0.6, "a", 8, 0.01).reason
+        'dropped in the race: 0.500× [0.400, 0.600] against a@8 (beyond the 1% margin)'
+        """
+        shown = described(self.point, self.low, self.high)
+        return (f"dropped in the race: {shown} against {self.against}@{self.batch_size} "
+                f"(beyond the {self.margin:.0%} margin)")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class RaceState:
     """The calls seen per candidate and batch size, and who was dropped and why."""
 
@@ -63,7 +90,7 @@ class RaceState:
     confidence: float = 0.95
     min_calls: int = 5
     seen: PMap[str, PMap[int, Calls]] = field(default_factory=pmap)
-    dropped: PMap[str, str] = field(default_factory=pmap)
+    dropped: PMap[str, RaceLoss] = field(default_factory=pmap)
     order: tuple[str, ...] = ()
     widened: frozenset[str] = frozenset()
 
@@ -106,15 +133,14 @@ def _interval(state: RaceState, name: str, leader: str) -> tuple[float, float, i
     return low_l / high_n, high_l / low_n, bl
 
 
-def _loss(state: RaceState, name: str, leader: str) -> str | None:
+def _loss(state: RaceState, name: str, leader: str) -> RaceLoss | None:
     """Why ``name`` is clearly beaten by ``leader`` (``None``: it is not)."""
     found = _interval(state, name, leader)
     if found is None or verdict(found[0], found[1], state.margin) != "loss":
         return None
     low, high, bl = found
     point = best_cost(state, leader)[0] / best_cost(state, name)[0]
-    return (f"dropped in the race: {described(point, low, high)} against {leader}@{bl} "
-            f"(beyond the {state.margin:.0%} margin)")  # fmt: skip
+    return RaceLoss(point, low, high, leader, bl, state.margin)
 
 
 def _seen(state: RaceState, x: Observed) -> RaceState:

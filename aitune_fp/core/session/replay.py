@@ -42,6 +42,7 @@ from pyrsistent import pmap
 from returns.result import Failure
 
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.core.report.notes import render
 from aitune_fp.core.session.commands import (
     Amend,
     Build,
@@ -229,8 +230,8 @@ def _build_line(command: Build) -> str:
 def _note_line(command: Command) -> str:
     """A log line, a journal write or an amendment, named."""
     match command:
-        case Say(line):
-            return f"say: {line}"
+        case Say(note):
+            return f"say: {render(note)}"
         case Journal(name):
             return f"journal {name}"
         case Amend(profiles):

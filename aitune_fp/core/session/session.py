@@ -9,7 +9,8 @@ baseline and the sweep (:mod:`~aitune_fp.core.session.sweep`), the final rounds
 (:mod:`~aitune_fp.core.session.ending`), each a value of
 :mod:`~aitune_fp.core.session.phase` that ``step`` matches on. Every session ends with
 ``Done``; an event that answers no pending command is a ``ValueError`` (an
-interpreter's bug, not a fault).
+interpreter's bug, not a fault). What a step says (each ``Say``'s note) is kept in
+``Session.notes``, once, by :func:`noted`.
 
 >>> from returns.result import Success
 >>> from aitune_fp.core.records import Profile
@@ -23,6 +24,8 @@ interpreter's bug, not a fault).
 >>> s, cmds = step(s, Profiled("a", Success(Profile("a", {1: [1.0]})), live=True))
 >>> [type(c).__name__ for c in cmds], cmds[-1].selection.unwrap().backend
 (['Say', 'Journal', 'Done'], 'a')
+>>> s.notes
+(NewBest(name='a', metric=1.0, fmt='.3f', unit='ms'),)
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from aitune_fp.core.session.commands import Command, Say
 from aitune_fp.core.session.ending import begin_verification, on_verified
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
 from aitune_fp.core.session.final_rounds_step import begin_rounds, on_rounds
+from aitune_fp.core.session.notes import BuildAheadFailed, Settled
 from aitune_fp.core.session.phase import (
     Baseline,
     Prebuilding,
@@ -58,11 +62,23 @@ def start(plan: SessionPlan) -> Step:
     ahead = prebuild_of(plan)
     if ahead is not None:
         return Session(plan, phase=Prebuilding()), (ahead,)
-    return _onwards(*begin(Session(plan)))
+    return noted(*_onwards(*begin(Session(plan))))
 
 
 def step(session: Session, event: Event) -> Step:
     """The session after ``event`` (the answer to its pending command) and what to do next."""
+    return noted(*_step(session, event))
+
+
+def noted(session: Session, commands: tuple[Command, ...]) -> Step:
+    """``session`` keeping the notes ``commands`` say (each ``Say``'s, in order), and the
+    commands: every step's notes reach ``Session.notes`` here, once."""
+    said = tuple(c.note for c in commands if isinstance(c, Say))
+    return (replace(session, notes=(*session.notes, *said)) if said else session), commands
+
+
+def _step(session: Session, event: Event) -> Step:
+    """:func:`step`, its notes not yet kept."""
     logged = replace(session, events=(*session.events, event))
     match session.phase, event:
         case Prebuilding(), Prebuilt():
@@ -92,10 +108,7 @@ def _expected(session: Session, event: Profiled) -> Session:
 
 def _prebuilt(session: Session, event: Prebuilt) -> Step:
     """The builds ahead ended: their failures said as warnings, then the sweep begins."""
-    warned = tuple(
-        Say(f"building {name} ahead failed (its own build follows): {why}", "warning")
-        for name, why in sorted(event.failures.items())
-    )
+    warned = tuple(Say(BuildAheadFailed(name, why)) for name, why in sorted(event.failures.items()))
     after, more = _onwards(*begin(session))
     return after, (*warned, *more)
 
@@ -103,7 +116,7 @@ def _prebuilt(session: Session, event: Prebuilt) -> Step:
 def onwards(session: Session) -> Step:
     """A session put together after the sweeps (phase ``Swept``) and what it does next:
     widen the race's contenders, the final rounds, the verification or the end."""
-    return _onwards(session, ())
+    return noted(*_onwards(session, ()))
 
 
 def _onwards(session: Session, said: tuple[Command, ...]) -> Step:
@@ -111,7 +124,7 @@ def _onwards(session: Session, said: tuple[Command, ...]) -> Step:
     if not isinstance(session.phase, Swept):
         return session, said
     if settled(session.strategy, session.fold):
-        said = (*said, Say(f"{session.strategy.name} settled: later candidates are not built"))
+        said = (*said, Say(Settled(session.strategy.name)))
     elif (widened := widening(session, early_stop(session))) is not None:
         return widened[0], (*said, *widened[1])
     after, more, waits = begin_rounds(session)

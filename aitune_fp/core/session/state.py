@@ -5,7 +5,9 @@ log of every answer it was given, in order (a run keeps it, and replaying it rep
 the session: :mod:`aitune_fp.core.session.replay`); ``phase`` says which answer it
 waits for and carries the facts only that phase needs (:mod:`aitune_fp.core.session.phase`:
 the candidate being built, the rounds' setup, the verification's plan, the selection
-once finished); ``phase_name`` is its short word for logs.
+once finished); ``phase_name`` is its short word for logs; ``notes`` is every note it
+said, in order (each ``Say`` it gave: :mod:`aitune_fp.core.session.notes`), which the
+run record keeps.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from returns.result import Result
 
 from aitune_fp.core.records import Candidate, Profile, Selection, TuneError, TuneState
 from aitune_fp.core.session.events import Event
+from aitune_fp.core.session.notes import Note
 from aitune_fp.core.session.phase import Baseline, Finished, Phase, Sweeping, Widening
 from aitune_fp.core.session.racing import RaceState
 from aitune_fp.core.strategy import Strategy
@@ -74,6 +77,7 @@ class Session:
     profiles: PMap[str, Profile] = field(default_factory=pmap)
     sweep_seconds: float = 0.0
     events: tuple[Event, ...] = ()
+    notes: tuple[Note, ...] = ()
 
     @property
     def strategy(self) -> Strategy:

@@ -33,6 +33,7 @@ from aitune_fp.core.records import BackendFailure, Candidate, TuneState
 from aitune_fp.core.rounds.round_members import contenders
 from aitune_fp.core.session.commands import Build, Close, Command, Journal, Replace, Say
 from aitune_fp.core.session.events import Profiled
+from aitune_fp.core.session.notes import NewBest, Skipped
 from aitune_fp.core.session.phase import Baseline, Sweeping, Swept
 from aitune_fp.core.session.pruning import pruned
 from aitune_fp.core.session.race_sweep import new_race, race_sizes, raced, with_widened
@@ -148,7 +149,8 @@ def _released(
     said: tuple[Command, ...] = ()
     before = session.fold.best.backend if session.fold.best is not None else None
     if state.best is not None and state.best.backend == event.name != before:
-        said = (Say(f"new best: {event.name} ({session.strategy.fmt(state.best.result.metric)})"),)
+        metric = session.strategy.metric
+        said = (Say(NewBest(event.name, state.best.result.metric, metric.fmt, metric.unit)),)
     live = session.live | {event.name}
     closing = live - kept(session, state)
     if closing:
@@ -178,7 +180,7 @@ def ask_next(session: Session, index: int, said: tuple[Command, ...]) -> Step:
             )
             return replace(session, phase=Sweeping(index)), (*said, build)
         refused: Candidate = Failure(BackendFailure(name, "measure", why))
-        said = (*said, Say(f"skipping {name}: {why}"))
+        said = (*said, Say(Skipped(name, why)))
         state = step(strategy, session.fold, refused)
         session = replace(session, fold=state, fed=(*session.fed, refused))
         if settled(strategy, state):

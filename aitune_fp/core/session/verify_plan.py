@@ -21,6 +21,7 @@ from pyrsistent import PMap, pmap
 
 from aitune_fp.core.records import BackendProfilingResult, Profile, Selection
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan
+from aitune_fp.core.session.notes import VerificationPlanned
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.core.verification.judge import Paired, Verification, judge
 from aitune_fp.core.verification.verification_plan import (
@@ -59,11 +60,10 @@ class VerifyPlan:
         """The strategy's metric kind (``latency`` when it names none)."""
         return self.strategy.metric.kind or "latency"
 
-    def describe(self) -> str:
-        """The log line that opens the verification."""
-        against = ", ".join([*self.names, *self.labels])
+    def planned(self) -> VerificationPlanned:
+        """The note that opens the verification."""
         size = self.selection.result.selected_batch_size
-        return f"verification: {self.winner}@{size} against {against} for {self.seconds:g} s"
+        return VerificationPlanned(self.winner, size, (*self.names, *self.labels), self.seconds)
 
 
 def plan_verification(
