@@ -27,6 +27,7 @@ from aitune_fp.core.record.run_record import (
 from aitune_fp.core.record.wall import WallAccount
 from aitune_fp.core.records import Candidate, Profile
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
+from aitune_fp.core.session.facts import BuildFacts
 from tests.core.run_record_strategies import run_records
 
 OLD = Path(__file__).parent / "data" / "run_v1.json"
@@ -120,9 +121,11 @@ def test_an_unknown_version_is_refused_in_one_line_naming_it() -> None:
 
 
 def _profiled(outcome: BackendOutcome, live: bool, took: float) -> Event:
-    """The event that measured ``outcome`` (a profile or a failure)."""
+    """The event that measured ``outcome`` (a profile or a failure), with its facts."""
     built: Candidate = Success(outcome.profile) if outcome.profile is not None else _failed(outcome)
-    return Profiled(outcome.backend, built, live, took)
+    o = outcome
+    facts = BuildFacts(o.kind, o.key, o.config, o.stage_seconds, o.validation, o.artifact)
+    return Profiled(outcome.backend, built, live, took, facts)
 
 
 def _failed(outcome: BackendOutcome) -> Candidate:
@@ -164,3 +167,16 @@ def test_a_profile_key_is_read_as_an_integer_batch_size() -> None:
     profile = record.candidates[0].profile
     assert isinstance(profile, Profile) and sorted(profile.latencies_ms) == [1, 4]
     assert set(encode(record)["candidates"][0]["profile"]["latencies_ms"]) == {"1", "4"}
+
+
+def test_an_event_logged_before_facts_travelled_reads_with_empty_facts() -> None:
+    """A ``profiled`` event without ``facts`` (an older log) decodes with the empty facts,
+    and an event with empty facts is written without the key (older logs read the same)."""
+    from aitune_fp.core.record.event_log import decode_event, encode_event
+
+    event = Profiled("a", Success(Profile("a", {1: [1.0]})), True, 0.5)
+    written = encode_event(event)
+    assert "facts" not in written
+    assert decode_event(written, "e") == event and decode_event(written, "e").facts == BuildFacts()
+    told = replace(event, facts=BuildFacts("a", "k", {"x": 1}, {"build": 1.0}, {}, "a.pt", "ff"))
+    assert decode_event(encode_event(told), "e") == told

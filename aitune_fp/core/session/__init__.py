@@ -26,6 +26,7 @@ from aitune_fp.core.session.commands import (
     Verify,
 )
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
+from aitune_fp.core.session.facts import BuildFacts
 from aitune_fp.core.session.judges import Judge, Judging, NoJudge, RoundsJudge, VerifyJudge
 from aitune_fp.core.session.phase import (
     Baseline,
@@ -46,6 +47,7 @@ __all__ = [
     "Amend",
     "Baseline",
     "Build",
+    "BuildFacts",
     "Close",
     "Command",
     "Done",
