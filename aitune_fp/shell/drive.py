@@ -73,6 +73,7 @@ from aitune_fp.effects.measure.rounds import time_paired, time_rounds
 from aitune_fp.shell import building
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.prebuild import capable, prebuilt
+from aitune_fp.shell.recording import facts_of
 from aitune_fp.shell.setup import RunState, Setup, as_result
 
 log = logging.getLogger("aitune_fp")
@@ -220,7 +221,7 @@ def _build(
         made = make(setup, done, backend, name, command.early_stop)
     live = run.live.set(name, made.built) if made.built is not None else run.live
     seconds = 0.0 if command.reuse is not None else made.stage_seconds.get("profile", 0.0)
-    event = Profiled(name, as_result(made), made.built is not None, seconds)
+    event = Profiled(name, as_result(made), made.built is not None, seconds, facts_of(made))
     widened = run.session is not None and isinstance(run.session.phase, Widening)
     runs = _joined(run.runs, made) if widened else (*run.runs, made)
     return dataclasses.replace(run, runs=runs, live=live), event

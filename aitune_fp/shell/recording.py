@@ -14,18 +14,20 @@ the outcome, where ``run.json`` pins it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyrsistent import freeze, pmap
 from returns.result import Failure, Result
 
+from aitune_fp.core.record.derive import RecordEnv
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.record.unbuilt import with_unbuilt
 from aitune_fp.core.record.wall import WallAccount
 from aitune_fp.core.records import BackendFailure, Selection, TuneError
-from aitune_fp.core.session import SessionPlan
+from aitune_fp.core.session import BuildFacts, SessionPlan
 from aitune_fp.core.strategies.registry import strategy_config
 from aitune_fp.core.verification.judge import Verification
 from aitune_fp.effects.backends.base import Backend
@@ -51,6 +53,23 @@ def outcome_of(run: CandidateRun) -> BackendOutcome:
         validation=pmap(run.validation),
         artifact=str(run.built.artifact) if run.built and run.built.artifact else None,
         stopped_early=None if profile is None else profile.stopped_early,
+    )
+
+
+def facts_of(run: CandidateRun) -> BuildFacts:
+    """What the record keeps of one build besides its profile: its config as data, its
+    stage seconds and validation figures, its artifact (path, and sha256 when known)."""
+    built = run.built
+    artifact = built.artifact if built is not None else None
+    sha = built.info.get("artifact_sha256") if built is not None else None
+    return BuildFacts(
+        kind=run.backend.name,
+        key=run.backend.key(),
+        config=freeze(config_dict(run.backend)),
+        stage_seconds=pmap(run.stage_seconds),
+        validation=pmap(run.validation),
+        artifact=str(artifact) if artifact else None,
+        artifact_sha256=sha if isinstance(sha, str) else None,
     )
 
 
@@ -123,6 +142,38 @@ def run_record(
             }
         ),
     )
+
+
+def env_of(
+    setup: Setup,
+    heading: Heading,
+    configs: Iterable[Backend],
+    status: str = "complete",
+    wall: WallAccount | None = None,
+    unmade: TuneError | None = None,
+) -> RecordEnv:
+    """What the record needs that the session cannot know (``configs``: the backends built
+    so far, whose libraries the environment fingerprint names)."""
+    return RecordEnv(
+        model=heading.model_name,
+        device=str(setup.device),
+        environment=freeze(environment_fingerprint(setup.device, configs)),
+        input_spec=freeze(input_spec_of(setup)),
+        max_batch_size=setup.max_batch_size,
+        max_batch_search=setup.max_batch_search,
+        wall=wall,
+        status=status,
+        provenance=heading.provenance,
+        options=freeze(isolation_options(setup)),
+        unmade=unmade,
+    )
+
+
+def isolation_options(setup: Setup) -> dict[str, Any]:
+    """The record's options the setup fixes: isolation and its timeouts."""
+    timeouts = setup.timeouts
+    return {"isolation": setup.isolation, "build_timeout_s": timeouts.build,
+            "call_timeout_s": timeouts.call}  # fmt: skip
 
 
 def _refused(run: RunState) -> tuple[BackendFailure, ...]:

@@ -92,4 +92,6 @@ def on_rounds(session: Session, setup: RoundsSetup, event: Timed) -> Step:
         Say(f"final rounds: {event.reason} ({event.seconds:.1f} s)"),
         Amend(tuple(everyone), event.seconds / len(everyone) if everyone else 0.0),
     )
-    return replace(session, fold=state, profiles=session.profiles.update(timed)), said
+    rounded = tuple(p.backend for p in everyone)
+    return replace(session, fold=state, profiles=session.profiles.update(timed),
+                   rounded=rounded), said  # fmt: skip

@@ -5,7 +5,11 @@ log of every answer it was given, in order (a run keeps it, and replaying it rep
 the session: :mod:`aitune_fp.core.session.replay`); ``phase`` says which answer it
 waits for and carries the facts only that phase needs (:mod:`aitune_fp.core.session.phase`:
 the candidate being built, the rounds' setup, the verification's plan, the selection
-once finished); ``phase_name`` is its short word for logs.
+once finished); ``phase_name`` is its short word for logs; ``profiles`` holds each
+backend's profile as the record shows it (the race's marks, a widened contender's merged
+profile, the final rounds' samples) and ``rounded`` the backends the final rounds timed
+(each participant once per place, in order): the record is derived from the session
+alone (:func:`~aitune_fp.core.record.derive.record_of`).
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ class Session:
     profiles: PMap[str, Profile] = field(default_factory=pmap)
     sweep_seconds: float = 0.0
     events: tuple[Event, ...] = ()
+    rounded: tuple[str, ...] = ()
 
     @property
     def strategy(self) -> Strategy:
