@@ -16,6 +16,7 @@ from pyrsistent import pmap
 from returns.result import Success
 
 from aitune_fp.core.record.max_batch import STOPS, MaxBatchSearch
+from aitune_fp.core.record.plan_record import PlanRecord
 from aitune_fp.core.record.run_record import (
     BackendOutcome,
     RunRecord,
@@ -138,7 +139,8 @@ def _failed(outcome: BackendOutcome) -> Candidate:
 
 @st.composite
 def full_records(draw: st.DrawFn) -> RunRecord:
-    """A generated run record with an event log, a wall account and a max-batch search."""
+    """A generated run record with an event log, a wall account, a max-batch search and
+    the session's plan."""
     record: RunRecord = draw(run_records())
     profiled = [_profiled(o, draw(st.booleans()), draw(seconds)) for o in record.outcomes]
     samples = st.dictionaries(texts, st.lists(seconds, max_size=3).map(tuple), max_size=3)
@@ -149,7 +151,13 @@ def full_records(draw: st.DrawFn) -> RunRecord:
     wall = WallAccount(draw(seconds), tuple(draw(st.lists(st.tuples(texts, seconds), max_size=3))))
     search = MaxBatchSearch(draw(st.sampled_from(STOPS)), draw(texts),
                             draw(st.one_of(st.none(), st.integers(1, 64))))  # fmt: skip
-    return replace(record, events=tuple(events), wall=wall, max_batch_search=search)
+    names = tuple(draw(st.lists(texts, max_size=3)))
+    reused = draw(st.sampled_from([None, *(o.profile for o in record.outcomes)]))
+    ladder = tuple(draw(st.lists(st.integers(1, 64), max_size=3)))
+    plan = PlanRecord(names, draw(texts), draw(st.booleans()), draw(st.one_of(st.none(), seconds)),
+                      reused, pmap(draw(st.dictionaries(texts, texts, max_size=2))), names[:1],
+                      draw(st.integers(0, 4)), ladder)  # fmt: skip
+    return replace(record, events=tuple(events), wall=wall, max_batch_search=search, plan=plan)
 
 
 @given(full_records())

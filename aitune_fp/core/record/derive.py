@@ -12,8 +12,9 @@ Rules:
   timed there; each backend the final rounds timed gets its share of their seconds as
   its ``rounds`` stage;
 - the candidates refused before they were built, and (once finished) those never
-  reached, get their rows as :mod:`.unbuilt` says; the options are the plan's (early
-  stop, verification seconds, variants, builds ahead, race ladder) over the env's;
+  reached, get their rows as :mod:`.unbuilt` says; the plan is kept whole
+  (:mod:`.plan_record`), and the options hold the plan's (early stop, verification
+  seconds, variants, builds ahead, race ladder: older readers read them) over the env's;
 - what the session cannot know comes in a :class:`RecordEnv`: the model's name, the
   device, the environment fingerprint, the inputs, the max batch size and its search, the
   wall account, the status, the provenance, the isolation options, and whether the
@@ -32,6 +33,7 @@ from pyrsistent import PMap, freeze, pmap
 from returns.result import Failure, Result
 
 from aitune_fp.core.record.max_batch import MaxBatchSearch
+from aitune_fp.core.record.plan_record import plan_record
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.record.unbuilt import with_unbuilt
@@ -108,6 +110,7 @@ def record_of(session: Session, env: RecordEnv) -> RunRecord:
         provenance=env.provenance,
         events=session.events,
         options=freeze({**dict(env.options), **plan_options(plan)}),
+        plan=plan_record(plan),
     )
 
 
@@ -144,8 +147,9 @@ def built_rows(session: Session) -> tuple[BackendOutcome, ...]:
     for event in candidates:
         profile = _candidate_profile(session, candidates, event.name)
         rows[event.name] = _row(session, event, profile, rows.get(event.name))
-    base = [_row(session, profiled[0], _baseline_profile(session, profiled[0]), None)]
-    return (*base[:first], *rows.values())
+    base = profiled[:first]
+    return (*(_row(session, e, _baseline_profile(session, e), None) for e in base),
+            *rows.values())  # fmt: skip
 
 
 def _candidate_profile(session: Session, events: Sequence[Profiled], name: str) -> Profile | None:

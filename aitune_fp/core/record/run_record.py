@@ -12,7 +12,9 @@ Rules:
   ``provenance``: the baseline's keys, where a reused one came from (:mod:`.provenance`);
   ``max_batch_search``: how the max batch size was found (:mod:`.max_batch`); ``wall``:
   where the run's wall time went (:mod:`.wall`); ``events``: the session's event log,
-  which replays the run (:mod:`.event_log`, :mod:`aitune_fp.core.session.replay`).
+  which replays the run (:mod:`.event_log`, :mod:`aitune_fp.core.session.replay`);
+  ``plan``: the session's plan as one value, its strategy aside (:mod:`.plan_record`;
+  ``None`` in older records, whose plan is read back from ``options``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from aitune_fp.core.fold import tune
 from aitune_fp.core.record.event_log import decode_events, encode_events
 from aitune_fp.core.record.json_codec import decoded_fields, from_json, to_json
 from aitune_fp.core.record.max_batch import MaxBatchSearch
+from aitune_fp.core.record.plan_record import PlanRecord
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.stages import encode_stages, without_null_stages
 from aitune_fp.core.record.values import freeze_json, freeze_numbers
@@ -117,6 +120,7 @@ class RunRecord:
     max_batch_search: MaxBatchSearch | None = None
     wall: WallAccount | None = None
     events: tuple[Event, ...] = ()
+    plan: PlanRecord | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -199,6 +203,8 @@ def decode_outcome(data: Any, where: str = "outcome") -> BackendOutcome:
 def encode(record: RunRecord) -> dict[str, Any]:
     """The record as a JSON-able dict (the ``run.json`` schema, see docs/run-record.md)."""
     tree: dict[str, Any] = to_json(replace(record, baseline=None, candidates=(), events=()))
+    if record.plan is None:  # written only when kept: older records read the same
+        del tree["plan"]
     outcomes = {"baseline": None if record.baseline is None else encode_outcome(record.baseline),
                 "candidates": [encode_outcome(c) for c in record.candidates]}  # fmt: skip
     return {**tree, **outcomes, "wall": encode_wall(record.wall),

@@ -13,12 +13,10 @@ recorded run from its event log.
 """
 
 from aitune_fp.core.session.commands import (
-    Amend,
     Build,
     Close,
     Command,
     Done,
-    Journal,
     Prebuild,
     Replace,
     Say,
@@ -44,7 +42,6 @@ from aitune_fp.core.session.session import start, step
 from aitune_fp.core.session.state import Session, SessionPlan
 
 __all__ = [
-    "Amend",
     "Baseline",
     "Build",
     "BuildFacts",
@@ -53,7 +50,6 @@ __all__ = [
     "Done",
     "Event",
     "Finished",
-    "Journal",
     "Judge",
     "Judging",
     "NoJudge",

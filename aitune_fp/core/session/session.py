@@ -19,10 +19,10 @@ interpreter's bug, not a fault).
 (['Build'], 'eager')
 >>> s, cmds = step(s, Profiled("eager", Success(Profile("eager", {1: [2.0]})), live=True))
 >>> [type(c).__name__ for c in cmds], cmds[-1].name
-(['Journal', 'Build'], 'a')
+(['Build'], 'a')
 >>> s, cmds = step(s, Profiled("a", Success(Profile("a", {1: [1.0]})), live=True))
 >>> [type(c).__name__ for c in cmds], cmds[-1].selection.unwrap().backend
-(['Say', 'Journal', 'Done'], 'a')
+(['Say', 'Done'], 'a')
 """
 
 from __future__ import annotations
