@@ -115,10 +115,12 @@ def write_run(
 
 
 def _reported(record: RunRecord, out: Path, console: Console, plot: bool) -> list[Path]:
-    """A tune's files around its ``run.json`` (on disk already: an ``OSError`` when the
-    file there is not ``record``, the tuner could not write it): ``report.md``, then
-    ``plot.png`` (optionally)."""
-    written = [_on_disk(record, out / "run.json"), _report(record, out)]
+    """A tune's files around its ``run.json`` (on disk already): ``report.md`` (its
+    ``OSError`` first: a full disk is said as such), then ``run.json`` checked (an
+    ``OSError`` when the file there is not ``record``: the tuner could not write it),
+    then ``plot.png`` (optionally)."""
+    report = _report(record, out)
+    written = [_on_disk(record, out / "run.json"), report]
     drawn = write_plot(record, out / "plot.png", console) if plot else None
     return written + ([drawn] if drawn is not None else [])
 

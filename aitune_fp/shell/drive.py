@@ -115,7 +115,8 @@ def drive(
 class _Interpreter:
     """The run so far, carried from one command to the next (the shell's one mutable
     place); the phases left behind, told to ``phase`` as the session changes phase; how
-    many events the last record written knew (``-1``: none written yet)."""
+    many events the last record journaled knew (none before the first step: the run's
+    first record is written before it starts, :meth:`~aitune_fp.shell.journal.Recorder.begin`)."""
 
     def __init__(
         self,
@@ -128,7 +129,7 @@ class _Interpreter:
         self.run = RunState()
         self.seen: Phase | None = None
         self.left = list(LOCAL_PHASES)
-        self.written = -1
+        self.written = 0
 
     def watch(self, session: Session, command: Command) -> None:
         """Keep the session as it stands; after a step, journal it and show a backend
