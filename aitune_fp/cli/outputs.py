@@ -9,7 +9,10 @@ as written. The plot is drawn first and ``run.json`` last: the time the plot too
 wall account's ``plot`` stage (:func:`~aitune_fp.core.record.wall.with_stage`), so the
 account in ``run.json`` and ``report.md`` runs to the record being written. A decision
 cache hit's plot is drawn in the background once ``run.json`` is written
-(:mod:`aitune_fp.cli.plot_later`), off the command's wall.
+(:mod:`aitune_fp.cli.plot_later`), off the command's wall. A tune's own ``run.json`` is
+already on disk when its files are written (``recorded``: written by the tuner's one
+writer, :class:`~aitune_fp.shell.journal.Recorder`): it is not written again, and its
+plot is drawn after ``report.md``, off the record's wall account.
 :func:`folder_problem` checks an output folder before any work.
 """
 
@@ -83,18 +86,26 @@ def write_plot(record: RunRecord, path: str | Path, console: Console) -> Path | 
 
 
 def write_run(
-    record: RunRecord, folder: str | Path, console: Console, *, plot: bool = True
+    record: RunRecord,
+    folder: str | Path,
+    console: Console,
+    *,
+    plot: bool = True,
+    recorded: bool = False,
 ) -> tuple[RunRecord, list[Path]]:
     """Write ``plot.png`` (optionally), then ``report.md`` and ``run.json`` under
     ``folder`` (see the rules); the record as written and the paths (``run.json`` first).
     A decision cache hit's plot is drawn in the background after the record
-    (:mod:`aitune_fp.cli.plot_later`): not on the list, one line says so."""
+    (:mod:`aitune_fp.cli.plot_later`): not on the list, one line says so. ``recorded``:
+    ``record`` is already ``folder/run.json`` (a tune's), not written again."""
     from aitune_fp.cli.plot_later import is_hit
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     if plot and is_hit(record):
-        return record, _written_then_drawn(record, out, console)
+        return record, _written_then_drawn(record, out, console, recorded)
+    if recorded:
+        return record, _reported(record, out, console, plot)
     drawn = None
     if plot:
         record, drawn = _plotted(record, out, console)
@@ -103,17 +114,43 @@ def write_run(
     return record, written + ([drawn] if drawn is not None else [])
 
 
-def _written_then_drawn(record: RunRecord, out: Path, console: Console) -> list[Path]:
-    """A decision cache hit's files: ``run.json`` and ``report.md`` now, ``plot.png`` drawn
-    in the background after them (one line says so)."""
+def _reported(record: RunRecord, out: Path, console: Console, plot: bool) -> list[Path]:
+    """A tune's files around its ``run.json`` (on disk already): ``report.md`` (its
+    ``OSError`` first: a full disk is said as such), then ``run.json`` checked (an
+    ``OSError`` when the file there is not ``record``: the tuner could not write it),
+    then ``plot.png`` (optionally)."""
+    report = _report(record, out)
+    written = [_on_disk(record, out / "run.json"), report]
+    drawn = write_plot(record, out / "plot.png", console) if plot else None
+    return written + ([drawn] if drawn is not None else [])
+
+
+def _written_then_drawn(
+    record: RunRecord, out: Path, console: Console, recorded: bool = False
+) -> list[Path]:
+    """A decision cache hit's files: ``run.json`` (unless ``recorded``: on disk already)
+    and ``report.md`` now, ``plot.png`` drawn in the background after them (one line
+    says so)."""
     from aitune_fp.cli.plot_later import draw_later
 
     report = _report(record, out)
-    written = [write_record(record, out / "run.json"), report]
+    path = out / "run.json"
+    written = [_on_disk(record, path) if recorded else write_record(record, path), report]
     draw_later(written[0], out / "plot.png")
     console.print(f"{out / 'plot.png'}: drawn in the background (a decision cache hit)",
                   markup=False, highlight=False)  # fmt: skip
     return written
+
+
+def _on_disk(record: RunRecord, path: Path) -> Path:
+    """``path``, when it holds ``record`` (else an ``OSError`` saying it does not)."""
+    try:
+        same = loads(path.read_text(encoding="utf-8")) == record
+    except ValueError:
+        same = False
+    if not same:
+        raise OSError(f"{path} does not hold this run's record (the tune could not write it)")
+    return path
 
 
 def _plotted(record: RunRecord, out: Path, console: Console) -> tuple[RunRecord, Path | None]:

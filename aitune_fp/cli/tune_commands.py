@@ -128,7 +128,7 @@ def _write_and_show(
     """Write the run's files, show its table, say where the baseline came from; the
     record as written (its wall account with the plot's stage)."""
     try:
-        record, written = write_run(record, folder, err, plot=not args.no_plot)
+        record, written = write_run(record, folder, err, plot=not args.no_plot, recorded=True)
     except OSError as error:
         raise CliError(
             f"{name}: cannot write the run's files in {folder}: {error.strerror or error} "

@@ -1,6 +1,6 @@
 """Where and how one backend of a run is built: its folder in the run's workspace, in a
 worker (isolated) or in this process (both with the early stop the session gives
-them), and the journal told after each finished backend
+them), and a finished backend shown from its record row
 (see :mod:`aitune_fp.shell.drive` for the rules)."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from returns.io import IOSuccess
-from returns.result import Failure
 
 from aitune_fp.core.measure.early_stop import EarlyStop
+from aitune_fp.core.record.run_record import BackendOutcome
+from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.stats.statistics import mean
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
@@ -22,8 +23,7 @@ from aitune_fp.effects.checks.validate import validation_check
 from aitune_fp.effects.isolation import isolated_candidate
 from aitune_fp.effects.measure.memory import MemoryWatch
 from aitune_fp.effects.measure.profiler import BatchReport
-from aitune_fp.shell.io import perform
-from aitune_fp.shell.setup import RunState, Setup
+from aitune_fp.shell.setup import Setup
 
 log = logging.getLogger("aitune_fp")
 
@@ -100,12 +100,6 @@ def isolated(
                               setup.timeouts)  # fmt: skip
 
 
-def journal(setup: Setup, run: RunState) -> None:
-    """Tell ``setup.journal`` about ``run`` (the record so far goes to disk)."""
-    if setup.journal is not None:
-        setup.journal(setup, run)
-
-
 def with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:
     """``run`` with ``peak_mb`` attached to its profile (unchanged when it has none)."""
     if peak_mb is None or not isinstance(run.outcome, IOSuccess):
@@ -115,16 +109,16 @@ def with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:
     return dataclasses.replace(run, outcome=profile)
 
 
-def log_outcome(setup: Setup, done: int, run: CandidateRun) -> None:
-    """One log line and one ``backend_done`` event for a finished backend (its figure
-    named as the sweep's: the report may rest on a later measurement)."""
-    result = perform(run.outcome)
-    if isinstance(result, Failure):
-        failure = result.failure()
+def log_outcome(setup: Setup, done: int, row: BackendOutcome) -> None:
+    """One log line and one ``backend_done`` event for a finished backend, from its row
+    of the record (its figure named as the sweep's: the report may rest on a later
+    measurement)."""
+    if row.profile is None:
+        failure = row.failure or BackendFailure(row.backend, "build", "no profile")
         log.warning("%s", failure.describe())
-        setup.emit("backend_done", run.name, done, message=f"failed: {failure.describe()}")
+        setup.emit("backend_done", row.backend, done, message=f"failed: {failure.describe()}")
         return
-    measured = setup.strategy.measure(result.unwrap())
+    measured = setup.strategy.measure(row.profile)
     text = measured.map(lambda r: setup.strategy.fmt(r.metric)).value_or("no metric")
-    log.info("%s validated %s; profiled: %s", run.name, run.validation, text)
-    setup.emit("backend_done", run.name, done, message=f"ok: {text} (sweep)")
+    log.info("%s validated %s; profiled: %s", row.backend, dict(row.validation), text)
+    setup.emit("backend_done", row.backend, done, message=f"ok: {text} (sweep)")

@@ -39,6 +39,7 @@ from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.shell import decision_cache as cache
 from aitune_fp.shell.baseline_reuse import BaselinePlan, plan_baseline
 from aitune_fp.shell.drive import drive
+from aitune_fp.shell.journal import Recorder
 from aitune_fp.shell.recording import Heading
 from aitune_fp.shell.resolve import _unique_names
 from aitune_fp.shell.tune_options import TuneOptions
@@ -48,7 +49,6 @@ from aitune_fp.shell.tune_run import (
     announce,
     finish_run,
     phase_clock,
-    with_journal,
 )
 from aitune_fp.shell.variants import variant_bases
 from aitune_fp.shell.wall_clock import Stopwatch
@@ -132,10 +132,10 @@ def _session(
     plan = SessionPlan(setup.strategy, names, BASELINE.describe(), setup.settings.early_stop,
                        options.verify_seconds, baseline.profile, pmap(bases),
                        ladder=ladder)  # fmt: skip
-    heading = Heading(plan, options.model_name, baseline.provenance)
-    if options.target is not None:
-        setup = with_journal(setup, heading, options.target, clock)
+    recorder = Recorder(setup, Heading(plan, options.model_name, baseline.provenance), clock,
+                        options.target)  # fmt: skip
+    recorder.begin(plan)
     announce(setup, plan, prepared, clock)
     configs = {**chosen, plan.baseline: BASELINE}  # a candidate named so is the same config
-    run = drive(setup, plan, configs, phase=phase_clock(clock))
-    return finish_run(setup, run, heading, clock, options.target)
+    run = drive(setup, plan, configs, phase=phase_clock(clock), journal=recorder.journal)
+    return finish_run(recorder, run)

@@ -9,15 +9,16 @@ Rules:
 - ``Build``: the backend built from the config the driver was given under its name (the
   baseline's too: the plan names it), validated and profiled with the early stop it
   carries (the baseline with none; a reused baseline only gets a runner); its runner, when it
-  has one, joins the live ones; ``Close``: the named runners released; ``Journal``: the
-  record so far on disk, then the backend shown as done (a row the user saw is always in
-  the partial ``run.json``); ``Amend``: profiles replaced by their round samples;
-  ``Replace``: one backend's profile replaced (a raced candidate's); a ``Build`` with
-  ``batch_sizes`` profiles those instead of the setup's ladder, and the build of a
-  contender the session widens (phase ``widen``) takes its race build's place in the
-  runs, the seconds of both stages summed (a candidate named as the baseline is another
-  row);
-  ``Say``: its note's line (:func:`~aitune_fp.core.report.notes.render`), at its level;
+  has one, joins the live ones, its config is kept for the tuned module, and its
+  ``Profiled`` carries every fact the record keeps of it
+  (:func:`~aitune_fp.shell.recording.facts_of`); a ``Build`` with ``batch_sizes``
+  profiles those instead of the setup's ladder; ``Close``: the named runners released;
+  ``Replace``: nothing to do (the record reads the session's profiles); ``Say``: its
+  note's line (:func:`~aitune_fp.core.report.notes.render`), at its level;
+- after each step (before the next command is carried out) ``journal`` is told the run
+  (:class:`~aitune_fp.shell.journal.Recorder` writes the record derived from the session,
+  the one place ``run.json`` is written), then a backend just built is shown as done
+  from its row: a row the user saw is always in the partial ``run.json``;
 - ``TimeRounds`` and ``Verify`` run here, in this process, under the call deadline:
   each participant's runner made here from its worker's artifact (one that cannot be
   made is simply not timed: the ``Timed`` says why it left, and the session says so),
@@ -43,15 +44,14 @@ from pyrsistent import PMap, pmap
 from returns.io import IOSuccess
 from returns.result import Failure
 
+from aitune_fp.core.record.derive import built_rows
 from aitune_fp.core.records import Profile
 from aitune_fp.core.report.notes import render
 from aitune_fp.core.session import (
-    Amend,
     Build,
     Close,
     Command,
     Event,
-    Journal,
     Prebuild,
     Profiled,
     Replace,
@@ -63,7 +63,7 @@ from aitune_fp.core.session import (
     Verify,
 )
 from aitune_fp.core.session.baseline import refused
-from aitune_fp.core.session.phase import Finished, Phase, Prebuilding, Rounds, Verifying, Widening
+from aitune_fp.core.session.phase import Finished, Phase, Prebuilding, Rounds, Verifying
 from aitune_fp.core.session.run import moved, run
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.candidate import CandidateRun
@@ -74,6 +74,7 @@ from aitune_fp.effects.measure.rounds import time_paired, time_rounds
 from aitune_fp.shell import building
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.prebuild import capable, prebuilt
+from aitune_fp.shell.recording import facts_of
 from aitune_fp.shell.setup import RunState, Setup, as_result
 
 log = logging.getLogger("aitune_fp")
@@ -88,39 +89,56 @@ def _no_phase(_name: str) -> None:
     return None
 
 
+def _no_journal(_run: RunState) -> None:
+    return None
+
+
 def drive(
     setup: Setup,
     plan: SessionPlan,
     backends: Mapping[str, Backend],
     phase: Callable[[str], None] = _no_phase,
+    journal: Callable[[RunState], None] = _no_journal,
 ) -> RunState:
     """Carry out ``plan``'s session to its end with the one loop
     (:func:`~aitune_fp.core.session.run.run`); the run, its session and ``Done``.
     ``backends`` holds every config by name, the baseline's under ``plan.baseline``
-    (a plan whose baseline it lacks is refused: :mod:`aitune_fp.core.session.baseline`)."""
+    (a plan whose baseline it lacks is refused: :mod:`aitune_fp.core.session.baseline`);
+    ``journal`` is told the run after each step (see the module's rules)."""
     unknown = refused(plan, backends.keys())
     if unknown is not None:
         return RunState(session=unknown[0], done=unknown[1])
-    shell = _Interpreter(setup, backends, phase)
+    shell = _Interpreter(setup, backends, phase, journal)
     session, done = run(capable(setup, plan, backends), shell.answer, shell.watch)
     return dataclasses.replace(shell.run, session=session, done=done)
 
 
 class _Interpreter:
     """The run so far, carried from one command to the next (the shell's one mutable
-    place); the phases left behind, told to ``phase`` as the session changes phase."""
+    place); the phases left behind, told to ``phase`` as the session changes phase; how
+    many events the last record journaled knew (none before the first step: the run's
+    first record is written before it starts, :meth:`~aitune_fp.shell.journal.Recorder.begin`)."""
 
     def __init__(
-        self, setup: Setup, backends: Mapping[str, Backend], phase: Callable[[str], None]
+        self,
+        setup: Setup,
+        backends: Mapping[str, Backend],
+        phase: Callable[[str], None],
+        journal: Callable[[RunState], None],
     ) -> None:
-        self.setup, self.backends, self.phase = setup, backends, phase
+        self.setup, self.backends, self.phase, self.journal = setup, backends, phase, journal
         self.run = RunState()
         self.seen: Phase | None = None
         self.left = list(LOCAL_PHASES)
+        self.written = 0
 
     def watch(self, session: Session, command: Command) -> None:
-        """Keep the session as it stands; lap the phases it has left."""
+        """Keep the session as it stands; after a step, journal it and show a backend
+        just built as done; lap the phases it has left."""
         self.run = dataclasses.replace(self.run, session=session)
+        if len(session.events) != self.written:
+            self.written = len(session.events)
+            journaled(self.setup, self.run, self.journal)
         if not moved(self.seen, session, command):
             return
         if isinstance(self.seen, Prebuilding):
@@ -158,12 +176,8 @@ def carry_out(
         case Say(note):
             (log.warning if note.level == "warning" else log.info)("%s", render(note))
             return run, None
-        case Journal(name):
-            return finished(setup, run, name), None
-        case Amend(profiles, seconds):
-            return _amended(run, profiles, seconds), None
-        case Replace(profile):
-            return _replaced(run, profile), None
+        case Replace():
+            return run, None
         case TimeRounds() | Verify():
             return run, _timed(setup, run, command)
     raise TypeError(f"not a command to carry out: {command!r}")  # pragma: no cover
@@ -173,7 +187,7 @@ def _timed(setup: Setup, run: RunState, command: TimeRounds | Verify) -> Timed:
     """Final rounds or a verification timed here, under the call deadline, by the
     runners made here (who could not be made is told to the session, not timed)."""
     rounds = isinstance(command, TimeRounds)
-    setup.emit("stage", stage="final rounds" if rounds else "verification", done=len(run.runs))
+    setup.emit("stage", stage="final rounds" if rounds else "verification", done=shown(run))
     runners, left = _made(run.live, command.backends)
     with call_deadline(setup.timeouts.call):
         if isinstance(command, TimeRounds):
@@ -208,7 +222,7 @@ def _build(
     setup: Setup, run: RunState, command: Build, backends: Mapping[str, Backend]
 ) -> tuple[RunState, Event]:
     """Build (or, for a reused baseline, only make the runner of) one backend."""
-    name, done = command.name, len(run.runs)
+    name, done = command.name, shown(run)
     backend = backends[name]
     if command.batch_sizes:
         setup = dataclasses.replace(setup, batch_sizes=command.batch_sizes)
@@ -221,32 +235,27 @@ def _build(
         made = make(setup, done, backend, name, command.early_stop)
     live = run.live.set(name, made.built) if made.built is not None else run.live
     seconds = 0.0 if command.reuse is not None else made.stage_seconds.get("profile", 0.0)
-    event = Profiled(name, as_result(made), made.built is not None, seconds)
-    widened = run.session is not None and isinstance(run.session.phase, Widening)
-    runs = _joined(run.runs, made) if widened else (*run.runs, made)
-    return dataclasses.replace(run, runs=runs, live=live), event
+    event = Profiled(name, as_result(made), made.built is not None, seconds, facts_of(made))
+    configs = run.configs if name in run.configs else run.configs.set(name, backend)
+    return dataclasses.replace(run, live=live, configs=configs), event
 
 
-def _joined(runs: tuple[CandidateRun, ...], made: CandidateRun) -> tuple[CandidateRun, ...]:
-    """``runs`` with ``made`` in the place of the backend's last earlier build (stage
-    seconds summed; appended when there is none): a widened contender's one row."""
-    earlier = next((i for i in reversed(range(len(runs))) if runs[i].name == made.name), None)
-    if earlier is None:
-        return (*runs, made)
-    before = runs[earlier].stage_seconds
-    seconds = {k: before.get(k, 0.0) + made.stage_seconds.get(k, 0.0)
-               for k in {*before, *made.stage_seconds}}  # fmt: skip
-    joined = dataclasses.replace(made, stage_seconds=seconds)
-    return (*runs[:earlier], joined, *runs[earlier + 1 :])
+def shown(run: RunState) -> int:
+    """How many backends the run has shown built so far (its record's rows)."""
+    return len(built_rows(run.session)) if run.session is not None else 0
 
 
-def _replaced(run: RunState, profile: Profile) -> RunState:
-    """The runs with ``profile`` as its backend's profile."""
-    runs = tuple(
-        dataclasses.replace(r, outcome=IOSuccess(profile)) if r.name == profile.backend else r
-        for r in run.runs
-    )
-    return dataclasses.replace(run, runs=runs)
+def journaled(setup: Setup, run: RunState, journal: Callable[[RunState], None]) -> None:
+    """``run`` journaled (the record on disk), then the backend its last step built
+    shown as done, from its row."""
+    journal(run)
+    session = run.session
+    last = session.events[-1] if session is not None and session.events else None
+    if session is None or not isinstance(last, Profiled):
+        return
+    rows = built_rows(session)
+    row = next(r for r in reversed(rows) if r.backend == last.name)
+    building.log_outcome(setup, len(rows), row)
 
 
 def _reused(setup: Setup, config: Backend, name: str, profile: Profile) -> CandidateRun:
@@ -269,26 +278,6 @@ def _made(live: Mapping[str, Built], wanted: Iterable[str]) -> tuple[Runners, di
         else:
             runners[name] = made.unwrap().runner
     return runners, left
-
-
-def _amended(run: RunState, profiles: tuple[Profile, ...], seconds: float) -> RunState:
-    """The runs with ``profiles`` (their round samples) and ``seconds`` as ``rounds``."""
-    updated = {p.backend: p for p in profiles}
-    runs = tuple(
-        dataclasses.replace(r, outcome=IOSuccess(updated[r.name]),
-                            stage_seconds={**r.stage_seconds, "rounds": seconds})
-        if r.name in updated else r
-        for r in run.runs
-    )  # fmt: skip
-    return dataclasses.replace(run, runs=runs)
-
-
-def finished(setup: Setup, run: RunState, name: str) -> RunState:
-    """``run`` journaled (the record on disk), then ``name`` shown as done."""
-    building.journal(setup, run)
-    shown = next(r for r in reversed(run.runs) if r.name == name)
-    building.log_outcome(setup, len(run.runs), shown)
-    return run
 
 
 def close_all_but(live: Mapping[str, Built], keep: Collection[str]) -> PMap[str, Built]:

@@ -7,8 +7,7 @@ plan named, as its first run was); a winner whose runner is gone is already
 the session's failure (:func:`~aitune_fp.core.session.ending.runnable`), so only a
 runner that cannot be made here (an artifact this process cannot load) is a
 ``TuneError`` outcome found here, never an exception; the summary is the decision
-account's lines (or the one failure line); a record written mid-run has the
-"interrupted" outcome.
+account's lines (or the one failure line).
 """
 
 from __future__ import annotations
@@ -30,11 +29,6 @@ Winning = tuple[Built, Backend]
 Winner = Winning | None
 
 
-def interrupted() -> Result[Selection, TuneError]:
-    """The outcome a record written mid-run carries."""
-    return Failure(TuneError("the run was interrupted before it finished (partial record)"))
-
-
 def summary(record: RunRecord, outcome: Result[Selection, TuneError]) -> tuple[str, ...]:
     """The decision account's lines, as every report shows them (or the failure line)."""
     match outcome:
@@ -49,8 +43,7 @@ def winner_built(setup: Setup, run: RunState, selection: Selection) -> IOResult[
     """The selected backend's runner made here and its config (a fallback without a
     runner: the baseline's config, the one the plan named, built again)."""
     name = selection.backend
-    # the first run so named: the baseline is the first run, so a fallback finds its own
-    config = next((r.backend for r in run.runs if r.name == name), None)
+    config = run.configs.get(name)  # a candidate named as the baseline is its config
     if config is not None and name in run.live:
         return materialize(run.live[name]).map(lambda built: (built, config))
     if config is None or not selection.fell_back_to_baseline:

@@ -2,14 +2,15 @@
 
 Rules: a :class:`Setup` is fixed before the first build (the module and samples on the
 device, the strategy, the sweep's batch sizes, where files and progress go, the
-isolation and its timeouts); a :class:`RunState` is the run so far (each backend's run,
-baseline first, the runners still alive, the session deciding it). Both are frozen;
-the interpreter (:mod:`aitune_fp.shell.drive`) replaces the state after every command.
+isolation and its timeouts); a :class:`RunState` is what the interpreter needs to
+perform (the runners still alive, the config of each backend built, by name) and the
+session deciding the run, which alone knows the run so far: the record is derived from
+it (:func:`~aitune_fp.core.record.derive.record_of`). Both are frozen; the interpreter
+(:mod:`aitune_fp.shell.drive`) replaces the state after every command.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from aitune_fp.core.record.max_batch import MaxBatchSearch
 from aitune_fp.core.records import BackendFailure, Profile, TuneState
 from aitune_fp.core.session import Done, Session
 from aitune_fp.core.strategy import Strategy
-from aitune_fp.effects.backends.base import Built
+from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.candidate import CandidateRun
 from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.inputs.samples import Samples
@@ -53,7 +54,6 @@ class Setup:
     workspace: Workspace | None = None
     isolation: bool = False
     timeouts: Timeouts = field(default_factory=Timeouts)
-    journal: Callable[[Setup, RunState], None] | None = None
     max_batch_search: MaxBatchSearch | None = None
 
     def emit(self, kind: str, backend: str = "", done: int = 0, **fields: Any) -> None:
@@ -63,13 +63,13 @@ class Setup:
 
 @dataclass(frozen=True, slots=True)
 class RunState:
-    """What a run has done: its runs (baseline first), the runners alive by backend, and
-    the session (``None`` before it starts; ``done`` once it ended)."""
+    """What a run needs to perform: the runners alive and the config of each backend
+    built, by name; and the session (``None`` before it starts; ``done`` once it ended)."""
 
-    runs: tuple[CandidateRun, ...] = ()
     live: PMap[str, Built] = field(default_factory=pmap)
     session: Session | None = None
     done: Done | None = None
+    configs: PMap[str, Backend] = field(default_factory=pmap)
 
     @property
     def fold(self) -> TuneState:

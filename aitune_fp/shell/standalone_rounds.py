@@ -22,7 +22,7 @@ import torch
 
 from aitune_fp.core.records import Candidate, Profile, TuneState
 from aitune_fp.core.report.notes import render
-from aitune_fp.core.session import Amend, Command, Event, Say, Session, SessionPlan, TimeRounds
+from aitune_fp.core.session import Command, Event, Say, Session, SessionPlan, TimeRounds
 from aitune_fp.core.session.phase import Swept
 from aitune_fp.core.session.run import carry
 from aitune_fp.core.session.session import onwards
@@ -81,7 +81,6 @@ def final_rounds(
     the rounds' time at ``plan.sweep_share`` times them.
     """
     timings: list[Interleaved] = []
-    amended: list[tuple[Profile, ...]] = []
 
     def answer(command: Command) -> Event | None:
         match command:
@@ -91,12 +90,10 @@ def final_rounds(
                 who = [(n, runners[n], bs) for n, bs in participants]
                 timings.append(time_rounds(who, samples, device, plan, judge, settings))
                 return as_timed("rounds", timings[-1])
-            case Amend(profiles):
-                amended.append(profiles)
         return None
 
     session, _ = carry(*onwards(swept(after, list(runners))), answer)
     if not timings:
         return session.fold, None
-    t, profiles = timings[-1], amended[-1] if amended else ()
+    t, profiles = timings[-1], tuple(session.profiles[n] for n in session.rounded)
     return session.fold, RoundsOutcome(profiles, t.rounds, t.reason, t.seconds)

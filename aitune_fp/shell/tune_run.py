@@ -5,13 +5,13 @@ Rules (see :mod:`aitune_fp.shell.tune_module` for the whole run's):
   bad sample or an absent device is a ``TuneError``), starts the workers' server and
   imports the admitted candidates' libraries (the server before its first worker, this
   process in a background thread), finds the max batch size and fixes the ``Setup``;
-- :func:`with_journal` makes every finished backend reach ``run.json`` (written
-  ``interrupted`` at once, before any backend);
 - :func:`prepare` waits for the workers' server to be able to fork (``worker_pool_start``)
   and joins the background import (``preload_join``) before the max-batch search: nothing
   is timed while either still imports;
 - :func:`phase_clock` laps the wall account as the interpreter leaves each phase;
-- :func:`finish_run` makes the winner here, writes the record and says the summary.
+- :func:`finish_run` makes the winner here, writes the final record (by the run's
+  :class:`~aitune_fp.shell.journal.Recorder`, which wrote it ``interrupted`` after each
+  step) and says the summary.
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ from aitune_fp.effects.isolation.server import start as start_workers
 from aitune_fp.effects.machine.preload import libraries_of, preload, preload_in_background
 from aitune_fp.effects.measure.profiler import ProfileSettings
 from aitune_fp.shell.batch_search import inside, search_max_batch
-from aitune_fp.shell.journal import write_record
+from aitune_fp.shell.drive import shown
+from aitune_fp.shell.journal import Recorder
 from aitune_fp.shell.progress import silent
-from aitune_fp.shell.recording import Heading, run_record
 from aitune_fp.shell.resolve import _unique_names, default_cache_dir, resolve_device
-from aitune_fp.shell.run_end import interrupted, make_winner, summary, tuned_of
+from aitune_fp.shell.run_end import make_winner, summary, tuned_of
 from aitune_fp.shell.setup import RunState, Setup
 from aitune_fp.shell.tune_options import TuneOptions
 from aitune_fp.shell.tuned_module import TunedModule
@@ -184,18 +184,6 @@ def _fixed(
     )  # fmt: skip
 
 
-def with_journal(setup: Setup, heading: Heading, target: Path, clock: Stopwatch) -> Setup:
-    """``setup`` journaling every finished backend to ``target`` (written once now)."""
-
-    def journal(now: Setup, run: RunState) -> None:
-        partial = run_record(now, run, interrupted(), heading, "interrupted",
-                             wall=clock.account())  # fmt: skip
-        write_record(partial, target)
-
-    journal(setup, RunState())  # this run's record from now on, before any backend
-    return replace(setup, journal=journal)
-
-
 def announce(setup: Setup, plan: SessionPlan, prepared: Prepared, clock: Stopwatch) -> None:
     """The plan's lines, then the admitted libraries imported here (without isolation)."""
     names = plan.candidates
@@ -213,25 +201,20 @@ def phase_clock(clock: Stopwatch) -> Callable[[str], None]:
     return clock.lap
 
 
-def finish_run(
-    setup: Setup, run: RunState, heading: Heading, clock: Stopwatch, target: Path | None
-) -> TuningRun:
-    """The winner made here, the record written, the summary said."""
+def finish_run(recorder: Recorder, run: RunState) -> TuningRun:
+    """The winner made here, the final record written, the summary said."""
     if run.done is None:
         raise ValueError("the run's session has not ended")
-    selected, verified = run.done.selection, run.done.verification
+    setup, selected = recorder.setup, run.done.selection
     winner, outcome = make_winner(setup, run, selected)
-    clock.lap("winner")
-    record = run_record(setup, run, outcome, heading,
-                        verification=verified if outcome is selected else None,
-                        wall=clock.account())  # fmt: skip
+    recorder.clock.lap("winner")
+    unmade = outcome.failure() if isinstance(outcome, Failure) and outcome is not selected else None
+    record = recorder.record(run, "complete", unmade)
     tuned = tuned_of(setup, winner, outcome, record)
-    if target is not None:
-        write_record(record, target)
     lines = summary(record, outcome)
     log.info("%s", wall_summary(record) or "")
     for line in lines:
         log.info("%s", line)
     chosen = outcome.map(lambda s: s.backend).value_or("")
-    setup.emit("selected", chosen, done=len(run.runs), message=" | ".join(lines))
+    setup.emit("selected", chosen, done=shown(run), message=" | ".join(lines))
     return TuningRun(record, tuned)

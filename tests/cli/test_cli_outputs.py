@@ -1,5 +1,6 @@
-"""The run's files: the plot drawn first and its time in the written account; the console
-script's exit runs the ``atexit`` handlers and keeps the exit code."""
+"""The run's files: the plot drawn first and its time in the written account; a tune's own
+run.json (written by the tuner) is not written again; the console script's exit runs the
+``atexit`` handlers and keeps the exit code."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from aitune_fp.cli.outputs import write_run
-from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, loads
+from aitune_fp.core.record.run_record import BackendOutcome, RunRecord, dumps, loads
 from aitune_fp.core.record.wall import WallAccount
 from aitune_fp.core.records import Profile
 
@@ -46,6 +47,22 @@ atexit.register(lambda: open(sys.argv[1], "w").write("ran"))
 print("said", flush=False)
 entry.leave(7)
 """
+
+
+def test_a_tunes_run_json_is_not_written_again(tmp_path: Path) -> None:
+    """With ``recorded``, the run.json the tuner wrote is kept byte for byte (the record as
+    written is the tune's, no plot stage added) and report.md is written next to it; a
+    run.json that does not hold the record is an error, never silently kept."""
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(dumps(_record()))
+    before = (out / "run.json").stat().st_mtime_ns
+    record, written = write_run(_record(), out, Console(quiet=True), plot=False, recorded=True)
+    assert [p.name for p in written] == ["run.json", "report.md"] and record == _record()
+    assert (out / "run.json").stat().st_mtime_ns == before
+    other = RunRecord("other", "cpu", {}, None, (), None, None, {}, {}, 1)
+    with pytest.raises(OSError, match="does not hold this run's record"):
+        write_run(other, out, Console(quiet=True), plot=False, recorded=True)
 
 
 def test_leave_runs_atexit_flushes_and_keeps_the_code(tmp_path: Path) -> None:

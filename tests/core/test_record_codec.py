@@ -16,6 +16,7 @@ from pyrsistent import pmap
 from returns.result import Success
 
 from aitune_fp.core.record.max_batch import STOPS, MaxBatchSearch
+from aitune_fp.core.record.plan_record import PlanRecord
 from aitune_fp.core.record.run_record import (
     BackendOutcome,
     RunRecord,
@@ -27,6 +28,7 @@ from aitune_fp.core.record.run_record import (
 from aitune_fp.core.record.wall import WallAccount
 from aitune_fp.core.records import Candidate, Profile
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
+from aitune_fp.core.session.facts import BuildFacts
 from tests.core.run_record_strategies import run_records
 
 OLD = Path(__file__).parent / "data" / "run_v1.json"
@@ -120,9 +122,11 @@ def test_an_unknown_version_is_refused_in_one_line_naming_it() -> None:
 
 
 def _profiled(outcome: BackendOutcome, live: bool, took: float) -> Event:
-    """The event that measured ``outcome`` (a profile or a failure)."""
+    """The event that measured ``outcome`` (a profile or a failure), with its facts."""
     built: Candidate = Success(outcome.profile) if outcome.profile is not None else _failed(outcome)
-    return Profiled(outcome.backend, built, live, took)
+    o = outcome
+    facts = BuildFacts(o.kind, o.key, o.config, o.stage_seconds, o.validation, o.artifact)
+    return Profiled(outcome.backend, built, live, took, facts)
 
 
 def _failed(outcome: BackendOutcome) -> Candidate:
@@ -135,7 +139,8 @@ def _failed(outcome: BackendOutcome) -> Candidate:
 
 @st.composite
 def full_records(draw: st.DrawFn) -> RunRecord:
-    """A generated run record with an event log, a wall account and a max-batch search."""
+    """A generated run record with an event log, a wall account, a max-batch search and
+    the session's plan."""
     record: RunRecord = draw(run_records())
     profiled = [_profiled(o, draw(st.booleans()), draw(seconds)) for o in record.outcomes]
     samples = st.dictionaries(texts, st.lists(seconds, max_size=3).map(tuple), max_size=3)
@@ -146,7 +151,13 @@ def full_records(draw: st.DrawFn) -> RunRecord:
     wall = WallAccount(draw(seconds), tuple(draw(st.lists(st.tuples(texts, seconds), max_size=3))))
     search = MaxBatchSearch(draw(st.sampled_from(STOPS)), draw(texts),
                             draw(st.one_of(st.none(), st.integers(1, 64))))  # fmt: skip
-    return replace(record, events=tuple(events), wall=wall, max_batch_search=search)
+    names = tuple(draw(st.lists(texts, max_size=3)))
+    reused = draw(st.sampled_from([None, *(o.profile for o in record.outcomes)]))
+    ladder = tuple(draw(st.lists(st.integers(1, 64), max_size=3)))
+    plan = PlanRecord(names, draw(texts), draw(st.booleans()), draw(st.one_of(st.none(), seconds)),
+                      reused, pmap(draw(st.dictionaries(texts, texts, max_size=2))), names[:1],
+                      draw(st.integers(0, 4)), ladder)  # fmt: skip
+    return replace(record, events=tuple(events), wall=wall, max_batch_search=search, plan=plan)
 
 
 @given(full_records())
@@ -164,3 +175,16 @@ def test_a_profile_key_is_read_as_an_integer_batch_size() -> None:
     profile = record.candidates[0].profile
     assert isinstance(profile, Profile) and sorted(profile.latencies_ms) == [1, 4]
     assert set(encode(record)["candidates"][0]["profile"]["latencies_ms"]) == {"1", "4"}
+
+
+def test_an_event_logged_before_facts_travelled_reads_with_empty_facts() -> None:
+    """A ``profiled`` event without ``facts`` (an older log) decodes with the empty facts,
+    and an event with empty facts is written without the key (older logs read the same)."""
+    from aitune_fp.core.record.event_log import decode_event, encode_event
+
+    event = Profiled("a", Success(Profile("a", {1: [1.0]})), True, 0.5)
+    written = encode_event(event)
+    assert "facts" not in written
+    assert decode_event(written, "e") == event and decode_event(written, "e").facts == BuildFacts()
+    told = replace(event, facts=BuildFacts("a", "k", {"x": 1}, {"build": 1.0}, {}, "a.pt", "ff"))
+    assert decode_event(encode_event(told), "e") == told

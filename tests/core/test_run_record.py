@@ -132,11 +132,12 @@ def test_decode_of_a_corrupted_record_is_a_value_error_or_a_record(
 
 
 def test_every_record_field_is_written() -> None:
-    """Each record's JSON holds exactly its dataclass fields, so no new field is dropped
-    (the run's notes are written when it said any)."""
+    """Each record's JSON holds exactly its dataclass fields (a record with its optional
+    plan and a note: both are written only when kept), so no new field is dropped."""
     import dataclasses
 
     from aitune_fp.core.record.json_codec import to_json
+    from aitune_fp.core.record.plan_record import PlanRecord
     from aitune_fp.core.record.provenance import Provenance
     from aitune_fp.core.record.run_record import encode_outcome
     from aitune_fp.core.records import (
@@ -158,7 +159,14 @@ def test_every_record_field_is_written() -> None:
         (Selection, to_json(Selection("a", result, False))),
         (TuneError, to_json(TuneError("m"))),
         (BackendOutcome, encode_outcome(BackendOutcome("a", "a", "k", {}))),
-        (RunRecord, encode(dataclasses.replace(_record(), notes=(Settled("min_latency"),)))),
+        (
+            RunRecord,
+            encode(
+                dataclasses.replace(
+                    _record(), plan=PlanRecord(("a",)), notes=(Settled("min_latency"),)
+                )
+            ),
+        ),
         (Provenance, to_json(Provenance({"model": "m"}, "run.json"))),
     ]
     for cls, encoded in cases:

@@ -14,6 +14,7 @@ from returns.result import Success
 
 from aitune_fp import ProfilingPlan, min_latency
 from aitune_fp.core.measure.stop_rules import fixed_steps
+from aitune_fp.core.record.derive import built_rows
 from aitune_fp.core.session import SessionPlan
 from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.inputs.samples import normalise_samples
@@ -50,9 +51,11 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Setup, RunState]:
 def test_the_baseline_is_built_from_the_config_named_by_the_plan(
     ran: tuple[Setup, RunState],
 ) -> None:
-    """The first run is the plan's baseline, built from the config given under its name."""
+    """The first row is the plan's baseline, built from the config given under its name."""
     _, run = ran
-    assert [(r.name, r.backend) for r in run.runs] == [("base", BASE), ("slow", SLOW)]
+    assert run.session is not None
+    assert [r.backend for r in built_rows(run.session)] == ["base", "slow"]
+    assert dict(run.configs) == {"base": BASE, "slow": SLOW}
     assert run.done is not None and run.done.selection.unwrap().fell_back_to_baseline
 
 
@@ -84,6 +87,7 @@ def test_a_plan_whose_baseline_names_no_config_is_refused(tmp_path: Path) -> Non
     error naming it."""
     plan = SessionPlan(QUICK, ("slow",), baseline="eager")
     run = drive(_setup(tmp_path), plan, {"slow": SLOW})
-    assert run.runs == () and run.done is not None
+    assert not run.configs and run.session is not None and not run.session.events
+    assert run.done is not None
     message = run.done.selection.failure().message
     assert message == "the baseline 'eager' names no backend of this run (it has: slow)"

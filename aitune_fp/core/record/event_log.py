@@ -1,18 +1,21 @@
 """The run record's ``events``: the session's event log as JSON and back (pure).
 
 Rules: each event is one object, ``{"event": "profiled", "name", "profile" | "failure",
-"live", "profile_seconds"}`` or ``{"event": "timed", "purpose", "samples", "rounds",
-"reason", "seconds"}`` (with ``"left"``, why each backend left before it was timed, only
-when one did) or ``{"event": "prebuilt", "seconds", "failures"}``; floats are
-written as JSON numbers (Python's shortest repr, so a decoded log is the same values bit
-for bit and a replay reproduces the run exactly); records written before the log existed
-read as an empty log; each event's fields are msgspec's (:mod:`.json_codec`), the
-tag and the build's result (``profile`` or ``failure``, flat) are ours.
+"live", "profile_seconds", "facts"}`` (``facts``: the build's
+:class:`~aitune_fp.core.session.facts.BuildFacts`, written only when it has any) or
+``{"event": "timed", "purpose", "samples", "rounds", "reason", "seconds"}`` (with
+``"left"``, why each backend left before it was timed, only when one did) or
+``{"event": "prebuilt", "seconds", "failures"}``; floats are written as JSON numbers
+(Python's shortest repr, so a decoded log is the same values bit for bit and a replay
+reproduces the run exactly); records written before the log existed read as an empty log;
+each event's fields are msgspec's (:mod:`.json_codec`), the tag and the build's result
+(``profile`` or ``failure``, flat) are ours.
 
 >>> from pyrsistent import pmap
 >>> from returns.result import Failure, Success
 >>> from aitune_fp.core.records import BackendFailure, Profile
->>> log = (Profiled("a", Success(Profile("a", {1: [0.1 + 0.2]})), True, 1.5),
+>>> facts = BuildFacts("a", "k1", {"opt": [1]}, {"build": 2.0}, {"max_abs": 0.0}, "a.pt")
+>>> log = (Profiled("a", Success(Profile("a", {1: [0.1 + 0.2]})), True, 1.5, facts),
 ...        Profiled("b", Failure(BackendFailure("b", "build", "no")), False),
 ...        Timed("rounds", pmap({"a": (1.0, 2.0)}), 2, "clear", 0.25),
 ...        Timed("verify", pmap({"a": (1.0,)}), 1, "cap", 0.1, pmap({"b": "no live runner"})),
@@ -31,6 +34,7 @@ from returns.result import Failure, Success
 from aitune_fp.core.record.json_codec import decoded_fields, from_json, to_json
 from aitune_fp.core.records import BackendFailure, Candidate, Profile
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
+from aitune_fp.core.session.facts import BuildFacts
 
 _KINDS: Final[dict[str, type[Event]]] = {"profiled": Profiled, "timed": Timed,
                                          "prebuilt": Prebuilt}  # fmt: skip
@@ -43,7 +47,8 @@ def encode_event(event: Event) -> dict[str, Any]:
                  "failure": event.result.swap().value_or(None)}  # fmt: skip
         fields = {"name": event.name, **built, "live": event.live,
                   "profile_seconds": event.profile_seconds}  # fmt: skip
-        return {"event": "profiled", **to_json(fields)}
+        facts = {"facts": event.facts} if event.facts != BuildFacts() else {}
+        return {"event": "profiled", **to_json({**fields, **facts})}
     if isinstance(event, Prebuilt):
         return {"event": "prebuilt", **to_json(event)}
     fields = to_json(event)

@@ -15,6 +15,8 @@ Rules:
   which replays the run (:mod:`.event_log`, :mod:`aitune_fp.core.session.replay`);
   ``notes``: what the session said, in order (:mod:`.note_log`; written only when there
   are any: an older record, without the field, reads as none and is written back alike).
+  ``plan``: the session's plan as one value, its strategy aside (:mod:`.plan_record`;
+  ``None`` in older records, whose plan is read back from ``options``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from aitune_fp.core.record.event_log import decode_events, encode_events
 from aitune_fp.core.record.json_codec import decoded_fields, from_json, to_json
 from aitune_fp.core.record.max_batch import MaxBatchSearch
 from aitune_fp.core.record.note_log import decode_notes, encode_notes
+from aitune_fp.core.record.plan_record import PlanRecord
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.stages import encode_stages, without_null_stages
 from aitune_fp.core.record.values import freeze_json, freeze_numbers
@@ -122,6 +125,7 @@ class RunRecord:
     wall: WallAccount | None = None
     events: tuple[Event, ...] = ()
     notes: tuple[Note, ...] = ()
+    plan: PlanRecord | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -204,7 +208,9 @@ def decode_outcome(data: Any, where: str = "outcome") -> BackendOutcome:
 def encode(record: RunRecord) -> dict[str, Any]:
     """The record as a JSON-able dict (the ``run.json`` schema, see docs/run-record.md)."""
     rest = replace(record, baseline=None, candidates=(), events=(), notes=())
-    tree = {k: v for k, v in to_json(rest).items() if k != "notes"}
+    tree: dict[str, Any] = {k: v for k, v in to_json(rest).items() if k != "notes"}
+    if record.plan is None:  # written only when kept: older records read the same
+        del tree["plan"]
     said = {"notes": encode_notes(record.notes)} if record.notes else {}  # only when any were
     outcomes = {"baseline": None if record.baseline is None else encode_outcome(record.baseline),
                 "candidates": [encode_outcome(c) for c in record.candidates]}  # fmt: skip

@@ -12,8 +12,10 @@ Rules:
   baseline keys, the first journal record), ``prebuild`` (the builds ahead, when any ran:
   :mod:`aitune_fp.core.session.prebuild`), ``candidates`` (the baseline and every
   candidate, their workers included), ``final_rounds``, ``verification``, ``record``;
-- the CLI adds ``plot`` (:func:`with_stage`): drawing ``plot.png``, after the account
-  closed and before ``run.json`` is written, so the written wall ends at the record;
+- the CLI adds ``plot`` (:func:`with_stage`) when it writes a record's files itself:
+  drawing ``plot.png``, after the account closed and before ``run.json`` is written, so
+  the written wall ends at the record; a tune's own ``run.json`` is written by the tuner
+  alone, its plot drawn after it (no ``plot`` stage);
 - ``unaccounted`` is the wall less the stages (never hidden: the console line and the
   report print it, with its share of the wall);
 - a decision-cache hit whose re-verification disagrees is followed by a full tune in the

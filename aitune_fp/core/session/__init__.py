@@ -13,12 +13,10 @@ recorded run from its event log.
 """
 
 from aitune_fp.core.session.commands import (
-    Amend,
     Build,
     Close,
     Command,
     Done,
-    Journal,
     Prebuild,
     Replace,
     Say,
@@ -26,6 +24,7 @@ from aitune_fp.core.session.commands import (
     Verify,
 )
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
+from aitune_fp.core.session.facts import BuildFacts
 from aitune_fp.core.session.judges import Judge, Judging, NoJudge, RoundsJudge, VerifyJudge
 from aitune_fp.core.session.phase import (
     Baseline,
@@ -43,15 +42,14 @@ from aitune_fp.core.session.session import start, step
 from aitune_fp.core.session.state import Session, SessionPlan
 
 __all__ = [
-    "Amend",
     "Baseline",
     "Build",
+    "BuildFacts",
     "Close",
     "Command",
     "Done",
     "Event",
     "Finished",
-    "Journal",
     "Judge",
     "Judging",
     "NoJudge",

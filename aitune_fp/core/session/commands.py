@@ -11,7 +11,10 @@ Rules:
 - every command is a value that compares fully: the judges two commands carry are
   frozen values naming their rule and its parameters (:mod:`aitune_fp.core.session.judges`),
   so a replayed session's commands compare equal to the recorded ones exactly when they
-  decide alike.
+  decide alike;
+- no command writes the record: it is derived from the session
+  (:func:`~aitune_fp.core.record.derive.record_of`), which the interpreter writes after
+  each step.
 """
 
 from __future__ import annotations
@@ -76,23 +79,6 @@ class Say:
 
 
 @dataclass(frozen=True, slots=True)
-class Journal:
-    """Write the partial record now, then show ``finished`` as done (a row the user saw
-    is always on disk)."""
-
-    finished: str
-
-
-@dataclass(frozen=True, slots=True)
-class Amend:
-    """The record's profiles of these backends are now ``profiles`` (with their round
-    samples); each gets ``seconds_each`` as its ``rounds`` stage."""
-
-    profiles: tuple[Profile, ...]
-    seconds_each: float
-
-
-@dataclass(frozen=True, slots=True)
 class Replace:
     """The record's profile of ``profile.backend`` is now ``profile`` (a raced candidate:
     its batch sizes measured so far together, or why the race dropped it)."""
@@ -140,4 +126,4 @@ class Done:
     verification: Verification | None = None
 
 
-Command = Build | Prebuild | Close | Say | Journal | Amend | Replace | TimeRounds | Verify | Done
+Command = Build | Prebuild | Close | Say | Replace | TimeRounds | Verify | Done

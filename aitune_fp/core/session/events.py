@@ -2,12 +2,12 @@
 
 Rules: a :class:`Profiled` answers a :class:`~aitune_fp.core.session.commands.Build`
 (its profile or its ``BackendFailure``, whether a runner is alive, the seconds its sweep
-took); a :class:`Timed` answers a ``TimeRounds`` or a ``Verify`` (each participant's
-samples by key, in round order; how many rounds; why they stopped; seconds; who left
-before being timed, and why); a
-:class:`Prebuilt` answers a ``Prebuild`` (its wall seconds, and why each build that did
-not finish failed: a warning, never a result). A
-participant that could not be timed simply has no samples: faults are data here too.
+took, and what else the record keeps of the build: :class:`~.facts.BuildFacts`); a
+:class:`Timed` answers a ``TimeRounds`` or a ``Verify`` (each participant's samples by
+key, in round order; how many rounds; why they stopped; seconds; who left before being
+timed, and why); a :class:`Prebuilt` answers a ``Prebuild`` (its wall seconds, and why
+each build that did not finish failed: a warning, never a result). A participant that
+could not be timed simply has no samples: faults are data here too.
 """
 
 from __future__ import annotations
@@ -18,17 +18,20 @@ from pyrsistent import PMap, pmap
 
 from aitune_fp.core.records import Candidate
 from aitune_fp.core.session.commands import Say
+from aitune_fp.core.session.facts import BuildFacts
 from aitune_fp.core.session.notes import LeftTiming
 
 
 @dataclass(frozen=True, slots=True)
 class Profiled:
-    """``name`` was built, validated and profiled (or failed at some stage)."""
+    """``name`` was built, validated and profiled (or failed at some stage); ``facts``:
+    what the record keeps of the build besides its profile."""
 
     name: str
     result: Candidate
     live: bool = False
     profile_seconds: float = 0.0
+    facts: BuildFacts = field(default_factory=BuildFacts)
 
 
 @dataclass(frozen=True, slots=True)

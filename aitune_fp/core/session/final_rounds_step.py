@@ -8,9 +8,10 @@ share of the sweeps' seconds. The judge is the core's
 (:func:`~aitune_fp.core.rounds.round_members.judge_rounds`), as a value
 (:class:`~aitune_fp.core.session.judges.RoundsJudge`). After the rounds the same fold is
 re-run over the same baseline and candidates with the participants' round samples, the
-record's profiles are amended with them, and a note says how the rounds ended (after a
-warning for each participant that left before it was timed: its runner could not be
-made, so it has no round samples).
+session's profiles are the participants' with their round samples (``rounded`` names
+them: each gets its share of the rounds' seconds in the record), and a note says how the
+rounds ended (after a warning for each participant that left before it was timed: its
+runner could not be made, so it has no round samples).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from aitune_fp.core.rounds.final_rounds import (
     setup_rounds,
     skipped,
 )
-from aitune_fp.core.session.commands import Amend, Command, Say, TimeRounds
+from aitune_fp.core.session.commands import Command, Say, TimeRounds
 from aitune_fp.core.session.events import Timed, leaving
 from aitune_fp.core.session.judges import RoundsJudge, with_rounds
 from aitune_fp.core.session.notes import NoFinalRounds, RoundsEnded, RoundsReduced, RoundsStarted
@@ -82,7 +83,7 @@ def begin_rounds(session: Session) -> tuple[Session, tuple[Command, ...], bool]:
 
 
 def on_rounds(session: Session, setup: RoundsSetup, event: Timed) -> Step:
-    """The rounds' samples: the fold re-run with them, the record amended."""
+    """The rounds' samples: the fold re-run with them, the profiles with their samples."""
     everyone = [with_rounds(p, bs, event.samples.get(p.backend, ()))
                 for p, bs in _everyone(session, setup)]  # fmt: skip
     timed = {p.backend: p for p in everyone}
@@ -91,6 +92,7 @@ def on_rounds(session: Session, setup: RoundsSetup, event: Timed) -> Step:
     said: tuple[Command, ...] = (
         *leaving(event),
         Say(RoundsEnded(event.reason, event.seconds)),
-        Amend(tuple(everyone), event.seconds / len(everyone) if everyone else 0.0),
     )
-    return replace(session, fold=state, profiles=session.profiles.update(timed)), said
+    rounded = tuple(p.backend for p in everyone)
+    return replace(session, fold=state, profiles=session.profiles.update(timed),
+                   rounded=rounded), said  # fmt: skip

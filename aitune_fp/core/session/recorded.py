@@ -1,8 +1,10 @@
 """A stored run's session: its plan rebuilt from ``run.json``, its replay, the lines a
 user reads (pure; the ``replay`` verb prints them).
 
-Rules: the plan is the record's strategy (rebuilt by the registry, with its stored
-final-rounds plan; ``strategy`` replaces it), its candidates' names, its early-stop,
+Rules: the plan is the record's ``plan``, read back as one value
+(:mod:`aitune_fp.core.record.plan_record`), with the record's strategy (rebuilt by the
+registry, with its stored final-rounds plan; ``strategy`` replaces it); a record written
+before the plan was kept whole (no ``plan``) gives its candidates' names, its early-stop,
 verification, variant and build-ahead options (``prebuild``: the names that could be
 built ahead and how many at once; absent in older records: none), the ladder its
 candidates raced on (``race_ladder``; absent: no race), and its baseline
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from pyrsistent import pmap
 
+from aitune_fp.core.record.plan_record import session_plan
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.session.replay import Replayed, replay
 from aitune_fp.core.session.state import SessionPlan
@@ -27,6 +30,13 @@ def recorded_plan(record: RunRecord, strategy: Strategy | None = None) -> Sessio
     stored strategy is rebuilt by the registry, with its stored final-rounds plan)."""
     if strategy is None:
         strategy = strategy_from_config(record.strategy)
+    if record.plan is not None:
+        return session_plan(record.plan, strategy)
+    return _pieced(record, strategy)
+
+
+def _pieced(record: RunRecord, strategy: Strategy) -> SessionPlan:
+    """An older record's plan, put together from its options (see the module's rules)."""
     names = tuple(str(n) for n in record.strategy.get("backends", ()))
     seconds = record.options.get("verify_seconds")
     base = record.baseline

@@ -44,12 +44,10 @@ from returns.result import Failure
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.notes import render
 from aitune_fp.core.session.commands import (
-    Amend,
     Build,
     Close,
     Command,
     Done,
-    Journal,
     Prebuild,
     Replace,
     Say,
@@ -153,7 +151,7 @@ DECISIONS = (Build, Close, TimeRounds, Verify, Done)
 
 
 def _first_difference(theirs: Sequence[Command], mine: Sequence[Command]) -> Divergence | None:
-    """The first decision (log lines and journal writes left out) whose line differs;
+    """The first decision (log lines left out) whose line differs;
     when every line agrees, the first that differs as a value (see the module's rules)."""
     theirs = [c for c in theirs if isinstance(c, DECISIONS)]
     mine = [c for c in mine if isinstance(c, DECISIONS)]
@@ -228,14 +226,10 @@ def _build_line(command: Build) -> str:
 
 
 def _note_line(command: Command) -> str:
-    """A log line, a journal write or an amendment, named."""
+    """A log line, a profile replaced or a build ahead, named."""
     match command:
         case Say(note):
             return f"say: {render(note)}"
-        case Journal(name):
-            return f"journal {name}"
-        case Amend(profiles):
-            return f"amend {', '.join(p.backend for p in profiles)}"
         case Replace(profile):
             return f"replace {profile.backend}'s profile"
         case Prebuild(names, parallel):

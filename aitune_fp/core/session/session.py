@@ -20,10 +20,10 @@ interpreter's bug, not a fault). What a step says (each ``Say``'s note) is kept 
 (['Build'], 'eager')
 >>> s, cmds = step(s, Profiled("eager", Success(Profile("eager", {1: [2.0]})), live=True))
 >>> [type(c).__name__ for c in cmds], cmds[-1].name
-(['Journal', 'Build'], 'a')
+(['Build'], 'a')
 >>> s, cmds = step(s, Profiled("a", Success(Profile("a", {1: [1.0]})), live=True))
 >>> [type(c).__name__ for c in cmds], cmds[-1].selection.unwrap().backend
-(['Say', 'Journal', 'Done'], 'a')
+(['Say', 'Done'], 'a')
 >>> s.notes
 (NewBest(name='a', metric=1.0, fmt='.3f', unit='ms'),)
 """

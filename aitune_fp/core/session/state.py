@@ -5,9 +5,12 @@ log of every answer it was given, in order (a run keeps it, and replaying it rep
 the session: :mod:`aitune_fp.core.session.replay`); ``phase`` says which answer it
 waits for and carries the facts only that phase needs (:mod:`aitune_fp.core.session.phase`:
 the candidate being built, the rounds' setup, the verification's plan, the selection
-once finished); ``phase_name`` is its short word for logs; ``notes`` is every note it
-said, in order (each ``Say`` it gave: :mod:`aitune_fp.core.session.notes`), which the
-run record keeps.
+once finished); ``phase_name`` is its short word for logs; ``profiles`` holds each
+backend's profile as the record shows it (the race's marks, a widened contender's merged
+profile, the final rounds' samples) and ``rounded`` the backends the final rounds timed
+(each participant once per place, in order); ``notes`` is every note it said, in order
+(each ``Say`` it gave: :mod:`aitune_fp.core.session.notes`): the record is derived from
+the session alone (:func:`~aitune_fp.core.record.derive.record_of`).
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ class Session:
     sweep_seconds: float = 0.0
     events: tuple[Event, ...] = ()
     notes: tuple[Note, ...] = ()
+    rounded: tuple[str, ...] = ()
 
     @property
     def strategy(self) -> Strategy:

@@ -12,7 +12,7 @@ Rules:
 - after each answer the fold steps; the runners still alive are those that can still
   win or challenge (the leader; with rounds planned every contender; with a
   verification planned the leader's closest runner-ups; always the baseline; never one
-  the race dropped), the others are closed; the record is journaled before the backend is shown;
+  the race dropped), the others are closed;
 - the sweep ends when the candidates are exhausted or the strategy has settled after a
   step (later candidates are never built);
 - a plan that races (:mod:`aitune_fp.core.session.race_sweep`) builds each candidate over
@@ -31,7 +31,7 @@ from aitune_fp.core.fold import settled, start, step
 from aitune_fp.core.measure.early_stop import EarlyStop, early_stop_for
 from aitune_fp.core.records import BackendFailure, Candidate, TuneState
 from aitune_fp.core.rounds.round_members import contenders
-from aitune_fp.core.session.commands import Build, Close, Command, Journal, Replace, Say
+from aitune_fp.core.session.commands import Build, Close, Command, Replace, Say
 from aitune_fp.core.session.events import Profiled
 from aitune_fp.core.session.notes import NewBest, Skipped
 from aitune_fp.core.session.phase import Baseline, Sweeping, Swept
@@ -97,12 +97,11 @@ def on_baseline(session: Session, event: Profiled) -> Step:
         baseline_profile=event.result.value_or(None),
         baseline_answer=event.result,
     )
-    return ask_next(session, 0, (Journal(event.name),))
+    return ask_next(session, 0, ())
 
 
 def on_candidate(session: Session, pending: int, event: Profiled) -> Step:
-    """Candidate number ``pending``'s answer: fold it, close who can no longer win,
-    journal, go on."""
+    """Candidate number ``pending``'s answer: fold it, close who can no longer win, go on."""
     state = step(session.strategy, session.fold, event.result)
     live, said = _released(session, state, event)
     session = replace(
@@ -112,7 +111,7 @@ def on_candidate(session: Session, pending: int, event: Profiled) -> Step:
         live=live,
     )
     session, race_said = raced(session, event)
-    said = (*said, *race_said, Journal(event.name))
+    said = (*said, *race_said)
     if settled(session.strategy, state):
         return replace(session, phase=Swept()), said
     return ask_next(session, pending + 1, said)
@@ -126,7 +125,7 @@ def on_widened(session: Session, event: Profiled) -> Step:
     after = replace(after, live=live, phase=Swept(),
                     sweep_seconds=session.sweep_seconds + event.profile_seconds)  # fmt: skip
     amended: tuple[Command, ...] = (Replace(profile),) if profile is not None else ()
-    return after, (*said, *amended, Journal(event.name))
+    return after, (*said, *amended)
 
 
 def _measured(session: Session, event: Profiled) -> Session:
