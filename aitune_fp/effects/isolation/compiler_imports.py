@@ -5,8 +5,7 @@ load. (It imports modules ahead of time; it has nothing to do with a profiler's 
 Rules:
 - only imports of modules that exist in this torch (missing ones are skipped), and the one
   probe below (its threads joined before the server forks); no tensor is created and no
-  thread pool is left running, so forking the server
-  stays safe;
+  thread is left running, so forking the server stays safe;
 - Inductor's lowering, scheduler, code generators and graph passes are a few seconds of
   imports that the inductor and AOTInductor workers would each pay again; importing them
   once here makes every worker start with them, as a tune without isolation does after its

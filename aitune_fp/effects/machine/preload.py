@@ -33,6 +33,7 @@ import contextlib
 import importlib
 import importlib.util
 import logging
+import platform
 import sys
 import threading
 import time
@@ -113,7 +114,8 @@ def probe_vector_isa() -> None:
     with contextlib.suppress(Exception):
         from torch._inductor import cpu_vec_isa
 
-        _probe_each_at_once(cpu_vec_isa)
+        with contextlib.suppress(Exception):  # a failure here leaves torch's own probe to it
+            _probe_each_at_once(cpu_vec_isa)
         cpu_vec_isa.valid_vec_isa_list()
         cpu_vec_isa.pick_vec_isa()
 
@@ -146,7 +148,11 @@ def _probe_each_at_once(cpu_vec_isa: Any) -> None:
     thread each, joined before returning: each is a compiler run and a child process, so
     they overlap on the cores; torch keeps each answer, and ``valid_vec_isa_list`` then
     only reads them). Torch probes them one after another: about 7 s cold on this 2-core
-    machine for AVX-512 VNNI, AVX-512 and AVX2, about 4 s at once."""
+    machine for AVX-512 VNNI, AVX-512 and AVX2, about 4 s at once. Only on x86, where
+    torch's list holds more than one ISA the flags may allow (elsewhere torch probes as it
+    does)."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return
     flags = cpu_vec_isa.x86_isa_checker()
     isas = [i for i in cpu_vec_isa.supported_vec_isa_list
             if all(flag in flags for flag in str(i).split())]  # fmt: skip
