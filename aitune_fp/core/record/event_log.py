@@ -31,7 +31,7 @@ from typing import Any, Final
 
 from returns.result import Failure, Success
 
-from aitune_fp.core.record.json_codec import decoded_fields, from_json, to_json
+from aitune_fp.core.record.json_codec import decoded_fields, decoded_list, from_json, to_json
 from aitune_fp.core.records import BackendFailure, Candidate, Profile
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
 from aitune_fp.core.session.facts import BuildFacts
@@ -86,8 +86,4 @@ def decode_event(data: Any, where: str) -> Event:
 
 def decode_events(data: Any, where: str) -> tuple[Event, ...]:
     """The event log of a record's JSON (``null``, as in older records: empty)."""
-    if data is None:
-        return ()
-    if not isinstance(data, list):
-        raise ValueError(f"{where}: expected an array of events")
-    return tuple(decode_event(item, f"{where}[{i}]") for i, item in enumerate(data))
+    return decoded_list(data, where, "events", decode_event)

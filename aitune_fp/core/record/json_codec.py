@@ -19,7 +19,7 @@ Rules:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, fields
 from functools import cache
 from types import GenericAlias
@@ -229,3 +229,23 @@ def decoded_fields(data: Any, kind: type[T], where: str, own: Mapping[str, Any])
         return kind(**values)
     except (ValueError, TypeError) as error:
         raise ValueError(f"{where}: {error}") from None
+
+
+def decoded_list(data: Any, where: str, what: str, item: Callable[[Any, str], T]) -> tuple[T, ...]:
+    """A JSON array decoded item by item by ``item(value, path)`` (``null``, as in older
+    records: empty); anything else is a ``ValueError`` naming ``where`` and ``what`` it
+    holds.
+
+    >>> double = lambda value, _path: value * 2
+    >>> decoded_list([1, 2], "xs", "numbers", double), decoded_list(None, "xs", "numbers", str)
+    ((2, 4), ())
+    >>> decoded_list({}, "run record.xs", "numbers", str)
+    Traceback (most recent call last):
+    ...
+    ValueError: run record.xs: expected an array of numbers
+    """
+    if data is None:
+        return ()
+    if not isinstance(data, list):
+        raise ValueError(f"{where}: expected an array of {what}")
+    return tuple(item(value, f"{where}[{i}]") for i, value in enumerate(data))

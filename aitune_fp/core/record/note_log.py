@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aitune_fp.core.record.json_codec import from_json, to_json
+from aitune_fp.core.record.json_codec import decoded_list, from_json, to_json
 from aitune_fp.core.session.notes import NOTE_KINDS, Note
 
 
@@ -54,8 +54,4 @@ def decode_note(data: Any, where: str) -> Note:
 
 def decode_notes(data: Any, where: str) -> tuple[Note, ...]:
     """The notes of a record's JSON (absent or ``null``, as in older records: none)."""
-    if data is None:
-        return ()
-    if not isinstance(data, list):
-        raise ValueError(f"{where}: expected an array of notes")
-    return tuple(decode_note(item, f"{where}[{i}]") for i, item in enumerate(data))
+    return decoded_list(data, where, "notes", decode_note)
