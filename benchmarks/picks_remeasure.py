@@ -25,31 +25,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-def _batch(sample: Any, size: int) -> Any:
-    """A demo sample (a batch of one) repeated to ``size`` rows."""
-    if isinstance(sample, torch.Tensor):
-        return sample.expand(size, *sample.shape[1:]).contiguous()
-    if isinstance(sample, dict):
-        return {k: _batch(v, size) for k, v in sample.items()}
-    return tuple(_batch(v, size) for v in sample)
-
-
-def _call(run: Callable[..., Any], batch: Any) -> None:
-    if isinstance(batch, dict):
-        run(**batch)
-    elif isinstance(batch, tuple):
-        run(*batch)
-    else:
-        run(batch)
-
-
-def _burst_ms(run: Callable[..., Any], batch: Any, calls: int) -> list[float]:
+def _burst_ms(call: Callable[[], Any], calls: int) -> list[float]:
     """``calls`` timed calls after one untimed one, in ms each."""
-    _call(run, batch)
+    call()
     out = []
     for _ in range(calls):
         began = time.perf_counter_ns()
-        _call(run, batch)
+        call()
         out.append((time.perf_counter_ns() - began) / 1e6)
     return out
 
@@ -59,13 +41,14 @@ def main() -> int:
     import aitune.torch as ait  # type: ignore[import-not-found]
 
     import aitune_fp
+    from aitune_fp.effects.inputs.samples import make_batch, normalise_samples
     from aitune_fp.models import DEMO_MODELS
 
     model, strategy, ours_dir, theirs_file = sys.argv[1:5]
     seconds = float(sys.argv[5]) if len(sys.argv) > 5 else 20.0
     demo = DEMO_MODELS[model]
     torch.manual_seed(0)
-    sample = next(iter(demo.samples()))
+    samples_in = normalise_samples([next(iter(demo.samples()))])  # its first row, repeated
     ours = aitune_fp.load(ours_dir)
     theirs_path = Path(theirs_file)
     storage = ait.LocalTorchStorage(base_folder=str(theirs_path.parent))
@@ -78,10 +61,11 @@ def main() -> int:
         while time.monotonic() - began < seconds or rounds < 4:
             order = ("ours", "aitune") if rounds % 2 == 0 else ("aitune", "ours")
             for size in sizes:
-                batch = _batch(sample, size)
+                batch = make_batch(samples_in, size)
                 for side in order:
                     calls = 10 if size < 64 else 4
-                    samples[side].setdefault(size, []).extend(_burst_ms(picks[side], batch, calls))
+                    timed = _burst_ms(batch.bound(picks[side]), calls)
+                    samples[side].setdefault(size, []).extend(timed)
             rounds += 1
     p50 = {s: {b: statistics.median(v) for b, v in by.items()} for s, by in samples.items()}
     if strategy == "min-latency":
