@@ -2,12 +2,15 @@
 
 Rules (see :mod:`aitune_fp.shell.tune_module` for the whole run's):
 - :func:`prepare` checks the inputs and resolves the device before anything is built (a
-  bad sample or an absent device is a ``TuneError``), starts the workers' server and
-  imports the admitted candidates' libraries (the server before its first worker, this
-  process in a background thread), finds the max batch size and fixes the ``Setup``;
+  bad sample or an absent device is a ``TuneError``), starts the workers' server (which
+  imports the admitted candidates' libraries before its first worker), finds the max
+  batch size and fixes the ``Setup``;
+- with isolation this process imports no backend library up front: it runs backends only
+  after the sweeps (final rounds, the tuned module), and imports each one's libraries just
+  before it makes that runner (:mod:`aitune_fp.effects.isolation.isolated`), so its
+  imports never compete with the server's for the cores while the tune waits on them;
 - :func:`prepare` waits for the workers' server to be able to fork (``worker_pool_start``)
-  and joins the background import (``preload_join``) before the max-batch search: nothing
-  is timed while either still imports;
+  before the max-batch search: nothing is timed while it still imports;
 - :func:`phase_clock` laps the wall account as the interpreter leaves each phase;
 - :func:`finish_run` makes the winner here, writes the final record (by the run's
   :class:`~aitune_fp.shell.journal.Recorder`, which wrote it ``interrupted`` after each
@@ -17,7 +20,6 @@ Rules (see :mod:`aitune_fp.shell.tune_module` for the whole run's):
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,7 +38,7 @@ from aitune_fp.effects.backends.registry import with_max_batch_size
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.isolation.ready import wait_ready
 from aitune_fp.effects.isolation.server import start as start_workers
-from aitune_fp.effects.machine.preload import libraries_of, preload, preload_in_background
+from aitune_fp.effects.machine.preload import libraries_of, preload
 from aitune_fp.effects.measure.profiler import ProfileSettings
 from aitune_fp.shell.batch_search import inside, search_max_batch
 from aitune_fp.shell.drive import shown
@@ -102,13 +104,11 @@ def prepare(
     except (ValueError, KeyError) as error:
         return Failure(TuneError(str(error)))
     admitted = _admitted(strategy, candidates)
-    loading = None
-    if options.isolation:  # the workers' server imports them; this process, while it waits
+    if options.isolation:  # the workers' server imports them; this process, as it needs them
         start_workers((n for c in admitted for n in libraries_of(c)), cuda=dev.type == "cuda")
-        loading = preload_in_background(admitted, dev)
     placed = OnDevice(module.eval().to(dev), normalised.to(dev), dev)
     total = len(candidates) + (1 if strategy.validate_performance else 0)
-    return _searched(placed, strategy, options, total, loading, clock).map(
+    return _searched(placed, strategy, options, total, clock).map(
         lambda setup: Prepared(setup, _sized(candidates, setup.max_batch_size), admitted)
     )
 
@@ -125,14 +125,13 @@ def _searched(
     strategy: Strategy,
     options: TuneOptions,
     total: int,
-    loading: threading.Thread | None,
     clock: Stopwatch,
 ) -> Result[Setup, TuneError]:
     """The max batch size found (a ``TuneError`` when eager cannot run one row), then the
     setup fixed with it (``total``: the backends it will show, the baseline included)."""
     workspace = open_workspace(Path(options.cache_dir or default_cache_dir()))
     clock.lap("setup")
-    _wait_for_imports(options, loading, clock)
+    _wait_for_server(options, clock)
     found = search_max_batch(placed.module, placed.samples, placed.device, strategy.plan,
                              options.max_batch_size, isolation=options.isolation,
                              timeouts=options.limits, cache=workspace.cache_dir)  # fmt: skip
@@ -149,17 +148,12 @@ def _sized(candidates: Sequence[Backend], largest: int) -> tuple[Backend, ...]:
     return tuple(with_max_batch_size(b, largest) for b in candidates)
 
 
-def _wait_for_imports(
-    options: TuneOptions, loading: threading.Thread | None, clock: Stopwatch
-) -> None:
-    """Wait for the workers' server to fork and this process's background import, each its
-    own stage: nothing is timed while either still imports."""
+def _wait_for_server(options: TuneOptions, clock: Stopwatch) -> None:
+    """Wait for the workers' server to be able to fork, as its own stage: nothing is timed
+    (the max batch included) while it still imports."""
     if options.isolation:  # the server's preload, as its own stage (not the first worker's)
         wait_ready(options.limits.build)
         clock.lap("worker_pool_start")
-    if loading is not None:  # imported before anything is timed (max batch included)
-        loading.join()
-        clock.lap("preload_join")
 
 
 def _fixed(

@@ -13,7 +13,7 @@ import torch
 
 from aitune_fp.effects.backends.base import Backend, ConfigIdentity, Declaration
 from aitune_fp.effects.backends.registry import default_backends
-from aitune_fp.effects.machine.preload import libraries_of, preload, preload_in_background
+from aitune_fp.effects.machine.preload import libraries_of, preload
 
 CPU = torch.device("cpu")
 
@@ -104,28 +104,133 @@ def test_inductor_libraries_run_the_vector_isa_probe_and_others_do_not(
     assert calls == [1]
 
 
-def test_the_probe_leaves_torchs_answer_cached_in_the_process() -> None:
-    """After the probe, Inductor's ISA list is served from torch's per-process cache."""
-    from torch._inductor import cpu_vec_isa
+FIRST_VALID_CHILD = """
+import json
+from torch._inductor import cpu_vec_isa
+from aitune_fp.effects.machine.preload import probe_vector_isa
+asked = []
+check_build = cpu_vec_isa.VecISA.check_build
+def counted(self, code):
+    asked.append(str(self))
+    return check_build(self, code)
+cpu_vec_isa.VecISA.check_build = counted
+torchs_list = cpu_vec_isa.valid_vec_isa_list
+probe_vector_isa()
+picked, at_probe = str(cpu_vec_isa.pick_vec_isa()), sorted(set(asked))
+torchs = [str(i) for i in torchs_list()]
+first = torchs[0] if torchs else ""
+print(json.dumps({"picked": picked, "asked": at_probe, "torchs_first": first}))
+"""
 
-    from aitune_fp.effects.machine.preload import probe_vector_isa
 
-    probe_vector_isa()
-    assert cpu_vec_isa.valid_vec_isa_list.cache_info().currsize == 1
+def test_the_probe_picks_torchs_own_isa_without_building_the_ones_passed_over() -> None:
+    """In a fresh process the probe's pick is the first ISA of torch's own full list, and
+    no ISA after the picked one was test-built to find it."""
+    import json
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+    done = subprocess.run([sys.executable, "-c", FIRST_VALID_CHILD], capture_output=True,
+                          text=True, timeout=300, check=True, env=env)  # fmt: skip
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["picked"] == seen["torchs_first"]
+    if seen["picked"]:
+        from torch._inductor import cpu_vec_isa
+
+        order = [str(i) for i in cpu_vec_isa.supported_vec_isa_list]
+        assert all(order.index(a) <= order.index(seen["picked"]) for a in seen["asked"])
 
 
-def test_the_isas_probed_at_once_give_torchs_own_answers() -> None:
-    """Each vector ISA probed at once (one thread each) gets the answer torch's own
-    dry-compile and load of that ISA gives."""
-    from torch._inductor import cpu_vec_isa
+@dataclass(frozen=True)
+class FakeIsa:
+    """An ISA whose build check answers ``ok`` and notes that it was asked."""
 
-    from aitune_fp.effects.machine.preload import _probe_each_at_once
+    label: str
+    ok: bool
+    asked: list[str]
 
-    _probe_each_at_once(cpu_vec_isa)
-    flags = cpu_vec_isa.x86_isa_checker()
-    isas = [i for i in cpu_vec_isa.supported_vec_isa_list
-            if all(f in flags for f in str(i).split())]  # fmt: skip
-    assert [bool(i) for i in isas] == [i.check_build(i._avx_code) for i in isas]
+    def __str__(self) -> str:
+        return self.label
+
+    def __bool__(self) -> bool:
+        self.asked.append(self.label)
+        return self.ok
+
+
+def _fake_vec_isa(answers: dict[str, bool], simdlen: int | None = None) -> Any:
+    """A stand-in for ``torch._inductor.cpu_vec_isa`` over ISAs that answer ``answers``."""
+    import functools
+    from types import SimpleNamespace
+
+    asked: list[str] = []
+    isas = [FakeIsa(label, ok, asked) for label, ok in answers.items()]
+
+    @functools.cache
+    def valid_vec_isa_list() -> list[FakeIsa]:
+        return [i for i in isas if i]
+
+    return SimpleNamespace(
+        supported_vec_isa_list=isas, valid_vec_isa_list=valid_vec_isa_list, asked=asked,
+        x86_isa_checker=lambda: ["avx2", "avx512", "avx512_vnni"],
+        config=SimpleNamespace(cpp=SimpleNamespace(simdlen=simdlen)),
+    )  # fmt: skip
+
+
+def _on_x86_linux(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the probe's platform checks see x86 Linux, with no capability named."""
+    import platform
+
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+
+
+def test_the_isas_are_asked_best_first_and_the_asking_stops_at_the_first_valid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The flags' ISAs are asked in torch's order until one builds; the served list is that
+    one alone, and an ISA the CPU's flags lack is never asked."""
+    from aitune_fp.effects.machine.preload import _first_valid_only
+
+    _on_x86_linux(monkeypatch)
+    fake = _fake_vec_isa({"avx512_vnni amx_tile": True, "avx512_vnni": False,
+                          "avx512": True, "avx2": True})  # fmt: skip
+    _first_valid_only(fake)
+    assert fake.asked == ["avx512_vnni", "avx512"]
+    assert [str(i) for i in fake.valid_vec_isa_list()] == ["avx512"]
+
+
+def test_a_named_capability_or_width_gets_torchs_whole_list(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With ``ATEN_CPU_CAPABILITY`` or ``cpp.simdlen`` set the served list is torch's own
+    full answer, so a choice other than the first is never narrowed away."""
+    from aitune_fp.effects.machine.preload import _first_valid_only
+
+    _on_x86_linux(monkeypatch)
+    fake = _fake_vec_isa({"avx512": True, "avx2": True}, simdlen=256)
+    _first_valid_only(fake)
+    assert [str(i) for i in fake.valid_vec_isa_list()] == ["avx512", "avx2"]
+    fake = _fake_vec_isa({"avx512": True, "avx2": True})
+    _first_valid_only(fake)
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    assert [str(i) for i in fake.valid_vec_isa_list()] == ["avx512", "avx2"]
+
+
+def test_a_list_torch_has_answered_already_is_left_as_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once torch's own list was asked in the process, nothing is probed or replaced."""
+    from aitune_fp.effects.machine.preload import _first_valid_only
+
+    _on_x86_linux(monkeypatch)
+    fake = _fake_vec_isa({"avx512": True, "avx2": True})
+    torchs = fake.valid_vec_isa_list
+    torchs()
+    fake.asked.clear()
+    _first_valid_only(fake)
+    assert fake.valid_vec_isa_list is torchs and fake.asked == []
 
 
 def test_a_started_probe_imports_in_the_callers_thread_and_leaves_no_thread() -> None:
@@ -138,16 +243,3 @@ def test_a_started_probe_imports_in_the_callers_thread_and_leaves_no_thread() ->
     thread.join(timeout=120)
     assert not thread.is_alive()
     assert not [t for t in threading.enumerate() if t.name.startswith("aitune_fp-isa")]
-
-
-def test_a_background_preload_imports_in_a_daemon_thread(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """The background preload imports the listed module by the time it is joined."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "aitune_preload_later.py").write_text("LOADED = True\n")
-    monkeypatch.delitem(sys.modules, "aitune_preload_later", raising=False)
-    thread = preload_in_background([Listing(("aitune_preload_later",))], CPU)
-    assert thread.daemon
-    thread.join(timeout=60)
-    assert not thread.is_alive() and "aitune_preload_later" in sys.modules

@@ -11,6 +11,8 @@ Rules:
   ``torch.export`` cannot trace fails here rather than being captured by the ONNX
   exporter's fallback tracers (which freeze untraceable values, such as a numpy
   computation, into constants); ``OnnxGraph.export`` says whether it was shared or fresh;
+- the translation of a shared program is shared too (:mod:`._shared_onnx`): the first
+  ONNX backend of a run translates, the others copy its graph;
 - the batch axis of every input is one symbolic dimension, shared by all inputs, and so is
   every dynamic dimension of the input spec (over its range);
 - the exporter may drop an input the graph never reads; :class:`OnnxGraph` keeps the spec
@@ -32,7 +34,8 @@ from aitune_fp.effects.backends._export import (
     example_batch,
 )
 from aitune_fp.effects.backends._guard import BuildLog
-from aitune_fp.effects.backends._shared_export import on_program
+from aitune_fp.effects.backends._shared_export import on_keyed_program
+from aitune_fp.effects.backends._shared_onnx import form_key, shared_translation
 from aitune_fp.effects.backends._treespec import keyword_names
 from aitune_fp.effects.inputs.samples import InputSpec, Samples
 
@@ -72,20 +75,28 @@ def export_onnx(
     spec = samples.spec
     output_names = tuple(f"output_{i}" for i in range(len(layout.labels)))
 
-    def translate(program: Any) -> None:
-        with log.timed("compile"):
-            torch.onnx.export(
-                program,
-                (),
-                str(path),
-                dynamo=True,
-                input_names=list(program_input_names(program, spec)),
-                output_names=list(output_names),
-                verbose=False,
-            )
+    def translate(program: Any, key: str | None) -> str:
+        input_names = program_input_names(program, spec)
+
+        def fresh() -> None:
+            with log.timed("compile"):
+                torch.onnx.export(
+                    program,
+                    (),
+                    str(path),
+                    dynamo=True,
+                    input_names=list(input_names),
+                    output_names=list(output_names),
+                    verbose=False,
+                )
+
+        form = form_key(input_names, output_names)
+        return shared_translation(key, form, path, fresh, log)
 
     bound = UNBOUNDED_BATCH if max_batch_size is None else max_batch_size
-    _, source = on_program(module, batch, spec, device, path.parent, log, translate, bound=bound)
+    _, source = on_keyed_program(
+        module, batch, spec, device, path.parent, log, translate, bound=bound
+    )
     log.write(
         f"exported ONNX to {path}; outputs {dict(zip(output_names, layout.labels, strict=True))}"
     )

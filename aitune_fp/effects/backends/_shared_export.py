@@ -179,10 +179,29 @@ def on_program(
     ``"fresh"``, ``"fresh after shared failed"``); a step failing on a shared program is
     retried once on a fresh export (see the rules). ``bound`` is lowered to the batch
     envelope open (:func:`~._export.envelope_bound`), and keys the program so."""
+    return on_keyed_program(
+        model, batch, spec, device, work_dir, log, lambda p, _: step(p), bound=bound
+    )
+
+
+def on_keyed_program(
+    model: torch.nn.Module,
+    batch: Batch,
+    spec: InputSpec,
+    device: torch.device,
+    work_dir: Path,
+    log: BuildLog,
+    step: Callable[[Any, str | None], T],
+    *,
+    bound: int = UNBOUNDED_BATCH,
+) -> tuple[T, str]:
+    """:func:`on_program` with ``step(program, key)``: the program's sharing key (``None``
+    for a program that is not shared, the fresh retry's included), so a step can share
+    what it derives from the program (:mod:`._shared_onnx`)."""
     bound = envelope_bound(bound)
     had = exported(model, batch, spec, device, work_dir, log, bound=bound)
     try:
-        return step(had.program), had.source
+        return step(had.program, had.key), had.source
     except Exception as error:
         if had.source != "shared":
             raise
@@ -192,4 +211,4 @@ def on_program(
         )
     with log.timed("export"):
         program = export_program(model, batch, spec, bound)
-    return step(program), "fresh after shared failed"
+    return step(program, None), "fresh after shared failed"

@@ -15,8 +15,10 @@ Rules:
   needs it (final rounds, the tuned module): from the artifact the worker built, after
   checking it still has the digest recorded at its build, or by building the backend
   again here for backends without a loadable artifact (eager, ``torch.compile``), whose
-  compiler caches the worker has just warmed. A deferred runner materialises itself on
-  its first call too;
+  compiler caches the worker has just warmed; the backend's libraries are imported here
+  first (:func:`~aitune_fp.effects.machine.preload.preload`: this process imports only
+  those of the backends it runs itself, and only then). A deferred runner materialises
+  itself on its first call too;
 - :func:`prebuild_payload` and :func:`run_prebuild` build one candidate ahead in a worker
   (:mod:`aitune_fp.effects.build_ahead`: its build only, nothing validated or timed), the
   whole job under the build's limit: a crash, a hang or a failed build comes back as
@@ -52,6 +54,7 @@ from aitune_fp.effects.inputs.samples import Samples, make_batch
 from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_job
 from aitune_fp.effects.isolation.protocol import Timeouts, eager_fault, outcome_values
 from aitune_fp.effects.isolation.worker import CandidateJob, CandidateResult, MaxBatchJob
+from aitune_fp.effects.machine.preload import preload
 from aitune_fp.effects.measure.max_batch import (
     UNBATCHED,
     MaxBatchResult,
@@ -107,6 +110,7 @@ def _make_here(request: BuildRequest, candidate: Candidate, result: CandidateRes
     backend, name, work_dir = candidate.backend, candidate.name, candidate.work_dir
     module, samples, device = request.module, request.samples, request.device
     artifact = result.artifact
+    preload((backend,), device)  # its libraries (and Inductor's probe), before it runs here
     effect: IOResult[Built, BackendFailure]
     if artifact is not None and loadable(backend) and artifact.is_file():
         now = digest(artifact)

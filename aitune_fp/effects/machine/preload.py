@@ -21,10 +21,9 @@ Rules:
 - the workers' fork server imports a backend's libraries but those its declaration lists
   in ``server_skips`` (:func:`libraries_of`; TensorRT and Torch-TensorRT may touch CUDA
   on import, which a fork server must not);
-- :func:`preload_in_background` does the same in a daemon thread, for a tune whose
-  backends run in workers: this process then needs the libraries only after the sweeps
-  (final rounds, the tuned module), so it imports them while it waits for its workers;
-  the caller joins the thread before it runs anything itself.
+- a tune whose backends run in workers calls :func:`preload` here only for a backend it
+  is about to run in this process (the final rounds, the tuned module;
+  :mod:`aitune_fp.effects.isolation.isolated`).
 """
 
 from __future__ import annotations
@@ -33,12 +32,12 @@ import contextlib
 import importlib
 import importlib.util
 import logging
+import os
 import platform
 import sys
 import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -104,19 +103,20 @@ def preload(configs: Iterable[Backend], device: torch.device) -> tuple[str, ...]
 
 
 def probe_vector_isa() -> None:
-    """Run, and so cache in this process, Inductor's CPU vector-ISA probe; never raises.
+    """Run, and so cache in this process, Inductor's CPU vector-ISA choice; never raises.
 
     ``torch._inductor.cpu_vec_isa.valid_vec_isa_list`` dry-compiles a test program per
-    vector ISA and loads each in a short-lived child Python; torch caches the answer only
-    in the process that asked. The ISAs are probed at once (:func:`_probe_each_at_once`);
-    only x86 probes more than one.
+    vector ISA the CPU's flags allow (some more than once) and loads each in a short-lived
+    child Python; torch caches the answers only in the process that asked, and Inductor
+    uses only the first valid one (``pick_vec_isa``). On x86 the ISAs are asked best first
+    and the asking stops at the first that builds (:func:`_first_valid_only`); elsewhere,
+    or if that fails, torch probes as it does.
     """
     with contextlib.suppress(Exception):
         from torch._inductor import cpu_vec_isa
 
         with contextlib.suppress(Exception):  # a failure here leaves torch's own probe to it
-            _probe_each_at_once(cpu_vec_isa)
-        cpu_vec_isa.valid_vec_isa_list()
+            _first_valid_only(cpu_vec_isa)
         cpu_vec_isa.pick_vec_isa()
 
 
@@ -143,31 +143,36 @@ def probe_started() -> threading.Thread:
     return thread
 
 
-def _probe_each_at_once(cpu_vec_isa: Any) -> None:
-    """Ask every vector ISA this CPU's flags allow whether it builds, all at once (one
-    thread each, joined before returning: each is a compiler run and a child process, so
-    they overlap on the cores; torch keeps each answer, and ``valid_vec_isa_list`` then
-    only reads them). Torch probes them one after another: about 7 s cold on this 2-core
-    machine for AVX-512 VNNI, AVX-512 and AVX2, about 4 s at once. Only on x86, where
-    torch's list holds more than one ISA the flags may allow (elsewhere torch probes as it
-    does)."""
-    if platform.machine() not in ("x86_64", "AMD64"):
+def _first_valid_only(cpu_vec_isa: Any) -> None:
+    """Ask the vector ISAs this CPU's flags allow whether they build, in torch's order of
+    preference, and stop at the first that does; then serve ``valid_vec_isa_list`` as that
+    one alone while nothing asks for another.
+
+    Rules:
+    - only on x86 Linux, where torch's list holds several ISAs the flags may allow (AMX,
+      AVX-512 VNNI, AVX-512, AVX2), and only once (torch's own list not asked yet);
+    - Inductor reads the list only through ``pick_vec_isa``, which takes its first entry
+      unless ``ATEN_CPU_CAPABILITY`` names an ISA or ``cpp.simdlen`` asks for a width: the
+      served list is torch's own answer, probed in full then (so a choice is never
+      narrowed), and the first valid ISA alone otherwise: the same pick, with the
+      builds of the ISAs it would pass over never run. On this 2-core AVX-512 VNNI machine
+      torch's full probe is six test builds, about 7 s of CPU (three of the full vector
+      headers); the first valid ISA alone is three, one of them full: about 2.6 s.
+    """
+    if platform.machine() not in ("x86_64", "AMD64") or sys.platform != "linux":
+        return
+    full = cpu_vec_isa.valid_vec_isa_list
+    if getattr(full, "cache_info", None) is None or full.cache_info().currsize:
         return
     flags = cpu_vec_isa.x86_isa_checker()
-    isas = [i for i in cpu_vec_isa.supported_vec_isa_list
-            if all(flag in flags for flag in str(i).split())]  # fmt: skip
-    if len(isas) < 2:
-        return
-    with ThreadPoolExecutor(max_workers=len(isas), thread_name_prefix="aitune_fp-isa") as pool:
-        list(pool.map(bool, isas))
+    allowed = [i for i in cpu_vec_isa.supported_vec_isa_list
+               if all(flag in flags for flag in str(i).split())]  # fmt: skip
+    first = next((isa for isa in allowed if isa), None)
+    config = cpu_vec_isa.config
 
+    def served() -> list[Any]:
+        if os.environ.get("ATEN_CPU_CAPABILITY") or config.cpp.simdlen is not None:
+            return list(full())
+        return [first] if first is not None else []
 
-def preload_in_background(configs: Iterable[Backend], device: torch.device) -> threading.Thread:
-    """Start :func:`preload` of ``configs`` in a daemon thread; the caller ``join()``s it
-    before it runs any backend in this process."""
-    wanted = list(configs)
-    thread = threading.Thread(
-        target=preload, args=(wanted, device), name="aitune_fp-preload", daemon=True
-    )
-    thread.start()
-    return thread
+    cpu_vec_isa.valid_vec_isa_list = served

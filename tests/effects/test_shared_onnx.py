@@ -1,0 +1,97 @@
+"""One ONNX translation per shared program, reused by the other ONNX backends of the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from aitune_fp.effects.backends._guard import BuildLog
+from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
+from aitune_fp.effects.backends._shared_export import sharing
+from aitune_fp.effects.cache.artifact_cache import model_digest
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
+
+CPU = torch.device("cpu")
+
+
+@pytest.fixture
+def translations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the ONNX translations (``torch.onnx.export`` calls) made in this process."""
+    calls: list[int] = []
+    real = torch.onnx.export
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.onnx, "export", counted)
+    return calls
+
+
+def _mlp_and_samples() -> tuple[nn.Module, Samples]:
+    torch.manual_seed(0)
+    module = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).eval()
+    return module, normalise_samples([torch.randn(2, 4), torch.randn(2, 4)])
+
+
+def _onnx(folder: Path | None, work: Path) -> tuple[OnnxGraph, str]:
+    """One backend's export into ``work``, sharing through ``folder``; the graph and log."""
+    module, samples = _mlp_and_samples()
+    log = BuildLog()
+    work.mkdir(parents=True, exist_ok=True)
+    with sharing(folder, model_digest):
+        graph = export_onnx(module, samples, CPU, work / "model.onnx", log)
+    return graph, log.text()
+
+
+def _runs_like_the_module(path: Path) -> None:
+    import onnxruntime as ort
+
+    module, _ = _mlp_and_samples()
+    x = torch.randn(5, 4)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"input_0": x.numpy()})
+    torch.testing.assert_close(torch.from_numpy(got), module(x).detach())
+
+
+def test_the_second_backend_copies_the_first_ones_translation(
+    tmp_path: Path, translations: list[int]
+) -> None:
+    """With a shared folder open, the first export translates and stores its graph; the
+    second copies it into its own folder (no second translation) and it runs as the module."""
+    first, log1 = _onnx(tmp_path / "exports", tmp_path / "a")
+    second, log2 = _onnx(tmp_path / "exports", tmp_path / "b")
+    assert len(translations) == 1
+    assert "onnx: fresh, translation stored" in log1 and "onnx: shared" in log2
+    assert second.path == tmp_path / "b" / "model.onnx"
+    assert second.path.read_bytes() == first.path.read_bytes()
+    _runs_like_the_module(second.path)
+
+
+def test_a_damaged_translation_is_translated_again_never_trusted(
+    tmp_path: Path, translations: list[int]
+) -> None:
+    """A stored graph altered after it was sealed is discarded and translated afresh, and
+    the build goes on with a graph that runs as the module."""
+    _onnx(tmp_path / "exports", tmp_path / "a")
+    (entry,) = (tmp_path / "exports").glob("*.onnx-*")
+    (entry / "model.onnx").write_bytes(b"not a graph")
+    graph, log = _onnx(tmp_path / "exports", tmp_path / "b")
+    assert len(translations) == 2 and "discarding the shared translation" in log
+    _runs_like_the_module(graph.path)
+    (again,) = (tmp_path / "exports").glob("*.onnx-*")
+    assert (again / "model.onnx").read_bytes() == graph.path.read_bytes()
+
+
+def test_without_a_shared_folder_every_backend_translates_alone(
+    tmp_path: Path, translations: list[int]
+) -> None:
+    """With no shared folder open each export translates for itself and stores nothing."""
+    _onnx(None, tmp_path / "a")
+    _onnx(None, tmp_path / "b")
+    assert len(translations) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
