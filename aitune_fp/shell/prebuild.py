@@ -128,12 +128,13 @@ def _facts(request: BuildRequest, backend: Backend, digest: Callable[[], str | N
     up only when it matters; ``digest`` gives the module's digest, computed once)."""
     declared = backend.declaration
     if declared.kernels_timed(backend):
-        return BuildFacts(times_kernels=True)
+        return BuildFacts(times_kernels=True, compiles=declared.compiles)
     warms = declared.warms_own_cache is not None and declared.warms_own_cache()
     if request.cache_dir is None or not loadable(backend):
-        return BuildFacts(warms_own_cache=warms)
+        return BuildFacts(warms_own_cache=warms, compiles=declared.compiles)
     held = cached_already(request, backend, digest())
-    return BuildFacts(fills_artifact_cache=not held, warms_own_cache=warms)
+    return BuildFacts(fills_artifact_cache=not held, warms_own_cache=warms,
+                      compiles=declared.compiles)  # fmt: skip
 
 
 def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) -> SessionPlan:
@@ -149,7 +150,7 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
         request = dataclasses.replace(request, cache_dir=None)
     digest = functools.cache(lambda: _digest(setup))
     facts = {n: _facts(request, backends[n], digest) for n in plan.candidates if n in backends}
-    names = buildable_ahead(facts)
+    names = buildable_ahead(facts, plan.variant_of)
     if not names:
         return dataclasses.replace(plan, parallel=by_cores)
     return dataclasses.replace(plan, ahead=names,

@@ -67,7 +67,8 @@ def test_a_prebuild_comes_first_and_each_name_is_still_built_by_the_sweep(
     data: st.DataObject, case: tuple[SimulatedMachine, tuple[str, ...]], strategy: Strategy
 ) -> None:
     """A Prebuild is the first command or absent; it names at least two candidates the plan
-    can build ahead and the strategy admits, variants last, at most ``parallel`` at a time
+    can build ahead and the strategy admits, in the plan's ``ahead`` order, at most
+    ``parallel`` at a time
     (at least two); none for a strategy that may settle early; each that is no variant is
     later built by the sweep's Build (a variant may be pruned)."""
     machine, names = case
@@ -81,8 +82,7 @@ def test_a_prebuild_comes_first_and_each_name_is_still_built_by_the_sweep(
     assert commands[0] == first and strategy.settled is None
     assert 2 <= first.parallel <= min(plan.parallel, len(first.names)) and len(first.names) >= 2
     assert set(first.names) <= set(plan.ahead) & set(plan.admitted)
-    kinds = [n in plan.variant_of for n in first.names]
-    assert kinds == sorted(kinds)  # variants last
+    assert first.names == tuple(n for n in plan.ahead if n in plan.admitted)
     built = [c.name for c in commands if isinstance(c, Build)]
     assert set(first.names) - set(plan.variant_of) <= set(built)
 
@@ -124,18 +124,30 @@ def test_a_run_that_built_ahead_replays_bit_for_bit(
     assert (bool(first) and first[0] in prebuilt) == any(isinstance(c, Prebuild) for c in given)
 
 
-facts = st.builds(BuildFacts, st.booleans(), st.booleans(), st.booleans())
+facts = st.builds(BuildFacts, st.booleans(), st.booleans(), st.booleans(), st.booleans())
 
 
-@given(st.dictionaries(st.sampled_from("abcdef"), facts, max_size=6))
+@given(
+    st.dictionaries(st.sampled_from("abcdef"), facts, max_size=6),
+    st.sets(st.sampled_from("abcdef")),
+)
 @settings(max_examples=200)
-def test_what_is_built_ahead_follows_the_declared_facts(named: dict[str, BuildFacts]) -> None:
+def test_what_is_built_ahead_follows_the_declared_facts(
+    named: dict[str, BuildFacts], variants: set[str]
+) -> None:
     """A build that times kernels is never built ahead; one that fills no cache neither;
-    when none fills the artifact cache nothing is; else every other one is, in order."""
-    chosen = buildable_ahead(named)
+    when none fills the artifact cache nothing is; else every other one is: those that
+    compile first, variants last within each kind, the given order otherwise kept."""
+    variant_of = dict.fromkeys(variants, "base")
+    chosen = buildable_ahead(named, variant_of)
     fills = any(f.fills_artifact_cache and not f.times_kernels for f in named.values())
     event(f"something built ahead: {bool(chosen)}")
     able = [n for n, f in named.items() if f.fills_artifact_cache or f.warms_own_cache]
-    expected = tuple(n for n in able if not named[n].times_kernels)
-    assert chosen == (expected if fills else ())
+    expected = [n for n in able if not named[n].times_kernels]
+    assert set(chosen) == (set(expected) if fills else set())
     assert not any(named[n].times_kernels for n in chosen)
+    ranks = [(not named[n].compiles, n in variants) for n in chosen]
+    assert ranks == sorted(ranks)
+    for rank in set(ranks):  # the given order within each kind
+        same = [n for n in chosen if (not named[n].compiles, n in variants) == rank]
+        assert same == [n for n in expected if n in same]

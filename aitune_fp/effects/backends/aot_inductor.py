@@ -94,6 +94,7 @@ class AOTInductor(ConfigIdentity):
 
     declaration: ClassVar[Declaration] = Declaration(
         order=20,
+        compiles=True,
         libraries=("torch.export", "torch._inductor", "torch._inductor.package"),
         loader=lambda _config, request: load_package(request.artifact, request.device),
         defaults={"*": ({},)},

@@ -116,6 +116,11 @@ class Declaration:
       its own that the sweep's later build of the same config reads (TorchInductor's
       FX-graph cache while it is on); ``None``: it has none. With ``loader``, the facts
       that make a build ahead worth doing;
+    - ``compiles``: its build runs a code compiler over the model (C++ or GPU kernels:
+      Inductor, AOTInductor, TensorRT), seconds to minutes of CPU where a translation or a
+      load takes a fraction of that; builds ahead start with these
+      (:func:`~aitune_fp.core.session.prebuild.buildable_ahead`), so the long builds do not
+      trail the short ones;
     - ``containers``: it takes structured inputs (:mod:`aitune_fp.effects.inputs.call_tree`:
       containers rebuilt at every call, as eager and torch.compile run them); a backend
       that exports a graph of tensor inputs leaves it ``False`` and records, for such
@@ -139,6 +144,7 @@ class Declaration:
     variants: Mapping[str, Mapping[str, tuple[Options, ...]]] = field(default_factory=dict)
     times_kernels: bool | Callable[[Any], bool] = False
     warms_own_cache: Callable[[], bool] | None = None
+    compiles: bool = False
     containers: bool = False
 
     def kernels_timed(self, config: Any) -> bool:

@@ -74,6 +74,7 @@ class InductorJIT(ConfigIdentity):
 
     declaration: ClassVar[Declaration] = Declaration(
         order=10,
+        compiles=True,
         containers=True,
         libraries=("torch._dynamo", "torch._inductor.compile_fx"),
         defaults={"*": ({},)},

@@ -88,6 +88,7 @@ class TorchTensorRT(EngineConfig, ConfigIdentity):
 
     declaration: ClassVar[Declaration] = Declaration(
         order=50,
+        compiles=True,
         libraries=("torch.export", "torch_tensorrt"),
         server_skips=("torch_tensorrt",),  # it may touch CUDA on import
         sdks=("torch_tensorrt",),

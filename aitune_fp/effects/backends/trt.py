@@ -100,6 +100,7 @@ class TensorRT(EngineConfig, ConfigIdentity):
 
     declaration: ClassVar[Declaration] = Declaration(
         order=40,
+        compiles=True,
         libraries=("torch.onnx", "onnxscript", "tensorrt"),
         server_skips=("tensorrt",),  # it may touch CUDA on import
         sdks=("tensorrt",),
