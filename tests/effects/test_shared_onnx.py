@@ -78,12 +78,12 @@ def test_a_damaged_translation_is_translated_again_never_trusted(
     """A stored graph altered after it was sealed is discarded and translated afresh, and
     the build goes on with a graph that runs as the module."""
     _onnx(tmp_path / "exports", tmp_path / "a")
-    (entry,) = (tmp_path / "exports").glob("*.onnx-*")
+    (entry,) = (p for p in (tmp_path / "exports").glob("*.onnx-*") if p.is_dir())
     (entry / "model.onnx").write_bytes(b"not a graph")
     graph, log = _onnx(tmp_path / "exports", tmp_path / "b")
     assert len(translations) == 2 and "discarding the shared translation" in log
     _runs_like_the_module(graph.path)
-    (again,) = (tmp_path / "exports").glob("*.onnx-*")
+    (again,) = (p for p in (tmp_path / "exports").glob("*.onnx-*") if p.is_dir())
     assert (again / "model.onnx").read_bytes() == graph.path.read_bytes()
 
 
@@ -95,3 +95,36 @@ def test_without_a_shared_folder_every_backend_translates_alone(
     _onnx(None, tmp_path / "b")
     assert len(translations) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
+
+
+def test_two_backends_built_at_once_translate_once(tmp_path: Path) -> None:
+    """Two translations of the same program asked at once (two build lanes) run once: the
+    second waits on the entry's lock, then copies the first's graph."""
+    import threading
+    import time
+
+    from aitune_fp.effects.backends._shared_onnx import shared_translation
+
+    made: list[Path] = []
+    said: dict[str, str] = {}
+
+    def lane(work: Path) -> None:
+        work.mkdir()
+        path = work / "model.onnx"
+
+        def translate() -> None:
+            made.append(path)
+            time.sleep(0.3)  # a translation takes a while; the other lane asks meanwhile
+            path.write_bytes(b"graph")
+
+        with sharing(tmp_path / "exports", model_digest):
+            said[work.name] = shared_translation("k", "f", path, translate, BuildLog())
+
+    lanes = [threading.Thread(target=lane, args=(tmp_path / n,)) for n in ("a", "b")]
+    for thread in lanes:
+        thread.start()
+    for thread in lanes:
+        thread.join(timeout=60)
+    assert len(made) == 1 and sorted(said.values()) == ["fresh", "shared"]
+    assert (tmp_path / "a" / "model.onnx").read_bytes() == b"graph"
+    assert (tmp_path / "b" / "model.onnx").read_bytes() == b"graph"

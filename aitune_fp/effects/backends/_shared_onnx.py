@@ -20,17 +20,23 @@ Rules:
   is removed and the program translated afresh (and stored again): a bad entry never fails
   a build; a translation that cannot be stored is logged and used unshared. What a reused
   graph computes is checked as every graph is, by the backend's validation;
+- one translation at a time per entry: the lookup, the translation and the store hold an
+  exclusive lock on ``<entry>.lock`` (``flock``: released by the kernel when its holder
+  dies), so two ONNX backends built at once translate once, the second waiting for the
+  first's entry; where a lock cannot be had (no ``fcntl``, a folder that refuses it) each
+  goes on unlocked, as before;
 - the build part ``compile`` times a fresh translation and ``export`` a reuse; the build
   log says which.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Final
@@ -117,6 +123,29 @@ def _store(entry: Path, path: Path) -> str | None:
         return first_line(error)
 
 
+@contextlib.contextmanager
+def _held(lock: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``lock`` while the block runs (none where it cannot be had)."""
+    try:
+        import fcntl
+
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = open(lock, "a+b")  # noqa: SIM115 - closed below, after the unlock
+    except (ImportError, OSError):
+        yield
+        return
+    with fd:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            yield
+            return
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 def shared_translation(
     program_key: str | None,
     form: str,
@@ -132,10 +161,11 @@ def shared_translation(
         translate()
         return "fresh"
     entry = sharing.folder / f"{program_key}.onnx-{form}"
-    if _reused(entry, path, log):
-        return "shared"
-    translate()
-    problem = _store(entry, path)
+    with _held(entry.with_name(entry.name + ".lock")):
+        if _reused(entry, path, log):
+            return "shared"
+        translate()
+        problem = _store(entry, path)
     if problem is None:
         log.write(f"onnx: fresh, translation stored in {entry} for the other backends")
     else:
