@@ -13,9 +13,13 @@ Rules:
   already (its entry's folder under the key the sweep's build will look up, computed in
   the same envelope): such a build has nothing to do ahead (a warm tune builds nothing
   ahead); a key that cannot be computed reads as not cached;
-- nothing is validated or timed; the runner is closed; the answer is ``None`` (done) or
-  why the build failed (its first line), never an exception; ``on_call`` is told before
-  each call (the isolation worker's heartbeat).
+- nothing is validated or timed; the runner is closed, or (``keep``, a just-in-time
+  backend: :func:`build_ahead_keeping`) handed back, warm, so the worker that built it can
+  serve the candidate's sweep job with it (:mod:`aitune_fp.effects.isolation.worker`:
+  the compiles of every warm size are then in memory, where a fresh worker would trace and
+  load them again from the compiler's cache); the answer is ``None`` (done) or why the
+  build failed (its first line), never an exception; ``on_call`` is told before each call
+  (the isolation worker's heartbeat).
 """
 
 from __future__ import annotations
@@ -74,32 +78,56 @@ def build_ahead(
     on_call: Callable[[], None] = _nothing,
 ) -> str | None:
     """Build ``backend`` ahead (see the module's rules): ``None``, or why it failed."""
+    failed, _ = build_ahead_keeping(request, backend, work_dir, on_call, keep=False)
+    return failed
+
+
+def build_ahead_keeping(
+    request: BuildRequest,
+    backend: Backend,
+    work_dir: Path,
+    on_call: Callable[[], None] = _nothing,
+    *,
+    keep: bool = True,
+) -> tuple[str | None, Built | None]:
+    """:func:`build_ahead`, and its warm runner when ``keep`` and the backend is not
+    loadable (``None`` otherwise: closed, or never made)."""
     try:
         made = shared_build(request, backend, work_dir)
         built, failure = outcome_values(made)
         if built is None:
-            return failure.describe() if failure is not None else "no runner"
-        _warmed_then_closed(request, backend, built, on_call)
+            return (failure.describe() if failure is not None else "no runner"), None
+        keeps = keep and not loadable(backend)
+        _warmed(request, backend, built, on_call, close=not keeps)
     except Exception as error:
         lines = "".join(traceback.format_exception_only(error)).strip()
-        return lines.split("\n")[0][:500]
-    return None
+        return lines.split("\n")[0][:500], None
+    return None, (built if keeps else None)
 
 
-def _warmed_then_closed(
-    request: BuildRequest, backend: Backend, built: Built, on_call: Callable[[], None]
+def _warmed(
+    request: BuildRequest,
+    backend: Backend,
+    built: Built,
+    on_call: Callable[[], None],
+    *,
+    close: bool,
 ) -> None:
     """Call a just-in-time backend's runner once at each warm size, in the sweep's order
-    (a loadable backend's is not called), then close it."""
+    (a loadable backend's is not called), then close it (``close``; always when a call
+    raised)."""
+    ok = False
     try:
         if not loadable(backend):
             with torch.inference_mode():
                 for size in warm_sizes(request.batch_sizes, request.validation_sizes):
                     on_call()
                     make_batch(request.samples, size).to(request.device).call(built.runner)
+        ok = True
     finally:
-        with contextlib.suppress(Exception):
-            built.close()
+        if close or not ok:
+            with contextlib.suppress(Exception):
+                built.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +139,20 @@ class PrebuildJob:
     backend: Backend
     name: str
     work_dir: Path
+    keep: bool = False
 
     def run(self, beat: Heartbeat) -> str | None:
         """The build ahead, in the worker: ``None``, or why it failed."""
+        failed, _ = self.run_keeping(beat)
+        return failed
+
+    def run_keeping(self, beat: Heartbeat) -> tuple[str | None, Built | None]:
+        """The build ahead, in the worker, and its warm runner when ``keep`` says so and
+        the backend is not loadable (:func:`build_ahead_keeping`)."""
 
         def on_call() -> None:
             beat.tick(may_compile=True)  # a first call at a batch size may compile
 
-        return build_ahead(self.request, self.backend, self.work_dir, on_call)
+        return build_ahead_keeping(
+            self.request, self.backend, self.work_dir, on_call, keep=self.keep
+        )

@@ -136,8 +136,12 @@ def run_candidate(
     candidate: Candidate,
     validate: Callable[[Built], IOResult[dict[str, float], BackendFailure]],
     hooks: Hooks = Hooks(),
+    ready: Built | None = None,
 ) -> CandidateRun:
-    """Build, validate and profile one backend; a failure at any stage is a value."""
+    """Build, validate and profile one backend; a failure at any stage is a value.
+
+    ``ready``: a runner this process already built for it (a build ahead's, kept warm in
+    its worker): the build stage takes it as is, and says so in ``build.log``."""
     backend, name, work_dir = candidate.backend, candidate.name, candidate.work_dir
     cache_dir = request.cache_dir
     stages: dict[str, float] = {}
@@ -145,6 +149,11 @@ def run_candidate(
     holder: list[Built] = []
 
     def build(reuse: bool = True) -> IOResult[Built, BackendFailure]:
+        if ready is not None and reuse:
+            append_log(
+                work_dir, f"build of {name}: the runner built ahead, kept warm in its worker"
+            )
+            return IOSuccess(ready)
         return shared_build(request, backend, work_dir, reuse=reuse)
 
     def stage(label: str, fn: Callable[[], IOResult[Any, BackendFailure]]) -> Any:

@@ -21,9 +21,12 @@ Rules:
   timeout and the same watchdog as any job (:func:`~aitune_fp.effects.isolation.isolated.
   run_prebuild`), in a folder of its own inside the candidate's (removed afterwards); it
   returns only when every job has ended, so nothing runs (and nothing is timed) while a
-  build ahead does; a job that cannot be sent, crashes, hangs or fails is a failure in the
-  ``Prebuilt`` (a warning; the sweep's own build finds and records the real failure),
-  never raised;
+  build ahead does; a just-in-time candidate's worker (its backend has no loadable
+  artifact: Inductor) keeps its warm runner, idle, for that candidate's first sweep job
+  (:func:`~aitune_fp.effects.isolation.isolated.isolated_candidate`), and the run ends
+  any left unclaimed (:func:`~aitune_fp.effects.isolation.client.release_kept`); a job
+  that cannot be sent, crashes, hangs or fails is a failure in the ``Prebuilt`` (a
+  warning; the sweep's own build finds and records the real failure), never raised;
 - interrupted (``KeyboardInterrupt``, ``SystemExit``), no job starts any more and every
   worker still running (or starting meanwhile) is killed with its process group until
   each job has ended; then the interruption goes on.
@@ -52,7 +55,7 @@ from aitune_fp.effects.build_request import BuildRequest
 from aitune_fp.effects.cache.artifact_cache import model_digest, unusable_reason
 from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.isolation.client import NotIsolated
-from aitune_fp.effects.isolation.isolated import prebuild_payload, run_prebuild
+from aitune_fp.effects.isolation.isolated import kept_key, prebuild_payload, run_prebuild
 from aitune_fp.effects.machine.busy_cores import busy_cores
 from aitune_fp.shell import building
 from aitune_fp.shell.setup import Setup
@@ -167,7 +170,8 @@ def _digest(setup: Setup) -> str | None:
 
 def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
     folder = building.work_dir(setup, backend, name) / ".ahead"
-    return PrebuildJob(building.request_of(setup), backend, name, folder)
+    keep = not loadable(backend)  # a just-in-time runner is kept warm for the sweep's job
+    return PrebuildJob(building.request_of(setup), backend, name, folder, keep)
 
 
 def prebuilt(setup: Setup, command: Prebuild, backends: Mapping[str, Backend]) -> Prebuilt:
@@ -204,10 +208,11 @@ def _run_all(
             with lock:
                 if not pending:
                     return
-                name, payload, _ = pending.pop()
+                name, payload, job = pending.pop()
             began = time.monotonic()
+            keep_as = kept_key(job.work_dir.parent) if job.keep else None
             try:
-                failed = run_prebuild(payload, setup.timeouts)
+                failed = run_prebuild(payload, setup.timeouts, keep_as)
             except Exception as error:  # a thread must not die silently
                 failed = f"{type(error).__name__}: {error}"
             log.info("built %s ahead in %.1f s%s", name, time.monotonic() - began,

@@ -89,7 +89,13 @@ def run_tuning(
     prepared = prepare(module, samples, strategy, backends, options, clock)
     if isinstance(prepared, Failure):
         return IOFailure(prepared.failure())
-    return IOSuccess(decided(prepared.unwrap(), options, clock))
+    try:
+        return IOSuccess(decided(prepared.unwrap(), options, clock))
+    finally:  # the warm runners kept from builds ahead that no sweep job claimed
+        if options.isolation:
+            from aitune_fp.effects.isolation.client import release_kept
+
+            release_kept()
 
 
 def tune_module(

@@ -169,7 +169,7 @@ def test_builds_ahead_run_at_most_parallel_at_once_and_all_end_before_the_answer
     had ended when ``prebuilt`` answered; a failed job is in the answer."""
     lock, running, seen, ended = threading.Lock(), [0], [0], []
 
-    def fake_run(payload: bytes, _timeouts: object) -> str | None:
+    def fake_run(payload: bytes, _timeouts: object, _keep_as: object = None) -> str | None:
         with lock:
             running[0] += 1
             seen[0] = max(seen[0], running[0])
@@ -193,6 +193,7 @@ def test_builds_ahead_run_at_most_parallel_at_once_and_all_end_before_the_answer
 class _Named:
     name: str
     work_dir: Path = Path("/nonexistent/aitune-ahead")
+    keep: bool = False
 
 
 class _QuietSetup:

@@ -24,48 +24,52 @@ Rules:
   ``__main__`` (a model class defined there) travels by value in the cloudpickled job;
 - whatever happens, the worker's whole process group is killed and reaped before this
   returns, also when the tune process is itself interrupted (``KeyboardInterrupt``,
-  ``SystemExit``), so no worker or compiler process is left behind.
+  ``SystemExit``), so no worker or compiler process is left behind;
+- but one: a build ahead run with ``keep_as`` whose worker answers ``("kept", None)`` (it
+  built, and keeps its warm runner: :mod:`.worker`) stays, idle, under that key, with a
+  pipe to send it one more job; :func:`run_kept` sends it the candidate's job (the same
+  watchdog, the same answer as :func:`run_job`, then the same end) or says ``None`` when
+  no live worker is kept under the key (the caller runs the job afresh); a second keep
+  under a key ends the first; :func:`release_kept` ends every kept worker (the tune
+  calls it when its run ends, also when interrupted; the process's exit does too), and a
+  kept worker dies with the fork server as any worker does.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.machinery
 import logging
-import os
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import torch
 
 from aitune_fp.effects.checks.tf32 import Tf32Switches
 from aitune_fp.effects.isolation import worker
 from aitune_fp.effects.isolation.heartbeat import Heartbeat
-from aitune_fp.effects.isolation.protocol import Timeouts, death_reason, where
+from aitune_fp.effects.isolation.protocol import Timeouts
 from aitune_fp.effects.isolation.server import _main_hidden, context, start
+from aitune_fp.effects.isolation.watchdog import Ended, Handle, end, watch
 
-__all__ = ["Ended", "NotIsolated", "context", "dumps", "run_job", "start"]
+__all__ = [
+    "Ended",
+    "NotIsolated",
+    "context",
+    "dumps",
+    "release_kept",
+    "run_job",
+    "run_kept",
+    "start",
+]
 
 log = logging.getLogger("aitune_fp")
-POLL_SECONDS: Final = 0.1
 _STARTING = threading.Lock()  # _main_hidden edits process-wide state: one start at a time
-
-
-@dataclass(frozen=True, slots=True)
-class Ended:
-    """The worker ended without an answer (or was stopped) in ``stage``: why, in words;
-    ``exitcode`` when it died, ``hung`` when the call watchdog stopped it."""
-
-    stage: str
-    reason: str
-    batch_size: int = 0
-    exitcode: int | None = None
-    hung: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,37 +112,35 @@ def dumps(job: Any, module: torch.nn.Module, *extra: type) -> bytes | NotIsolate
                 cloudpickle.unregister_pickle_by_value(mod)
 
 
-def _kill_group(proc: Any) -> None:
-    """SIGKILL the worker's process group (the worker and anything it started)."""
-    if proc.pid is None:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        proc.kill()
-
-
 @contextlib.contextmanager
-def _worker(payload: bytes) -> Iterator[tuple[Any, Any, Heartbeat]]:
+def _worker(payload: bytes, keep: bool = False) -> Iterator[Handle]:
+    """A worker started on ``payload``, ended when the block leaves (unless the block marks
+    it kept by putting it in ``_KEPT``)."""
     ctx = context()
     receiver, sender = ctx.Pipe(duplex=False)
+    jobs_in, jobs_out = ctx.Pipe(duplex=False) if keep else (None, None)
     beat = Heartbeat.shared(ctx)
     switches = Tf32Switches.now()  # the caller's, not the fork server's (started earlier)
     proc = ctx.Process(
-        target=worker.main, args=(sender, beat.cells, payload, switches), daemon=True
+        target=worker.main, args=(sender, beat.cells, payload, switches, jobs_in), daemon=True
     )
+    handle = Handle(proc, receiver, beat, jobs_out)
     try:
         with _STARTING, _main_hidden():
             proc.start()
         sender.close()
-        yield proc, receiver, beat
+        if jobs_in is not None:
+            jobs_in.close()
+        yield handle
     finally:
-        with contextlib.suppress(Exception):
-            proc.join(timeout=2.0 if proc.exitcode is None else 0.0)
-        _kill_group(proc)
-        with contextlib.suppress(Exception):
-            proc.join(timeout=5.0)
-        receiver.close()
+        with _KEPT_LOCK:
+            kept = any(h is handle for h in _KEPT.values())
+        if not kept:
+            end(handle)
+
+
+_KEPT: dict[str, Handle] = {}
+_KEPT_LOCK = threading.Lock()
 
 
 def run_job(
@@ -146,60 +148,57 @@ def run_job(
     timeouts: Timeouts,
     on_event: Callable[[tuple[str, Any]], None],
     first_stage: str,
+    keep_as: str | None = None,
 ) -> tuple[str, Any] | Ended:
     """Run the serialised job in a worker: its ``("done", value)`` or ``("error", text)``
-    answer, or :class:`Ended` when it died or overran a timeout."""
-    import cloudpickle
-
+    answer, or :class:`Ended` when it died or overran a timeout; with ``keep_as``, a
+    worker that answers ``("kept", None)`` stays under that key (see the rules)."""
     asked = time.monotonic()
-    with _worker(payload) as (proc, receiver, beat):
-        stage, now = first_stage, time.monotonic()
-        stage_began = last_change = now
-        last_count = beat.calls
-        while True:
-            if receiver.poll(POLL_SECONDS):
-                try:
-                    message = cloudpickle.loads(receiver.recv_bytes())
-                except (EOFError, OSError):
-                    proc.join(timeout=5.0)
-                    return _died(proc, stage, beat)
-                if message[0] == "stage":
-                    stage, stage_began = str(message[1]), time.monotonic()
-                    last_change = stage_began
-                elif message[0] == "batch":
-                    last_change = time.monotonic()
-                elif message[0] == "started":
-                    last_change = time.monotonic()
-                    message = ("started", last_change - asked)
-                else:
-                    return message  # type: ignore[no-any-return]
-                on_event(message)
-                continue
-            now = time.monotonic()
-            if beat.calls != last_count:
-                last_count, last_change = beat.calls, now
-            size = beat.batch_size
-            if stage == "build" and now - stage_began > timeouts.build:
-                _kill_group(proc)
-                return Ended(stage, f"build exceeded {timeouts.build:g} s (worker stopped)", size)
-            limit = (
-                timeouts.build if beat.may_compile else timeouts.call
-            )  # a first call may compile
-            if stage != "build" and now - last_change > limit:
-                _kill_group(proc)
-                first = " (its first call there, which may compile)" if beat.may_compile else ""
-                return Ended(
-                    stage,
-                    f"a call did not return within {limit:g} s "
-                    f"{where(stage, size)}{first} (worker stopped)",
-                    size,
-                    hung=True,
-                )
-            if not proc.is_alive() and not receiver.poll(0):
-                return _died(proc, stage, beat)
+    with _worker(payload, keep=keep_as is not None) as handle:
+        answer = watch(handle, timeouts, on_event, first_stage, asked)
+        if keep_as is not None and not isinstance(answer, Ended) and answer[0] == "kept":
+            with _KEPT_LOCK:
+                earlier = _KEPT.pop(keep_as, None)
+                _KEPT[keep_as] = handle
+            if earlier is not None:
+                end(earlier)
+        return answer
 
 
-def _died(proc: Any, stage: str, beat: Heartbeat) -> Ended:
-    size = beat.batch_size
-    reason = f"{death_reason(proc.exitcode)} {where(stage, size)}"
-    return Ended(stage, reason, size, exitcode=proc.exitcode)
+def run_kept(
+    key: str,
+    payload: bytes,
+    timeouts: Timeouts,
+    on_event: Callable[[tuple[str, Any]], None],
+    first_stage: str,
+) -> tuple[str, Any] | Ended | None:
+    """Run the serialised job in the worker kept under ``key`` (as :func:`run_job` would,
+    the worker ended afterwards), or ``None`` when none is kept there alive."""
+    with _KEPT_LOCK:
+        handle = _KEPT.pop(key, None)
+    if handle is None:
+        return None
+    try:
+        if not handle.proc.is_alive():
+            return None
+        asked = time.monotonic()
+        try:
+            handle.jobs.send_bytes(payload)
+        except OSError:
+            return None
+        return watch(handle, timeouts, on_event, first_stage, asked)
+    finally:
+        end(handle)
+
+
+def release_kept() -> int:
+    """End every kept worker; how many there were."""
+    with _KEPT_LOCK:
+        handles = list(_KEPT.values())
+        _KEPT.clear()
+    for handle in handles:
+        end(handle)
+    return len(handles)
+
+
+atexit.register(release_kept)

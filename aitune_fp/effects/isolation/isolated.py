@@ -22,7 +22,10 @@ Rules:
 - :func:`prebuild_payload` and :func:`run_prebuild` build one candidate ahead in a worker
   (:mod:`aitune_fp.effects.build_ahead`: its build only, nothing validated or timed), the
   whole job under the build's limit: a crash, a hang or a failed build comes back as
-  words (``None``: done), never raised; the payload is made in the calling thread (the
+  words (``None``: done), never raised; a job that keeps its warm runner leaves its worker
+  under the candidate's :func:`kept_key`, and :func:`isolated_candidate` sends that
+  candidate's first job there (:func:`~aitune_fp.effects.isolation.client.run_kept`), to
+  a fresh worker otherwise; the payload is made in the calling thread (the
   serialiser's by-value registry is process-wide), the job may run in another;
 - :func:`isolated_max_batch` runs the eager check and the max-batch search in a worker
   (every call under the call timeout): a crash (a signal, an exit) or a hang at batch
@@ -36,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -51,7 +55,7 @@ from aitune_fp.effects.candidate import CandidateRun, append_log, run_candidate
 from aitune_fp.effects.checks.precheck import eager_check
 from aitune_fp.effects.checks.validate import validation_check
 from aitune_fp.effects.inputs.samples import Samples, make_batch
-from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_job
+from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_job, run_kept
 from aitune_fp.effects.isolation.protocol import Timeouts, eager_fault, outcome_values
 from aitune_fp.effects.isolation.worker import CandidateJob, CandidateResult, MaxBatchJob
 from aitune_fp.effects.machine.preload import preload
@@ -153,7 +157,9 @@ def isolated_candidate(
         elif message[0] == "batch":
             hooks.on_batch(message[1])
 
-    answer = run_job(payload, timeouts, on_event, "build")
+    answer = run_kept(kept_key(work_dir), payload, timeouts, on_event, "build")
+    if answer is None:
+        answer = run_job(payload, timeouts, on_event, "build")
     if isinstance(answer, Ended) or answer[0] != "done":
         stage, reason = (
             (answer.stage, answer.reason)
@@ -183,11 +189,20 @@ def prebuild_payload(job: PrebuildJob) -> bytes | NotIsolated:
     return dumps(job, job.request.module, type(job.backend))
 
 
-def run_prebuild(payload: bytes, timeouts: Timeouts) -> str | None:
-    """Run a serialised build ahead in a worker: ``None`` when it built, else why not."""
-    answer = run_job(payload, timeouts, lambda _: None, "build")
+def kept_key(work_dir: Path) -> str:
+    """The key a candidate's warm runner is kept under: its work folder (one per candidate
+    and run)."""
+    return str(work_dir.resolve())
+
+
+def run_prebuild(payload: bytes, timeouts: Timeouts, keep_as: str | None = None) -> str | None:
+    """Run a serialised build ahead in a worker: ``None`` when it built, else why not
+    (``keep_as``: the worker of a job that keeps its runner stays under that key)."""
+    answer = run_job(payload, timeouts, lambda _: None, "build", keep_as)
     if isinstance(answer, Ended):
         return answer.reason
+    if answer[0] == "kept":
+        return None
     if answer[0] != "done":
         return str(answer[1]).split("\n")[0][:500]
     failed: str | None = answer[1]

@@ -26,7 +26,14 @@ Rules:
   heartbeat per call naming the batch size being tried, so a crash or hang at batch size
   8 still tells the parent which one it was (and so that 4 ran);
 - a build-ahead job (:class:`~aitune_fp.effects.build_ahead.PrebuildJob`) only builds (its
-  answer: ``None`` or why it failed), under the build's limit throughout;
+  answer: ``None`` or why it failed), under the build's limit throughout; one that
+  ``keep``s (a just-in-time backend, given a job pipe: ``jobs``) and built answers
+  ``("kept", None)`` instead, keeps its warm runner and waits on ``jobs`` for the
+  candidate's sweep job (:func:`_serve_kept`): it says ``("started", None)`` when that
+  arrives and runs it as any candidate job, its build stage taking the kept runner
+  (:func:`~aitune_fp.effects.candidate.run_candidate`'s ``ready``), so the race's first
+  measure of the candidate neither traces nor loads its compiled graphs again; the end of
+  ``jobs`` (the tune released it) ends the worker;
 - anything the job raises is reported as ``("error", text)``; the worker then exits 0.
 """
 
@@ -50,12 +57,12 @@ from aitune_fp.effects.build_ahead import PrebuildJob
 from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
 from aitune_fp.effects.checks.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_switches
 from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.isolation.beating import BeatingEager, beating, beating_timer
 from aitune_fp.effects.isolation.heartbeat import Heartbeat
 from aitune_fp.effects.isolation.parent_death import die_with_parent
 from aitune_fp.effects.isolation.protocol import outcome_values
 from aitune_fp.effects.measure.profiler import (
     BatchReport,
-    Timer,
     call_timer,
 )
 
@@ -96,44 +103,6 @@ class CandidateResult:
 Send = Callable[[tuple[str, Any]], None]
 
 
-def _beating_timer(timer: Timer, beat: Heartbeat) -> Timer:
-    """``timer`` with a heartbeat just before its clock starts (nothing inside the timed
-    region changes)."""
-
-    def timed(call: Callable[[], Any]) -> float:
-        beat.tick(may_compile=False)
-        return timer(call)
-
-    return timed
-
-
-def _beating(runner: Callable[..., Any], beat: Heartbeat) -> Callable[..., Any]:
-    """``runner`` with a heartbeat before each call (used only where nothing is timed), each
-    allowed the build's limit (a validation call may compile)."""
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        beat.tick(may_compile=True)
-        return runner(*args, **kwargs)
-
-    return run
-
-
-class _BeatingEager(torch.nn.Module):
-    """The eager module with a heartbeat before each call, each under the call timeout (an
-    eager call compiles nothing): validation's eager references are guarded as the sweep's
-    calls are."""
-
-    def __init__(self, module: torch.nn.Module, beat: Heartbeat) -> None:
-        super().__init__()
-        self.inner = module
-        self.beat = beat
-
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        """Beat, then the eager module's call."""
-        self.beat.tick(may_compile=False)
-        return self.inner(*args, **kwargs)
-
-
 def _warm(module: torch.nn.Module, samples: Samples, device: torch.device) -> None:
     """One eager call of the module, before anything is measured: the thread pools, kernels
     and library pages a fresh process touches on first use are then resident, as they are
@@ -157,7 +126,9 @@ def settle_heap() -> None:
     gc.collect()
 
 
-def _candidate(job: CandidateJob, send: Send, beat: Heartbeat) -> CandidateResult:
+def _candidate(
+    job: CandidateJob, send: Send, beat: Heartbeat, ready: Built | None = None
+) -> CandidateResult:
     from aitune_fp.effects.candidate import run_candidate
     from aitune_fp.effects.checks.validate import ValidationReport, validate
     from aitune_fp.effects.measure.memory import MemoryWatch
@@ -169,11 +140,11 @@ def _candidate(job: CandidateJob, send: Send, beat: Heartbeat) -> CandidateResul
     sizes = tuple(request.batch_sizes)
 
     def check(built: Built) -> Any:
-        guarded = dataclasses.replace(built, runner=_beating(built.runner, beat))
+        guarded = dataclasses.replace(built, runner=beating(built.runner, beat))
         return validate(
             candidate.name,
             guarded,
-            _BeatingEager(request.module, beat),
+            BeatingEager(request.module, beat),
             request.samples,
             device,
             batch_sizes=request.validation_sizes,
@@ -195,8 +166,8 @@ def _candidate(job: CandidateJob, send: Send, beat: Heartbeat) -> CandidateResul
         beat.may_compile = True
         send(("batch", report))
 
-    timer = _beating_timer(call_timer(device, request.settings), beat)
-    run = run_candidate(request, candidate, check, Hooks(on_stage, on_batch, timer))
+    timer = beating_timer(call_timer(device, request.settings), beat)
+    run = run_candidate(request, candidate, check, Hooks(on_stage, on_batch, timer), ready)
     profile, failure = outcome_values(run.outcome)
     peak = watch.peak_mb() if profile is not None else None
     if profile is not None and peak is not None:
@@ -230,9 +201,16 @@ def _max_batch(job: MaxBatchJob, beat: Heartbeat) -> Any:
     return find_max_batch_size(runner, job.samples, device, cap=job.cap, on_try=trying)
 
 
-def main(conn: Any, cells: Any, payload: bytes, switches: Tf32Switches = DEFAULT_SWITCHES) -> None:
+def main(
+    conn: Any,
+    cells: Any,
+    payload: bytes,
+    switches: Tf32Switches = DEFAULT_SWITCHES,
+    jobs: Any = None,
+) -> None:
     """The worker's entry point: run the job in ``payload`` under ``switches``, answer over
-    ``conn``, beat into the shared ``cells`` (:class:`Heartbeat`)."""
+    ``conn``, beat into the shared ``cells`` (:class:`Heartbeat`); ``jobs``: where a
+    build ahead that keeps its runner waits for its candidate's job."""
     with contextlib.suppress(OSError):
         os.setpgrp()
     die_with_parent()
@@ -245,7 +223,14 @@ def main(conn: Any, cells: Any, payload: bytes, switches: Tf32Switches = DEFAULT
         job = cloudpickle.loads(payload)
         send(("started", None))
         with use_switches(switches):
-            send(_answer(job, send, Heartbeat(cells)))
+            beat = Heartbeat(cells)
+            if isinstance(job, PrebuildJob) and job.keep and jobs is not None:
+                failed, kept = job.run_keeping(beat)
+                send(("done", failed) if kept is None else ("kept", None))
+                if kept is not None:
+                    _serve_kept(jobs, send, beat, kept)
+            else:
+                send(_answer(job, send, beat))
     except Exception as error:
         text = "".join(traceback.format_exception(error))
         with contextlib.suppress(Exception):
@@ -253,6 +238,25 @@ def main(conn: Any, cells: Any, payload: bytes, switches: Tf32Switches = DEFAULT
     finally:
         with contextlib.suppress(Exception):
             conn.close()
+
+
+def _serve_kept(jobs: Any, send: Send, beat: Heartbeat, kept: Built) -> None:
+    """Wait for the kept runner's candidate job on ``jobs`` and run it with that runner;
+    the end of ``jobs`` (released unclaimed) closes the runner."""
+    import cloudpickle
+
+    try:
+        payload = jobs.recv_bytes()
+    except (EOFError, OSError):
+        with contextlib.suppress(Exception):
+            kept.close()
+        return
+    job = cloudpickle.loads(payload)
+    send(("started", None))
+    if not isinstance(job, CandidateJob):
+        send(("error", f"a kept runner serves candidate jobs, not {type(job).__name__}"))
+        return
+    send(("done", _candidate(job, send, beat, ready=kept)))
 
 
 def _answer(job: Any, send: Send, beat: Heartbeat) -> tuple[str, Any]:
