@@ -233,6 +233,8 @@ def _build(
         setup.emit("backend_start", name, done)
         make = building.isolated if setup.isolation else building.in_process
         made = make(setup, done, backend, name, command.early_stop)
+    if made.built is not None and name in run.live:  # a widening's runner replaces the race's
+        run.live[name].close()
     live = run.live.set(name, made.built) if made.built is not None else run.live
     seconds = 0.0 if command.reuse is not None else made.stage_seconds.get("profile", 0.0)
     event = Profiled(name, as_result(made), made.built is not None, seconds, facts_of(made))

@@ -7,8 +7,9 @@ Rules:
   disjoint ``(name, seconds)`` parts measured in the tune process: ``startup`` (interpreter
   and imports, CLI only), ``setup`` (device, samples, candidates, the workers' server
   asked to start), ``worker_pool_start`` (waiting for that server to finish its imports:
-  isolated runs only), ``preload_join`` (this process's own background import of them,
-  joined before anything is timed), ``max_batch_search``, ``plan`` (the work folder, the
+  isolated runs only), ``preload_join`` (in records written before the tune process
+  stopped importing the backends' libraries up front: its own background import of them,
+  joined before anything was timed), ``max_batch_search``, ``plan`` (the work folder, the
   baseline keys, the first journal record), ``prebuild`` (the builds ahead, when any ran:
   :mod:`aitune_fp.core.session.prebuild`), ``candidates`` (the baseline and every
   candidate, their workers included), ``final_rounds``, ``verification``, ``record``;

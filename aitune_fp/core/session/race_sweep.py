@@ -16,11 +16,14 @@ Rules:
   its runner is closed (it takes part in no final rounds and no verification);
 - once every candidate was raced (and the strategy has not settled), each contender left
   whose per-row cost still improved from its smaller to its larger measured size is built
-  again over the ladder's larger sizes (``widen``: its runner, if alive, closed first; the
-  worker's own sweep rule stops where the metric stops improving), once; its profile is
-  then the union of both builds (:func:`merged`), the fold is folded again from the
-  session's answers with it (:func:`refolded`), and a failed widening keeps the race's
-  profile.
+  again over the ladder's larger sizes (``widen``; the worker's own sweep rule stops
+  where the metric stops improving), once; its profile is then the union of both builds
+  (:func:`merged`), the fold is folded again from the session's answers with it
+  (:func:`refolded`), and a failed widening keeps the race's profile and the race's
+  runner: the runner stays live through the widening (the interpreter closes it when the
+  widening's runner replaces it), so a contender whose widening failed can still be
+  selected and run (an isolated runner is made in the tune process only when it is
+  used, so keeping it costs nothing until then).
 """
 
 from __future__ import annotations
@@ -187,11 +190,10 @@ def with_widened(session: Session, event: Profiled) -> tuple[Session, Profile | 
 def _widen(
     session: Session, race: RaceState, name: str, size: int, early: EarlyStop | None
 ) -> Step:
-    """``name`` built again over the ladder's sizes from ``size`` up (its race runner
-    closed first, when live)."""
+    """``name`` built again over the ladder's sizes from ``size`` up (its race runner, when
+    live, stays live until the widening's replaces it)."""
     sizes = tuple(b for b in sorted(session.plan.ladder) if b >= size)
     index = session.plan.candidates.index(name)
     race = replace(race, widened=race.widened | {name})
-    closing: tuple[Command, ...] = (Close(frozenset({name})),) if name in session.live else ()
-    after = replace(session, phase=Widening(index), race=race, live=session.live - {name})
-    return after, (*closing, Build(name, early_stop=early, batch_sizes=sizes))
+    after = replace(session, phase=Widening(index), race=race)
+    return after, (Build(name, early_stop=early, batch_sizes=sizes),)
