@@ -178,7 +178,7 @@ def test_a_step_failing_on_the_shared_program_retries_on_a_fresh_export(
     batch, spec, folder = example_batch(samples, CPU), samples.spec, tmp_path / "exports"
     seen: list[str] = []
 
-    def picky(program: Any) -> str:
+    def picky(program: Any, _shared: object = None) -> str:
         seen.append("call")
         if len(seen) == 1:
             raise RuntimeError("this compiler rejects the program")
@@ -192,7 +192,7 @@ def test_a_step_failing_on_the_shared_program_retries_on_a_fresh_export(
         assert "retrying on a fresh export of its own" in log.text()
         assert len(export_calls) == 2
 
-        def never(program: Any) -> str:
+        def never(program: Any, _shared: object = None) -> str:
             raise RuntimeError("rejects every program")
 
         with pytest.raises(RuntimeError, match="rejects every program"):
@@ -220,7 +220,7 @@ class RejectsPrograms(ConfigIdentity):
             model = prepared(module, device)
             batch = example_batch(samples, device)
 
-            def reject(program: Any) -> Built:
+            def reject(program: Any, _shared: object = None) -> Built:
                 raise RuntimeError(f"cannot compile {len(program.graph.nodes)} nodes")
 
             built, _ = on_program(model, batch, samples.spec, device, work_dir, log, reject)

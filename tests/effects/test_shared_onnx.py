@@ -103,6 +103,7 @@ def test_two_backends_built_at_once_translate_once(tmp_path: Path) -> None:
     import threading
     import time
 
+    from aitune_fp.effects.backends._shared_export import SharedProgram
     from aitune_fp.effects.backends._shared_onnx import shared_translation
 
     made: list[Path] = []
@@ -118,7 +119,8 @@ def test_two_backends_built_at_once_translate_once(tmp_path: Path) -> None:
             path.write_bytes(b"graph")
 
         with sharing(tmp_path / "exports", model_digest):
-            said[work.name] = shared_translation("k", "f", path, translate, BuildLog())
+            program = SharedProgram("k", "sha")
+            said[work.name] = shared_translation(program, "f", path, translate, BuildLog())
 
     lanes = [threading.Thread(target=lane, args=(tmp_path / n,)) for n in ("a", "b")]
     for thread in lanes:
@@ -128,3 +130,26 @@ def test_two_backends_built_at_once_translate_once(tmp_path: Path) -> None:
     assert len(made) == 1 and sorted(said.values()) == ["fresh", "shared"]
     assert (tmp_path / "a" / "model.onnx").read_bytes() == b"graph"
     assert (tmp_path / "b" / "model.onnx").read_bytes() == b"graph"
+
+
+def test_a_translation_of_another_program_under_the_same_key_is_not_reused(
+    tmp_path: Path,
+) -> None:
+    """A program stored again under the same key (the old one discarded: it computed
+    something else) gets a translation of its own; the old program's is never copied."""
+    from aitune_fp.effects.backends._shared_export import SharedProgram
+    from aitune_fp.effects.backends._shared_onnx import shared_translation
+
+    def one(work: Path, sha: str, graph: bytes) -> tuple[str, bytes]:
+        work.mkdir()
+        path = work / "model.onnx"
+        def translate() -> None:
+            path.write_bytes(graph)
+
+        with sharing(tmp_path / "exports", model_digest):
+            said = shared_translation(SharedProgram("k", sha), "f", path, translate, BuildLog())
+        return said, path.read_bytes()
+
+    assert one(tmp_path / "a", "old", b"old graph") == ("fresh", b"old graph")
+    assert one(tmp_path / "b", "new", b"new graph") == ("fresh", b"new graph")
+    assert one(tmp_path / "c", "new", b"unused") == ("shared", b"new graph")

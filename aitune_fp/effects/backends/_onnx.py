@@ -34,7 +34,7 @@ from aitune_fp.effects.backends._export import (
     example_batch,
 )
 from aitune_fp.effects.backends._guard import BuildLog
-from aitune_fp.effects.backends._shared_export import on_keyed_program
+from aitune_fp.effects.backends._shared_export import SharedProgram, on_program
 from aitune_fp.effects.backends._shared_onnx import form_key, shared_translation
 from aitune_fp.effects.backends._treespec import keyword_names
 from aitune_fp.effects.inputs.samples import InputSpec, Samples
@@ -75,7 +75,7 @@ def export_onnx(
     spec = samples.spec
     output_names = tuple(f"output_{i}" for i in range(len(layout.labels)))
 
-    def translate(program: Any, key: str | None) -> str:
+    def translate(program: Any, shared: SharedProgram | None) -> str:
         input_names = program_input_names(program, spec)
 
         def fresh() -> None:
@@ -91,12 +91,10 @@ def export_onnx(
                 )
 
         form = form_key(input_names, output_names)
-        return shared_translation(key, form, path, fresh, log)
+        return shared_translation(shared, form, path, fresh, log)
 
     bound = UNBOUNDED_BATCH if max_batch_size is None else max_batch_size
-    _, source = on_keyed_program(
-        module, batch, spec, device, path.parent, log, translate, bound=bound
-    )
+    _, source = on_program(module, batch, spec, device, path.parent, log, translate, bound=bound)
     log.write(
         f"exported ONNX to {path}; outputs {dict(zip(output_names, layout.labels, strict=True))}"
     )

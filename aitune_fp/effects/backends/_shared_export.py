@@ -53,10 +53,12 @@ from aitune_fp.effects.backends._export import (
     spec_dynamic_shapes,
 )
 from aitune_fp.effects.backends._export_entries import (
+    PROGRAM,
     ModelDigest,
     behaves_otherwise,
     export_key,
     load_entry,
+    read_entry,
     store_entry,
 )
 from aitune_fp.effects.backends._guard import BuildLog, first_line
@@ -106,11 +108,28 @@ def exports_folder(work_dir: Path, cache_dir: Path | None) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """An exported program, whether it was ``"shared"`` (loaded) or ``"fresh"``, its key."""
+    """An exported program, whether it was ``"shared"`` (loaded) or ``"fresh"``, its key,
+    and the sha256 of its file in the shared folder (``None``: not stored there)."""
 
     program: Any
     source: str
     key: str | None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SharedProgram:
+    """Which stored program a step ran on: its key and its file's sha256 (what a step
+    sharing something derived from it keys that on: :mod:`._shared_onnx`)."""
+
+    key: str
+    sha256: str
+
+
+def _stored_sha256(entry: Path, key: str) -> str | None:
+    """The sha256 the entry records for its program (``None``: unreadable)."""
+    files = read_entry(entry, key)
+    return files[PROGRAM].sha256 if files is not None else None
 
 
 def export_program(
@@ -152,15 +171,15 @@ def exported(
             problem = problem or behaves_otherwise(program, model, batch)
             if problem is None:
                 log.write(f"export: shared, program {key} loaded from {entry}")
-                return Program(program, "shared", key)
+                return Program(program, "shared", key, _stored_sha256(entry, key))
             log.write(f"export: discarding the shared program {key} ({problem}); exporting")
             shutil.rmtree(entry, ignore_errors=True)
         program = export_program(model, batch, spec, bound)
         problem = store_entry(entry, key, program)
         if problem is None:
             log.write(f"export: fresh, program {key} stored in {entry} for the other backends")
-        else:
-            log.write(f"export: fresh, program {key} not shared (cannot store it: {problem})")
+            return Program(program, "fresh", key, _stored_sha256(entry, key))
+        log.write(f"export: fresh, program {key} not shared (cannot store it: {problem})")
         return Program(program, "fresh", key)
 
 
@@ -171,37 +190,23 @@ def on_program(
     device: torch.device,
     work_dir: Path,
     log: BuildLog,
-    step: Callable[[Any], T],
+    step: Callable[[Any, SharedProgram | None], T],
     *,
     bound: int = UNBOUNDED_BATCH,
 ) -> tuple[T, str]:
-    """``step(program)`` on the shared (or fresh) program and how it was had (``"shared"``,
-    ``"fresh"``, ``"fresh after shared failed"``); a step failing on a shared program is
-    retried once on a fresh export (see the rules). ``bound`` is lowered to the batch
-    envelope open (:func:`~._export.envelope_bound`), and keys the program so."""
-    return on_keyed_program(
-        model, batch, spec, device, work_dir, log, lambda p, _: step(p), bound=bound
-    )
-
-
-def on_keyed_program(
-    model: torch.nn.Module,
-    batch: Batch,
-    spec: InputSpec,
-    device: torch.device,
-    work_dir: Path,
-    log: BuildLog,
-    step: Callable[[Any, str | None], T],
-    *,
-    bound: int = UNBOUNDED_BATCH,
-) -> tuple[T, str]:
-    """:func:`on_program` with ``step(program, key)``: the program's sharing key (``None``
-    for a program that is not shared, the fresh retry's included), so a step can share
-    what it derives from the program (:mod:`._shared_onnx`)."""
+    """``step(program, shared)`` on the shared (or fresh) program and how it was had
+    (``"shared"``, ``"fresh"``, ``"fresh after shared failed"``); a step failing on a shared
+    program is retried once on a fresh export (see the rules). ``shared`` names the stored
+    program it runs on (``None`` for a program not stored in the shared folder, the fresh
+    retry's included), so a step can share what it derives from exactly that program
+    (:mod:`._shared_onnx`). ``bound`` is
+    lowered to the batch envelope open (:func:`~._export.envelope_bound`), and keys the
+    program so."""
     bound = envelope_bound(bound)
     had = exported(model, batch, spec, device, work_dir, log, bound=bound)
     try:
-        return step(had.program, had.key), had.source
+        stored = SharedProgram(had.key, had.sha256) if had.key and had.sha256 else None
+        return step(had.program, stored), had.source
     except Exception as error:
         if had.source != "shared":
             raise

@@ -12,9 +12,13 @@ Rules:
   form key (:func:`form_key`) is a sha256 over the input and output names, the exporter's
   versions (torch, onnxscript) and :data:`FORM`, so a program exported under other names or
   by another exporter never reuses it;
-- it is shared only for a program that is itself shared by key (``key`` not ``None``): the
-  program key stands for the module, inputs, bound and device, and the program behind it
-  was checked to compute what the module computes (:mod:`._shared_export`);
+- it is shared only for a program stored in the shared folder
+  (:class:`~._shared_export.SharedProgram`: its key and its file's sha256), and a
+  translation is reused only for the very program it was made from: the entry records the
+  program's sha256, and one made from another program stored under the same key (the
+  stored program was discarded and exported again, e.g. because a library patched where
+  the key cannot see it made it compute something else) is discarded and translated
+  afresh;
 - an entry is used only when it is sealed (exactly its listed files) and a private copy of
   them, made into the backend's own folder, verifies; a missing, partial or altered entry
   is removed and the program translated afresh (and stored again): a bad entry never fails
@@ -45,7 +49,7 @@ import torch
 
 from aitune_fp.effects.atomic import publish_dir, staging_dir
 from aitune_fp.effects.backends._guard import BuildLog, first_line
-from aitune_fp.effects.backends._shared_export import current_sharing
+from aitune_fp.effects.backends._shared_export import SharedProgram, current_sharing
 from aitune_fp.effects.cache.integrity import FileDigest, check_sealed, digest, private_copy
 
 FORM: Final = "aitune_fp.onnx/1: dynamo exporter, spec input names, output_i"
@@ -74,12 +78,12 @@ def form_key(inputs: tuple[str, ...], outputs: tuple[str, ...]) -> str:
     return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
 
 
-def _read(entry: Path) -> dict[str, FileDigest] | None:
+def _read(entry: Path, program_sha256: str) -> dict[str, FileDigest] | None:
     """The files an entry's ``entry.json`` lists (``None``: missing, unreadable, of another
-    format, or not holding ``model.onnx``)."""
+    format or another program, or not holding ``model.onnx``)."""
     try:
         data = json.loads((entry / ENTRY).read_text(encoding="utf-8"))
-        if data.get("format") != ENTRY_FORMAT:
+        if data.get("format") != ENTRY_FORMAT or data.get("program") != program_sha256:
             return None
         files = {str(n): FileDigest(**d) for n, d in data["files"].items()}
         return files if "model.onnx" in files else None
@@ -87,13 +91,17 @@ def _read(entry: Path) -> dict[str, FileDigest] | None:
         return None
 
 
-def _reused(entry: Path, path: Path, log: BuildLog) -> bool:
+def _reused(entry: Path, program_sha256: str, path: Path, log: BuildLog) -> bool:
     """Copy a sound entry's files beside ``path`` (verified); ``False`` when there is none
-    (a bad one is removed)."""
+    (a bad one, or one made from another program, is removed)."""
     if not entry.is_dir():
         return False
-    files = _read(entry)
-    problem = "unreadable entry.json" if files is None else check_sealed(entry, files, ENTRY)
+    files = _read(entry, program_sha256)
+    problem = (
+        "unreadable, or made from another program"
+        if files is None
+        else check_sealed(entry, files, ENTRY)
+    )
     if files is not None and problem is None:
         with log.timed("export"):
             problem = private_copy(entry, files, path.parent)
@@ -106,7 +114,7 @@ def _reused(entry: Path, path: Path, log: BuildLog) -> bool:
     return False
 
 
-def _store(entry: Path, path: Path) -> str | None:
+def _store(entry: Path, program_sha256: str, path: Path) -> str | None:
     """Store the exported files beside ``path`` (``model.onnx`` and its external data) as
     ``entry``; why not, or ``None``."""
     names = [path.name, *(p.name for p in path.parent.glob(f"{path.name}.*") if p.is_file())]
@@ -115,7 +123,8 @@ def _store(entry: Path, path: Path) -> str | None:
             for name in names:
                 shutil.copyfile(path.parent / name, staging / name)
             files = {n: dataclasses.asdict(digest(staging / n)) for n in names}
-            record = {"format": ENTRY_FORMAT, "form": FORM, "files": files}
+            record = {"format": ENTRY_FORMAT, "form": FORM, "program": program_sha256,
+                      "files": files}  # fmt: skip
             (staging / ENTRY).write_text(json.dumps(record, indent=2), encoding="utf-8")
             publish_dir(staging, entry)
         return None
@@ -147,7 +156,7 @@ def _held(lock: Path) -> Iterator[None]:
 
 
 def shared_translation(
-    program_key: str | None,
+    program: SharedProgram | None,
     form: str,
     path: Path,
     translate: Callable[[], None],
@@ -157,15 +166,15 @@ def shared_translation(
     ``translate()`` run (and stored for the others). Says which: ``"shared"`` or
     ``"fresh"``."""
     sharing = current_sharing()
-    if sharing is None or program_key is None:
+    if sharing is None or program is None:
         translate()
         return "fresh"
-    entry = sharing.folder / f"{program_key}.onnx-{form}"
+    entry = sharing.folder / f"{program.key}.onnx-{form}"
     with _held(entry.with_name(entry.name + ".lock")):
-        if _reused(entry, path, log):
+        if _reused(entry, program.sha256, path, log):
             return "shared"
         translate()
-        problem = _store(entry, path)
+        problem = _store(entry, program.sha256, path)
     if problem is None:
         log.write(f"onnx: fresh, translation stored in {entry} for the other backends")
     else:

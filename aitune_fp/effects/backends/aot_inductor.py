@@ -140,7 +140,7 @@ class AOTInductor(ConfigIdentity):
             model = computing_in(prepared(module, device), self.precision, False, first.call)
             batch = example_batch(samples, device)
 
-            def package(program: Any) -> Built:
+            def package(program: Any, _shared: object = None) -> Built:
                 log.write(f"exported: range constraints {program.range_constraints}")
                 with log.timed("compile"):
                     path = torch._inductor.aoti_compile_and_package(

@@ -210,7 +210,7 @@ class TorchTensorRT(EngineConfig, ConfigIdentity):
         n_positional = len(spec.positional)
         rows = spec.tensors
 
-        def compile_program(program: Any) -> Any:
+        def compile_program(program: Any, _shared: object = None) -> Any:
             with log.timed("compile"):
                 return torch_tensorrt.dynamo.compile(
                     program,
