@@ -143,6 +143,7 @@ def test_a_translation_of_another_program_under_the_same_key_is_not_reused(
     def one(work: Path, sha: str, graph: bytes) -> tuple[str, bytes]:
         work.mkdir()
         path = work / "model.onnx"
+
         def translate() -> None:
             path.write_bytes(graph)
 
