@@ -8,16 +8,20 @@ import multiprocessing
 import os
 import signal
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
-from returns.io import IOFailure, IOSuccess
+from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
+from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.strategies import max_throughput
+from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.build_ahead import PrebuildJob
 from aitune_fp.effects.build_request import BuildRequest, Candidate
-from aitune_fp.effects.inputs.samples import normalise_samples
+from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.isolation import Timeouts, client
 from aitune_fp.effects.isolation.isolated import (
     isolated_candidate,
@@ -116,3 +120,42 @@ def test_release_ends_every_kept_worker_nothing_left_running(tmp_path: Path) -> 
     while multiprocessing.active_children() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert multiprocessing.active_children() == []
+
+
+@dataclass(frozen=True, slots=True)
+class Holding(ConfigIdentity):
+    """The eager module, with a runner that holds 64 MiB its build allocated."""
+
+    name: str = field(default="holding", init=False)
+
+    def unavailable_reason(self, device: torch.device) -> str | None:
+        """Always available."""
+        return None
+
+    def build(
+        self, module: torch.nn.Module, samples: Samples, device: torch.device, work_dir: Path
+    ) -> IOResult[Built, BackendFailure]:
+        """A runner that keeps a 64 MiB buffer alive."""
+        held = torch.ones(16 * 1024 * 1024)
+
+        def runner(*args: Any, **kwargs: Any) -> Any:
+            with torch.inference_mode():
+                return module(*args, **kwargs) + 0 * held[0]
+
+        return IOSuccess(Built(runner, info={"device": str(device)}))
+
+
+def test_a_kept_runner_is_still_charged_the_memory_its_build_holds(tmp_path: Path) -> None:
+    """The peak memory of a job run on a kept runner counts what the runner's build holds
+    (64 MiB here), as a job that builds it does, and not the job's second copy of the
+    module twice."""
+    _kept(Holding(), tmp_path / "kept")
+    run = isolated_candidate(_request(), Candidate(Holding(), "x", tmp_path / "kept"),
+                             timeouts=SLOW)  # fmt: skip
+    fresh = isolated_candidate(_request(), Candidate(Holding(), "x", tmp_path / "fresh"),
+                               timeouts=SLOW)  # fmt: skip
+    kept_mb = unsafe_perform_io(run.outcome.unwrap()).peak_memory_mb
+    fresh_mb = unsafe_perform_io(fresh.outcome.unwrap()).peak_memory_mb
+    assert "kept warm" in (tmp_path / "kept" / "build.log").read_text()
+    assert kept_mb is not None and fresh_mb is not None
+    assert kept_mb >= 60 and abs(kept_mb - fresh_mb) < 16

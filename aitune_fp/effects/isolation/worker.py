@@ -59,6 +59,7 @@ from aitune_fp.effects.checks.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_sw
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.isolation.beating import BeatingEager, beating, beating_timer
 from aitune_fp.effects.isolation.heartbeat import Heartbeat
+from aitune_fp.effects.isolation.kept_memory import footprint, without
 from aitune_fp.effects.isolation.parent_death import die_with_parent
 from aitune_fp.effects.isolation.protocol import outcome_values
 from aitune_fp.effects.measure.profiler import (
@@ -127,7 +128,11 @@ def settle_heap() -> None:
 
 
 def _candidate(
-    job: CandidateJob, send: Send, beat: Heartbeat, ready: Built | None = None
+    job: CandidateJob,
+    send: Send,
+    beat: Heartbeat,
+    ready: Built | None = None,
+    footprint: Any = None,
 ) -> CandidateResult:
     from aitune_fp.effects.candidate import run_candidate
     from aitune_fp.effects.checks.validate import ValidationReport, validate
@@ -137,6 +142,8 @@ def _candidate(
     device = request.device
     _warm(request.module, request.samples, device)
     watch = MemoryWatch(device)
+    before = without(footprint, device)  # a kept runner's level, as if it were not built yet
+    watch.before = before
     sizes = tuple(request.batch_sizes)
 
     def check(built: Built) -> Any:
@@ -158,7 +165,8 @@ def _candidate(
         beat.batch_size = sizes[0] if stage == "profile" and sizes else 0
         beat.may_compile = stage in ("validate", "profile")
         send(("stage", stage))
-        watch.on_stage(stage)
+        if stage != "build" or before is None:
+            watch.on_stage(stage)
 
     def on_batch(report: BatchReport) -> None:
         later = [b for b in sizes if b > report.batch_size]
@@ -225,10 +233,11 @@ def main(
         with use_switches(switches):
             beat = Heartbeat(cells)
             if isinstance(job, PrebuildJob) and job.keep and jobs is not None:
+                before = _level(job.request)
                 failed, kept = job.run_keeping(beat)
                 send(("done", failed) if kept is None else ("kept", None))
                 if kept is not None:
-                    _serve_kept(jobs, send, beat, kept)
+                    _serve_kept(jobs, send, beat, (kept, footprint(before, job.request.device)))
             else:
                 send(_answer(job, send, beat))
     except Exception as error:
@@ -240,11 +249,22 @@ def main(
             conn.close()
 
 
-def _serve_kept(jobs: Any, send: Send, beat: Heartbeat, kept: Built) -> None:
-    """Wait for the kept runner's candidate job on ``jobs`` and run it with that runner;
-    the end of ``jobs`` (released unclaimed) closes the runner."""
+def _level(request: BuildRequest) -> Any:
+    """The memory level before a build ahead that keeps its runner: read after the eager
+    warm-up call, as a candidate job reads its level before its build (:func:`_candidate`)."""
+    from aitune_fp.effects.measure.memory import memory_level
+
+    _warm(request.module, request.samples, request.device)
+    return memory_level(request.device)
+
+
+def _serve_kept(jobs: Any, send: Send, beat: Heartbeat, held: tuple[Built, Any]) -> None:
+    """Wait for the kept runner's candidate job on ``jobs`` and run it with that runner,
+    its peak memory measured as if it were built in the job (``held``: the runner and what
+    it holds); the end of ``jobs`` (released unclaimed) closes the runner."""
     import cloudpickle
 
+    kept, footprint = held
     try:
         payload = jobs.recv_bytes()
     except (EOFError, OSError):
@@ -256,7 +276,7 @@ def _serve_kept(jobs: Any, send: Send, beat: Heartbeat, kept: Built) -> None:
     if not isinstance(job, CandidateJob):
         send(("error", f"a kept runner serves candidate jobs, not {type(job).__name__}"))
         return
-    send(("done", _candidate(job, send, beat, ready=kept)))
+    send(("done", _candidate(job, send, beat, ready=kept, footprint=footprint)))
 
 
 def _answer(job: Any, send: Send, beat: Heartbeat) -> tuple[str, Any]:
