@@ -170,7 +170,7 @@ def _digest(setup: Setup) -> str | None:
 
 def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
     folder = building.work_dir(setup, backend, name) / ".ahead"
-    keep = not loadable(backend)  # a just-in-time runner is kept warm for the sweep's job
+    keep = not loadable(backend) and setup.device.type == "cpu"  # kept warm for the sweep
     return PrebuildJob(building.request_of(setup), backend, name, folder, keep)
 
 

@@ -7,13 +7,22 @@ and after that build; the job then measures from the level at its start *less* w
 build holds (:func:`footprint`, :func:`without`): the runner's memory is charged, and the
 job's own copy of the module is not charged twice. An unreadable level gives ``None``
 (the job then reads its level at its build stage, as any job does).
+
+A runner is kept only on the CPU and only with room to spare (:func:`room_to_keep`):
+every kept worker holds a copy of the model and its compiled code until its job comes,
+and the builds and measures in between must not be starved for it (a model of several
+GiB, or a CUDA context per kept worker, would be). Without room the worker closes it and
+the sweep builds the candidate afresh, as it did before runners were kept.
 """
 
 from __future__ import annotations
 
 import torch
 
+from aitune_fp.effects.machine.facts import free_memory_bytes
 from aitune_fp.effects.measure.memory import MemoryLevel, memory_level
+
+MIB = 1024 * 1024
 
 
 def _less(a: MemoryLevel, b: MemoryLevel) -> MemoryLevel:
@@ -40,3 +49,19 @@ def without(held: MemoryLevel | None, device: torch.device) -> MemoryLevel | Non
     unreadable)."""
     now = memory_level(device) if held is not None else None
     return _less(now, held) if now is not None and held is not None else None
+
+
+def room_to_keep(held: MemoryLevel | None, device: torch.device) -> bool:
+    """Whether a runner holding ``held`` may be kept: on the CPU, its footprint known, and
+    the memory still available at least four times that footprint and at least 1 GiB.
+
+    >>> cpu = torch.device("cpu")
+    >>> room_to_keep(MemoryLevel(1e12), cpu), room_to_keep(None, cpu)
+    (False, False)
+    >>> room_to_keep(MemoryLevel(1.0), torch.device("cuda"))
+    False
+    """
+    if device.type != "cpu" or held is None:
+        return False
+    available_mb = free_memory_bytes(device) / MIB
+    return available_mb >= max(4 * held.held_mb, 1024.0)

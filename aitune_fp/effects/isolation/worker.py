@@ -59,7 +59,7 @@ from aitune_fp.effects.checks.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_sw
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.isolation.beating import BeatingEager, beating, beating_timer
 from aitune_fp.effects.isolation.heartbeat import Heartbeat
-from aitune_fp.effects.isolation.kept_memory import footprint, without
+from aitune_fp.effects.isolation.kept_memory import footprint, room_to_keep, without
 from aitune_fp.effects.isolation.parent_death import die_with_parent
 from aitune_fp.effects.isolation.protocol import outcome_values
 from aitune_fp.effects.measure.profiler import (
@@ -235,9 +235,13 @@ def main(
             if isinstance(job, PrebuildJob) and job.keep and jobs is not None:
                 before = _level(job.request)
                 failed, kept = job.run_keeping(beat)
+                held = footprint(before, job.request.device) if kept is not None else None
+                if kept is not None and not room_to_keep(held, job.request.device):
+                    kept.close()  # no room to spare: the sweep builds it afresh
+                    kept = None
                 send(("done", failed) if kept is None else ("kept", None))
                 if kept is not None:
-                    _serve_kept(jobs, send, beat, (kept, footprint(before, job.request.device)))
+                    _serve_kept(jobs, send, beat, (kept, held))
             else:
                 send(_answer(job, send, beat))
     except Exception as error:
