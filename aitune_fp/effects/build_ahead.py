@@ -14,7 +14,7 @@ Rules:
   the same envelope): such a build has nothing to do ahead (a warm tune builds nothing
   ahead); a key that cannot be computed reads as not cached;
 - nothing is validated or timed; the runner is closed, or (``keep``, a just-in-time
-  backend: :func:`build_ahead_keeping`) handed back, warm, so the worker that built it can
+  backend: :func:`build_ahead`) handed back, warm, so the worker that built it can
   serve the candidate's sweep job with it (:mod:`aitune_fp.effects.isolation.worker`:
   the compiles of every warm size are then in memory, where a fresh worker would trace and
   load them again from the compiler's cache); the answer is ``None`` (done) or why the
@@ -76,22 +76,12 @@ def build_ahead(
     backend: Backend,
     work_dir: Path,
     on_call: Callable[[], None] = _nothing,
-) -> str | None:
-    """Build ``backend`` ahead (see the module's rules): ``None``, or why it failed."""
-    failed, _ = build_ahead_keeping(request, backend, work_dir, on_call, keep=False)
-    return failed
-
-
-def build_ahead_keeping(
-    request: BuildRequest,
-    backend: Backend,
-    work_dir: Path,
-    on_call: Callable[[], None] = _nothing,
     *,
-    keep: bool = True,
+    keep: bool = False,
 ) -> tuple[str | None, Built | None]:
-    """:func:`build_ahead`, and its warm runner when ``keep`` and the backend is not
-    loadable (``None`` otherwise: closed, or never made)."""
+    """Build ``backend`` ahead (see the module's rules): ``None`` or why it failed, and its
+    warm runner when ``keep`` and the backend is not loadable (``None`` otherwise: closed,
+    or never made)."""
     try:
         made = shared_build(request, backend, work_dir)
         built, failure = outcome_values(made)
@@ -116,16 +106,17 @@ def _warmed(
     """Call a just-in-time backend's runner once at each warm size, in the sweep's order
     (a loadable backend's is not called), then close it (``close``; always when a call
     raised)."""
-    ok = False
     try:
         if not loadable(backend):
             with torch.inference_mode():
                 for size in warm_sizes(request.batch_sizes, request.validation_sizes):
                     on_call()
                     make_batch(request.samples, size).to(request.device).call(built.runner)
-        ok = True
+    except BaseException:
+        close = True
+        raise
     finally:
-        if close or not ok:
+        if close:
             with contextlib.suppress(Exception):
                 built.close()
 
@@ -148,11 +139,9 @@ class PrebuildJob:
 
     def run_keeping(self, beat: Heartbeat) -> tuple[str | None, Built | None]:
         """The build ahead, in the worker, and its warm runner when ``keep`` says so and
-        the backend is not loadable (:func:`build_ahead_keeping`)."""
+        the backend is not loadable (:func:`build_ahead`)."""
 
         def on_call() -> None:
             beat.tick(may_compile=True)  # a first call at a batch size may compile
 
-        return build_ahead_keeping(
-            self.request, self.backend, self.work_dir, on_call, keep=self.keep
-        )
+        return build_ahead(self.request, self.backend, self.work_dir, on_call, keep=self.keep)
