@@ -91,17 +91,42 @@ def test_every_shipped_backend_lists_importable_names() -> None:
 def test_inductor_libraries_run_the_vector_isa_probe_and_others_do_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The ISA probe runs exactly when an Inductor library is listed by a runnable config."""
+    """The ISA probe runs exactly when an Inductor library is listed by a runnable config
+    (the list not answered in the process yet)."""
     import aitune_fp.effects.machine.preload as module
 
     calls: list[int] = []
     monkeypatch.setattr(module, "probe_vector_isa", lambda: calls.append(1))
+    monkeypatch.setattr(module, "_probed", lambda: False)
     preload([Listing(("json",))], CPU)
     assert calls == []
     preload([Listing(("torch._inductor.compile_fx",), reason="needs a CUDA device")], CPU)
     assert calls == []
     preload([Listing(("torch._inductor.compile_fx",))], CPU)
     assert calls == [1]
+
+
+def test_a_probe_answered_in_the_process_is_not_started_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once the ISA list is answered in this process, a preload of an Inductor library
+    (one per runner a tune makes here) starts no probe."""
+    import aitune_fp.effects.machine.preload as module
+
+    calls: list[int] = []
+    monkeypatch.setattr(module, "probe_vector_isa", lambda: calls.append(1))
+    monkeypatch.setattr(module, "_probed", lambda: True)
+    preload([Listing(("torch._inductor.compile_fx",))], CPU)
+    assert calls == []
+
+
+def test_after_the_probe_the_isa_list_reads_as_answered() -> None:
+    """The real probe leaves Inductor's ISA list answered in the process (served or cached),
+    which is what keeps later preloads from starting it again."""
+    from aitune_fp.effects.machine.preload import _probed, probe_vector_isa
+
+    probe_vector_isa()
+    assert _probed()
 
 
 FIRST_VALID_CHILD = """

@@ -82,7 +82,8 @@ def preload(configs: Iterable[Backend], device: torch.device) -> tuple[str, ...]
         if config.unavailable_reason(device) is not None:
             continue
         wanted.extend(n for n in config.declaration.libraries if n not in wanted)
-    probing = probe_started() if any(n.startswith("torch._inductor") for n in wanted) else None
+    inductor = any(n.startswith("torch._inductor") for n in wanted)
+    probing = probe_started() if inductor and not _probed() else None
     loaded = []
     for name in wanted:
         if name in sys.modules or not _installed(name):
@@ -100,6 +101,17 @@ def preload(configs: Iterable[Backend], device: torch.device) -> tuple[str, ...]
         probing.join()
         log.info("waited %.2f s for Inductor's CPU vector-ISA probe", time.perf_counter() - began)
     return tuple(loaded)
+
+
+def _probed() -> bool:
+    """Whether Inductor's ISA list is answered in this process already (torch's own list
+    asked, or the first valid ISA served: :func:`_first_valid_only`), so a later
+    :func:`preload` (one per runner a tune makes here) does not start the probe again."""
+    module = sys.modules.get("torch._inductor.cpu_vec_isa")
+    if module is None:
+        return False
+    info = getattr(module.valid_vec_isa_list, "cache_info", None)
+    return info is None or info().currsize > 0
 
 
 def probe_vector_isa() -> None:
