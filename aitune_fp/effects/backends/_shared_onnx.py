@@ -78,15 +78,15 @@ def form_key(inputs: tuple[str, ...], outputs: tuple[str, ...]) -> str:
     return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
 
 
-def _read(entry: Path, program_sha256: str) -> dict[str, FileDigest] | None:
+def _read(entry: Path, program_sha256: str, graph: str) -> dict[str, FileDigest] | None:
     """The files an entry's ``entry.json`` lists (``None``: missing, unreadable, of another
-    format or another program, or not holding ``model.onnx``)."""
+    format or another program, or not holding the ``graph`` file)."""
     try:
         data = json.loads((entry / ENTRY).read_text(encoding="utf-8"))
         if data.get("format") != ENTRY_FORMAT or data.get("program") != program_sha256:
             return None
         files = {str(n): FileDigest(**d) for n, d in data["files"].items()}
-        return files if "model.onnx" in files else None
+        return files if graph in files else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -96,19 +96,18 @@ def _reused(entry: Path, program_sha256: str, path: Path, log: BuildLog) -> bool
     (a bad one, or one made from another program, is removed)."""
     if not entry.is_dir():
         return False
-    files = _read(entry, program_sha256)
+    files = _read(entry, program_sha256, path.name)
     problem = (
-        "unreadable, or made from another program"
+        f"unreadable, made from another program, or without {path.name}"
         if files is None
         else check_sealed(entry, files, ENTRY)
     )
     if files is not None and problem is None:
         with log.timed("export"):
             problem = private_copy(entry, files, path.parent)
-        if problem is None and path.name in files:
+        if problem is None:
             log.write(f"onnx: shared, translation reused from {entry}")
             return True
-        problem = problem or f"it holds no {path.name}"
     log.write(f"onnx: discarding the shared translation {entry.name} ({problem}); translating")
     shutil.rmtree(entry, ignore_errors=True)
     return False
