@@ -27,13 +27,11 @@ Rules:
   8 still tells the parent which one it was (and so that 4 ran);
 - a build-ahead job (:class:`~aitune_fp.effects.build_ahead.PrebuildJob`) only builds (its
   answer: ``None`` or why it failed), under the build's limit throughout; one that
-  ``keep``s (a just-in-time backend, given a job pipe: ``jobs``) and built answers
-  ``("kept", None)`` instead, keeps its warm runner and waits on ``jobs`` for the
-  candidate's sweep job (:func:`_serve_kept`): it says ``("started", None)`` when that
-  arrives and runs it as any candidate job, its build stage taking the kept runner
-  (:func:`~aitune_fp.effects.candidate.run_candidate`'s ``ready``), so the race's first
-  measure of the candidate neither traces nor loads its compiled graphs again; the end of
-  ``jobs`` (the tune released it) ends the worker;
+  ``keep``s (a just-in-time backend, given a job pipe ``jobs``) and built answers
+  ``("kept", None)``, keeps its warm runner and waits on ``jobs`` for the candidate's
+  sweep job (:func:`_serve_kept`), which it runs as any candidate job, its build stage
+  taking the kept runner (:func:`~aitune_fp.effects.candidate.run_candidate`'s
+  ``ready``); the end of ``jobs`` (the tune released it) ends the worker;
 - anything the job raises is reported as ``("error", text)``; the worker then exits 0.
 """
 
@@ -233,15 +231,7 @@ def main(
         with use_switches(switches):
             beat = Heartbeat(cells)
             if isinstance(job, PrebuildJob) and job.keep and jobs is not None:
-                before = _level(job.request)
-                failed, kept = job.run_keeping(beat)
-                held = footprint(before, job.request.device) if kept is not None else None
-                if kept is not None and not room_to_keep(held, job.request.device):
-                    kept.close()  # no room to spare: the sweep builds it afresh
-                    kept = None
-                send(("done", failed) if kept is None else ("kept", None))
-                if kept is not None:
-                    _serve_kept(jobs, send, beat, (kept, held))
+                _build_and_keep(job, jobs, send, beat)
             else:
                 send(_answer(job, send, beat))
     except Exception as error:
@@ -251,6 +241,21 @@ def main(
     finally:
         with contextlib.suppress(Exception):
             conn.close()
+
+
+def _build_and_keep(job: PrebuildJob, jobs: Any, send: Send, beat: Heartbeat) -> None:
+    """A build ahead that keeps its warm runner when it built one and there is room
+    (``("kept", None)``, then :func:`_serve_kept`), else answers as any build ahead."""
+    device = job.request.device
+    before = _level(job.request)
+    failed, kept = job.run_keeping(beat)
+    held = footprint(before, device) if kept is not None else None
+    if kept is not None and not room_to_keep(held, device):
+        kept.close()  # no room to spare: the sweep builds it afresh
+        kept = None
+    send(("done", failed) if kept is None else ("kept", None))
+    if kept is not None:
+        _serve_kept(jobs, send, beat, (kept, held))
 
 
 def _level(request: BuildRequest) -> Any:
