@@ -11,13 +11,26 @@ Rules:
   when the device is CUDA; each replica loads the folder itself (sealed and verified) and
   batches with Ray Serve's ``@serve.batch``: maximum batch = the plan's, counted in rows,
   batch wait = the plan's (:mod:`aitune_fp.core.serving.plan`); a batch runs in a worker
-  thread, so requests keep queueing while the model runs.
+  thread, so requests keep queueing while the model runs;
+- Ray's C++ failure signal handler is off in the serving process and the Ray it starts
+  (``RAY_DISABLE_FAILURE_SIGNAL_HANDLER=1`` unless the environment says otherwise): it
+  catches SIGTERM too, and its abort (exit by SIGABRT, or code 15) replaced the command's
+  own clean stop (Serve and Ray shut down, exit 143); a crash of a Ray process then has
+  no C++ stack trace in its log;
+- ``ray.init`` replaces the process's SIGTERM handler with its own (``sys.exit(15)``):
+  :func:`_init_ray` puts the caller's SIGTERM and SIGINT handlers back as soon as it
+  returns, before the application is deployed and answers, so a signal that comes once
+  the server answers always takes the command's own way out.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
@@ -50,7 +63,9 @@ class ServeOptions:
 
 
 def ray_serve() -> Any:
-    """``ray.serve``, or a :class:`ServeError` naming the extra to install."""
+    """``ray.serve``, or a :class:`ServeError` naming the extra to install; Ray's failure
+    signal handler is turned off first (module rules)."""
+    os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
     try:
         import ray  # noqa: F401
         import starlette  # noqa: F401
@@ -148,14 +163,30 @@ def _init_ray(options: ServeOptions) -> bool:
     if ray.is_initialized():
         return False
     local = options.address is None
-    ray.init(
-        address=options.address,
-        num_cpus=options.num_cpus if local else None,
-        include_dashboard=False,
-        log_to_driver=options.log_to_driver,
-        object_store_memory=LOCAL_OBJECT_STORE_BYTES if local else None,
-    )
+    with _handlers_kept():
+        ray.init(
+            address=options.address,
+            num_cpus=options.num_cpus if local else None,
+            include_dashboard=False,
+            log_to_driver=options.log_to_driver,
+            object_store_memory=LOCAL_OBJECT_STORE_BYTES if local else None,
+        )
     return True
+
+
+@contextmanager
+def _handlers_kept() -> Iterator[None]:
+    """The SIGTERM and SIGINT handlers as they were before the block, put back after it
+    (in the main thread only: elsewhere nothing can set them)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 def start(served: Served, saved: Saved, options: ServeOptions) -> Serving[Saved]:
