@@ -86,7 +86,8 @@ class SimulatedMachine:
         >>> SimulatedMachine({"a": 2.0}, scalings={"a": 0.5}).per_row_ms("a", 4)
         1.0
         """
-        return float(self.true_ms[name]) * batch_size ** (self.scalings.get(name, self.scaling) - 1)
+        exponent = self.scalings.get(name, self.scaling) - 1.0
+        return float(self.true_ms[name]) * math.pow(batch_size, exponent)
 
     def _noise(self, rng: random.Random, name: str) -> float:
         """One call's jitter times its stall, if any."""

@@ -196,7 +196,9 @@ def with_widened(session: Session, event: Profiled) -> tuple[Session, Profile | 
     both = merged(before, after)
     fed = tuple(Success(both) if backend_of(c) == event.name else c for c in session.fed)
     fold = refolded(session, fed)
-    race = spared(observed(session.race, after), fold, session) if session.race is not None else None
+    race = (
+        spared(observed(session.race, after), fold, session) if session.race is not None else None
+    )
     return replace(session, fed=fed, fold=fold, race=race,
                    profiles=session.profiles.set(event.name, both)), both  # fmt: skip
 
