@@ -28,6 +28,10 @@ fastest (a material loss: a slower backend deployed, or a real speedup missed); 
 also gives the rates above 0 (strict), 1 and 2 %. *Regret* is ``true latency of the choice
 / best true latency - 1``.
 
+Race part (``benchmarks/decision_race.py``, after the synthetic part): max-throughput
+sessions on simulated machines whose rankings cross between batch sizes, unraced and
+raced side by side (regret against the ladder's true best, the sweep's seconds).
+
 Real part (without ``--quick``): tunes the embedded models on CPU with the reference rule
 and with ours, with and without a noisy neighbour process, against a ground truth from a
 long interleaved run (see ``docs/decision-quality.md``).
@@ -640,6 +644,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="synthetic comparison only")
     parser.add_argument("--trials", type=int, default=300)
+    parser.add_argument("--race-trials", type=int, default=200, help="raced/unraced rows")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--models", default="mlp,cnn,transformer")
     parser.add_argument(
@@ -679,6 +684,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     began = time.perf_counter()
     scores = run_synthetic(args.trials, args.seed)
     print_synthetic(scores, args.trials, time.perf_counter() - began)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import decision_race
+
+    raced = decision_race.run_raced(args.race_trials, args.seed)
+    decision_race.print_raced(raced, args.race_trials)
     return 0
 
 

@@ -2,9 +2,17 @@
 model, for laws, examples and users who test their own strategies without a device.
 
 Rules: each backend has a true latency per row (``true_ms`` at batch size 1; a batch of
-``b`` rows costs ``ms * b ** scaling``); every call is that times the ambient level
-(a random walk of step ``drift`` in log space, one step per call) times log-normal
-jitter (``sigma``), and with probability ``outlier_p`` a 2-6× stall. A ``Build`` answers
+``b`` rows costs ``ms * b ** s``, ``s`` the backend's own ``scalings`` entry, else
+``scaling``: backends scaling differently rank differently at different batch sizes);
+every call is that times the ambient level (a random walk of step ``drift`` in log
+space, one step per call) times log-normal jitter (the backend's ``sigmas`` entry, else
+``sigma``), and with probability ``outlier_p`` a stall: 2-6×, or with ``tail`` set a
+heavy-tailed ``1 + Pareto(tail)`` (shape ``tail``: the smaller, the heavier);
+a backend in ``spells`` has every call of its builds slowed by that factor (a slow spell
+over its whole sweep window; the interleaved rounds are not in it); with ``keyed`` the
+builds' calls are drawn from a stream of their own per backend and batch size, with no
+drift (common random numbers: any two sessions on this machine that measure a backend
+at a batch size see the same calls there). A ``Build`` answers
 with ``calls`` sequential calls per batch size (its own ``batch_sizes``, else the
 machine's; or the backend's failure, when it is
 listed in ``failing``; a backend in ``no_runner`` profiles but keeps no runner); a
@@ -66,6 +74,27 @@ class SimulatedMachine:
     max_rounds: int = 200
     failing: Mapping[str, str] = field(default_factory=dict)
     no_runner: frozenset[str] = frozenset()
+    scalings: Mapping[str, float] = field(default_factory=dict)
+    sigmas: Mapping[str, float] = field(default_factory=dict)
+    spells: Mapping[str, float] = field(default_factory=dict)
+    tail: float | None = None
+    keyed: bool = False
+
+    def per_row_ms(self, name: str, batch_size: int) -> float:
+        """``name``'s true cost per row at ``batch_size`` (no noise, no spell).
+
+        >>> SimulatedMachine({"a": 2.0}, scalings={"a": 0.5}).per_row_ms("a", 4)
+        1.0
+        """
+        exponent = self.scalings.get(name, self.scaling) - 1.0
+        return float(self.true_ms[name]) * math.pow(batch_size, exponent)
+
+    def _noise(self, rng: random.Random, name: str) -> float:
+        """One call's jitter times its stall, if any."""
+        noise = math.exp(rng.gauss(0.0, self.sigmas.get(name, self.sigma)))
+        if rng.random() < self.outlier_p:
+            noise *= 1.0 + rng.paretovariate(self.tail) if self.tail else rng.uniform(2.0, 6.0)
+        return noise
 
     def answers(self) -> Callable[[Command], Event | None]:
         """An interpreter: each command's event on this machine (one noise stream)."""
@@ -74,10 +103,8 @@ class SimulatedMachine:
 
         def call(name: str, batch_size: int) -> float:
             level[0] += rng.gauss(0.0, self.drift)
-            ms = float(self.true_ms[name]) * batch_size**self.scaling * math.exp(level[0])
-            ms *= math.exp(rng.gauss(0.0, self.sigma))
-            stall = rng.uniform(2.0, 6.0) if rng.random() < self.outlier_p else 1.0
-            return float(ms * stall)
+            ms = self.per_row_ms(name, batch_size) * batch_size * math.exp(level[0])
+            return float(ms * self._noise(rng, name))
 
         def answer(command: Command) -> Event | None:
             if isinstance(command, Build):
@@ -101,10 +128,19 @@ class SimulatedMachine:
             why = BackendFailure(name, self.failing[name], "fails on the simulated machine")
             return Profiled(name, Failure(why))
         sizes = command.batch_sizes or self.batch_sizes
-        latencies = {bs: [call(name, bs) for _ in range(self.calls)] for bs in sizes}
+        latencies = {bs: self._window(name, bs, call) for bs in sizes}
         seconds = sum(sum(v) for v in latencies.values()) / 1000.0
         return Profiled(name, Success(Profile(name, latencies)), name not in self.no_runner,
                         seconds)  # fmt: skip
+
+    def _window(self, name: str, batch_size: int, call: Callable[[str, int], float]) -> list[float]:
+        """A build's calls of ``name`` at ``batch_size`` (its spell, its own stream if keyed)."""
+        spell = self.spells.get(name, 1.0)
+        if not self.keyed:
+            return [call(name, batch_size) * spell for _ in range(self.calls)]
+        rng = random.Random(f"{self.seed}/{name}/{batch_size}")
+        ms = self.per_row_ms(name, batch_size) * batch_size * spell
+        return [ms * self._noise(rng, name) for _ in range(self.calls)]
 
     def _timed(
         self,

@@ -26,11 +26,14 @@ from aitune_fp.core.session import (
     run,
 )
 from aitune_fp.core.session.notes import DroppedInRace
+from aitune_fp.core.session.race_sweep import observed
+from aitune_fp.core.session.racing import RaceState
 from aitune_fp.core.session.replay import replay
 from aitune_fp.core.strategies import confident, latency_budget, max_throughput, min_latency
 from aitune_fp.core.strategy import Strategy
-from aitune_fp.core.verification.judge import MARGIN
+from aitune_fp.core.verification.judge import CONFIDENCE, MARGIN
 from aitune_fp.testing.simulated import SimulatedMachine
+from tests.core.shares import share
 from tests.core.test_session_laws import machines, recorded
 
 LADDER = (1, 2, 4, 8, 16)
@@ -54,44 +57,76 @@ def _dropped(commands: list[Command]) -> set[str]:
 
 
 @st.composite
-def _ahead(draw: st.DrawFn) -> dict[str, float]:
-    """Eager and candidates where "best" is at least twice the margin ahead of the others."""
-    best = draw(st.floats(0.5, 5.0))
-    others = draw(st.lists(st.floats(1.0 + 2 * MARGIN, 3.0), min_size=1, max_size=4))
-    true = {f"c{i}": best * f for i, f in enumerate(others)}
-    where = draw(st.integers(0, len(others)))
-    names = [*[*true][:where], "best", *[*true][where:]]
-    true["best"] = best
-    return {"eager": best * draw(st.floats(1.0, 3.0)), **{n: true[n] for n in names}}
+def _ahead(draw: st.DrawFn) -> tuple[dict[str, float], dict[str, float]]:
+    """Eager and candidates, each scaling its own way over the ladder, where "best" is at
+    least twice the margin ahead of every other at its best batch size (often behind them
+    at the smallest: a late bloomer), and the per-backend scalings."""
+    scalings = {f"c{i}": draw(st.floats(0.6, 1.0)) for i in range(draw(st.integers(1, 4)))}
+    true = {name: draw(st.floats(0.5, 5.0)) for name in scalings}
+    lowest = min(true[n] * min(b ** (scalings[n] - 1) for b in LADDER) for n in true)
+    scalings["best"] = draw(st.floats(0.4, 1.0))
+    true["best"] = lowest / draw(st.floats(1.0 + 2 * MARGIN, 3.0)) / 16 ** (scalings["best"] - 1)
+    order = draw(st.permutations(sorted(true)))
+    eager = max(true.values()) * draw(st.floats(1.0, 3.0))
+    return {"eager": eager, **{n: true[n] for n in order}}, scalings
+
+
+def _behind_at_one(case: tuple[dict[str, float], dict[str, float]]) -> bool:
+    """Whether "best" is slower than another candidate at batch size 1."""
+    true = case[0]
+    return min((m, n) for n, m in true.items() if n != "eager")[1] != "best"
+
+
+def _unspared(events: tuple[Event, ...]) -> RaceState:
+    """The racing rule stepped over the candidates' answers as the session fed them, with
+    nothing spared (the session spares the fold's best: this is the race's own verdict)."""
+    race = RaceState(margin=MARGIN, confidence=CONFIDENCE)
+    for event in events:
+        profile = event.result.value_or(None) if isinstance(event, Profiled) else None
+        if profile is not None and profile.backend != "eager":
+            race = observed(race, profile)
+    return race
 
 
 @settings(max_examples=15)
 @given(_ahead(), st.floats(0.01, 0.08), st.sampled_from(RACING))
 def test_the_sessions_race_never_drops_a_best_twice_the_margin_ahead(
-    true_ms: dict[str, float], sigma: float, strategy: Strategy
+    case: tuple[dict[str, float], dict[str, float]], sigma: float, strategy: Strategy
 ) -> None:
-    """Where the best is at least twice the margin ahead, the session's race keeps it on
-    at least 19 of 20 noisy machines (jitter, stalls, drift)."""
-    dropped = sum(
-        "best" in _dropped(_raced(true_ms, strategy, seed=seed, sigma=sigma)[0])
-        for seed in range(20)
-    )
+    """Where the best is at least twice the margin ahead at its best batch size (a late
+    bloomer, often), the racing rule fed what the session measured keeps it on at least
+    19 of 20 noisy machines (jitter, stalls, drift), before anything is spared."""
+    true_ms, scalings = case
+    names = tuple(n for n in true_ms if n != "eager")
+    plan = SessionPlan(strategy, names, ladder=LADDER)
+    dropped = 0
+    for seed in range(20):
+        sim = SimulatedMachine(true_ms, seed=seed, sigma=sigma, scalings=scalings,
+                               batch_sizes=LADDER, max_rounds=40)  # fmt: skip
+        dropped += "best" in _unspared(recorded(plan, sim)[2]).dropped
     assert dropped <= 1
+
+
+def test_the_best_is_often_behind_at_the_smallest_batch_size() -> None:
+    """In at least a third of the drawn cases the best is slower than another candidate
+    at batch size 1 (a race deciding there would drop it)."""
+    assert share(_ahead(), _behind_at_one) >= 1 / 3
 
 
 @settings(max_examples=40)
 @given(
-    st.lists(st.floats(0.5, 5.0), min_size=2, max_size=6),
-    st.floats(0.5, 1.0),
+    st.lists(st.tuples(st.floats(0.5, 5.0), st.floats(0.4, 1.1)), min_size=2, max_size=6),
     st.sampled_from(RACING),
 )
 def test_on_a_noise_free_machine_the_race_picks_what_the_full_sweep_picks(
-    ms: list[float], scaling: float, strategy: Strategy
+    drawn: list[tuple[float, float]], strategy: Strategy
 ) -> None:
-    """Without noise, the raced session selects the backend the full sweep (every
-    candidate at every batch size) selects."""
-    true_ms = {"eager": 6.0, **{f"c{i}": m for i, m in enumerate(ms)}}
-    quiet = SimulatedMachine(true_ms, sigma=0.0, outlier_p=0.0, drift=0.0, scaling=scaling,
+    """Without noise, where candidates scale differently (rankings cross between batch
+    sizes), the raced session selects the backend the full sweep (every candidate at
+    every batch size) selects."""
+    true_ms = {"eager": 6.0, **{f"c{i}": m for i, (m, _) in enumerate(drawn)}}
+    scalings = {f"c{i}": s for i, (_, s) in enumerate(drawn)}
+    quiet = SimulatedMachine(true_ms, sigma=0.0, outlier_p=0.0, drift=0.0, scalings=scalings,
                              batch_sizes=LADDER, max_rounds=40)  # fmt: skip
     names = tuple(true_ms)[1:]
     _, raced, _ = recorded(SessionPlan(strategy, names, ladder=LADDER), quiet)
@@ -101,22 +136,22 @@ def test_on_a_noise_free_machine_the_race_picks_what_the_full_sweep_picks(
 
 
 def test_a_clearly_beaten_candidate_is_dropped_and_says_why() -> None:
-    """A candidate three times slower is raced at the ladder's smallest and middle sizes,
-    dropped with a log line and a profile that say why, and never widened; the winner is
-    widened over the larger sizes once."""
+    """A candidate three times slower is raced at the ladder's smallest, middle and largest
+    sizes, dropped with a log line and a profile that say why, and never widened; the
+    winner is widened over the sizes the race skipped, once."""
     commands, pick = _raced({"eager": 4.0, "fast": 1.0, "slow": 3.0}, max_throughput, seed=3)
     builds = [(c.name, c.batch_sizes) for c in commands if isinstance(c, Build)]
-    assert builds == [("eager", ()), ("fast", (1, 4)), ("slow", (1, 4)), ("fast", (8, 16))]
+    assert builds == [("eager", ()), ("fast", (1, 4, 16)), ("slow", (1, 4, 16)), ("fast", (2, 8))]
     drops = [c.note for c in commands if isinstance(c, Say) and isinstance(c.note, DroppedInRace)]
     assert [(d.name, d.evidence.against, d.evidence.batch_size) for d in drops] == [
-        ("slow", "fast", 4)
+        ("slow", "fast", 16)
     ]
     assert render(drops[0]).startswith("slow dropped in the race: ")
     assert _dropped(commands) == {"slow"} and pick == "fast"
     widened = [
         c.profile for c in commands if isinstance(c, Replace) and c.profile.backend == "fast"
     ]
-    assert widened[-1].batch_sizes == (1, 4, 8, 16)
+    assert widened[-1].batch_sizes == LADDER
 
 
 def test_the_race_never_drops_the_folds_best() -> None:
@@ -157,7 +192,7 @@ def test_a_failed_widening_keeps_the_race_profile() -> None:
     answer = sim.answers()
 
     def failing_wide(command: Command) -> Event | None:
-        if isinstance(command, Build) and command.batch_sizes and command.batch_sizes[0] > 4:
+        if isinstance(command, Build) and command.batch_sizes == (2, 8):
             return Profiled(command.name, Failure(BackendFailure(command.name, "profile", "x")))
         return answer(command)
 
@@ -165,8 +200,8 @@ def test_a_failed_widening_keeps_the_race_profile() -> None:
     assert session.fold.best is not None and session.fold.best.backend == "a"
     assert "a" in session.live
     picked = done.selection.unwrap()
-    assert picked.backend == "a" and picked.result.selected_batch_size in (1, 4)
-    assert session.profiles["a"].batch_sizes == (1, 4)
+    assert picked.backend == "a" and picked.result.selected_batch_size in (1, 4, 16)
+    assert session.profiles["a"].batch_sizes == (1, 4, 16)
 
 
 @settings(max_examples=30)
@@ -177,8 +212,8 @@ def test_a_raced_session_builds_twice_at_most_and_replays_bit_for_bit(
     verify: float | None,
     validate: bool,
 ) -> None:
-    """A raced session builds a candidate at most twice (the second time only over larger
-    batch sizes, never one it dropped), never selects or times one it dropped in final
+    """A raced session builds a candidate at most twice (the second time over the ladder's
+    sizes the first skipped, never one it dropped), never selects or times one it dropped in final
     rounds or the verification, and its event log replays its commands exactly."""
     machine, names = case
     machine = replace(machine, batch_sizes=LADDER)
@@ -190,7 +225,10 @@ def test_a_raced_session_builds_twice_at_most_and_replays_bit_for_bit(
         if isinstance(c, Build):
             builds.setdefault(c.name, []).append(c.batch_sizes)
     for name, sizes in builds.items():
-        assert len(sizes) <= 2 and (len(sizes) == 1 or min(sizes[1]) > max(sizes[0]))
+        assert len(sizes) <= 2 and (
+            len(sizes) == 1
+            or (set(sizes[0]).isdisjoint(sizes[1]) and {*sizes[0], *sizes[1]} == set(LADDER))
+        )
         assert len(sizes) == 1 or name not in _dropped(commands)
     picked = done.selection.map(lambda s: s.backend).value_or(None)
     assert picked not in _dropped(commands) - {"eager"}

@@ -8,8 +8,10 @@ from hypothesis import strategies as st
 from aitune_fp.core.session import Build, Profiled
 from aitune_fp.core.session.racing import Observed, RaceState, step, widen
 from aitune_fp.testing.simulated import SimulatedMachine
+from tests.core.shares import share
 
 MARGIN = 0.01
+LADDER = (1, 2, 4, 8, 16)
 
 
 def _race(machine: SimulatedMachine) -> RaceState:
@@ -50,15 +52,44 @@ def test_a_best_twice_the_margin_ahead_is_never_dropped(
     assert dropped <= 1
 
 
-@given(st.lists(st.floats(0.5, 5.0), min_size=2, max_size=6))
-def test_on_a_noise_free_machine_the_race_picks_what_the_full_sweep_picks(ms: list[float]) -> None:
-    """Without noise, the race's leader is the full sweep's pick (the lowest per-row cost,
-    ties to the first), and that pick is never dropped."""
-    true_ms = {f"c{i}": m for i, m in enumerate(ms)}
-    machine = SimulatedMachine(true_ms, sigma=0.0, outlier_p=0.0, drift=0.0)
+@st.composite
+def _crossing(draw: st.DrawFn) -> SimulatedMachine:
+    """A noise-free machine whose candidates scale differently over the ladder."""
+    n = draw(st.integers(2, 6))
+    ms = {f"c{i}": draw(st.floats(0.5, 5.0)) for i in range(n)}
+    scalings = {name: draw(st.floats(0.4, 1.1)) for name in ms}
+    return SimulatedMachine(ms, sigma=0.0, outlier_p=0.0, drift=0.0, scalings=scalings,
+                            batch_sizes=LADDER)  # fmt: skip
+
+
+def _full(machine: SimulatedMachine) -> str:
+    """The full sweep's pick: the lowest per-row cost over the ladder (ties: the first)."""
+    names = list(machine.true_ms)
+    return min(names, key=lambda n: (min(machine.per_row_ms(n, b) for b in LADDER), names.index(n)))
+
+
+def _crosses(machine: SimulatedMachine) -> bool:
+    """Whether the best at batch size 1 is not the full sweep's pick."""
+    return min(machine.true_ms, key=lambda n: machine.per_row_ms(n, 1)) != _full(machine)
+
+
+@given(_crossing())
+def test_on_a_noise_free_machine_the_race_picks_what_the_full_sweep_picks(
+    machine: SimulatedMachine,
+) -> None:
+    """Without noise, where rankings cross between batch sizes, the race's leader is the
+    full sweep's pick (the lowest per-row cost over the ladder, ties to the first), and
+    that pick is never dropped: no one is compared before it was measured at every batch
+    size the leader was."""
     state = _race(machine)
-    full = min(true_ms, key=lambda n: (true_ms[n], list(true_ms).index(n)))
+    full = _full(machine)
     assert state.leader == full and full not in state.dropped
+
+
+def test_the_noise_free_machines_cross() -> None:
+    """In at least a quarter of the noise-free machines the best at batch size 1 is not the
+    full sweep's pick."""
+    assert share(_crossing(), _crosses) >= 0.25
 
 
 def test_a_clearly_beaten_candidate_is_dropped_with_its_reason() -> None:
@@ -67,4 +98,4 @@ def test_a_clearly_beaten_candidate_is_dropped_with_its_reason() -> None:
     state = _race(SimulatedMachine({"fast": 1.0, "slow": 3.0}, seed=3))
     loss = state.dropped["slow"]
     assert (loss.against, loss.batch_size) == ("fast", 8) and "against fast@8" in loss.reason
-    assert widen(state, "slow", (1, 8, 16)) is None and widen(state, "fast", (1, 8, 16)) == 16
+    assert widen(state, "slow", (1, 8, 16)) == () and widen(state, "fast", (1, 4, 8, 16)) == (4, 16)

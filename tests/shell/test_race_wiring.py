@@ -49,16 +49,17 @@ def raced(tmp_path_factory: pytest.TempPathFactory) -> RunRecord:
 
 
 def test_the_beaten_candidate_is_dropped_in_the_record_and_the_report(raced: RunRecord) -> None:
-    """The slow fake keeps only the race's batch sizes and says why it was dropped, in its
-    record row and in the report; the fast one is widened over the larger sizes and
-    selected; each backend has one row."""
+    """The slow fake keeps only the race's batch sizes (the ladder's smallest, middle and
+    largest) and says why it was dropped, in its record row and in the report; the fast
+    one is widened over the size the race skipped and selected; each backend has one
+    row."""
     rows = {o.backend: o for o in raced.candidates}
     slow, fast = rows[SLOW.describe()], rows[FAST.describe()]
-    assert slow.profile is not None and slow.profile.batch_sizes == (1, 4)
+    assert slow.profile is not None and slow.profile.batch_sizes == (1, 4, 8)
     assert "dropped in the race" in (slow.stopped_early or "")
     assert f"- {SLOW.describe()}: " in render_markdown(raced)
-    assert fast.profile is not None and fast.profile.batch_sizes[:2] == (1, 4)
-    assert len(fast.profile.batch_sizes) > 2 and raced.options["race_ladder"] == (1, 2, 4, 8)
+    assert fast.profile is not None and fast.profile.batch_sizes == (1, 2, 4, 8)
+    assert raced.options["race_ladder"] == (1, 2, 4, 8)
     assert raced.selection is not None and raced.selection.backend == FAST.describe()
     assert len(rows) == len(raced.candidates)
 

@@ -5,19 +5,27 @@ Rules:
   sizes or more and its strategy's metric is a throughput with no latency budget (the
   race compares per-row costs at each candidate's best batch size, which is that metric;
   a latency, or a throughput under a budget, is not);
-- the race's batch sizes (:func:`race_sizes`) are the ladder's smallest and its middle
-  one; every admitted candidate is built over them only (with the sweep's early stop);
+- the race's batch sizes (:func:`race_sizes`) are the ladder's smallest, its middle and
+  its largest one: the strategy's decisive sizes (a per-row cost falling with the batch
+  size is lowest at the largest, one rising at the smallest), so every candidate is
+  measured where it may win before anything is dropped (a candidate that is best only
+  at the largest sizes is never dropped on the smaller ones: the regret law in
+  ``tests/core/test_race_regret_law.py``); every admitted candidate is built over them
+  only (with the sweep's early stop);
 - each answer steps the racing rule (:mod:`aitune_fp.core.session.racing`, its verdict
   the verification's margin and confidence), which never drops the fold's best (the
   strategy's own compare, e.g. "significant wins only", may keep a leader the race's
-  interval would drop: it stays a contender); a candidate the rule drops is said in one
+  interval would drop: it stays a contender) nor, with a verification planned, the
+  runner-ups the sweep keeps for it (:func:`spared`: measured one after another, a
+  candidate whose whole window fell in a slow spell may look beaten; the verification's
+  interleaved rounds can still find it, so the race leaves it to them, as the full sweep
+  would); a candidate the rule drops is said in one
   line and its profile says why (``sweep_stop`` and ``stopped_early``: the report's
   "stopped early" section and the record's ``stopped_early`` show it), in the fold too;
   its runner is closed (it takes part in no final rounds and no verification);
 - once every candidate was raced (and the strategy has not settled), each contender left
-  whose per-row cost still improved from its smaller to its larger measured size is built
-  again over the ladder's larger sizes (``widen``; the worker's own sweep rule stops
-  where the metric stops improving), once; its profile is then the union of both builds
+  is built again over every ladder size the race skipped (``widen``), once; its
+  profile is then the union of both builds
   (:func:`merged`), the fold is folded again from the session's answers with it
   (:func:`refolded`), and a failed widening keeps the race's profile and the race's
   runner: the runner stays live through the widening (the interpreter closes it when the
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pyrsistent import pmap
 from returns.result import Success
 
 from aitune_fp.core.fold import backend_of, start
@@ -44,6 +53,7 @@ from aitune_fp.core.session.racing import Observed, RaceState, widen
 from aitune_fp.core.session.racing import step as race_step
 from aitune_fp.core.session.state import Session, SessionPlan
 from aitune_fp.core.verification.judge import CONFIDENCE, MARGIN
+from aitune_fp.core.verification.verification_plan import CHALLENGERS, runner_ups
 
 Step = tuple[Session, tuple[Command, ...]]
 
@@ -73,12 +83,12 @@ def race_sizes(plan: SessionPlan) -> tuple[int, ...]:
 
     >>> from aitune_fp.core.strategies import max_throughput
     >>> race_sizes(SessionPlan(max_throughput, ("a",), ladder=(1, 2, 4, 8, 16)))
-    (1, 4)
+    (1, 4, 16)
     """
     if not races(plan):
         return ()
     ladder = sorted(plan.ladder)
-    return ladder[0], ladder[len(ladder) // 2]
+    return ladder[0], ladder[len(ladder) // 2], ladder[-1]
 
 
 def new_race(plan: SessionPlan) -> RaceState | None:
@@ -99,7 +109,7 @@ def raced(session: Session, event: Profiled) -> Step:
     race, profile = session.race, event.result.value_or(None)
     if race is None or profile is None:
         return session, ()
-    after = spared(observed(race, profile), session.fold)
+    after = spared(observed(race, profile), session.fold, session)
     newly = tuple(n for n in after.dropped if n not in race.dropped)
     profiles = session.profiles
     said: tuple[Command, ...] = ()
@@ -114,12 +124,17 @@ def raced(session: Session, event: Profiled) -> Step:
                    fold=refolded(session, fed) if newly else session.fold), said  # fmt: skip
 
 
-def spared(race: RaceState, fold: TuneState) -> RaceState:
-    """``race`` without dropping the fold's best (the strategy's own verdict keeps it)."""
-    best = fold.best.backend if fold.best is not None else None
-    if best is None or best not in race.dropped:
+def spared(race: RaceState, fold: TuneState, session: Session) -> RaceState:
+    """``race`` without dropping the fold's best (the strategy's own verdict keeps it) nor,
+    with a verification planned, the runner-ups the sweep keeps to challenge it."""
+    best = fold.best
+    if best is None:
         return race
-    return replace(race, dropped=race.dropped.discard(best))
+    ups = CHALLENGERS if session.plan.verify_seconds else 0
+    kept = {best.backend, *runner_ups(session.strategy, best, fold.ranking, ups)}
+    if not kept & set(race.dropped):
+        return race
+    return replace(race, dropped=pmap({n: why for n, why in race.dropped.items() if n not in kept}))
 
 
 def _marked(profile: Profile, why: str) -> Profile:
@@ -137,10 +152,9 @@ def widening(session: Session, early: EarlyStop | None) -> Step | None:
     if race is None:
         return None
     for name in race.contenders:
-        size = widen(race, name, ladder)
-        if size is None:
-            continue
-        return _widen(session, race, name, size, early)
+        sizes = widen(race, name, ladder)
+        if sizes:
+            return _widen(session, race, name, sizes, early)
     return None
 
 
@@ -182,17 +196,18 @@ def with_widened(session: Session, event: Profiled) -> tuple[Session, Profile | 
     both = merged(before, after)
     fed = tuple(Success(both) if backend_of(c) == event.name else c for c in session.fed)
     fold = refolded(session, fed)
-    race = spared(observed(session.race, after), fold) if session.race is not None else None
+    race = (
+        spared(observed(session.race, after), fold, session) if session.race is not None else None
+    )
     return replace(session, fed=fed, fold=fold, race=race,
                    profiles=session.profiles.set(event.name, both)), both  # fmt: skip
 
 
 def _widen(
-    session: Session, race: RaceState, name: str, size: int, early: EarlyStop | None
+    session: Session, race: RaceState, name: str, sizes: tuple[int, ...], early: EarlyStop | None
 ) -> Step:
-    """``name`` built again over the ladder's sizes from ``size`` up (its race runner, when
-    live, stays live until the widening's replaces it)."""
-    sizes = tuple(b for b in sorted(session.plan.ladder) if b >= size)
+    """``name`` built again over ``sizes`` (its race runner, when live, stays live until
+    the widening's replaces it)."""
     index = session.plan.candidates.index(name)
     race = replace(race, widened=race.widened | {name})
     after = replace(session, phase=Widening(index), race=race)

@@ -21,9 +21,10 @@ Rules:
   ``min_calls`` calls at a batch size is never dropped on it;
   a dropped candidate never comes back; the decision stops the race (``stop``) once one
   contender is left;
-- :func:`widen`: a contender's next batch size on the ladder while its per-row cost still
-  improves beyond the margin from one measured size to the next (``None``: stop widening;
-  always ``None`` for one in ``widened``: a contender is widened once).
+- :func:`widen`: the ladder's sizes a contender was not measured at (``()``: none; always
+  ``()`` for a dropped one or one in ``widened``: a contender is widened once): a
+  contender ends measured where the full sweep would have measured it, so the race can
+  only cost what its drops cost.
 
 >>> s = RaceState(margin=0.01)
 >>> s, d = step(s, Observed("a", 1, (1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0)))
@@ -166,23 +167,14 @@ def step(state: RaceState, x: Observed) -> tuple[RaceState, Decision]:
     return state, CONTINUE
 
 
-def _improving(state: RaceState, name: str, sizes: Sequence[int]) -> bool:
-    """Whether ``name``'s per-row cost improved beyond the margin at its largest size."""
-    calls = state.seen[name]
-    before, last = median(calls[sizes[-2]]) / sizes[-2], median(calls[sizes[-1]]) / sizes[-1]
-    return before > last * (1.0 + state.margin)
+def widen(state: RaceState, name: str, ladder: Sequence[int]) -> tuple[int, ...]:
+    """The batch sizes on ``ladder`` to measure ``name`` at next: every one it lacks.
 
-
-def widen(state: RaceState, name: str, ladder: Sequence[int]) -> int | None:
-    """The next batch size on ``ladder`` to measure ``name`` at, while its per-row cost
-    still improves beyond the margin between its two largest measured sizes.
-
-    >>> s = RaceState(seen=pmap({"a": pmap({1: (4.0,), 2: (6.0,)})}), order=("a",))
-    >>> widen(s, "a", (1, 2, 4, 8)), widen(s, "a", (1, 2))
-    (4, None)
+    >>> s = RaceState(seen=pmap({"a": pmap({1: (4.0,), 4: (6.0,), 16: (8.0,)})}), order=("a",))
+    >>> widen(s, "a", (1, 2, 4, 8, 16)), widen(replace(s, widened=frozenset("a")), "a", (2,))
+    ((2, 8), ())
     """
-    sizes = sorted(state.seen.get(name, pmap()))
-    larger = [b for b in ladder if not sizes or b > sizes[-1]]
-    if name in state.dropped or name in state.widened or not larger:
-        return None
-    return larger[0] if len(sizes) < 2 or _improving(state, name, sizes) else None
+    sizes = state.seen.get(name, pmap())
+    if name in state.dropped or name in state.widened or not sizes:
+        return ()
+    return tuple(b for b in sorted(ladder) if b not in sizes)
