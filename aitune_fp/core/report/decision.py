@@ -81,9 +81,8 @@ def decision_lines(record: RunRecord) -> tuple[str, ...]:
     """
     sel, account = record.selection, decision_account(record)
     if sel is None or account is None:
-        if record.error is not None:
-            return (f"Tuning failed: {record.error.message}",)
-        return ("No selection was recorded.",)
+        failed = f"Tuning failed: {record.error.message}" if record.error else None
+        return (failed or "No selection was recorded.", *hit_lines(record))
     lines = [selected_line(record, account), speedup_line(record, account)]
     if sel.fell_back_to_baseline:
         lines.append(f"The baseline {sel.backend} was selected: no candidate was strictly better")
@@ -103,8 +102,8 @@ def hit_lines(record: RunRecord) -> tuple[str, ...]:
     >>> from aitune_fp.core.record.provenance import Provenance
     >>> r = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None,
     ...               provenance=Provenance(decision="decision cache hit (d/x.json): a"))
-    >>> hit_lines(r)[0]
-    'This run is a decision cache hit (d/x.json): a; the figures above are the stored run's.'
+    >>> print(hit_lines(r)[0])
+    This run is a decision cache hit (d/x.json): a; the figures above are the stored run's.
     """
     if not record.provenance.cache_hit:
         return ()
