@@ -8,6 +8,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["tests.skip_gate"]  # a skip whose reason tests/capabilities.py lists not fails
+
 # No test starts this user's tuning service by itself (a first `tune` would): the suite
 # runs beside other people's tunes; a test that wants a service starts one in a private
 # temporary folder (tests/cli/test_service.py) and stops it at teardown.

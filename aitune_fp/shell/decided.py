@@ -12,7 +12,9 @@ Rules:
   it, under the same keys: a noisy short run must not fall back to it) unless there is
   no runner-up to re-verify against (then the recorded baseline, not profiled again), and
   the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when
-  that is shorter); the run stands when it selects the recorded pick, else its tuned
+  that is shorter); the run stands when it selects the recorded pick (its record is then
+  the stored run's whole, with the short run's re-verification beside the stored one:
+  :func:`~aitune_fp.core.record.hit.hit_record`), else its tuned
   module is closed and a full tune follows, whose record says so; the short run's stages
   are one ``decision_cache_hit`` stage of the wall account
   (:meth:`~aitune_fp.shell.wall_clock.Stopwatch.fold`), the full tune's follow it;
@@ -32,6 +34,7 @@ from typing import Final
 
 from pyrsistent import pmap
 
+from aitune_fp.core.record.hit import hit_record
 from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategies.incumbent import incumbent
 from aitune_fp.effects.backends.base import Backend
@@ -39,7 +42,7 @@ from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.shell import decision_cache as cache
 from aitune_fp.shell.baseline_reuse import BaselinePlan, plan_baseline
 from aitune_fp.shell.drive import drive
-from aitune_fp.shell.journal import Recorder
+from aitune_fp.shell.journal import Recorder, write_record
 from aitune_fp.shell.recording import Heading
 from aitune_fp.shell.resolve import _unique_names
 from aitune_fp.shell.tune_options import TuneOptions
@@ -79,7 +82,7 @@ def decided(prepared: Prepared, options: TuneOptions, clock: Stopwatch) -> Tunin
         short = _rechecked(prepared, options, clock, hit)
         picked = short.record.selection.backend if short.record.selection else ""
         if picked == hit.pick:
-            return short
+            return _whole(short, hit, options)
         if short.tuned is not None:
             short.tuned.close()
         line = cache.retuned_line(hit, picked)
@@ -90,6 +93,17 @@ def decided(prepared: Prepared, options: TuneOptions, clock: Stopwatch) -> Tunin
     if folder is not None:
         cache.store(folder, keys, run.record, options.model_name)
     return run
+
+
+def _whole(short: TuningRun, hit: cache.Hit, options: TuneOptions) -> TuningRun:
+    """The hit's run with the stored run's whole record and the short run's re-verification
+    (:func:`~aitune_fp.core.record.hit.hit_record`), written where the short one was."""
+    record = hit_record(hit.record, short.record)
+    if options.target is not None:
+        write_record(record, options.target)
+    if short.tuned is not None:
+        short.tuned.record = record
+    return TuningRun(record, short.tuned)
 
 
 def _said(baseline: BaselinePlan, line: str) -> BaselinePlan:

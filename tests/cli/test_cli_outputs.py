@@ -4,6 +4,7 @@ run.json (written by the tuner) is not written again; the console script's exit 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -56,10 +57,12 @@ def test_a_tunes_run_json_is_not_written_again(tmp_path: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()
     (out / "run.json").write_text(dumps(_record()))
-    before = (out / "run.json").stat().st_mtime_ns
+    os.utime(out / "run.json", ns=(10**9, 10**9))  # 1 s after the epoch: any write moves it
+    before = (out / "run.json").stat()
     record, written = write_run(_record(), out, Console(quiet=True), plot=False, recorded=True)
     assert [p.name for p in written] == ["run.json", "report.md"] and record == _record()
-    assert (out / "run.json").stat().st_mtime_ns == before
+    after = (out / "run.json").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, 10**9)  # not replaced, not written
     other = RunRecord("other", "cpu", {}, None, (), None, None, {}, {}, 1)
     with pytest.raises(OSError, match="does not hold this run's record"):
         write_run(other, out, Console(quiet=True), plot=False, recorded=True)

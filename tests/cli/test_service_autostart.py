@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,20 +19,26 @@ from tests.cli.test_service import kill_left
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = """
+import pathlib
 import time
 import torch
+
+GO = pathlib.Path(__file__).resolve().with_name("go")
 
 def small():
     return torch.nn.Linear(4, 2), [torch.randn(2, 4)]
 
-class Slow(torch.nn.Module):
-    def forward(self, x):
-        time.sleep(0.002)
+class Gated(torch.nn.Module):
+    def forward(self, x):  # the tune cannot end before the test opens the gate
+        while not GO.exists():
+            time.sleep(0.01)
         return x * 2.0
 
-def slow():
-    return Slow(), [torch.randn(2, 4)]
+def gated():
+    return Gated(), [torch.randn(2, 4)]
 """
+DEADLINE = 60.0
+"""Seconds a state change seen in /proc may take (the checks poll, they never sleep blind)."""
 
 
 def _run(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -130,28 +136,39 @@ def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
+def _until(check: Callable[[], bool], what: str) -> None:
+    """Poll ``check`` until it holds, failing with ``what`` past :data:`DEADLINE`."""
+    deadline = time.monotonic() + DEADLINE
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {DEADLINE:g} s: {what}")
+        time.sleep(0.05)
+
+
 @pytest.mark.heavy
 def test_ctrl_z_at_the_client_stops_the_tune_and_fg_continues_it(
     private: tuple[dict[str, str], Path],
 ) -> None:
-    """SIGTSTP at an attached client stops the service's tune too; SIGCONT resumes both
-    and the tune finishes with exit code 0."""
+    """SIGTSTP at an attached client (in a process group of its own, as a shell's job is,
+    so the stop is never discarded as an orphaned group's) stops the service's tune too;
+    SIGCONT resumes both, and the tune, held by its model until then, finishes with 0."""
     env, work = private
     assert _run(env, "service", "start", cwd=work).returncode == 0
     service = int(_status(env, work).split()[2].rstrip(":"))
     before = set(_children(service))
-    command = [sys.executable, "-m", "aitune_fp", *_tune_args(work, "slow", "z")]
+    command = [sys.executable, "-m", "aitune_fp", *_tune_args(work, "gated", "z"),
+               "--call-timeout", "600"]  # fmt: skip
     client = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not (tunes := set(_children(service)) - before) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    (tune,) = tunes
-    client.send_signal(signal.SIGTSTP)
-    time.sleep(1.0)
-    assert _state(tune) == "T" and _state(client.pid) == "T"
-    client.send_signal(signal.SIGCONT)
-    time.sleep(0.5)
-    assert _state(tune) != "T"
-    client.communicate(timeout=600)
-    assert client.returncode == 0
+                              stderr=subprocess.PIPE, process_group=0)  # fmt: skip
+    try:
+        _until(lambda: bool(set(_children(service)) - before), "the service forks the tune")
+        (tune,) = set(_children(service)) - before
+        client.send_signal(signal.SIGTSTP)
+        _until(lambda: _state(tune) == "T" == _state(client.pid), "the tune and client stop")
+        client.send_signal(signal.SIGCONT)
+        _until(lambda: _state(tune) != "T" != _state(client.pid), "both continue")
+        assert client.poll() is None  # the gate still holds the tune
+    finally:
+        (work / "go").touch()
+    _, err = client.communicate(timeout=600)
+    assert client.returncode == 0, err[-2000:]

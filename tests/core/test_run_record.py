@@ -133,7 +133,8 @@ def test_decode_of_a_corrupted_record_is_a_value_error_or_a_record(
 
 def test_every_record_field_is_written() -> None:
     """Each record's JSON holds exactly its dataclass fields (a record with its optional
-    plan and a note: both are written only when kept), so no new field is dropped."""
+    plan, re-verification and a note: each is written only when kept), so no new field is
+    dropped."""
     import dataclasses
 
     from aitune_fp.core.record.json_codec import to_json
@@ -148,6 +149,7 @@ def test_every_record_field_is_written() -> None:
         TuneError,
     )
     from aitune_fp.core.session.notes import Settled
+    from aitune_fp.core.verification.judge import Verification
 
     result = BackendProfilingResult(1.0, 1, 1.0, 1.0)
     cases: list[tuple[Any, dict[str, Any]]] = [
@@ -163,7 +165,10 @@ def test_every_record_field_is_written() -> None:
             RunRecord,
             encode(
                 dataclasses.replace(
-                    _record(), plan=PlanRecord(("a",)), notes=(Settled("min_latency"),)
+                    _record(),
+                    plan=PlanRecord(("a",)),
+                    notes=(Settled("min_latency"),),
+                    reverification=Verification(True, "a", "b", 1.0, (0.9, 1.1), 1.0),
                 )
             ),
         ),

@@ -4,6 +4,7 @@ built alike (or rebuilt from their stored config) compare equal."""
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import replace
 
 from hypothesis import event, given, settings
@@ -56,14 +57,18 @@ def _recorded(plan: SessionPlan, seed: int) -> tuple[list[Command], Session]:
 @settings(max_examples=10)
 @given(st.integers(0, 2**16))
 def test_the_timing_commands_carry_judges_that_are_values(seed: int) -> None:
-    """The rounds' and the verification's judges are frozen values, equal to themselves
-    rebuilt from their fields, and a second run of the same plan gives equal commands."""
+    """The rounds' and the verification's judges are frozen values: hashable, equal to
+    their copy through pickle (no closure, nothing compared by identity), and a run of the
+    plan built again from scratch (new strategy objects) gives equal commands, judges
+    included."""
     commands, session = _recorded(PLAN, seed)
     timings = [c for c in commands if isinstance(c, TimeRounds | Verify)]
     assert timings and all(isinstance(c.judge, RoundsJudge | VerifyJudge) for c in timings)
     for command in timings:
-        assert command.judge == replace(command.judge)
-    assert _recorded(PLAN, seed)[0] == commands
+        copy = pickle.loads(pickle.dumps(command.judge))
+        assert copy == command.judge and hash(copy) == hash(command.judge)
+    rebuilt = SessionPlan(confident(min_latency), ("a", "b"), "eager", False, 1.0)
+    assert _recorded(rebuilt, seed)[0] == commands
     assert isinstance(session.phase, Finished) and session.phase_name == "done"
     done = commands[-1]
     assert isinstance(done, Done) and session.selection == done.selection

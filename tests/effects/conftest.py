@@ -172,6 +172,6 @@ def skip_unless_available() -> Callable[[Any, torch.device], None]:
     def check(backend: Any, device: torch.device) -> None:
         reason = backend.unavailable_reason(device)
         if reason is not None:
-            pytest.skip(f"{backend.describe()}: {reason}")
+            pytest.skip(f"needs an optional GPU library: {backend.describe()}: {reason}")
 
     return check

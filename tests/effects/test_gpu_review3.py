@@ -61,9 +61,18 @@ def test_a_tensorrt_half_engine_validates_at_its_request(
     tmp_path: Path, skip_unless_available: Skip,
 ) -> None:  # fmt: skip
     """A TensorRT fp16/bf16 engine records the precision it is judged at and the read-back
-    beside it, and its build log holds only its own TensorRT lines."""
+    beside it, and computes at it: its outputs leave the float32 engine's by far more than
+    that engine leaves eager's (an fp32 engine that echoes the request fails), within the
+    half precision's reach of eager."""
     config = TensorRT(max_batch_size=8, **flags)
     skip_unless_available(config, cuda)
-    built = _built(config.build(mlp.to(cuda), mlp_samples.to(cuda), cuda, tmp_path))
+    model, samples = mlp.to(cuda), mlp_samples.to(cuda)
+    built = _built(config.build(model, samples, cuda, tmp_path / "half"))
     assert built.info["precision"] == config.precision
     assert "precision_read_back" in built.info
+    full = _built(TensorRT(max_batch_size=8).build(model, samples, cuda, tmp_path / "fp32"))
+    x = 10 * torch.randn(8, 4, device=cuda, generator=torch.Generator(cuda).manual_seed(0))
+    with torch.inference_mode():
+        half, exact, eager = built.runner(x).float(), full.runner(x).float(), model(x)
+    assert (half - exact).abs().max() > 10 * (exact - eager).abs().max().clamp(min=1e-6)
+    torch.testing.assert_close(half, eager, rtol=5e-2, atol=5e-2)

@@ -127,7 +127,9 @@ def test_a_jit_build_records_the_engines_and_passes_the_device(
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_a_real_jit_build_on_cuda_runs_tensorrt_engines(tmp_path: Path) -> None:
     """On a GPU with Torch-TensorRT, a JIT build of an MLP records at least one engine."""
-    pytest.importorskip("torch_tensorrt", reason="Torch-TensorRT is not installed")
+    pytest.importorskip(
+        "torch_tensorrt", reason="needs an optional GPU library: Torch-TensorRT is not installed"
+    )
     module = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64)).eval()
     samples = normalise_samples(torch.randn(8, 64))
     built = perform(

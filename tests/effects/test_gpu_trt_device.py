@@ -155,7 +155,9 @@ def test_the_engine_is_deserialised_and_run_on_the_tuned_device(
 def test_a_real_engine_on_the_second_gpu_runs_while_the_first_is_current(tmp_path: Path) -> None:
     """On a machine with two GPUs and TensorRT, an engine built for cuda:1 validates while
     cuda:0 is current."""
-    pytest.importorskip("tensorrt", reason="TensorRT is not installed")
+    pytest.importorskip(
+        "tensorrt", reason="needs an optional GPU library: TensorRT is not installed"
+    )
     from aitune_fp.effects.backends.trt import TensorRT
     from aitune_fp.shell.io import perform
 

@@ -23,7 +23,7 @@ from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 
 CPU = torch.device("cpu")
 NATIVE = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-needs_bf16 = pytest.mark.skipif(not NATIVE, reason="this CPU has no native bfloat16")
+needs_bf16 = pytest.mark.skipif(not NATIVE, reason="needs native bf16")
 CONFIGS = {
     "inductor": InductorJIT(precision="bfloat16", freezing=True),
     "inductor-autocast": InductorJIT(precision="bfloat16", autocast=True),
@@ -51,7 +51,7 @@ def _ok(result: Any) -> Any:
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Built, ValidationReport]]:
     """Each bf16 variant built once on the tiny MLP and validated (compiles are slow)."""
     if not NATIVE:
-        pytest.skip("this CPU has no native bfloat16")
+        pytest.skip("needs native bf16")
     module, samples, out = _mlp(), _samples(), {}
     for name, config in CONFIGS.items():
         built: Built = _ok(config.build(module, samples, CPU, tmp_path_factory.mktemp(name)))

@@ -23,6 +23,7 @@ from aitune_fp.effects.backends.openvino import OpenVino
 from aitune_fp.effects.cache.artifacts import artifact_files
 from aitune_fp.effects.checks.validate import validate
 from aitune_fp.effects.inputs.samples import normalise_samples
+from tests.capabilities import NEEDS_BF16
 
 pytest.importorskip("openvino")
 CPU = torch.device("cpu")
@@ -68,8 +69,12 @@ def test_the_ir_runs_every_batch_and_length_of_the_envelope(built: Any) -> None:
 @pytest.mark.heavy
 def test_the_bf16_hint_computes_in_bfloat16_and_shares_the_ir(built: Any) -> None:
     """The bf16 hint compiles the same IR (the hints are runtime options, one cache key),
-    reports bfloat16 and passes the accuracy policy on this module."""
+    reports bfloat16, computes in it (its outputs leave the float32 run's by more than
+    float32 rounding, within bfloat16's reach of eager: an fp32 run fails) and passes the
+    accuracy policy on this module."""
     module, samples, ov = built
+    if OpenVino(precision="bfloat16").unavailable_reason(CPU) is not None:
+        pytest.skip(NEEDS_BF16)
     assert artifact_key(OpenVino(precision="bfloat16")) == artifact_key(OpenVino())
     from aitune_fp.effects.backends._export import eager_layout
     from aitune_fp.effects.backends._onnx import saved_graph
@@ -82,6 +87,10 @@ def test_the_bf16_hint_computes_in_bfloat16_and_shares_the_ir(built: Any) -> Non
     assert bf16.info["precision"] == "bfloat16" and "bfloat16" in bf16.info["inference_precision"]
     checked = validate("openvino-bf16", bf16, module, samples, CPU, batch_sizes=(1, 16))
     assert not isinstance(checked, IOFailure), checked
+    x = 10 * torch.randn(16, 10, 8, generator=torch.Generator().manual_seed(1))
+    fp32, half = ov.runner(x), bf16.runner(x)
+    assert (half - fp32).abs().max() > 100 * (fp32 - module(x)).abs().max().clamp(min=1e-7)
+    torch.testing.assert_close(half, module(x), rtol=5e-2, atol=5e-2)
 
 
 def test_unavailable_off_the_cpu_and_without_native_bf16(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -44,7 +44,7 @@ def test_cuda_provider_on_the_cpu_build_is_a_failure_naming_asked_ran_and_why(
     """Asking the CPU onnxruntime for CUDA fails, naming the request, the CPU provider it
     would have run on and onnxruntime's own warning, instead of running on CPU quietly."""
     if "CUDAExecutionProvider" in ort.get_available_providers():
-        pytest.skip("this onnxruntime has the CUDA provider: nothing is missing here")
+        pytest.skip("needs a CPU-only ONNX Runtime: this one has the CUDA provider")
     heard: list[str] = []
     with pytest.raises(ProviderMismatch) as raised:
         open_checked_session(

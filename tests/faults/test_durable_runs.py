@@ -142,7 +142,7 @@ def tiny_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
         ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True
     )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        pytest.skip(f"needs root to mount a tmpfs: {done.stderr.decode().strip()}")
     try:
         yield mount
     finally:

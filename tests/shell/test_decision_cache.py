@@ -11,11 +11,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from aitune_fp.core.record.run_record import loads
+from aitune_fp.core.record.hit import hit_record
+from aitune_fp.core.record.run_record import RunRecord, loads, reselect
+from aitune_fp.core.report.decision import decision_lines
 from aitune_fp.core.report.stages import wall_summary
-from aitune_fp.core.strategies import min_latency
+from aitune_fp.core.session.recorded import replay_record
+from aitune_fp.core.strategies import max_throughput, min_latency
 from aitune_fp.effects.measure.timing import ProfileSettings
-from aitune_fp.shell import decision_cache
+from aitune_fp.shell import decided, decision_cache
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.fakes import FakeBackend
@@ -61,18 +64,42 @@ def _entries(cache: Path) -> list[Path]:
     return sorted((cache / decision_cache.FOLDER).glob("*.json"))
 
 
-def test_an_unchanged_retune_is_a_cache_hit_and_fresh_tunes_in_full(tmp_path: Path) -> None:
+def short_runs(monkeypatch: pytest.MonkeyPatch) -> list[RunRecord]:
+    """The records of the short runs a hit re-verifies with (a spy on the merge)."""
+    shorts: list[RunRecord] = []
+
+    def spy(stored: RunRecord, short: RunRecord) -> RunRecord:
+        shorts.append(short)
+        return hit_record(stored, short)
+
+    monkeypatch.setattr(decided, "hit_record", spy)
+    return shorts
+
+
+def test_an_unchanged_retune_is_a_cache_hit_and_fresh_tunes_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The first tune is a full one and stores its decision; the unchanged second one
-    re-verifies only the stored pick and its runner-up and keeps the pick; ``fresh`` and a
-    changed model tune in full, the changed model's record naming its digest."""
+    re-verifies only the stored pick and its runner-up, keeps the pick and records (on
+    disk too) the stored run's evidence whole: it re-selects under each strategy, replays
+    and states its speedup as the stored run does; ``fresh`` and a changed model tune in
+    full, the changed model's record naming its digest."""
+    shorts = short_runs(monkeypatch)
     first = _tune(tmp_path)
     assert first.record.provenance.decision == decision_cache.FULL
     assert len(_entries(tmp_path)) == 1 and first.record.selection is not None
-    second = _tune(tmp_path)
+    second = _tune(tmp_path, record_path=tmp_path / "hit" / "run.json")
     assert "decision cache hit" in (second.record.provenance.decision or "")
-    assert second.record.selection is not None
-    assert second.record.selection.backend == first.record.selection.backend
-    assert len(second.record.candidates) == 2 < len(first.record.candidates)
+    assert loads((tmp_path / "hit" / "run.json").read_text()) == second.record
+    assert second.record.selection == first.record.selection
+    for strategy in (min_latency, max_throughput):
+        assert reselect(second.record, strategy) == reselect(first.record, strategy)
+    assert replay_record(second.record) == replay_record(first.record)
+    assert any(line.startswith("Speedup:") for line in decision_lines(second.record))
+    assert (second.record.baseline, second.record.candidates) == (
+        first.record.baseline, first.record.candidates)  # fmt: skip
+    assert [len(s.candidates) for s in shorts] == [2] and len(first.record.candidates) > 2
+    assert second.record.reverification == shorts[0].verification is not None
     assert _tune(tmp_path, fresh=True).record.provenance.decision == decision_cache.FULL
     changed = _tune(tmp_path, seed=1).record.provenance.decision
     assert changed == "full tune: changed since the stored decision: model digest"

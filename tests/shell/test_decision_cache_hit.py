@@ -9,22 +9,28 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from pyrsistent import pmap
 
 from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.record.run_record import RunRecord
-from tests.shell.test_decision_cache import _tune
+from tests.shell.test_decision_cache import _tune, short_runs
 
 
-def test_a_hit_profiles_only_the_picks_batch_size(tmp_path: Path) -> None:
-    """Both contenders of a hit are profiled at the batch size the stored pick was
-    selected at, and nowhere else."""
+def test_a_hit_profiles_only_the_picks_batch_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both contenders of a hit's short run are profiled at the batch size the stored pick
+    was selected at, and nowhere else."""
+    shorts = short_runs(monkeypatch)
     first = _tune(tmp_path).record
     second = _tune(tmp_path).record
     assert first.selection is not None and second.selection is not None
     assert "decision cache hit" in (second.provenance.decision or "")
     size = first.selection.result.selected_batch_size
-    for outcome in second.candidates:
+    (short,) = shorts
+    assert len(short.candidates) == 2
+    for outcome in short.candidates:
         assert outcome.profile is not None and outcome.profile.batch_sizes == (size,)
 
 
@@ -34,9 +40,13 @@ def _hit_record(tmp_path: Path) -> RunRecord:
     return dataclasses.replace(record, provenance=Provenance(pmap(), decision=line))
 
 
-def test_a_hits_plot_is_drawn_in_the_background_after_the_record(tmp_path: Path) -> None:
+def test_a_hits_plot_is_drawn_in_the_background_after_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """On a hit, ``write_run`` writes ``run.json`` and ``report.md``, removes the previous
-    plot, and returns before ``plot.png`` exists; a background process then draws it."""
+    plot and draws nothing in its own process (a figure saved here fails the test); a
+    background process then draws ``plot.png``."""
+    from matplotlib.figure import Figure
     from rich.console import Console
 
     from aitune_fp.cli.outputs import write_run
@@ -47,6 +57,11 @@ def test_a_hits_plot_is_drawn_in_the_background_after_the_record(tmp_path: Path)
     out = tmp_path / "out"
     out.mkdir()
     (out / "plot.png").write_bytes(b"an older run's plot")
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a hit's plot was drawn in the command's own process")
+
+    monkeypatch.setattr(Figure, "savefig", refuse)
     written, paths = write_run(record, out, Console(quiet=True))
     assert written.wall == record.wall and [p.name for p in paths] == ["run.json", "report.md"]
     assert not (out / "plot.png").exists() or (out / "plot.png").read_bytes()[:4] == b"\x89PNG"

@@ -11,6 +11,7 @@ transformers = pytest.importorskip("transformers")
 
 from aitune_fp import TunedGenerator, generation_budget, tune_generate  # noqa: E402
 from tests import tiny_hf  # noqa: E402
+from tests.no_tuning import bindings, refuse  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -56,19 +57,34 @@ def test_generate_matches_the_models_greedy_output(
 def test_call_returns_logits_like_the_model(
     tuned: TunedGenerator, tiny_llama: torch.nn.Module
 ) -> None:
-    """Calling the generator returns [B, L, V] logits as the model does."""
-    ids = torch.randint(0, 256, (1, 5))
-    assert tuned(ids).logits.shape == tiny_llama(input_ids=ids).logits.shape
+    """Calling the generator returns the model's float32 logits: the fp32 pick's equal the
+    model's to float rounding, the tune's own pick's within its precision's reach."""
+    ids = torch.randint(0, 256, (2, 5))
+    with torch.inference_mode():
+        want = tiny_llama(input_ids=ids).logits
+    fp32 = TunedGenerator.load_pick(tuned, "eager_static")(ids).logits
+    torch.testing.assert_close(fp32, want, rtol=1e-4, atol=1e-5)
+    got = tuned(ids).logits
+    reach = 5e-2 if "bf16" in tuned.pick.name else 1e-4
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, want, rtol=reach, atol=reach)
 
 
 def test_saved_pick_loads_and_generates(
-    tuned: TunedGenerator, tiny_llama: torch.nn.Module, tmp_path: Path
-) -> None:
-    """A saved pick reloads over the module without re-tuning and generates."""
+    tuned: TunedGenerator, tiny_llama: torch.nn.Module, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A saved pick reloads over the module with every binding of the tuner and the
+    generation timers refused (no re-tune, no re-measure), keeps the tune's figures, and
+    generates the tokens the tuned pick generates."""
     tuned.save(tmp_path / "gen.json")
+    for module, name in bindings():
+        monkeypatch.setattr(module, name, refuse)
     loaded = TunedGenerator.load(tmp_path / "gen.json", module=tiny_llama)
-    assert loaded.pick == tuned.pick
-    assert loaded.generate(torch.randint(0, 256, (1, 4)), max_new_tokens=3).shape == (1, 7)
+    assert loaded.pick == tuned.pick and loaded.results == tuned.results
+    ids = torch.randint(0, 256, (2, 4))
+    want = tuned.generate(ids, max_new_tokens=3, min_new_tokens=3)
+    assert torch.equal(loaded.generate(ids, max_new_tokens=3, min_new_tokens=3), want)
 
 
 def test_unreachable_budget_keeps_the_baseline(tiny_llama: torch.nn.Module) -> None:

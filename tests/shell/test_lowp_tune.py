@@ -21,7 +21,7 @@ NATIVE = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 @pytest.mark.heavy
-@pytest.mark.skipif(not NATIVE, reason="this CPU has no native bfloat16")
+@pytest.mark.skipif(not NATIVE, reason="needs native bf16")
 def test_an_inductor_bf16_winner_saves_and_loads_back_as_tuned(tmp_path: Path) -> None:
     """The pick's config keeps precision and freezing; the loaded recipe recompiles the same
     bf16 program: its outputs equal the tuned module's and differ from fp32 eager's."""

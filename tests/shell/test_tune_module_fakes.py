@@ -125,7 +125,7 @@ def test_bad_samples_are_a_tune_error(module, tmp_path) -> None:
 def test_cuda_without_a_gpu_is_a_tune_error(module, samples, tmp_path) -> None:
     """Asking for CUDA on a machine without it is a clear TuneError."""
     if torch.cuda.is_available():
-        pytest.skip("this machine has CUDA")
+        pytest.skip("needs a machine without a CUDA device")
     error = unsafe_perform_io(tune_module(module, samples, device="cuda", cache_dir=tmp_path))
     assert "needs CUDA" in error.failure().message
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
@@ -18,6 +19,7 @@ from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.report.tables import decision_lines
 from aitune_fp.effects.backends.base import Built, ConfigIdentity
 from aitune_fp.effects.inputs.samples import Samples
+from aitune_fp.effects.measure import timing
 from aitune_fp.effects.measure.timing import ProfileSettings
 from aitune_fp.shell.progress import ProgressEvent
 from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
@@ -110,13 +112,36 @@ def test_verified_records_read_back_and_reselect(module, samples, tmp_path) -> N
     assert plain.record.verification is None and '"verification": null' in dumps(plain.record)
 
 
+class VirtualTime:
+    """A fake ``time`` module for the profiler's call timer: ``perf_counter_ns`` reads a
+    counter that only a planted runner advances, so each timed call measures exactly its
+    planted cost, whatever the machine's load; anything else is the real ``time``'s."""
+
+    def __init__(self) -> None:
+        self.ns = 0
+
+    def advance(self, ms: float) -> None:
+        """A call that took ``ms``."""
+        self.ns += round(ms * 1e6)
+
+    def perf_counter_ns(self) -> int:
+        """The virtual counter."""
+        return self.ns
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
 @dataclass(frozen=True, slots=True)
 class Plateau(ConfigIdentity):
     """2 ms a call at any batch size while the tune measures it (so the largest batch size
     wins on throughput); once ``switch`` is set, calls at that largest batch size take
-    6 ms: the batch size below (half as large) is then 1.5× better per sample."""
+    ``slow_ms``: the batch size below (half as large) is then ``slow_ms / 4`` × better per
+    sample. The time passes on ``clock`` (a :class:`VirtualTime`) when given, else asleep."""
 
     switch: tuple[list[bool], ...] = ([],)
+    slow_ms: float = 6.0
+    clock: tuple[VirtualTime | None, ...] = (None,)
     name: str = "plateau"
 
     def unavailable_reason(self, device: torch.device) -> str | None:
@@ -134,45 +159,38 @@ class Plateau(ConfigIdentity):
             if not self.switch[0]:
                 largest[0] = max(largest[0], bs)
             slow = self.switch[0] and bs >= largest[0]
-            time.sleep((6.0 if slow else 2.0) / 1000.0)
+            cost = self.slow_ms if slow else 2.0
+            clock = self.clock[0]
+            if clock is None:
+                time.sleep(cost / 1000.0)
+            else:
+                clock.advance(cost)
             with torch.inference_mode():
                 return module(x)
 
         return IOSuccess(Built(runner))
 
 
-def test_verification_moves_a_throughput_pick_to_a_better_neighbouring_batch_size(
-    module, samples, tmp_path, monkeypatch
-) -> None:
-    """Under max throughput the winner is re-measured at its neighbouring batch sizes too; a
-    neighbour that is faster per sample overturns the pick: same backend, new batch size,
-    named in the record (which reads back) and in the selection's result. (No race: the
-    plant remembers the largest batch size one build measured, and a raced contender is
-    built twice, the second time only if its cost still improved, which timing noise
-    decides.)"""
-    monkeypatch.setenv("AITUNE_FP_RACE", "0")
-    switch: list[bool] = []
+def _plateau_run(module: Any, samples: Any, tmp_path: Path, plant: Plateau) -> TuningRun:
+    """A max-throughput tune of ``plant`` alone (no race, in this process: the runner's
+    memory of the sweep is the plant), the plant turning slow when the verification starts."""
 
     def flip(event: ProgressEvent) -> None:
         if event.kind == "stage" and event.stage == "verification":
-            switch.append(True)
+            plant.switch[0].append(True)
 
     strategy = dataclasses.replace(quick(max_throughput), validate_performance=False)
+    options = TuneOptions(cache_dir=tmp_path, settings=FIXED, verify_seconds=1.0, progress=flip,
+                          isolation=False)  # fmt: skip
     run: TuningRun = unsafe_perform_io(
-        run_tuning(
-            module,
-            samples,
-            strategy,
-            [Plateau(switch=(switch,))],
-            TuneOptions(
-                cache_dir=tmp_path,
-                settings=FIXED,
-                verify_seconds=1.0,
-                progress=flip,
-                isolation=False,  # the runner's memory of the sweep is the plant
-            ),
-        )
+        run_tuning(module, samples, strategy, [plant], options)
     ).unwrap()
+    return run
+
+
+def _moved_to_the_neighbour(run: TuningRun) -> None:
+    """The verification overturned the pick for the same backend one batch size down, and
+    the record (which reads back), the selection and the decision lines say so."""
     v = run.record.verification
     assert v is not None and not v.holds
     assert v.selected == v.winner == v.challenger
@@ -182,3 +200,33 @@ def test_verification_moves_a_throughput_pick_to_a_better_neighbouring_batch_siz
     assert selection is not None and selection.result.selected_batch_size == v.selected_batch_size
     assert loads(dumps(run.record)).verification == v
     assert any("does not hold" in line for line in decision_lines(run.record))
+
+
+def test_verification_moves_a_throughput_pick_to_a_better_neighbouring_batch_size(
+    module, samples, tmp_path, monkeypatch
+) -> None:
+    """Under max throughput the winner is re-measured at its neighbouring batch sizes too; a
+    neighbour 1.5× faster per sample overturns the pick: same backend, new batch size,
+    named in the record (which reads back) and in the selection's result. The calls are
+    timed on a virtual clock (each measures exactly its planted cost), so the machine's
+    load cannot erode the edge. (No race: the plant remembers the largest batch size one
+    build measured, and a raced contender is built twice, the second time only if its cost
+    still improved.)"""
+    monkeypatch.setenv("AITUNE_FP_RACE", "0")
+    clock = VirtualTime()
+    monkeypatch.setattr(timing, "time", clock)
+    run = _plateau_run(module, samples, tmp_path, Plateau(switch=([],), clock=(clock,)))
+    _moved_to_the_neighbour(run)
+    v = run.record.verification
+    assert v is not None and v.speedup == pytest.approx(2 / 3)  # 6 ms against 2 × 2 ms
+
+
+def test_the_verification_is_wired_to_the_real_clock(
+    module, samples, tmp_path, monkeypatch
+) -> None:
+    """With real sleeps and a 5× edge per sample (20 ms at the largest batch size against
+    2 ms at half of it), the real timer moves the pick to the neighbouring batch size."""
+    monkeypatch.setenv("AITUNE_FP_RACE", "0")
+    _moved_to_the_neighbour(
+        _plateau_run(module, samples, tmp_path, Plateau(switch=([],), slow_ms=20.0))
+    )

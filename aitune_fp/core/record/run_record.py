@@ -17,6 +17,8 @@ Rules:
   are any: an older record, without the field, reads as none and is written back alike).
   ``plan``: the session's plan as one value, its strategy aside (:mod:`.plan_record`;
   ``None`` in older records, whose plan is read back from ``options``).
+  ``reverification``: a decision cache hit's new re-verification of the stored pick,
+  beside the stored run's own ``verification`` (:mod:`.hit`; written only when there is one).
 """
 
 from __future__ import annotations
@@ -126,6 +128,7 @@ class RunRecord:
     events: tuple[Event, ...] = ()
     notes: tuple[Note, ...] = ()
     plan: PlanRecord | None = None
+    reverification: Verification | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -186,7 +189,8 @@ def with_strategy(record: RunRecord, strategy: Strategy) -> RunRecord:
     outcome = reselect(record, strategy)
     config = strategy_config(strategy, [c.backend for c in record.candidates])
     return replace(record, strategy=freeze_json(config), selection=outcome.value_or(None),
-                   error=outcome.swap().value_or(None), verification=None)  # fmt: skip
+                   error=outcome.swap().value_or(None), verification=None,
+                   reverification=None)  # fmt: skip
 
 
 def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
@@ -209,8 +213,9 @@ def encode(record: RunRecord) -> dict[str, Any]:
     """The record as a JSON-able dict (the ``run.json`` schema, see docs/run-record.md)."""
     rest = replace(record, baseline=None, candidates=(), events=(), notes=())
     tree: dict[str, Any] = {k: v for k, v in to_json(rest).items() if k != "notes"}
-    if record.plan is None:  # written only when kept: older records read the same
-        del tree["plan"]
+    for kept in ("plan", "reverification"):  # written only when kept: older records read the same
+        if getattr(record, kept) is None:
+            del tree[kept]
     said = {"notes": encode_notes(record.notes)} if record.notes else {}  # only when any were
     outcomes = {"baseline": None if record.baseline is None else encode_outcome(record.baseline),
                 "candidates": [encode_outcome(c) for c in record.candidates]}  # fmt: skip

@@ -13,8 +13,9 @@ Rules:
   the line saying the sweep (or the final rounds) and the verification disagree beyond
   noise, and that the pick rests on the verification (:mod:`.gap`; a rival whose Why-not
   line already says so is not repeated), the selection's notes (the
-  verification's line rendered with ``backend@batch``, :mod:`.verification_line`) and
-  where a reused baseline came from;
+  verification's line rendered with ``backend@batch``, :mod:`.verification_line`),
+  where a reused baseline came from and, on a decision cache hit, that the figures are the
+  stored run's and the hit's own re-verification (:func:`hit_lines`);
 - a run without a selection says ``Tuning failed: <reason>`` (or that none was recorded).
 """
 
@@ -31,7 +32,7 @@ from aitune_fp.core.report.formats import format_metric, format_speedup
 from aitune_fp.core.report.gap import gap_line
 from aitune_fp.core.report.rival import moved_rival_line
 from aitune_fp.core.report.sources import ROUNDS, VERIFICATION, Figure, round_statistic
-from aitune_fp.core.report.verification_line import shown_notes
+from aitune_fp.core.report.verification_line import shown_notes, verification_line
 
 
 def where(record: RunRecord, f: Figure) -> str:
@@ -80,9 +81,8 @@ def decision_lines(record: RunRecord) -> tuple[str, ...]:
     """
     sel, account = record.selection, decision_account(record)
     if sel is None or account is None:
-        if record.error is not None:
-            return (f"Tuning failed: {record.error.message}",)
-        return ("No selection was recorded.",)
+        failed = f"Tuning failed: {record.error.message}" if record.error else None
+        return (failed or "No selection was recorded.", *hit_lines(record))
     lines = [selected_line(record, account), speedup_line(record, account)]
     if sel.fell_back_to_baseline:
         lines.append(f"The baseline {sel.backend} was selected: no candidate was strictly better")
@@ -91,7 +91,26 @@ def decision_lines(record: RunRecord) -> tuple[str, ...]:
     lines.extend(line for _, line, _ in rivals)
     lines.append(gap_line(record, skip=[who for who, _, moved in rivals if moved]))
     notes = shown_notes(sel.notes, record.verification)
-    return (*(line for line in lines if line is not None), *notes, *provenance_lines(record))
+    shown = (*(line for line in lines if line is not None), *notes, *provenance_lines(record))
+    return (*shown, *hit_lines(record))
+
+
+def hit_lines(record: RunRecord) -> tuple[str, ...]:
+    """A decision cache hit's lines: that the evidence above is the stored run's, and its
+    own re-verification (``Re-verification (this run): …``); none for any other run.
+
+    >>> from aitune_fp.core.record.provenance import Provenance
+    >>> r = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None,
+    ...               provenance=Provenance(decision="decision cache hit (d/x.json): a"))
+    >>> print(hit_lines(r)[0])
+    This run is a decision cache hit (d/x.json): a; the figures above are the stored run's.
+    """
+    if not record.provenance.cache_hit:
+        return ()
+    head = f"This run is a {record.provenance.decision}; the figures above are the stored run's."
+    again = record.reverification
+    return (head,) if again is None else (head, f"Re-verification (this run): "
+                                                f"{verification_line(again)}")  # fmt: skip
 
 
 def rival_lines(
