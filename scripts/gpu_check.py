@@ -105,7 +105,10 @@ def cuda(hardware: Callable[[], str | None] = gpu_hardware) -> int:
 
 
 def providers() -> int:
-    """Open a session per GPU provider the installed ONNX Runtime offers; SKIP the others."""
+    """Open a session per GPU provider the installed ONNX Runtime offers; SKIP the others,
+    each with the reason the tuner gives: the provider is not offered, or its library cannot
+    load here (``provider_unloadable``: for TensorRT first its TensorRT, after loading pip's
+    TensorRT libraries as the tuner does before opening a session)."""
     items = Items()
     try:
         import onnx
@@ -114,7 +117,7 @@ def providers() -> int:
     except ImportError as error:
         items.say("SKIP", "providers", f"ONNX Runtime or onnx is not installed ({error})")
         return items.code()
-    from aitune_fp.effects.backends._ort_install import provider_missing
+    from aitune_fp.effects.backends._ort_install import provider_missing, provider_unloadable
     from aitune_fp.effects.backends._ort_session import ProviderMismatch, open_checked_session
     from aitune_fp.effects.machine.environment import onnxruntime_facts
 
@@ -133,7 +136,7 @@ def providers() -> int:
         path = str(Path(tmp) / "relu.onnx")
         onnx.save(model, path)
         for name, asked in asks.items():
-            missing = provider_missing(asked[0])
+            missing = provider_missing(asked[0]) or provider_unloadable(asked[0])
             if missing is not None:
                 items.say("SKIP", f"provider {name}", missing)
                 continue
