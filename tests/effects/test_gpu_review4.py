@@ -170,3 +170,61 @@ def test_a_partitioned_graphs_tensorrt_ep_is_recorded_as_shape_lazy() -> None:
     assert ort.ort_info(config, session, CUDA0, _ort_session.SaidDuringOpen())["trt_profiles"] == (
         "explicit"
     )
+
+
+class FakeTorchTensorRTModule(torch.nn.Module):
+    """Named as Torch-TensorRT's runtime engine module (``TorchTensorRTModule``), which the
+    build's forward hook recognises by its class."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2.0
+
+
+class FallsBackAtLargerBatches(torch.nn.Module):
+    """A ``torch.compile(backend="torch_tensorrt")`` graph whose recompile for a larger batch
+    fell back to PyTorch: an engine at batch 1, plain torch ops beyond it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine = FakeTorchTensorRTModule()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.engine(x) if x.shape[0] == 1 else x * 2.0
+
+
+def test_a_torch_tensorrt_jit_shape_that_fell_back_to_pytorch_raises() -> None:
+    """The JIT runner is checked again at each new input shape: a batch size whose graph
+    has no TensorRT engine raises on its second call (the first compiles) instead of being
+    timed as ``torch_tensorrt``; a shape with an engine keeps running."""
+    from aitune_fp.effects.backends._torch_trt_io import checked_per_shape, shape_key
+
+    one, eight = torch.ones(1, 4), torch.ones(8, 4)
+    runner = checked_per_shape(FallsBackAtLargerBatches(), "float32", [shape_key(one)])
+    for _ in range(3):
+        assert torch.equal(runner(one), one * 2.0)
+    assert torch.equal(runner(eight), eight * 2.0)  # compiles: not checked yet
+    with pytest.raises(RuntimeError, match=r"at input shapes \[\(8, 4\)\]: Torch-TensorRT built"):
+        runner(eight)
+    fresh = checked_per_shape(FallsBackAtLargerBatches(), "float32")
+    fresh(torch.ones(1, 4))
+    assert torch.equal(fresh(torch.ones(1, 4)), torch.full((1, 4), 2.0))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_real_jit_build_runs_engines_at_every_swept_batch(tmp_path: Path) -> None:
+    """On a GPU with Torch-TensorRT, the JIT runner passes its per-shape check at each batch
+    a sweep would time (two calls each: compile, then the checked one)."""
+    pytest.importorskip("torch_tensorrt", reason="Torch-TensorRT is not installed")
+    from aitune_fp.effects.backends.torch_trt import TorchTensorRT
+    from aitune_fp.effects.inputs.samples import normalise_samples
+    from aitune_fp.shell.io import perform
+
+    module = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU()).eval()
+    samples = normalise_samples(torch.randn(1, 64))
+    config = TorchTensorRT(ir="torch_compile")
+    built = perform(config.build(module, samples, CUDA0, tmp_path)).unwrap()
+    for batch in (1, 8, 32):
+        x = torch.randn(batch, 64, device=CUDA0)
+        for _ in range(2):
+            assert built.runner(x).shape == (batch, 64)
