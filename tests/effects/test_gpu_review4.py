@@ -228,3 +228,24 @@ def test_a_real_jit_build_runs_engines_at_every_swept_batch(tmp_path: Path) -> N
         x = torch.randn(batch, 64, device=CUDA0)
         for _ in range(2):
             assert built.runner(x).shape == (batch, 64)
+
+
+def test_engines_are_tuned_at_the_batch_the_strategy_judges() -> None:
+    """A latency strategy that sweeps batch sizes (a user's, composed from ``min_latency``)
+    gets TensorRT and Torch-TensorRT profiles tuned at batch 1, not at the sweep's largest
+    (4096 on CUDA); a throughput strategy at the largest; a user's own opt is kept and
+    backends without a profile are untouched."""
+    import dataclasses
+
+    from aitune_fp import max_throughput, min_latency
+    from aitune_fp.core.strategy import ProfilingPlan
+    from aitune_fp.effects.backends.inductor import InductorJIT
+    from aitune_fp.effects.backends.torch_trt import TorchTensorRT
+    from aitune_fp.shell.tune_run import _sized
+
+    swept_latency = dataclasses.replace(min_latency, plan=ProfilingPlan())
+    configs = [trt.TensorRT(), TorchTensorRT(), trt.TensorRT(opt_batch_size=16), InductorJIT()]
+    sized = _sized(configs, 4096, swept_latency)
+    assert [getattr(c, "opt_batch", None) for c in sized] == [1, 1, 16, None]
+    assert all(c.max_batch_size == 4096 for c in sized[:3])  # type: ignore[attr-defined]
+    assert [c.opt_batch for c in _sized(configs[:2], 256, max_throughput)] == [256, 256]  # type: ignore[attr-defined]
