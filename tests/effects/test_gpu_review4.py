@@ -249,3 +249,39 @@ def test_engines_are_tuned_at_the_batch_the_strategy_judges() -> None:
     assert [getattr(c, "opt_batch", None) for c in sized] == [1, 1, 16, None]
     assert all(c.max_batch_size == 4096 for c in sized[:3])  # type: ignore[attr-defined]
     assert [c.opt_batch for c in _sized(configs[:2], 256, max_throughput)] == [256, 256]  # type: ignore[attr-defined]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_the_provider_library_check_predicts_the_session(tmp_path: Path) -> None:
+    """On a GPU with a GPU onnxruntime, ``provider_unloadable`` says None exactly when a
+    session on that provider opens (a loadable library that fails the session, or the
+    reverse, would make the check useless)."""
+    onnx = pytest.importorskip("onnx")
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = str(tmp_path / "relu.onnx")
+    onnx.save(model, path)
+    checked = 0
+    for provider in ("CUDAExecutionProvider", "TensorrtExecutionProvider"):
+        if provider not in onnxruntime.get_available_providers():
+            continue
+        checked += 1
+        why = _ort_install.provider_unloadable(provider)
+        asked = [provider, "CUDAExecutionProvider"][: 1 + (provider != "CUDAExecutionProvider")]
+        try:
+            _ort_session.open_checked_session(
+                onnxruntime, path, onnxruntime.SessionOptions(), asked
+            )
+            opened = True
+        except _ort_session.ProviderMismatch:
+            opened = False
+        assert opened is (why is None), why
+    if not checked:
+        pytest.skip("this onnxruntime has no GPU provider")

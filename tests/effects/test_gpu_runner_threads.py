@@ -192,3 +192,41 @@ def test_the_tensorrt_runner_gives_each_overlapping_call_its_own_rows(
     first, second = _two_calls(runner)
     assert torch.equal(first, torch.full(ROWS, 1.0))
     assert torch.equal(second, torch.full(ROWS, 2.0))
+
+
+@pytest.mark.gpu
+def test_a_real_io_binding_runner_serves_two_threads_their_own_rows(
+    mlp: torch.nn.Module,
+    mlp_samples: Any,
+    work_dir: Path,
+    cuda: torch.device,
+    skip_unless_available: Any,
+) -> None:
+    """On a GPU with onnxruntime-gpu, two threads calling one CUDA-provider runner with
+    different inputs each get eager's outputs for their own rows, call after call."""
+    from returns.unsafe import unsafe_perform_io
+
+    from aitune_fp.effects.backends.ort import OnnxRuntime
+
+    backend = OnnxRuntime(provider="cuda", max_batch_size=8)
+    skip_unless_available(backend, cuda)
+    built = unsafe_perform_io(backend.build(mlp, mlp_samples, cuda, work_dir).unwrap())
+    model = mlp.to(cuda)
+    inputs = [torch.randn(4, 4, device=cuda), torch.randn(2, 4, device=cuda)]
+    with torch.inference_mode():
+        wanted = [model(x) for x in inputs]
+    wrong: list[int] = []
+
+    def serve(i: int) -> None:
+        for _ in range(50):
+            out = built.runner(inputs[i])
+            torch.cuda.current_stream(cuda).synchronize()
+            if not torch.allclose(out, wanted[i], rtol=1e-3, atol=1e-4):
+                wrong.append(i)
+
+    threads = [threading.Thread(target=serve, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not wrong
