@@ -103,11 +103,14 @@ run() {
   [ "$left" -lt "$limit" ] && limit=$left
   if [ "$limit" -le 5 ]; then row FAIL "$name" 0 "not run: the ${BUDGET_S}s budget is spent"; return 1; fi
   local t0; t0=$(date +%s)
+  # the step's end as an epoch second (TERM comes then): Python steps budget from it, so
+  # their own start-up (importing torch) is counted
+  export GPU_CHECK_STEP_S=$limit GPU_CHECK_STEP_END=$((t0 + limit - 3))
   if declare -F "$1" >/dev/null; then  # a function of this script: run it in a child bash
-    GPU_CHECK_STEP_S=$limit timeout --kill-after=3 $((limit - 3)) \
+    timeout --kill-after=3 $((limit - 3)) \
       bash -c "$(declare -f install_missing); DEPS='$DEPS'; $*" >"$OUT/$name.log" 2>&1
   else
-    GPU_CHECK_STEP_S=$limit timeout --kill-after=3 $((limit - 3)) "$@" >"$OUT/$name.log" 2>&1
+    timeout --kill-after=3 $((limit - 3)) "$@" >"$OUT/$name.log" 2>&1
   fi
   local rc=$?
   local took=$(( $(date +%s) - t0 ))

@@ -50,6 +50,22 @@ SWITCHES = ("strict", "tf32")
 """torch's float32 switches a case runs under (scripts/gpu_cases.py)."""
 
 
+def step_left(default_s: float, now: Callable[[], float] = time.time) -> float:
+    """Seconds left until the step's end: ``GPU_CHECK_STEP_END`` (an epoch second, when
+    gpu-check.sh's ``timeout`` sends TERM) when set, else ``GPU_CHECK_STEP_S`` counted from
+    now, else ``default_s``.
+
+    >>> os.environ["GPU_CHECK_STEP_END"] = "1000"
+    >>> step_left(60.0, lambda: 990.0)
+    10.0
+    >>> del os.environ["GPU_CHECK_STEP_END"]
+    """
+    end = os.environ.get("GPU_CHECK_STEP_END")
+    if end is not None:
+        return float(end) - now()
+    return float(os.environ.get("GPU_CHECK_STEP_S", default_s))
+
+
 class Items:
     """The item lines of one step, printed as they come; the step's exit code at the end."""
 
@@ -287,7 +303,8 @@ def backends(
     with its reason where its SDK is missing; the last item names every SDK that could not
     run here.
 
-    Rules: the step's time is ``GPU_CHECK_STEP_S`` less :data:`LAST_LINES_S` (kept for the
+    Rules: the step's time is what is left of it (:func:`step_left`: the step's end as
+    gpu-check.sh set it, its start-up counted) less :data:`LAST_LINES_S` (kept for the
     closing items); each case (one forked child, ``run_case``) gets at most
     :data:`CASE_S` and never more than what is left of the step, so the step always ends
     by itself, its "not runnable here" line printed; a case that would start with under
@@ -299,8 +316,7 @@ def backends(
 
     run_case = run_case or _in_child
     items = Items()
-    step_s = float(os.environ.get("GPU_CHECK_STEP_S", "150"))
-    deadline = clock() + step_s - LAST_LINES_S
+    deadline = clock() + step_left(150.0) - LAST_LINES_S
     device = torch.device("cuda", 0) if device_name == "cuda" else torch.device("cpu")
     missing: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -434,11 +450,11 @@ def gpu_test_files(tests: Path) -> list[Path]:
 
 def gpu_tests(tests: Path = Path("tests")) -> int:
     """``pytest -m "gpu and not heavy"`` over :func:`gpu_test_files`, within the step's
-    time (``GPU_CHECK_STEP_S`` less 8 s for the lines after it): every skip reason is an
+    time (:func:`step_left` less 5 s for the lines after it): every skip reason is an
     item; PASS only when a test really ran."""
     items = Items()
     files = [str(f) for f in gpu_test_files(tests)]
-    limit = max(float(os.environ.get("GPU_CHECK_STEP_S", "60")) - 8.0, 5.0)
+    limit = max(step_left(60.0) - 5.0, 5.0)
     command = [sys.executable, "-m", "pytest", "-m", GPU_TESTS_MARKS, "-q", "-rs",
                "-p", "no:cacheprovider", *files]  # fmt: skip
     print(f"INFO gpu-tests: {len(files)} files hold gpu tests: {' '.join(files)}")

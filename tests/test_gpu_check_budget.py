@@ -64,6 +64,7 @@ def test_each_backends_case_is_capped_at_the_steps_remaining_time(
     as core cases were), cases after the time is spent are SKIPs, and the closing "not
     runnable here" line is printed before the step's limit."""
     monkeypatch.setenv("GPU_CHECK_STEP_S", "150")
+    monkeypatch.delenv("GPU_CHECK_STEP_END", raising=False)
     clock = FakeClock()
     end = clock.now + 150.0
     untils: list[float] = []
