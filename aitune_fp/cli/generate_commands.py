@@ -144,10 +144,11 @@ def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     from aitune_fp.shell.generation.tune_generate import tune_generate as tune
 
     strategy, candidates = strategy_of(args), _candidates(args.candidates)
+    device = _device(args.device)
     if args.remeasure and not args.save:
         raise CliError("--remeasure needs --save FILE (the fresh process loads it)")
     model, tokenizer = _model_and_tokenizer(args)
-    model = model.to(args.device)
+    model = model.to(device)
     prompts = _prompts(model, args)
     tuned = tune(
         model,
@@ -164,6 +165,18 @@ def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     if args.remeasure:
         _remeasure(args, tuned, prompt_ids(prompts[0], tokenizer), out)
     return 0
+
+
+def _device(name: str) -> Any:
+    """The ``--device`` as a torch device; a ``CliError`` when it is not present here."""
+    from returns.result import Failure
+
+    from aitune_fp.shell.resolve import resolve_device
+
+    resolved = resolve_device(name)
+    if isinstance(resolved, Failure):
+        raise CliError(f"--device: {resolved.failure().message}")
+    return resolved.unwrap()
 
 
 def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> None:

@@ -151,3 +151,16 @@ def test_tune_generate_takes_a_device_option() -> None:
     parse = build_parser().parse_args
     assert parse(["tune-generate", "m.py:f", "--device", "cuda:1"]).device == "cuda:1"
     assert parse(["tune-generate", "m.py:f"]).device == "cpu"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present here")
+def test_tune_generate_on_a_missing_cuda_device_is_a_cli_error() -> None:
+    """``tune-generate --device cuda`` without a CUDA device is a one-line CLI error naming
+    the device, before the factory runs (never a torch traceback)."""
+    from aitune_fp.cli.generate_commands import tune_generate as command
+    from aitune_fp.cli.outputs import CliError
+    from aitune_fp.cli.parser import build_parser
+
+    args = build_parser().parse_args(["tune-generate", "missing.py:f", "--device", "cuda"])
+    with pytest.raises(CliError, match="--device: device 'cuda' needs CUDA"):
+        command(args, None, None)
