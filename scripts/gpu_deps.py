@@ -86,7 +86,10 @@ def wanted(
     dists = {canonical(p.split(":")[1]): p.split(":")[0] for p in pairs}
     specs: dict[str, set[str]] = {d: set() for d in dists}
     for line in [*requirements, *(r for d in dists for r in requires_of(d))]:
-        req = Requirement(line)
+        try:
+            req = Requirement(line)
+        except ValueError:  # InvalidRequirement: a metadata line pip would not read either
+            continue
         name = canonical(req.name)
         if name in specs and _applies(req) and str(req.specifier):
             specs[name].add(str(req.specifier))
