@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
-# The GPU check: installs what is missing from a wheelhouse (offline), then proves on one
-# NVIDIA GPU what that machine can prove: versions, ONNX Runtime's GPU providers (or why
-# they are absent), Inductor and AOTInductor built, validated at fp32/TF32/bf16/fp16 and
-# timed with CUDA events on the caller's and the dedicated stream (a conv model and a
-# transformer), the CUDA memory probe, the `gpu` tests, TunedModule's per-call overhead on
-# CUDA and a full `demo` on cuda. Logs in one folder; a summary table at the end.
+# The GPU check: installs what is missing or outdated (from a wheelhouse offline, else from
+# the package index), then proves on one NVIDIA GPU what that machine can prove: versions,
+# ONNX Runtime's GPU providers (or why they are absent), the CUDA memory probe, TunedModule's
+# per-call overhead on CUDA, the `gpu` tests, Inductor and AOTInductor built, validated at
+# fp32/TF32/bf16/fp16 and timed with CUDA events on the caller's and the dedicated stream
+# (cheap cases first), and a short `demo` on cuda. Logs in one folder; a summary table at
+# the end, and a partial one (summary.txt) after every step.
 #
 #   bash scripts/gpu-check.sh            # from the project root, on a machine with a GPU
-#   bash scripts/gpu-check.sh --dry-run  # print the plan and exit
+#   bash scripts/gpu-check.sh --dry-run  # print every step with its limit, and exit
 #
 # Environment: PYTHON (default: .venv/bin/python or python3, whichever has a CUDA torch,
 # else the first found), OUT (log folder, default runs/gpu-check/<time>), WHEELS (a folder
-# of wheels, default ./wheelhouse when it exists: missing small dependencies are installed
-# from it offline into SITE, default /tmp/aitune-fp-site, put on PYTHONPATH), BUDGET_S
-# (total seconds, default 530).
-# The table lists every step and item as PASS, FAIL or SKIP with its reason; a SKIP is
-# never counted as a PASS. Exit 0 only when nothing that ran failed (without a CUDA device
-# the GPU steps are SKIPs: "no CUDA device").
+# of wheels, default ./wheelhouse when it exists; without one the package index is used),
+# SITE (where missing or outdated dependencies go, default /tmp/aitune-fp-site, put first
+# on PYTHONPATH), BUDGET_S (total seconds, default 360: the sum of the step limits below,
+# so that the check and a rerun fit in a 15-minute loan).
+# Rules: every step runs under its own limit (LIMIT, the one source of docs/gpu.md's step
+# table: scripts/gpu_steps.py), never past what is left of the budget; the elastic step
+# (backends) also gets what earlier steps left unused, the later steps' limits kept in
+# reserve. The table lists every step and item as PASS, FAIL or SKIP with its reason; a
+# SKIP is never counted as a PASS. Exit 0 only when nothing that ran failed (without a
+# CUDA device the GPU steps are SKIPs: "no CUDA device").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DRY=0
@@ -37,15 +42,16 @@ pick_python() {
 }
 if [ -n "${PYTHON:-}" ]; then PY="$PYTHON"; else PY=$(pick_python); fi
 OUT="${OUT:-runs/gpu-check/$(date +%Y%m%d-%H%M%S)}"
-BUDGET_S="${BUDGET_S:-530}"
+BUDGET_S="${BUDGET_S:-360}"
 WHEELS="${WHEELS:-}"
 [ -z "$WHEELS" ] && [ -d wheelhouse ] && WHEELS=wheelhouse
 SITE="${SITE:-/tmp/aitune-fp-site}"
 export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}" PY WHEELS SITE PYTHONUNBUFFERED=1
 START=$(date +%s)
-STEPS=(deps versions cuda providers backends memory gpu-tests overhead demo)
-declare -A LIMIT=([deps]=30 [versions]=25 [cuda]=15 [providers]=25 [backends]=180
-  [memory]=20 [gpu-tests]=55 [overhead]=20 [demo]=120)
+# the steps in order (cheap ones first) and their limits in seconds; they sum to 360
+STEPS=(deps versions cuda providers memory overhead gpu-tests backends demo)
+declare -A LIMIT=([deps]=30 [versions]=15 [cuda]=10 [providers]=15 [memory]=15
+  [overhead]=15 [gpu-tests]=60 [backends]=150 [demo]=50)
 # backends is elastic: it also gets what the steps before it left unused, keeping the
 # later steps' limits in reserve (its extra cases run while its time lasts)
 ELASTIC=backends
@@ -58,9 +64,11 @@ DEPS="returns:returns pyrsistent:pyrsistent cloudpickle:cloudpickle msgspec:msgs
 
 if [ "$DRY" = 1 ]; then
   echo "python: $PY; logs: $OUT; wheels: ${WHEELS:-none}; budget: ${BUDGET_S}s"
-  for s in "${STEPS[@]}"; do echo "step $s (limit ${LIMIT[$s]}s)"; done
+  total=0
+  for s in "${STEPS[@]}"; do echo "step $s (limit ${LIMIT[$s]}s)"; total=$((total + LIMIT[$s])); done
+  echo "limits sum: ${total}s"
   echo "elastic: $ELASTIC (also gets what earlier steps leave unused)"
-  echo "backends cases (the tuner's own configs on float32 models; core first):"
+  echo "backends cases (the tuner's own configs on float32 models; cheap ones first):"
   PYTHONPATH="$PWD" "$PY" scripts/gpu_check.py plan || echo "(the plan needs torch and aitune_fp)"
   exit 0
 fi
@@ -68,9 +76,16 @@ mkdir -p "$OUT"
 RESULTS="$OUT/results.tsv"
 : >"$RESULTS"
 : >"$OUT/summary.txt"
+# partial STEP: summary.txt rewritten with the table so far, one line of counts printed (a
+# run cut short by the device tool's own limit still leaves its summary)
+partial() {
+  "$PY" scripts/gpu_summary.py "$OUT" --partial "$1" 2>/dev/null \
+    || python3 scripts/gpu_summary.py "$OUT" --partial "$1" 2>/dev/null || true
+}
 row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$RESULTS"; echo "$1 $2 ${3:+(${3}s)} $4"; }
 
-# run NAME CMD...: the command under the step's limit (never past the total budget), output
+# run NAME CMD...: the command under the step's limit (never past the total budget; its last
+# 3 s are the grace between timeout's TERM and KILL, so a step never outlasts it), output
 # to $OUT/NAME.log, one result row. Exit 0 PASS, 3 SKIP (the log's last SKIP line says why),
 # anything else FAIL.
 run() {
@@ -88,11 +103,14 @@ run() {
   [ "$left" -lt "$limit" ] && limit=$left
   if [ "$limit" -le 5 ]; then row FAIL "$name" 0 "not run: the ${BUDGET_S}s budget is spent"; return 1; fi
   local t0; t0=$(date +%s)
+  # the step's end as an epoch second (TERM comes then): Python steps budget from it, so
+  # their own start-up (importing torch) is counted
+  export GPU_CHECK_STEP_S=$limit GPU_CHECK_STEP_END=$((t0 + limit - 3))
   if declare -F "$1" >/dev/null; then  # a function of this script: run it in a child bash
-    GPU_CHECK_STEP_S=$limit timeout --kill-after=10 "$limit" \
-      bash -c "$(declare -f has install_missing); DEPS='$DEPS'; $*" >"$OUT/$name.log" 2>&1
+    timeout --kill-after=3 $((limit - 3)) \
+      bash -c "$(declare -f install_missing); DEPS='$DEPS'; $*" >"$OUT/$name.log" 2>&1
   else
-    GPU_CHECK_STEP_S=$limit timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1
+    timeout --kill-after=3 $((limit - 3)) "$@" >"$OUT/$name.log" 2>&1
   fi
   local rc=$?
   local took=$(( $(date +%s) - t0 ))
@@ -104,24 +122,12 @@ run() {
     124|137) row FAIL "$name" "$took" "timed out after ${limit}s (log: $OUT/$name.log)";;
     *) row FAIL "$name" "$took" "exit $rc (log: $OUT/$name.log)";;
   esac
+  partial "$name"
   return $rc
 }
 
-has() { "$PY" -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('$1') is None)" 2>/dev/null; }
-
-install_missing() {
-  local missing=()
-  for pair in $DEPS; do has "${pair%%:*}" || missing+=("${pair##*:}"); done
-  if [ ${#missing[@]} -eq 0 ]; then echo "nothing missing"; return 0; fi
-  if [ -z "${WHEELS:-}" ] || [ ! -d "$WHEELS" ]; then
-    echo "missing ${missing[*]}; no wheelhouse (WHEELS) to install them from"; return 1
-  fi
-  echo "missing ${missing[*]}: installing from $WHEELS (offline) into $SITE"
-  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --find-links "$WHEELS" --target "$SITE" "${missing[@]}" || return 1
-  for pair in $DEPS; do has "${pair%%:*}" || { echo "still missing ${pair##*:}"; return 1; }; done
-  echo "installed ${missing[*]}"
-}
+# install_missing: the deps step (missing or outdated dependencies into SITE)
+source scripts/gpu_deps.sh
 
 echo "gpu-check $(date -u +%FT%TZ) python=$PY logs=$OUT wheels=${WHEELS:-none}"
 run deps install_missing
@@ -131,16 +137,18 @@ run cuda "$PY" scripts/gpu_check.py cuda
 cuda_rc=$?
 if [ "$cuda_rc" -eq 0 ]; then
   run providers "$PY" scripts/gpu_check.py providers
-  run backends "$PY" scripts/gpu_check.py backends
   run memory "$PY" scripts/gpu_check.py memory
-  run gpu-tests "$PY" scripts/gpu_check.py gpu-tests
   run overhead "$PY" scripts/gpu_check.py overhead
+  run gpu-tests "$PY" scripts/gpu_check.py gpu-tests
+  run backends "$PY" scripts/gpu_check.py backends
+  # eager and Inductor only: two cold workers, no AOTInductor compile (the backends step
+  # proves the compilers); the run ends well inside the step's limit
   run demo "$PY" -m aitune_fp demo --device cuda --model cnn --out "$OUT/demo" --no-plot \
-    --cache-dir "$OUT/cache" --verify-seconds 1 --max-batch-size 64
+    --cache-dir "$OUT/cache" --verify-seconds 1 --max-batch-size 16 --backends eager,inductor
   grep -E "Selected|Speedup|failed" "$OUT/demo.log" | head -n 5
 else
   why="no CUDA device"; [ "$cuda_rc" -ne 3 ] && why="not run: the cuda step failed"
-  for s in providers backends memory gpu-tests overhead demo; do row SKIP "$s" "" "$why"; done
+  for s in "${STEPS[@]:3}"; do row SKIP "$s" "" "$why"; done
 fi
 echo "done in $(( $(date +%s) - START ))s"
 # the table (gpu_summary.py needs no torch; any python3 will do, else the raw rows)

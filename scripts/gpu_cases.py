@@ -9,12 +9,15 @@ Rules:
   kept in float32 (inputs too: a reduced-precision config casts inside itself, as it does
   in a tune), and torch's float32 switches while it is built, validated and timed
   (``strict``: no TF32; ``tf32``: TF32 matmuls and convolutions);
-- the core cases come first and need only a CUDA torch: both compilers at float32 (strict
-  and TF32) and in both half precisions, on a conv model and a transformer;
-- then every other config of the ``wide`` search on CUDA (torch-run ones on the
-  transformer, the ONNX Runtime and TensorRT ones on the MLP), while the step's time lasts;
-  a config whose SDK is missing is a SKIP with its own reason, and the step names every
-  SDK that could not run.
+- the core cases need only a CUDA torch: both compilers at float32 (strict and TF32) and
+  in both half precisions, on a conv model and a transformer; every other config of the
+  ``wide`` search on CUDA is a case too (torch-run ones on the transformer, the ONNX
+  Runtime and TensorRT ones on the MLP);
+- cheap cases first: the plan is ordered by the backend's build cost (:data:`COST`:
+  eager, then Inductor, ONNX Runtime, AOTInductor, TensorRT, Torch-TensorRT; the core
+  cases first within one backend), so the step's time proves as many cases as it can
+  before the slow compiles; a config whose SDK is missing is a SKIP with its own reason,
+  and the step names every SDK that could not run.
 """
 
 from __future__ import annotations
@@ -23,6 +26,20 @@ from typing import Any
 
 Case = tuple[Any, str, str]
 TORCH_RUN = ("eager", "inductor", "aot_inductor")
+COST = ("eager", "inductor", "onnxruntime", "openvino", "aot_inductor", "tensorrt",
+        "torch_tensorrt")  # fmt: skip
+"""Backends from the cheapest build to the dearest (an unknown one comes last)."""
+
+
+def cost_rank(case: Case) -> int:
+    """The case's place in :data:`COST`.
+
+    >>> from types import SimpleNamespace as S
+    >>> cost_rank((S(name="inductor"), "cnn", "strict")) < cost_rank((S(name="tensorrt"), "", ""))
+    True
+    """
+    name = case[0].name
+    return COST.index(name) if name in COST else len(COST)
 
 
 def core_cases() -> list[Case]:
@@ -43,8 +60,9 @@ def core_cases() -> list[Case]:
 
 
 def plan(device_type: str = "cuda") -> list[Case]:
-    """The step's cases in order: the core ones, then the ``wide`` search's other configs
-    (on CPU: ONNX Runtime's CPU provider on the MLP, a rehearsal)."""
+    """The step's cases, cheap ones first (core first within a backend): the core ones and
+    the ``wide`` search's other configs (on CPU: ONNX Runtime's CPU provider on the MLP, a
+    rehearsal)."""
     from aitune_fp.core.accuracy import Search
     from aitune_fp.effects.backends.ort import OnnxRuntime
     from aitune_fp.effects.backends.search_space import search_candidates
@@ -59,7 +77,7 @@ def plan(device_type: str = "cuda") -> list[Case]:
         seen.add(config.describe())
         model = "transformer" if config.name in TORCH_RUN else "mlp"
         cases.append((config, model, "strict"))
-    return cases
+    return sorted(cases, key=cost_rank)
 
 
 def label(case: Case) -> str:
@@ -69,5 +87,6 @@ def label(case: Case) -> str:
 
 
 if __name__ == "__main__":
+    core = {label(c) for c in core_cases()}
     for i, case in enumerate(plan()):
-        print(f"case {i + 1}: {label(case)}" + (" (core)" if i < len(core_cases()) else ""))
+        print(f"case {i + 1}: {label(case)}" + (" (core)" if label(case) in core else ""))

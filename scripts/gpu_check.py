@@ -4,22 +4,25 @@
     python scripts/gpu_check.py providers   # ONNX Runtime GPU providers really used (or SKIP)
     python scripts/gpu_check.py backends    # the tuner's variant configs (scripts/gpu_cases.py)
     python scripts/gpu_check.py memory      # the CUDA memory probe, input pool excluded
-    python scripts/gpu_check.py gpu-tests   # pytest -m gpu, a PASS only when a test ran
+    python scripts/gpu_check.py gpu-tests   # the gpu tests' files, a PASS only when one ran
     python scripts/gpu_check.py overhead    # TunedModule's per-call overhead on CUDA
 
 Every item line is ``STATUS name: detail`` with STATUS PASS, FAIL or SKIP (a SKIP says why
 and is never a PASS). A step exits 1 when an item failed, 3 (SKIP) when nothing ran, and
-0 when something passed and nothing failed. ``backends`` runs its core cases first (each
-precision at least once for each compiler, on a conv model and on a transformer), then
-the ``wide`` search's other configs while ``GPU_CHECK_STEP_S`` (the step's seconds) lasts:
-every case on a float32 model, judged through the float32 eager reference and the
-accuracy policy, as a tune judges it (scripts/gpu_cases.py).
+0 when something passed and nothing failed. ``backends`` runs its cases cheap ones first
+(the core ones: each precision at least once for each compiler, on a conv model and on a
+transformer; then the ``wide`` search's other configs) while ``GPU_CHECK_STEP_S`` (the
+step's seconds) lasts, each case capped at what is left of it: every case on a float32
+model, judged through the float32 eager reference and the accuracy policy, as a tune judges
+it (scripts/gpu_cases.py). ``gpu-tests`` collects only the test files that hold ``gpu``
+tests and leaves out the ``heavy`` ones (a fleet tune: the demo step runs a tune).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -36,10 +39,31 @@ NO_CUDA = 3
 SKIPPED = 3
 MIB = 1024 * 1024
 STATUSES = ("PASS", "FAIL", "SKIP")
-CASE_S = 150.0
-"""The most seconds one case may take (a compile included) before it is a hung FAIL."""
+CASE_S = 90.0
+"""The most seconds one case may take (a compile included) before it is a hung FAIL; never
+more than what is left of its step."""
+MIN_CASE_S = 10.0
+"""A case is started only with at least this many seconds of its step left."""
+LAST_LINES_S = 5.0
+"""The backends step's last seconds, kept for its closing items."""
 SWITCHES = ("strict", "tf32")
 """torch's float32 switches a case runs under (scripts/gpu_cases.py)."""
+
+
+def step_left(default_s: float, now: Callable[[], float] = time.time) -> float:
+    """Seconds left until the step's end: ``GPU_CHECK_STEP_END`` (an epoch second, when
+    gpu-check.sh's ``timeout`` sends TERM) when set, else ``GPU_CHECK_STEP_S`` counted from
+    now, else ``default_s``.
+
+    >>> os.environ["GPU_CHECK_STEP_END"] = "1000"
+    >>> step_left(60.0, lambda: 990.0)
+    10.0
+    >>> del os.environ["GPU_CHECK_STEP_END"]
+    """
+    end = os.environ.get("GPU_CHECK_STEP_END")
+    if end is not None:
+        return float(end) - now()
+    return float(os.environ.get("GPU_CHECK_STEP_S", default_s))
 
 
 class Items:
@@ -97,7 +121,10 @@ def cuda(hardware: Callable[[], str | None] = gpu_hardware) -> int:
 
 
 def providers() -> int:
-    """Open a session per GPU provider the installed ONNX Runtime offers; SKIP the others."""
+    """Open a session per GPU provider the installed ONNX Runtime offers; SKIP the others,
+    each with the reason the tuner gives: the provider is not offered, or its library cannot
+    load here (``provider_unloadable``: for TensorRT first its TensorRT, after loading pip's
+    TensorRT libraries as the tuner does before opening a session)."""
     items = Items()
     try:
         import onnx
@@ -106,7 +133,7 @@ def providers() -> int:
     except ImportError as error:
         items.say("SKIP", "providers", f"ONNX Runtime or onnx is not installed ({error})")
         return items.code()
-    from aitune_fp.effects.backends._ort_install import provider_missing
+    from aitune_fp.effects.backends._ort_install import provider_missing, provider_unloadable
     from aitune_fp.effects.backends._ort_session import ProviderMismatch, open_checked_session
     from aitune_fp.effects.machine.environment import onnxruntime_facts
 
@@ -125,7 +152,7 @@ def providers() -> int:
         path = str(Path(tmp) / "relu.onnx")
         onnx.save(model, path)
         for name, asked in asks.items():
-            missing = provider_missing(asked[0])
+            missing = provider_missing(asked[0]) or provider_unloadable(asked[0])
             if missing is not None:
                 items.say("SKIP", f"provider {name}", missing)
                 continue
@@ -267,30 +294,39 @@ def _with(built: Any, runner: Callable[..., Any]) -> Any:
     return dataclasses.replace(built, runner=runner)
 
 
-def backends(device_name: str = "cuda") -> int:
-    """The tuner's candidate configs (scripts/gpu_cases.py: core cases first, the rest
-    while the step's time lasts), each a SKIP with its reason where its SDK is missing; the
-    last item names every SDK that could not run here.
+def backends(
+    device_name: str = "cuda",
+    run_case: Callable[[Any, torch.device, Path, float], tuple[str, str]] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> int:
+    """The tuner's candidate configs (scripts/gpu_cases.py, cheap cases first), each a SKIP
+    with its reason where its SDK is missing; the last item names every SDK that could not
+    run here.
 
-    With ``device_name="cpu"`` the same code path runs ONNX Runtime's CPU provider on the MLP
-    (``backends-cpu``: a rehearsal on a machine without a GPU).
+    Rules: the step's time is what is left of it (:func:`step_left`: the step's end as
+    gpu-check.sh set it, its start-up counted) less :data:`LAST_LINES_S` (kept for the
+    closing items); each case (one forked child, ``run_case``) gets at most
+    :data:`CASE_S` and never more than what is left of the step, so the step always ends
+    by itself, its "not runnable here" line printed; a case that would start with under
+    :data:`MIN_CASE_S` left is a SKIP "not run: the step's time is spent", never a PASS.
+    With ``device_name="cpu"`` the same code path runs ONNX Runtime's CPU provider on the
+    MLP (``backends-cpu``: a rehearsal on a machine without a GPU).
     """
-    from gpu_cases import core_cases, label, plan
+    from gpu_cases import label, plan
 
+    run_case = run_case or _in_child
     items = Items()
-    deadline = time.monotonic() + float(os.environ.get("GPU_CHECK_STEP_S", "200")) - 25.0
+    deadline = clock() + step_left(150.0) - LAST_LINES_S
     device = torch.device("cuda", 0) if device_name == "cuda" else torch.device("cpu")
-    cases = plan(device.type)
-    core = len(core_cases()) if device.type == "cuda" else len(cases)
     missing: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for i, case in enumerate(cases):
-            if i >= core and time.monotonic() > deadline:
-                items.say("SKIP", label(case), "not run: the step's time is spent (core cases ran)")
+        for i, case in enumerate(plan(device.type)):
+            left = deadline - clock()
+            if left < MIN_CASE_S:
+                items.say("SKIP", label(case), "not run: the step's time is spent")
                 continue
-            own = time.monotonic() + CASE_S  # a core case always gets its own time
-            until = own if i < core else min(own, deadline + 20.0)
-            status, detail = _in_child(case, device, Path(tmp) / str(i), until)
+            until = clock() + min(CASE_S, left)
+            status, detail = run_case(case, device, Path(tmp) / str(i), until)
             items.say(status, label(case), detail)
             if status == "SKIP":
                 missing.setdefault(detail, []).append(case[0].describe())
@@ -334,7 +370,7 @@ def _in_child(case: Any, device: torch.device, work_dir: Path, until: float) -> 
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(read)
-            return "FAIL", "hung: killed when the step's time ran out"
+            return "FAIL", "hung: killed when its time (the step's, at most CASE_S) ran out"
         time.sleep(0.2)
     while chunk := os.read(read, 65536):
         chunks.append(chunk)
@@ -401,26 +437,35 @@ def pytest_verdict(returncode: int, output: str) -> tuple[str, str]:
     return ("PASS" if " passed" in f" {last}" else "SKIP"), last
 
 
-def gpu_tests() -> int:
-    """``pytest -m gpu``: every skip reason is an item; PASS only when a test really ran."""
+GPU_MARK = re.compile(r"mark\.gpu\b")
+"""How a test file marks a ``gpu`` test (``@pytest.mark.gpu``, ``pytestmark = pytest.mark.gpu``)."""
+GPU_TESTS_MARKS = "gpu and not heavy"
+
+
+def gpu_test_files(tests: Path) -> list[Path]:
+    """The test files under ``tests`` that hold a ``gpu`` test (pytest then imports only
+    these, not the whole suite)."""
+    return sorted(p for p in tests.rglob("test_*.py") if GPU_MARK.search(p.read_text()))
+
+
+def gpu_tests(tests: Path = Path("tests")) -> int:
+    """``pytest -m "gpu and not heavy"`` over :func:`gpu_test_files`, within the step's
+    time (:func:`step_left` less 5 s for the lines after it): every skip reason is an
+    item; PASS only when a test really ran."""
     items = Items()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-m",
-            "gpu",
-            "-q",
-            "-rs",
-            "--allow-unexpected-skips",  # this minimal environment lacks the test extras
-            "-p",
-            "no:cacheprovider",
-            "tests",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    files = [str(f) for f in gpu_test_files(tests)]
+    limit = max(step_left(60.0) - 5.0, 5.0)
+    command = [sys.executable, "-m", "pytest", "-m", GPU_TESTS_MARKS, "-q", "-rs",
+               "--allow-unexpected-skips",  # this minimal environment lacks the test extras
+               "-p", "no:cacheprovider", *files]  # fmt: skip
+    print(f"INFO gpu-tests: {len(files)} files hold gpu tests: {' '.join(files)}")
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired as error:
+        said = error.stdout.decode(errors="replace") if isinstance(error.stdout, bytes) else ""
+        print(said[-6000:])
+        items.say("FAIL", "gpu-tests", f"pytest ran past the step's {limit:.0f} s")
+        return items.code()
     print(done.stdout[-6000:], done.stderr[-2000:], sep="\n")
     for line in done.stdout.splitlines():
         if line.startswith("SKIPPED"):
@@ -507,8 +552,9 @@ def plan_step() -> int:
     """Print the backends step's cases (no GPU needed: the dry run's plan)."""
     from gpu_cases import core_cases, label, plan
 
-    for i, case in enumerate(plan("cuda")):
-        print(f"case {label(case)}" + (" (core)" if i < len(core_cases()) else ""))
+    core = {label(c) for c in core_cases()}
+    for case in plan("cuda"):
+        print(f"case {label(case)}" + (" (core)" if label(case) in core else ""))
     return 0
 
 

@@ -1,7 +1,9 @@
 """The summary of a scripts/gpu-check.sh run: a table of every step and item, and the exit
 code (no torch needed, so it also reports a run whose Python cannot import torch).
 
-    python scripts/gpu_summary.py OUT_DIR   # prints the table, appends it to summary.txt
+    python scripts/gpu_summary.py OUT_DIR   # prints the table, writes it to summary.txt
+    python scripts/gpu_summary.py OUT_DIR --partial STEP   # after each step: one line of
+                                                          # counts; summary.txt so far
 
 ``OUT_DIR/results.tsv`` holds one ``status, step, seconds, detail`` row per step (tab
 separated); the item lines (``STATUS name: detail``) of the steps that have them are read
@@ -63,18 +65,29 @@ def read_rows(out: Path) -> list[list[str]]:
     return rows
 
 
-def summary(out_dir: str) -> int:
-    """Print and write ``summary.txt``'s table for the run in ``out_dir``; its exit code."""
+def summary(out_dir: str, after: str | None = None) -> int:
+    """Print and write ``summary.txt``'s table for the run in ``out_dir``; its exit code.
+
+    With ``after`` (the step just ended) the run is still going: ``summary.txt`` holds the
+    table so far, its last line ``so far`` instead of ``verdict`` (only a finished run has
+    a verdict), and only that line is printed.
+    """
     out = Path(out_dir)
     text, code = summarize(read_rows(out))
-    print(text)
-    with (out / "summary.txt").open("a") as fh:
-        fh.write(text + "\n")
+    if after is not None:
+        lines = text.splitlines()
+        counts = lines[-1].split("(", 1)[1].split(";")[0]
+        lines[-1] = f"so far, after {after}: {counts}"
+        text = "\n".join(lines)
+        print(lines[-1])
+    else:
+        print(text)
+    (out / "summary.txt").write_text(text + "\n")
     return code
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: gpu_summary.py OUT_DIR", file=sys.stderr)
+    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--partial"):
+        print("usage: gpu_summary.py OUT_DIR [--partial STEP]", file=sys.stderr)
         sys.exit(2)
-    sys.exit(summary(sys.argv[1]))
+    sys.exit(summary(sys.argv[1], sys.argv[3] if len(sys.argv) == 4 else None))

@@ -14,7 +14,9 @@ after ``torch.manual_seed(0)``, so a factory of random weights builds the same o
 process. ``--remeasure`` (with ``--save``) loads the save in a fresh Python process over the
 factory's model, re-measures the pick's and HF ``generate``'s tokens/s at the primary point
 (first prompt, first batch size), prints them beside the tune's and writes them into the
-save under ``"fresh"``.
+save under ``"fresh"``. ``--device`` (cpu, cuda or cuda:N) moves the factory's model there
+before the tune; on CUDA every candidate not yet proven on a GPU is recorded as refused
+(:mod:`aitune_fp.effects.generation.devices`) and HF ``generate`` is measured.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import argparse
 import json
 from typing import Any
 
-from aitune_fp.cli.options import factory_arg
+from aitune_fp.cli.options import device_arg, factory_arg
 from aitune_fp.cli.outputs import CliError
 from aitune_fp.cli.serve_generate import load_tokenizer
 
@@ -65,6 +67,9 @@ def add_generate_parser(sub: Any) -> None:
     gen.add_argument("--itl-ms", type=float, default=None, metavar="MS", help="ITL budget")
     gen.add_argument(
         "--candidates", type=_names, default=None, metavar="NAME,NAME", help="default: all"
+    )
+    gen.add_argument(
+        "--device", type=device_arg, default="cpu", help="cpu, cuda or cuda:N (default: cpu)"
     )
     gen.add_argument("--save", default=None, metavar="FILE", help="write the pick (JSON)")
     gen.add_argument(
@@ -139,9 +144,11 @@ def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     from aitune_fp.shell.generation.tune_generate import tune_generate as tune
 
     strategy, candidates = strategy_of(args), _candidates(args.candidates)
+    device = _device(args.device)
     if args.remeasure and not args.save:
         raise CliError("--remeasure needs --save FILE (the fresh process loads it)")
     model, tokenizer = _model_and_tokenizer(args)
+    model = model.to(device)
     prompts = _prompts(model, args)
     tuned = tune(
         model,
@@ -158,6 +165,18 @@ def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     if args.remeasure:
         _remeasure(args, tuned, prompt_ids(prompts[0], tokenizer), out)
     return 0
+
+
+def _device(name: str) -> Any:
+    """The ``--device`` as a torch device; a ``CliError`` when it is not present here."""
+    from returns.result import Failure
+
+    from aitune_fp.shell.resolve import resolve_device
+
+    resolved = resolve_device(name)
+    if isinstance(resolved, Failure):
+        raise CliError(f"--device: {resolved.failure().message}")
+    return resolved.unwrap()
 
 
 def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> None:

@@ -12,6 +12,8 @@ Rules:
   measured over a quarter second: builds ahead only use cores nobody else is using) (the
   environment variable ``AITUNE_FP_PREBUILD``, when set to a whole number, replaces that
   number: ``0`` builds nothing ahead, as does any number under 2 by the session's rule);
+  on a CUDA device at most one at a time (:data:`CUDA_BUILDS`: builds autotune kernels on
+  the one device), so a CUDA tune builds nothing ahead unless the variable says so;
 - the busy cores are measured (a quarter second) only when something would be built
   ahead; otherwise the recorded ``parallel`` is the cores' limit alone;
 - (measured for the session's re-tune rule: a warm mlp tune spent 1.9 s building the two
@@ -88,16 +90,30 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def builds_at_once(environ: Mapping[str, str], cores: int, load: float = 0.0) -> int:
-    """``AITUNE_FP_PREBUILD`` when it is a whole number, else :func:`parallel_builds`.
+CUDA_BUILDS = 1
+"""Builds at once on one CUDA device: Inductor and AOTInductor autotune their Triton kernels
+on the device they build for, so builds side by side time each other's kernels and may keep
+slower ones (one, so a CUDA tune builds nothing ahead: the session's rule needs two)."""
+
+
+def builds_at_once(
+    environ: Mapping[str, str], cores: int, load: float = 0.0, device_type: str = "cpu"
+) -> int:
+    """``AITUNE_FP_PREBUILD`` when it is a whole number, else :func:`parallel_builds`, at
+    most :data:`CUDA_BUILDS` for a tune on a CUDA device.
 
     >>> builds_at_once({"AITUNE_FP_PREBUILD": "0"}, 8), builds_at_once({}, 8)
     (0, 4)
     >>> builds_at_once({"AITUNE_FP_PREBUILD": "2"}, 2, 5.0), builds_at_once({}, 2, 5.0)
     (2, 1)
+    >>> builds_at_once({}, 16, 0.0, "cuda")
+    1
     """
     asked = environ.get("AITUNE_FP_PREBUILD", "").strip()
-    return max(0, int(asked)) if asked.isdigit() else parallel_builds(cores, load)
+    if asked.isdigit():
+        return max(0, int(asked))
+    by_cores = parallel_builds(cores, load)
+    return min(by_cores, CUDA_BUILDS) if device_type == "cuda" else by_cores
 
 
 def _load() -> float:
@@ -145,7 +161,7 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     judged by :func:`~aitune_fp.core.session.prebuild.buildable_ahead`."""
     if not setup.isolation:
         return plan
-    by_cores = builds_at_once(os.environ, _cores())
+    by_cores = builds_at_once(os.environ, _cores(), 0.0, setup.device.type)
     if by_cores < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
         return dataclasses.replace(plan, parallel=by_cores)
     request = building.request_of(setup)
@@ -157,7 +173,8 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     if not names:
         return dataclasses.replace(plan, parallel=by_cores)
     return dataclasses.replace(plan, ahead=names,
-                               parallel=builds_at_once(os.environ, _cores(), _load()))  # fmt: skip
+                               parallel=builds_at_once(os.environ, _cores(), _load(),
+                                                       setup.device.type))  # fmt: skip
 
 
 def _digest(setup: Setup) -> str | None:

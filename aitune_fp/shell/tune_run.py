@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 from returns.result import Failure, Result, Success
 
+from aitune_fp.core.engine_batch import engine_opt_batch
 from aitune_fp.core.record.max_batch import MaxBatchSearch, max_batch_line
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import TuneError
@@ -109,7 +110,7 @@ def prepare(
     placed = OnDevice(module.eval().to(dev), normalised.to(dev), dev)
     total = len(candidates) + (1 if strategy.validate_performance else 0)
     return _searched(placed, strategy, options, total, clock).map(
-        lambda setup: Prepared(setup, _sized(candidates, setup.max_batch_size), admitted)
+        lambda setup: Prepared(setup, _sized(candidates, setup.max_batch_size, strategy), admitted)
     )
 
 
@@ -143,9 +144,11 @@ def _searched(
     return Success(_fixed(fitted, strategy, options, total, (largest, batch_search), workspace))
 
 
-def _sized(candidates: Sequence[Backend], largest: int) -> tuple[Backend, ...]:
-    """The candidates, each told the run's max batch size."""
-    return tuple(with_max_batch_size(b, largest) for b in candidates)
+def _sized(candidates: Sequence[Backend], largest: int, strategy: Strategy) -> tuple[Backend, ...]:
+    """The candidates, each told the run's max batch size and the batch its engines are
+    tuned for (:func:`~aitune_fp.core.engine_batch.engine_opt_batch`)."""
+    opt = engine_opt_batch(strategy.metric_label, largest)
+    return tuple(with_max_batch_size(b, largest, opt) for b in candidates)
 
 
 def _wait_for_server(options: TuneOptions, clock: Stopwatch) -> None:

@@ -22,6 +22,7 @@ device = "cuda"
 
 
 @pytest.mark.gpu
+@pytest.mark.heavy  # a whole fleet tune: gpu-check's gpu-tests step leaves it out (issue 46)
 @pytest.mark.parametrize("executor", ["local", "ray"])
 def test_a_cuda_target_tunes_on_the_gpu(executor: str, tmp_path: Path) -> None:
     """The cuda job completes and its run was measured on a CUDA device (Ray: num_gpus=1)."""

@@ -39,12 +39,14 @@ def ort_precision(provider: str, *, fp16: bool, tf32: bool) -> str:
     return "tf32" if provider == "cuda" and tf32 else "float32"
 
 
-def ort_info(config: Any, session: Any, device: torch.device) -> dict[str, Any]:
-    """The info of a runner of ``config``'s ``session`` on ``device`` (see the rules)."""
+def ort_info(config: Any, session: Any, device: torch.device, said: Any = None) -> dict[str, Any]:
+    """The info of a runner of ``config``'s ``session`` on ``device`` (see the rules), with
+    the TensorRT profile facts of what opening it ``said`` (a ``SaidDuringOpen``)."""
     provider = config.resolved_provider(device)
     return {
         "provider": provider,
         "providers": list(session.get_providers()),
         "precision": config._precision(device),  # ort_precision, or int8 when quantized
         "device": str(device),
+        **(said.profile_facts(provider) if said is not None else {}),
     }

@@ -177,6 +177,63 @@ def load_tensorrt_libraries() -> None:
         import tensorrt  # noqa: F401
 
 
+PROVIDER_LIBRARIES: Final = {
+    "CUDAExecutionProvider": "libonnxruntime_providers_cuda.so",
+    "TensorrtExecutionProvider": "libonnxruntime_providers_tensorrt.so",
+}
+"""The shared libraries ONNX Runtime loads for its GPU providers when a session is created
+(``onnxruntime/capi``; both depend on ``libonnxruntime_providers_shared.so`` beside them)."""
+
+
+def provider_unloadable(
+    provider: str, capi: Path | None = None, load: Callable[[str], Any] | None = None
+) -> str | None:
+    """Why ONNX Runtime's ``provider`` library cannot be loaded here, or None.
+
+    ``get_available_providers()`` lists a GPU provider whenever the build has it, but its
+    library (and through it CUDA, cuBLAS and cuDNN of the CUDA major the build was made
+    for) is opened only when a session is created: a CUDA-12 build beside a CUDA-13 torch,
+    or a missing cuDNN, would otherwise cost each config a full export before failing. So
+    the library is loaded here first (after ``libonnxruntime_providers_shared.so``, as
+    ONNX Runtime does); a library this layout does not have is left to the session. The
+    TensorRT provider first needs its TensorRT (:func:`tensorrt_ep_unloadable`).
+
+    >>> import tempfile
+    >>> def missing(name: str) -> None:
+    ...     if name.endswith("cuda.so"):
+    ...         raise OSError("libcudnn.so.9: cannot open shared object file")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     _ = (Path(folder) / "libonnxruntime_providers_cuda.so").write_bytes(b"")
+    ...     print(provider_unloadable("CUDAExecutionProvider", Path(folder), missing))
+    ...     # doctest: +ELLIPSIS
+    onnxruntime's CUDAExecutionProvider cannot load ... (libcudnn.so.9: cannot open ...
+    """
+    name = PROVIDER_LIBRARIES.get(provider)
+    if name is None:
+        return None
+    if provider == "TensorrtExecutionProvider" and (why := tensorrt_ep_unloadable(load)):
+        return why
+    if capi is None:
+        import onnxruntime
+
+        capi = Path(onnxruntime.__file__).parent / "capi"
+    if not (capi / name).exists():
+        return None
+    opener = load or (lambda path: ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL))
+    try:
+        shared = capi / "libonnxruntime_providers_shared.so"
+        if shared.exists():
+            opener(str(shared))
+        opener(str(capi / name))
+    except OSError as error:
+        return (
+            f"onnxruntime's {provider} cannot load {name} here ({error}): the CUDA, cuBLAS "
+            "or cuDNN its build links is missing or of another major version (install the "
+            "onnxruntime-gpu build for this machine's CUDA, or its cuDNN)"
+        )
+    return None
+
+
 def tensorrt_ep_unloadable(load: Callable[[str], Any] | None = None) -> str | None:
     """Why ONNX Runtime's TensorRT EP could not load its TensorRT here, or None.
 

@@ -9,12 +9,16 @@ Rules:
   shapes are learned once per input shape); the session computes on the device's
   dedicated stream (:mod:`._streams`), which waits for the caller's current stream before
   each run (ONNX Runtime reads finished inputs, with no host synchronisation) and which the
-  caller's stream waits for afterwards;
+  caller's stream waits for afterwards; one call at a time per runner: the IO binding and
+  the learned output shapes are the runner's, so concurrent calls (serving runs a request
+  alone in a thread beside a batch) are serialised by its lock and each call gets the rows
+  of its own inputs;
 - outputs come back in the eager module's structure (tensor, tuple, list or dict).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -109,6 +113,7 @@ def cuda_runner(
         for name, dtype in zip(graph.output_names, output_dtypes, strict=True)
     )
     shapes_by_input: dict[tuple[tuple[int, ...], ...], list[tuple[int, ...]]] = {}
+    lock = threading.Lock()  # one call at a time binds (the module rules)
 
     def output_shapes(key: tuple[tuple[int, ...], ...]) -> list[tuple[int, ...]]:
         shapes = shapes_by_input.get(key)
@@ -123,6 +128,10 @@ def cuda_runner(
         return shapes
 
     def runner(*args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        with lock:
+            return bound_run(*args, **kwargs)
+
+    def bound_run(*args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         flat = flatten(*args, **kwargs)
         held = [flat[p].contiguous() for _, p, _ in inputs_of]  # alive until the run ends
         for (name, _, element), t in zip(inputs_of, held, strict=True):

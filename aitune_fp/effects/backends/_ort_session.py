@@ -206,6 +206,49 @@ _PROFILE_KEYS: Final = (
 )
 
 
+SHAPE_LAZY: Final = "TensorRT EP: the graph is partitioned; retrying without explicit profiles"
+"""What :func:`open_profiled_session` says when it opens the session without profiles."""
+
+
+class SaidDuringOpen:
+    """What opening a session said (kept, and passed on to ``to``), and the TensorRT
+    profile facts the record keeps from it (:meth:`profile_facts`)."""
+
+    def __init__(self, to: Callable[[str], None] = lambda _: None) -> None:
+        self.lines: list[str] = []
+        self.to = to
+
+    def __call__(self, text: str) -> None:
+        """Keep ``text`` and pass it on."""
+        self.lines.append(text)
+        self.to(text)
+
+    def profile_facts(self, provider: str) -> dict[str, str]:
+        """``{"trt_profiles": …}`` for the TensorRT provider: ``explicit`` (batch 1 / max /
+        max, every dynamic axis min / opt / max) or ``shape-lazy`` when the partitioned
+        graph's session was opened without them: its TensorRT subgraphs then build an
+        engine at the first call of each larger input shape, in the tune and in
+        production alike (the record says so rather than hide the rebuilds); nothing for
+        other providers.
+
+        >>> said = SaidDuringOpen()
+        >>> said(SHAPE_LAZY)
+        >>> said.profile_facts("tensorrt")["trt_profiles"].split(":")[0]
+        'shape-lazy'
+        >>> SaidDuringOpen().profile_facts("tensorrt"), said.profile_facts("cuda")
+        ({'trt_profiles': 'explicit'}, {})
+        """
+        if provider != "tensorrt":
+            return {}
+        if SHAPE_LAZY not in self.lines:
+            return {"trt_profiles": "explicit"}
+        return {
+            "trt_profiles": "shape-lazy: the graph is partitioned, so the TensorRT EP refused "
+            "explicit profiles; each TensorRT subgraph builds an engine at the first call of "
+            "each larger input shape (in production too)"
+        }
+
+
 def open_profiled_session(
     ort: Any,
     path: str,
@@ -223,7 +266,7 @@ def open_profiled_session(
             isinstance(p, tuple) and set(_PROFILE_KEYS) & set(p[1]) for p in providers
         ):
             raise
-    said_to("TensorRT EP: the graph is partitioned; retrying without explicit profiles")
+    said_to(SHAPE_LAZY)
     plain = [
         (p[0], {k: v for k, v in p[1].items() if k not in _PROFILE_KEYS})
         if isinstance(p, tuple)

@@ -12,13 +12,17 @@ Rules:
 - :func:`compilation_settings` are the settings passed to Torch-TensorRT (an option
   the installed version lacks is refused, never dropped);
 - :func:`check_precision` refuses a build in which no engine ran and an fp16 (bf16)
-  request whose engines saw no float16 (bfloat16) tensor.
+  request whose engines saw no float16 (bfloat16) tensor;
+- a just-in-time runner compiles again at each new input shape, so it is checked again
+  there (:func:`checked_per_shape`): the second call of each shape (the first compiles)
+  runs under :func:`called_engines` and :func:`check_precision`, so a shape that fell back
+  to PyTorch raises instead of being timed as ``torch_tensorrt``.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import torch
@@ -129,6 +133,48 @@ def check_precision(requested: str, seen: list[torch.dtype], engines: list[torch
             f"{', '.join(kinds) or 'none'}"
         )
     return effective or requested
+
+
+ShapeKey = tuple[tuple[int, ...], ...]
+
+
+def shape_key(*args: Any, **kwargs: Any) -> ShapeKey:
+    """The shapes of a call's tensors, in pytree leaf order (plain tensor arguments without
+    a pytree walk: it runs on every call).
+
+    >>> shape_key(torch.zeros(2, 3), x=[torch.zeros(4)])
+    ((2, 3), (4,))
+    """
+    if not kwargs and all(isinstance(a, torch.Tensor) for a in args):
+        return tuple(tuple(a.shape) for a in args)
+    leaves = [*pytree.tree_leaves(args), *pytree.tree_leaves(kwargs)]
+    return tuple(tuple(t.shape) for t in leaves if isinstance(t, torch.Tensor))
+
+
+def checked_per_shape(
+    runner: Callable[..., Any], requested: str, checked: Iterable[ShapeKey] = ()
+) -> Callable[..., Any]:
+    """``runner`` (a JIT-compiled one) checked at every new input shape (see the module
+    rules); ``checked`` are the shapes the build already checked."""
+    calls: dict[ShapeKey, int] = dict.fromkeys(checked, 2)
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        key = shape_key(*args, **kwargs)
+        count = calls.get(key, 0)
+        calls[key] = min(count + 1, 2)
+        if count != 1:  # the first call compiles (no hook in dynamo's way); later ones ran
+            return runner(*args, **kwargs)
+        engines: list[torch.nn.Module] = []
+        seen: list[torch.dtype] = []
+        with called_engines(engines, seen.extend):
+            out = runner(*args, **kwargs)
+        try:
+            check_precision(requested, seen, engines)
+        except RuntimeError as error:
+            raise RuntimeError(f"at input shapes {list(key)}: {error}") from None
+        return out
+
+    return run
 
 
 def compilation_settings(

@@ -11,6 +11,10 @@ Rules:
 - the engine is deserialised, and every call enqueued, with the tuned CUDA device current
   (``torch.cuda.device``), whichever device the caller had current;
 - an input shape beyond the engine's optimisation profile is an error naming the input;
+- one call at a time per runner: the execution context holds the bound shapes and
+  addresses from ``set_input_shape`` to ``execute_async_v3``, so concurrent calls (serving
+  runs a request alone in a thread beside a batch) are serialised by the runner's lock,
+  and each call gets the rows of its own inputs;
 - TensorRT's warnings and errors go to the log of the build or load under way, through
   the process's one logger (:func:`logging_into`);
 - ``tensorrt`` is imported only inside this module's functions.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -144,6 +149,7 @@ class EngineRunner:
         self._rebuild = graph.layout.rebuild
         self._stream = dedicated_stream(device)
         self._run = on_device(self._enqueue, device)
+        self._lock = threading.Lock()  # one call at a time binds the context (module rules)
 
     def precision(self, *, tf32: bool) -> tuple[str | None, str]:
         """``(effective precision, where it was read)`` from the engine itself."""
@@ -153,8 +159,9 @@ class EngineRunner:
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         """Run the engine on the call's tensors, with its device current; outputs in the
-        eager structure."""
-        return self._run(*args, **kwargs)
+        eager structure; one call at a time (the module rules)."""
+        with self._lock:
+            return self._run(*args, **kwargs)
 
     def _enqueue(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         context = self._context

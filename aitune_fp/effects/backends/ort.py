@@ -8,8 +8,8 @@ Rules:
   quiet fallback is off and ``get_providers()`` is checked, so a provider that did not load
   is a build failure naming what was asked, what runs and ONNX Runtime's reason; the
   providers really used are recorded in the build's info;
-- a missing GPU provider because ``onnxruntime-gpu`` is shadowed by another ONNX Runtime
-  build is named as such (:mod:`._ort_install`);
+- a GPU provider shadowed by another build, or whose library (CUDA, cuDNN, TensorRT) cannot
+  load here, is unavailable with that reason before any export (:mod:`._ort_install`);
 - the session's runner (:mod:`._ort_runners`) feeds numpy views on CPU and binds torch
   tensors in place with IO binding on CUDA, where the CUDA and TensorRT providers compute
   on the device's dedicated stream (:mod:`._streams`, ``user_compute_stream``); outputs
@@ -45,12 +45,13 @@ from aitune_fp.effects.backends._ort_info import ort_info, ort_precision
 from aitune_fp.effects.backends._ort_install import (
     load_tensorrt_libraries,
     provider_missing,
-    tensorrt_ep_unloadable,
+    provider_unloadable,
 )
 from aitune_fp.effects.backends._ort_runners import session_runner
 from aitune_fp.effects.backends._ort_session import (
     EXECUTION_MODES,
     OPT_LEVELS,
+    SaidDuringOpen,
     open_profiled_session,
     session_options,
     trt_cache_options,
@@ -82,9 +83,9 @@ def _load_saved(config: OnnxRuntime, request: LoadRequest) -> Built:
     """A session on a saved ONNX model with ``config``'s provider and options."""
     spec, device = request.spec, request.device
     graph = saved_graph(request.artifact, spec, request.outputs)
-    session = config.open_session(graph, spec, device, request.work_dir)
+    session = config.open_session(graph, spec, device, request.work_dir, said := SaidDuringOpen())
     runner = session_runner(session, graph, spec, device)
-    return Built(runner, artifact=request.artifact, info=ort_info(config, session, device))
+    return Built(runner, artifact=request.artifact, info=ort_info(config, session, device, said))
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +233,7 @@ class OnnxRuntime(ConfigIdentity):
             lambda: missing_library("onnxruntime", "onnxscript"),
             lambda: unsupported("onnxruntime"),
             lambda: provider_missing(PROVIDERS[provider]),
-            lambda: tensorrt_ep_unloadable() if provider == "tensorrt" else None,
+            lambda: provider_unloadable(PROVIDERS[provider]),
             cuda_unusable,
         )
 
@@ -245,9 +246,10 @@ class OnnxRuntime(ConfigIdentity):
             model = prepared(module, device)
             graph = export_onnx(model, samples, device, work_dir / "model.onnx", log)
             graph = session_graph(self, graph, samples, device, work_dir, log)
+            said = SaidDuringOpen(log.write)
             with log.timed("compile"):
-                session = self.open_session(graph, samples.spec, device, work_dir, log.write)
-            info = ort_info(self, session, device)
+                session = self.open_session(graph, samples.spec, device, work_dir, said)
+            info = ort_info(self, session, device, said)
             log.write(f"session providers: {info['providers']}")
             runner = session_runner(session, graph, samples.spec, device)
             samples.items[0].to(device).call(runner)

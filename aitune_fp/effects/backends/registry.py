@@ -198,17 +198,32 @@ def backend_by_name(name: str, **options: Any) -> Backend:
     return backend
 
 
-def with_max_batch_size(backend: Backend, max_batch_size: int) -> Backend:
-    """``backend`` with its ahead-of-time batch range set to ``1 … max_batch_size``.
+def with_max_batch_size(
+    backend: Backend, max_batch_size: int, opt_batch_size: int | None = None
+) -> Backend:
+    """``backend`` with its ahead-of-time batch range set to ``1 … max_batch_size`` and, for a
+    config with an ``opt_batch_size`` field the user left unset, its optimisation batch
+    (:func:`aitune_fp.core.engine_batch.engine_opt_batch`), at most the range's top.
 
     >>> from aitune_fp.effects.backends.inductor import InductorJIT
     >>> from aitune_fp.effects.backends.trt import TensorRT
     >>> with_max_batch_size(TensorRT(), 64).describe()
     'tensorrt(max_batch_size=64)'
-    >>> with_max_batch_size(InductorJIT(), 64).describe()
+    >>> with_max_batch_size(TensorRT(), 64, 1).opt_batch
+    1
+    >>> with_max_batch_size(TensorRT(opt_batch_size=8), 64, 1).opt_batch
+    8
+    >>> with_max_batch_size(InductorJIT(), 64, 1).describe()
     'inductor'
     """
-    return backend.with_batch_range(max_batch_size)
+    sized = backend.with_batch_range(max_batch_size)
+    fields = {f.name for f in dataclasses.fields(sized)} if dataclasses.is_dataclass(sized) else ()
+    if opt_batch_size is None or "opt_batch_size" not in fields:
+        return sized
+    if getattr(sized, "opt_batch_size", None) is not None:
+        return sized
+    opt = min(opt_batch_size, max_batch_size)
+    return dataclasses.replace(sized, opt_batch_size=opt)  # type: ignore[type-var]
 
 
 shipped()  # imported with the registry, as the fork server expects (it preloads the registry)

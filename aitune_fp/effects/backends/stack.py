@@ -9,7 +9,9 @@ Rules:
   Torch-TensorRT's version and whether it is in the supported range; an import that fails
   is reported with its error, never raised;
 - the supported ranges and the pip extras come from the backends' declarations;
-- every default backend's ``unavailable_reason`` on the first CUDA device (or the CPU when
+- ``gpu_set``: the ``[gpu-torch2NN]`` extra for this torch and whether it is the one
+  installed (:mod:`._gpu_sets`);
+- every default backend's ``unavailable_reason on the first CUDA device (or the CPU when
   there is none) is listed, so one JSON document says what a tune would try and why not.
 """
 
@@ -23,6 +25,7 @@ from typing import Any
 import torch
 
 from aitune_fp.effects.backends._availability import missing_library
+from aitune_fp.effects.backends._gpu_sets import gpu_set_report
 from aitune_fp.effects.backends._versions import (
     installed_version,
     outside_range,
@@ -85,6 +88,11 @@ def backend_reasons(device: torch.device) -> dict[str, str | None]:
     return {b.describe(): b.unavailable_reason(device) for b in all_backends()}
 
 
+def _version_of(name: str) -> str | None:
+    """torch's own version, else the library's from its distribution metadata."""
+    return torch.__version__ if name == "torch" else installed_version(name)
+
+
 def install_hints() -> dict[str, str]:
     """Every shipped backend that needs an SDK, with the pip command that installs it."""
     from aitune_fp.effects.backends.registry import shipped
@@ -110,6 +118,7 @@ def gpu_stack() -> dict[str, Any]:
         "onnxruntime": onnxruntime_report(),
         "tensorrt": tensorrt_report(),
         "torch_tensorrt": torch_tensorrt_report(),
+        "gpu_set": gpu_set_report(_version_of),
         "backends_on": str(device),
         "backends": backend_reasons(device),
     }

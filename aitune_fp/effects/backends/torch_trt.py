@@ -12,7 +12,8 @@ Rules:
   backend still runs, without an artifact);
 - ``torch_compile`` (JIT): ``torch.compile(backend="torch_tensorrt")``; engines are built
   on the first call of each new shape, which the build triggers once and the profiler's
-  warm-up absorbs;
+  warm-up absorbs, and each new shape is checked again on its second call
+  (:func:`._torch_trt_io.checked_per_shape`: no engine, or the wrong precision, raises);
 - both get the tuned ``device`` as a compilation setting and ``pass_through_build_failures``
   on (Torch-TensorRT's default, off, quietly leaves a block that fails to build to PyTorch);
   compilation, the build's calls and every runner call happen with that CUDA device
@@ -59,7 +60,9 @@ from aitune_fp.effects.backends._torch_trt_io import (
     cast_batch,
     cast_io,
     check_precision,
+    checked_per_shape,
     compilation_settings,
+    shape_key,
 )
 from aitune_fp.effects.backends._versions import installed_version, unsupported
 from aitune_fp.effects.backends.base import (
@@ -160,6 +163,8 @@ class TorchTensorRT(EngineConfig, ConfigIdentity):
             }
             if export is not None:
                 info["export"] = export
+            if self.ir == "torch_compile":
+                runner = checked_per_shape(runner, self.precision, [first.call(shape_key)])
             return Built(runner, artifact=artifact, info=info)
 
         return available_build(self, device, work_dir, build)

@@ -71,14 +71,18 @@ TENSORRT: Final = Library(
 
 
 def _load_engine(config: TensorRT, request: LoadRequest) -> Built:
-    """A saved engine run in place, its precision read back from it as the build does."""
+    """A saved engine run in place, judged as its build was: its precision read back and
+    recorded by :func:`precision_facts` with the config's own plan (on the builder-flag path
+    the requested precision, since the inspector can list fp16 Myelin layers as float32; a
+    cache hit judged at the read-back would fail the float32 bound and be rebuilt)."""
+    import tensorrt as trt
+
+    plan = trt_precision_plan(trt, fp16=config.fp16, tf32=config.tf32, bf16=config.bf16)
     graph = saved_graph(request.artifact, request.spec, request.outputs)
     engine = request.artifact.read_bytes()
     runner = EngineRunner(engine, graph, request.spec, request.device, request.log)
     effective, source = runner.precision(tf32=config.tf32)
-    precision = effective or config.precision  # as the build does, when no types show
-    source = source if effective else "unverified (engine gave no types)"
-    info = {"device": str(request.device), "precision": precision, "precision_source": source}
+    info = {"device": str(request.device), **precision_facts(plan, effective, source)}
     return Built(runner, runner.close, artifact=request.artifact, info=info)
 
 

@@ -68,15 +68,17 @@ def export_step(model: torch.nn.Module) -> torch.export.ExportedProgram:
 
 
 def export_program(step: torch.nn.Module, model: torch.nn.Module) -> torch.export.ExportedProgram:
-    """``torch.export`` of ``step`` (a :class:`CacheStep` over ``model``), dims dynamic."""
+    """``torch.export`` of ``step`` (a :class:`CacheStep` over ``model``), dims dynamic; the
+    example inputs are made on the model's device."""
     batch, length, capacity = 2, 4, 8
     keys, values = empty_cache(model, batch, capacity)
-    ids = torch.zeros(batch, length, dtype=torch.long)
+    on = keys[0].device if keys else torch.device("cpu")
+    ids = torch.zeros(batch, length, dtype=torch.long, device=on)
     args = (
         ids,
-        torch.ones(batch, capacity, dtype=torch.long),
-        torch.arange(length).repeat(batch, 1),
-        torch.arange(length),
+        torch.ones(batch, capacity, dtype=torch.long, device=on),
+        torch.arange(length, device=on).repeat(batch, 1),
+        torch.arange(length, device=on),
         keys,
         values,
     )

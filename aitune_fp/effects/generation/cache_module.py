@@ -27,12 +27,14 @@ def cache_shapes(model: Any) -> tuple[int, int, int]:
 
 
 def empty_cache(model: Any, batch: int, capacity: int) -> tuple[list[torch.Tensor], ...]:
-    """Zeroed (keys, values) lists for ``batch`` rows and ``capacity`` positions."""
+    """Zeroed (keys, values) lists for ``batch`` rows and ``capacity`` positions, on the
+    model's device in its dtype."""
     layers, heads, head_dim = cache_shapes(model)
-    dtype = next(model.parameters()).dtype
+    first = next(model.parameters())
+    shape, dtype, device = (batch, heads, capacity, head_dim), first.dtype, first.device
 
     def one() -> list[torch.Tensor]:
-        return [torch.zeros(batch, heads, capacity, head_dim, dtype=dtype) for _ in range(layers)]
+        return [torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)]
 
     return one(), one()
 

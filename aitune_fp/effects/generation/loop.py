@@ -4,7 +4,7 @@ Rules: greedy (argmax) only; ``min_new_tokens`` suppresses EOS until reached; a 
 emitted EOS (any of ``eos_token_id`` when it is a list) keeps emitting ``pad_token_id`` (as
 ``generate`` does); the loop stops when every row is finished or ``max_new_tokens`` tokens
 were produced; ``on_token`` (when given) sees each step's new tokens ([B, 1]) as soon as they
-exist. Returns prompt + new tokens.
+exist. Every tensor the loop makes is on the prompt's device. Returns prompt + new tokens.
 """
 
 from __future__ import annotations
@@ -46,10 +46,11 @@ def greedy(
     on_token: Callable[[torch.Tensor], Any] | None = None,
 ) -> torch.Tensor:
     """Greedy generation over ``stepper`` (see the module rules)."""
-    eos = None if eos_token_id is None else torch.tensor(eos_token_id).reshape(-1)
+    device = input_ids.device
+    eos = None if eos_token_id is None else torch.tensor(eos_token_id, device=device).reshape(-1)
     max_len = input_ids.shape[1] + max_new_tokens
     logits = stepper.prefill(input_ids, attention_mask, max_len)
-    done = torch.zeros(input_ids.shape[0], 1, dtype=torch.bool)
+    done = torch.zeros(input_ids.shape[0], 1, dtype=torch.bool, device=device)
     out = [input_ids]
     for i in range(max_new_tokens):
         token = _next(logits, eos, i >= min_new_tokens)

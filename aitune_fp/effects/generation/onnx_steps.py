@@ -6,6 +6,8 @@ ONNX exporter with the same dynamic batch, length and capacity as the AOTInducto
 graph is kept on disk next to the AOTInductor packages under the same key. The stepper keeps
 the cache as numpy arrays, feeds them to each step and takes the returned ones as the cache
 for the next step; masks and positions are as in :mod:`aitune_fp.effects.generation.static_steps`.
+It runs on ONNX Runtime's CPU provider only: a model on another device is refused when the
+stepper is made (a ``ValueError`` naming the device), never fed CPU arrays.
 """
 
 from __future__ import annotations
@@ -67,6 +69,14 @@ class OnnxStepper:
     def __init__(self, model: torch.nn.Module, budget_s: float = 600.0) -> None:
         import onnxruntime as ort
 
+        from aitune_fp.effects.generation.devices import model_device
+
+        device = model_device(model)
+        if device.type != "cpu":
+            raise ValueError(
+                f"the ONNX Runtime stepper runs on the CPU provider only; refused for a "
+                f"model on {device}"
+            )
         del budget_s  # the export runs here; ONNX Runtime builds no kernels ahead
         self.model = model
         self._session = ort.InferenceSession(

@@ -15,7 +15,9 @@ or dtypes never use up this one's limit); the decode step's token tensor is copi
 contiguous inference tensor before the call (a caller's slice or a tensor made outside
 inference mode would otherwise fail Dynamo's stride and dispatch-key guards).
 Positions follow the mask (left padding counts from the first real token), as Hugging Face
-``generate`` computes them. A phase is eager, ``torch.compile`` (``inductor``) or an
+``generate`` computes them. The cache, masks, positions and ``cache_position`` are made on the
+model's device (:func:`aitune_fp.effects.generation.devices.model_device`), never on the CPU
+for a CUDA model. A phase is eager, ``torch.compile`` (``inductor``) or an
 AOTInductor package (``aoti``, :mod:`aitune_fp.effects.generation.aoti_steps`).
 """
 
@@ -32,6 +34,7 @@ from transformers.cache_utils import StaticLayer
 
 from aitune_fp.effects.generation.aoti_steps import build_package, load_step
 from aitune_fp.effects.generation.cache_module import cache_shapes, next_logits
+from aitune_fp.effects.generation.devices import model_device
 
 Step = Callable[..., torch.Tensor]
 KINDS = ("eager", "inductor", "aoti")
@@ -85,13 +88,14 @@ def make_step(model: torch.nn.Module, recipe: StepRecipe, dynamic: bool) -> Step
 
 
 def static_cache(model: torch.nn.Module, batch: int, max_len: int) -> Any:
-    """A ``StaticCache`` of plain static layers, initialised for ``batch`` rows."""
+    """A ``StaticCache`` of plain static layers, initialised for ``batch`` rows on the
+    model's device."""
     config: Any = model.config
     cache = StaticCache(config=config, max_cache_len=max_len)
     cache.layers = [StaticLayer(max_len) for _ in cache.layers]
     _, heads, head_dim = cache_shapes(model)
     dtype = next(model.parameters()).dtype
-    cache.early_initialization(batch, heads, head_dim, dtype, torch.device("cpu"))
+    cache.early_initialization(batch, heads, head_dim, dtype, model_device(model))
     return cache
 
 
@@ -100,6 +104,7 @@ class StaticStepper:
 
     def __init__(self, model: torch.nn.Module, prefill: StepRecipe, decode: StepRecipe) -> None:
         self.model = model
+        self.device = model_device(model)
         self.prefill_recipe, self.decode_recipe = prefill, decode
         self._prefill = make_step(model, prefill, dynamic=True)
         self._decode = (
@@ -134,20 +139,21 @@ class StaticStepper:
         batch, length = input_ids.shape
         mask = attention_mask if attention_mask is not None else torch.ones_like(input_ids)
         cache = self._cache_for(batch, max_len)
-        full = torch.ones(batch, self._cache_key[1], dtype=torch.long)
+        full = torch.ones(batch, self._cache_key[1], dtype=torch.long, device=self.device)
         full[:, :length] = mask
         positions = (mask.long().cumsum(-1) - 1).clamp(min=0)
         self._mask, self._length = full, length
         self._next_pos = positions[:, -1:] + 1
         self._start(0)
-        return self._prefill(input_ids, full, positions, torch.arange(length), cache)
+        steps = torch.arange(length, device=self.device)
+        return self._prefill(input_ids, full, positions, steps, cache)
 
     @torch.inference_mode()
     def decode(self, tokens: torch.Tensor) -> torch.Tensor:
         """Append one token per row ([B, 1]) to the cache, return the next-token logits."""
         tokens = tokens.clone(memory_format=torch.contiguous_format)  # see the module rules
         position = self._next_pos
-        cache_position = torch.tensor([self._length])
+        cache_position = torch.tensor([self._length], device=self.device)
         self._start(self._length)
         self._length += 1
         self._next_pos = position + 1

@@ -3,7 +3,9 @@
 Rules: TTFT is the wall time of one prefill (cache reset included); the inter-token latency
 is the wall time of one decode step at the context reached after the prompt; each is timed
 call by call under a ``CallRule`` (warm-up discarded, stop when stable or exhausted) and
-summarised by its median.
+summarised by its median. On CUDA each call is timed with CUDA events and HF ``generate``'s
+token stamps synchronise the device first (:mod:`aitune_fp.effects.generation.devices`), so a
+candidate's queued kernels count as HF's do.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from transformers import StoppingCriteria, StoppingCriteriaList
 
 from aitune_fp.core.measure.stop_rules import CallRule, stable_window
 from aitune_fp.core.stats.statistics import median
+from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.loop import Stepper
 
 
@@ -38,16 +41,18 @@ def prefill_rule() -> CallRule:
 
 
 def time_calls(
-    call: Callable[[], Any], rule: CallRule, before: Callable[[], Any] | None = None
+    call: Callable[[], Any],
+    rule: CallRule,
+    before: Callable[[], Any] | None = None,
+    device: torch.device | None = None,
 ) -> float:
-    """Median wall time (ms) of ``call`` under ``rule`` (``before`` runs untimed first)."""
+    """Median time (ms) of ``call`` under ``rule`` (``before`` runs untimed first): CUDA
+    events on a CUDA ``device``, else the wall clock."""
     state = rule.start()
     while True:
         if before is not None:
             before()
-        start = time.perf_counter()
-        call()
-        state, decision = rule.step(state, (time.perf_counter() - start) * 1000.0)
+        state, decision = rule.step(state, devices.elapsed_ms(call, device))
         if decision.stop:
             return median(state.samples)
 
@@ -58,7 +63,10 @@ def time_stepper(
     """(TTFT ms, inter-token ms) of ``stepper`` on ``input_ids``: prefills under
     :func:`prefill_rule`, decode steps under ``rule``."""
     max_len = input_ids.shape[1] + new_tokens
-    ttft = time_calls(lambda: stepper.prefill(input_ids, None, max_len), prefill_rule())
+    device = input_ids.device
+    ttft = time_calls(
+        lambda: stepper.prefill(input_ids, None, max_len), prefill_rule(), None, device
+    )
     token = stepper.prefill(input_ids, None, max_len).argmax(-1, keepdim=True)
     steps = [0]
 
@@ -68,22 +76,26 @@ def time_stepper(
             steps[0] = 0
         steps[0] += 1
 
-    return ttft, time_calls(lambda: stepper.decode(token), rule, refill)
+    return ttft, time_calls(lambda: stepper.decode(token), rule, refill, device)
 
 
 class _Stamps(StoppingCriteria):
-    """Records the time each new token is produced; never stops generation."""
+    """Records the time each new token is produced (the device synchronised first); never
+    stops generation."""
 
-    def __init__(self) -> None:
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
         self.times: list[float] = []
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> Any:
+        devices.synchronize(self.device)
         self.times.append(time.perf_counter())
-        return torch.zeros(input_ids.shape[0], dtype=torch.bool)
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
 
 
 def _hf_once(model: Any, input_ids: torch.Tensor, new_tokens: int) -> tuple[float, float]:
-    stamps = _Stamps()
+    stamps = _Stamps(devices.model_device(model))
+    devices.synchronize(stamps.device)
     start = time.perf_counter()
     with torch.inference_mode():
         model.generate(

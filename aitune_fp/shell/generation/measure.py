@@ -47,7 +47,7 @@ class CandidateRun:
     model: torch.nn.Module
     points: list[torch.Tensor]
     new_tokens: int
-    ref: TeacherReference
+    ref: TeacherReference | None
     policy: Policy
     started: float = field(default_factory=time.perf_counter)
     failed: dict[str, str] = field(default_factory=dict)
@@ -55,6 +55,11 @@ class CandidateRun:
     checked: dict[str, GenerationResult] = field(default_factory=dict)
     ready: list[tuple[Candidate, Stepper, Accuracy]] = field(default_factory=list)
     failures: list[GenerationResult] = field(default_factory=list)
+
+    def refuse(self, cands: list[Candidate], reasons: dict[str, str]) -> None:
+        """Record each of ``cands`` as failed at build with its refusal reason (never built)."""
+        for cand in cands:
+            self._fail(cand, reasons[cand.name])
 
     def start_ahead(self, chosen: list[Candidate]) -> None:
         """Start the float32 AOTInductor compile now when a chosen candidate needs it."""
@@ -77,6 +82,8 @@ class CandidateRun:
         if why is not None:
             self._fail(cand, f"{cand.name} {why}")
             return
+        if self.ref is None:
+            raise ValueError("a candidate is prepared only with a teacher reference")
         stage, start = "build", time.perf_counter()
         try:
             stepper = build(self.model, cand, clock.build_budget(self.policy.build_budget_s))

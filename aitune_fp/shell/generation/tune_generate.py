@@ -10,6 +10,10 @@ as a failure naming its stage and reason. Time: HF ``generate`` is timed under `
 ``wall_budget_s`` for the whole tune and ``build_budget_s`` per build, and are skipped with
 a recorded reason as :mod:`aitune_fp.shell.generation.measure` says. Compiling candidates
 come after the eager ones, AOTInductor first (one build serves both of its candidates).
+Device: prompts and held-out ids go to the model's device; a candidate that may not run
+there (:func:`aitune_fp.effects.generation.devices.refusal`: on CUDA, every one not yet
+proven on a GPU) is recorded as refused with its reason and never built, and without a
+candidate left no reference is computed (HF ``generate`` is still measured).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from typing import Any
 import torch
 
 from aitune_fp.core.generation import GenerationResult, GenerationStrategy, max_tokens_per_s, pick
-from aitune_fp.effects.generation.teacher import reference
+from aitune_fp.effects.generation import devices
+from aitune_fp.effects.generation.teacher import TeacherReference, reference
 from aitune_fp.effects.generation.timing import hf_rule, time_hf
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, build
 from aitune_fp.shell.generation.measure import CandidateRun, Policy
@@ -43,6 +48,14 @@ def _held_out(model: Any, lengths: Sequence[int]) -> torch.Tensor:
     gen = torch.Generator().manual_seed(1234)
     vocab = int(model.config.vocab_size)
     return torch.randint(0, vocab, (2, max(min(lengths), 4)), generator=gen)
+
+
+def _reference(
+    model: Any, ids: Sequence[torch.Tensor], new_tokens: int, device: torch.device
+) -> TeacherReference:
+    """The eager fp32 teacher reference on held-out ids on the model's device."""
+    held_out = devices.to_device(_held_out(model, [i.shape[1] for i in ids]), device)
+    return reference(model, build(model, BY_NAME["eager_static"]), held_out, min(new_tokens, 16))
 
 
 HF_TOKENS = 16
@@ -72,16 +85,17 @@ def tune_generate(
     start = time.perf_counter()
     policy = Policy(min_top1, max_rms_rel, wall_budget_s, build_budget_s)
     model.eval()
-    ids = [prompt_ids(p, tokenizer) for p in prompts]
+    device = devices.model_device(model)
+    ids = [devices.to_device(prompt_ids(p, tokenizer), device) for p in prompts]
     points = _points(ids, batch_sizes)
-    ref_stepper = build(model, BY_NAME["eager_static"])
-    ref = reference(
-        model, ref_stepper, _held_out(model, [i.shape[1] for i in ids]), min(new_tokens, 16)
-    )
     chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
+    refused = devices.refusals([c.name for c in chosen], device)
+    kept = [c for c in chosen if c.name not in refused]
+    ref = _reference(model, ids, new_tokens, device) if kept else None
     run = CandidateRun(model, points, new_tokens, ref, policy, start)
-    run.start_ahead(chosen)
-    for cand in chosen:
+    run.refuse([c for c in chosen if c.name in refused], refused)
+    run.start_ahead(kept)
+    for cand in kept:
         run.prepare(cand)
     results = [
         GenerationResult(

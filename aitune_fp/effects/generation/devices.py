@@ -1,0 +1,100 @@
+"""Where a generation model runs, how its phases are timed there, and what may run there.
+
+Rules:
+- a model's device is its first parameter's (else its first buffer's; else the CPU); every
+  tensor a tune or a stepper makes (prompts, held-out ids, the static cache, masks,
+  positions, ``cache_position``) is made on it (:func:`to_device`), so a CUDA model never
+  meets a CPU tensor (a device-mismatch traceback);
+- on CUDA a call is timed with CUDA events recorded on the device's current stream, the
+  end event waited for (:func:`elapsed_ms`): the queued kernels are in the figure, as they
+  are in Hugging Face ``generate``, which synchronises every token; HF ``generate``'s token
+  stamps synchronise the device before reading the clock (:func:`synchronize`); elsewhere
+  the wall clock (``time.perf_counter``) as before;
+- a candidate runs on a CUDA device only once a GPU has proven it (:data:`PROVEN_ON_CUDA`,
+  empty: no lent GPU has run the generation candidates yet); until then it is refused
+  there with a reason naming the candidate, the device and why (:func:`refusal`), recorded
+  as the candidate's failure instead of building it. ONNX Runtime's stepper feeds the
+  cache through the CPU provider as numpy arrays and is refused on CUDA for that reason
+  whatever is proven.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+
+PROVEN_ON_CUDA: frozenset[str] = frozenset()
+"""Candidates a lent GPU has run and checked (teacher-forced accuracy and CUDA-event
+timings in the GPU check's record); none yet."""
+CPU_ONLY = frozenset({"onnx_static"})
+"""Candidates whose steps run on the CPU whatever the model's device."""
+
+
+def model_device(model: Any) -> torch.device:
+    """The device ``model``'s first parameter (else buffer) is on; the CPU when it has none."""
+    for tensors in (model.parameters(), model.buffers()):
+        first: torch.Tensor | None = next(iter(tensors), None)
+        if first is not None:
+            return first.device
+    return torch.device("cpu")
+
+
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``tensor`` on ``device`` (itself when it is there already)."""
+    return tensor.to(device)
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for ``device``'s queued work (CUDA); nothing elsewhere."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def elapsed_ms(call: Callable[[], Any], device: torch.device | None = None) -> float:
+    """Milliseconds ``call`` takes: CUDA events on a CUDA ``device`` (see the module
+    rules), the wall clock otherwise."""
+    if device is None or device.type != "cuda":
+        start = time.perf_counter()
+        call()
+        return (time.perf_counter() - start) * 1000.0
+    stream = torch.cuda.current_stream(device)
+    begin = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+    end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+    begin.record(stream)
+    call()
+    end.record(stream)
+    end.synchronize()
+    return float(begin.elapsed_time(end))
+
+
+def refusal(candidate: str, device: torch.device) -> str | None:
+    """Why ``candidate`` may not run on ``device``, or None (see the module rules).
+
+    >>> refusal("eager_static", torch.device("cpu")) is None
+    True
+    >>> refusal("onnx_static", torch.device("cuda", 0)).split(":")[0]
+    'onnx_static refused on cuda'
+    >>> "not yet proven on a CUDA device" in refusal("eager_static", torch.device("cuda", 1))
+    True
+    """
+    if device.type != "cuda":
+        return None
+    if candidate in CPU_ONLY:
+        return (
+            f"{candidate} refused on {device}: its steps run on ONNX Runtime's CPU provider "
+            "(the cache crosses to the host every token)"
+        )
+    if candidate not in PROVEN_ON_CUDA:
+        return (
+            f"{candidate} refused on {device}: not yet proven on a CUDA device (no GPU has "
+            "checked its accuracy and CUDA-event timings); Hugging Face generate is measured"
+        )
+    return None
+
+
+def refusals(names: Iterable[str], device: torch.device) -> dict[str, str]:
+    """Each refused candidate of ``names`` with its reason on ``device``."""
+    return {n: why for n in names if (why := refusal(n, device)) is not None}
