@@ -72,9 +72,14 @@ def env_for(tmp: Path) -> dict[str, str]:
 @contextmanager
 def console(args: list[str], cwd: Path) -> Iterator[Console]:
     """``aitune-fp *args`` started in ``cwd`` (killed if still running when the block ends)."""
-    process = subprocess.Popen([str(CONSOLE), *args], cwd=cwd, env=env_for(cwd),
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)  # fmt: skip
+    process = subprocess.Popen(
+        [str(CONSOLE), *args],
+        cwd=cwd,
+        env=env_for(cwd),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     run = Console(process)
     for stream in (process.stdout, process.stderr):
         assert stream is not None

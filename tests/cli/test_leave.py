@@ -18,8 +18,14 @@ def _leave_after(setup: str, code: int = 3) -> tuple[int, float, str]:
     the start, stderr)."""
     program = textwrap.dedent(setup) + f"\nfrom aitune_fp.cli.entry import leave\nleave({code})\n"
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return done.returncode, time.monotonic() - start, done.stderr
 
 

@@ -20,16 +20,17 @@ import torch
 import torch.utils._pytree as pytree
 from returns.io import IOResult
 
-from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._guard import BuildLog, available_build
-from aitune_fp.effects.backends.base import (
+from aitune_fp.backends import (
+    BackendFailure,
+    BuildLog,
     Built,
     ConfigIdentity,
     Declaration,
     Library,
     LoadRequest,
+    Samples,
+    available_build,
 )
-from aitune_fp.effects.inputs.samples import Samples
 
 ARTIFACT = "model.ts"
 

@@ -9,7 +9,7 @@ import pytest
 from returns.io import IOSuccess
 from returns.unsafe import unsafe_perform_io
 
-from aitune_fp.effects.backends._guard import BuildLog, first_line, guarded_build
+from aitune_fp.effects.backends._build_guard import BuildLog, first_line, guarded_build
 from aitune_fp.effects.backends.base import Built
 
 

@@ -19,7 +19,7 @@ import torch
 import torch.utils._pytree as pytree
 
 import aitune_fp.effects.backends.ort as ort_module
-from aitune_fp.effects.backends._guard import BuildLog
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends.base import LoadRequest
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.inputs.samples import normalise_samples

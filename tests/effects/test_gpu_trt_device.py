@@ -24,8 +24,8 @@ import pytest
 import torch
 
 import aitune_fp.effects.backends._trt_runtime as trt_runtime
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._export import output_layout
-from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
 from aitune_fp.effects.inputs.samples import normalise_samples
 

@@ -24,7 +24,7 @@ from torch import nn
 
 import aitune_fp.effects.backends._ort_install as ort_install
 import aitune_fp.effects.backends.ort as ort_module
-from aitune_fp.effects.backends._guard import BuildLog
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
 from aitune_fp.effects.backends._ort_session import (
     PARTITIONED_PROFILES,

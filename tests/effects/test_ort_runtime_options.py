@@ -13,7 +13,7 @@ from returns.unsafe import unsafe_perform_io
 from torch import nn
 
 from aitune_fp.core.accuracy import Search
-from aitune_fp.effects.backends._guard import BuildLog
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._onnx import saved_graph
 from aitune_fp.effects.backends._ort_fp16 import float16_graph, session_graph
 from aitune_fp.effects.backends.base import Built

@@ -19,9 +19,9 @@ from aitune_fp import ProfilingPlan, min_latency
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.core.record.run_record import BackendOutcome
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.backends._build_guard import BuildLog, available_build
 from aitune_fp.effects.backends._export import example_batch
 from aitune_fp.effects.backends._export_entries import ENTRY, PROGRAM
-from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._shared_export import exported, on_program, sharing
 from aitune_fp.effects.backends.base import Built, ConfigIdentity

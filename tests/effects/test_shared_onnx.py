@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from aitune_fp.effects.backends._guard import BuildLog
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx
 from aitune_fp.effects.backends._shared_export import sharing
 from aitune_fp.effects.cache.artifact_cache import model_digest

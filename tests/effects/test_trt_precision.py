@@ -20,8 +20,8 @@ import pytest
 import torch
 from torch import nn
 
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._export import OutputLayout, output_layout
-from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
 from aitune_fp.effects.backends._precision import (
     ComputeIn,

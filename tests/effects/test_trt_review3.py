@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from torch import nn
 
-from aitune_fp.effects.backends._guard import BuildLog
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._precision import trt_precision_plan
 from aitune_fp.effects.backends.trt import TensorRT, precision_facts
 from aitune_fp.effects.inputs.samples import Samples

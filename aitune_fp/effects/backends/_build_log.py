@@ -1,4 +1,4 @@
-"""The lines and timed parts a build keeps for its ``build.log`` (see :mod:`._guard`)."""
+"""The lines and timed parts a build keeps for its ``build.log`` (see :mod:`._build_guard`)."""
 
 from __future__ import annotations
 

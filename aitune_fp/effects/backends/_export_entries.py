@@ -22,7 +22,7 @@ from typing import Any, Final
 import torch
 
 from aitune_fp.effects.atomic import publish_dir, staging_dir
-from aitune_fp.effects.backends._guard import first_line
+from aitune_fp.effects.backends._build_guard import first_line
 from aitune_fp.effects.cache.integrity import FileDigest, check_sealed, digest, private_copy
 from aitune_fp.effects.cache.probe import outputs_differ
 from aitune_fp.effects.inputs.containers import to_stored

@@ -27,13 +27,13 @@ from typing import Any
 
 import torch
 
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._export import (
     UNBOUNDED_BATCH,
     OutputLayout,
     eager_layout,
     example_batch,
 )
-from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._shared_export import SharedProgram, on_program
 from aitune_fp.effects.backends._shared_onnx import form_key, shared_translation
 from aitune_fp.effects.backends._treespec import keyword_names

@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from aitune_fp.effects.backends._guard import BuildLog
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
 from aitune_fp.effects.backends.ort_quant import QUANTIZED, quantized
 from aitune_fp.effects.inputs.samples import Samples

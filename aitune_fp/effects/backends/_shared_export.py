@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 
 import torch
 
+from aitune_fp.effects.backends._build_guard import BuildLog, first_line
 from aitune_fp.effects.backends._export import (
     UNBOUNDED_BATCH,
     envelope_bound,
@@ -61,7 +62,6 @@ from aitune_fp.effects.backends._export_entries import (
     read_entry,
     store_entry,
 )
-from aitune_fp.effects.backends._guard import BuildLog, first_line
 from aitune_fp.effects.inputs.samples import Batch, InputSpec
 
 T = TypeVar("T")

@@ -48,7 +48,7 @@ from typing import Final
 import torch
 
 from aitune_fp.effects.atomic import publish_dir, staging_dir
-from aitune_fp.effects.backends._guard import BuildLog, first_line
+from aitune_fp.effects.backends._build_guard import BuildLog, first_line
 from aitune_fp.effects.backends._shared_export import SharedProgram, current_sharing
 from aitune_fp.effects.cache.integrity import FileDigest, check_sealed, digest, private_copy
 

@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._export import flat_inputs
-from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
 from aitune_fp.effects.backends._precision import engine_precision
 from aitune_fp.effects.backends._streams import (

@@ -33,8 +33,8 @@ import torch.utils._pytree as pytree
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
+from aitune_fp.effects.backends._build_guard import BuildLog, available_build
 from aitune_fp.effects.backends._export import example_batch
-from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._lowp import (
     check_fields,
     computing_in,

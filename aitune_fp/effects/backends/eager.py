@@ -20,7 +20,7 @@ import torch
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._guard import BuildLog, available_build
+from aitune_fp.effects.backends._build_guard import BuildLog, available_build
 from aitune_fp.effects.backends._lowp import DTYPES, low_precision, lowp_unavailable
 from aitune_fp.effects.backends._precision import output_dtypes
 from aitune_fp.effects.backends._runner import in_inference_mode, prepared

@@ -32,7 +32,7 @@ import torch
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._guard import BuildLog, available_build
+from aitune_fp.effects.backends._build_guard import BuildLog, available_build
 from aitune_fp.effects.backends._lowp import (
     check_fields,
     computing_in,

@@ -34,8 +34,8 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._availability import first_reason, missing_library
+from aitune_fp.effects.backends._build_guard import BuildLog, available_build
 from aitune_fp.effects.backends._export import flat_inputs
-from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._lowp import lowp_unavailable
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
 from aitune_fp.effects.backends._runner import prepared

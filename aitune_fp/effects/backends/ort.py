@@ -38,7 +38,7 @@ from aitune_fp.effects.backends._availability import (
     missing_library,
     needs_cuda,
 )
-from aitune_fp.effects.backends._guard import BuildLog, available_build
+from aitune_fp.effects.backends._build_guard import BuildLog, available_build
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
 from aitune_fp.effects.backends._ort_fp16 import session_graph
 from aitune_fp.effects.backends._ort_info import ort_info, ort_precision

@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from aitune_fp.effects.backends._build_guard import BuildLog
 from aitune_fp.effects.backends._export import flat_inputs
-from aitune_fp.effects.backends._guard import BuildLog
 from aitune_fp.effects.backends._onnx import OnnxGraph
 from aitune_fp.effects.checks.held_out import seen_samples
 from aitune_fp.effects.inputs.samples import Samples

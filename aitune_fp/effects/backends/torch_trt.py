@@ -48,9 +48,9 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._availability import cuda_backend_reason
+from aitune_fp.effects.backends._build_guard import BuildLog, available_build
 from aitune_fp.effects.backends._engine_settings import EngineConfig
 from aitune_fp.effects.backends._export import example_batch, spec_dynamic_shapes
-from aitune_fp.effects.backends._guard import BuildLog, available_build
 from aitune_fp.effects.backends._precision import output_dtypes
 from aitune_fp.effects.backends._runner import prepared
 from aitune_fp.effects.backends._shared_export import on_program

@@ -30,7 +30,7 @@ import torch.utils._pytree as pytree
 from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
-from aitune_fp.effects.backends._guard import BuildLog, available_build, unavailable
+from aitune_fp.effects.backends._build_guard import BuildLog, available_build, unavailable
 from aitune_fp.effects.backends.base import Backend, Built, LoadRequest
 from aitune_fp.effects.cache.integrity import safe_name
 from aitune_fp.effects.inputs.containers import describe, flatten, read_spec
