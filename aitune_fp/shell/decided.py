@@ -1,44 +1,45 @@
-"""One tune from a fixed setup, through the decision cache (:mod:`.decision_cache`).
+"""One tune from a fixed setup, through the decision cache: the shell half of the core's
+decider (:mod:`aitune_fp.core.session.program`).
 
 Rules:
-- without a usable cache folder, with ``fresh``, with a baseline to reuse (the caller
-  chose what to measure against) or without a stored decision for this run's keys, the
-  tune is a full one (``provenance.decision == "full tune"``);
-- on a hit, only the recorded pick and its runner-up are candidates, the pick first,
-  profiled only at the batch size the stored run selected the pick at (no final rounds: the
-  re-verification decides) under :func:`~aitune_fp.core.strategies.incumbent.incumbent`
-  (the short profile never re-ranks them: only the verification's paired rounds move the
-  pick, on a loss beyond the margin), with no baseline (the stored run checked the pick against
-  it, under the same keys: a noisy short run must not fall back to it) unless there is
-  no runner-up to re-verify against (then the recorded baseline, not profiled again), and
-  the verification's budget is short (:data:`SHORT_VERIFY` seconds, or the caller's when
-  that is shorter); the run stands when it selects the recorded pick (its record is then
-  the stored run's whole, with the short run's re-verification beside the stored one:
-  :func:`~aitune_fp.core.record.hit.hit_record`), else its tuned
-  module is closed and a full tune follows, whose record says so; the short run's stages
-  are one ``decision_cache_hit`` stage of the wall account
-  (:meth:`~aitune_fp.shell.wall_clock.Stopwatch.fold`), the full tune's follow it;
-- a miss for a tune whose label (the model's name) had a stored decision says which keys
-  changed since, in the record and one log line (:func:`~.decision_cache.missed_line`);
-- every full tune that selected something is stored for the next one;
-- the session races its candidates over the setup's batch sizes
-  (:mod:`aitune_fp.core.session.race_sweep`) unless ``AITUNE_FP_RACE=0``.
+- the decider chooses, this module does: it reads the stored decision once
+  (:func:`~aitune_fp.shell.decision_cache.read`), asks
+  :func:`~aitune_fp.core.session.program.first` what to run, runs that session, asks
+  :func:`~aitune_fp.core.session.program.after` whether a re-check's pick stands, and
+  writes the decision of a full tune that selected something once
+  (:func:`~aitune_fp.shell.decision_cache.store`);
+- a re-check that stands gives the stored run's whole record with the short run's
+  re-verification beside the stored one (:func:`~aitune_fp.core.record.hit.hit_record`);
+  one that does not is closed, its stages folded into one ``decision_cache_hit`` stage of
+  the wall account (:meth:`~aitune_fp.shell.wall_clock.Stopwatch.fold`), and the full tune
+  follows, whose record says so;
+- a miss whose label had a stored decision says which keys changed, in the record and one
+  log line;
+- the baseline's config and the race switch are the options' values
+  (:attr:`~aitune_fp.shell.tune_options.TuneOptions.baseline_config`,
+  :attr:`~aitune_fp.shell.tune_options.TuneOptions.racing`), carried by the plan.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import replace
-from typing import Final
 
 from pyrsistent import pmap
 
+from aitune_fp.core.record.decisions import FULL
 from aitune_fp.core.record.hit import hit_record
 from aitune_fp.core.session import SessionPlan
-from aitune_fp.core.strategies.incumbent import incumbent
+from aitune_fp.core.session.program import (
+    Full,
+    ProgramPlan,
+    Recheck,
+    Stand,
+    Stored,
+    after,
+    first,
+)
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.shell import decision_cache as cache
 from aitune_fp.shell.baseline_reuse import BaselinePlan, plan_baseline
 from aitune_fp.shell.drive import drive
@@ -56,49 +57,84 @@ from aitune_fp.shell.tune_run import (
 from aitune_fp.shell.variants import variant_bases
 from aitune_fp.shell.wall_clock import Stopwatch
 
-SHORT_VERIFY: Final = 0.5
-RACE_ENV: Final = "AITUNE_FP_RACE"
-"""``AITUNE_FP_RACE=0``: the candidates do not race (each sweeps the whole ladder)."""
-BASELINE: Final = TorchEager()
-"""The baseline every tune is compared with (its config; the plan names it)."""
 log = logging.getLogger("aitune_fp")
 
 
 def decided(prepared: Prepared, options: TuneOptions, clock: Stopwatch) -> TuningRun:
     """The run, from the stored decision when it still holds (see the module's rules)."""
     setup = prepared.setup
-    names = _unique_names(prepared.candidates)
-    keys = cache.decision_keys(setup, names)
+    keys = cache.decision_keys(setup, _unique_names(prepared.candidates))
     folder = setup.workspace.cache_dir if setup.workspace is not None else None
-    skip = options.fresh or options.reuse_baseline is not None
-    hit = None if skip or folder is None else cache.lookup(folder, keys, setup.strategy)
-    line = cache.FULL
-    if hit is None and not skip and folder is not None:
-        line = cache.missed_line(folder, options.model_name, keys)
-        if line != cache.FULL:
-            log.info("decision cache miss: %s", line)
-    if hit is not None and hit.pick in names:
-        since = clock.laps
-        short = _rechecked(prepared, options, clock, hit)
-        picked = short.record.selection.backend if short.record.selection else ""
-        if picked == hit.pick:
-            return _whole(short, hit, options)
-        if short.tuned is not None:
-            short.tuned.close()
-        line = cache.retuned_line(hit, picked)
-        clock.fold("decision_cache_hit", since)
-    baseline = plan_baseline(setup, options.reuse_baseline)
-    run = _session(prepared, dict(zip(names, prepared.candidates, strict=True)),
-                   _said(baseline, line), options, clock)  # fmt: skip
+    plan = _program_plan(prepared, options, keys, skip=folder is None)
+    found = cache.Found(None, None)
+    if folder is not None and not plan.skip:
+        found = cache.read(folder, keys, options.model_name, setup.strategy)
+    step = first(found.stored, plan, found.last)
+    if isinstance(step, Recheck) and found.stored is not None:
+        rechecked = _recheck_run(prepared, options, clock, step, found.stored, plan)
+        if isinstance(rechecked, TuningRun):
+            return rechecked
+        step = rechecked
+    assert isinstance(step, Full)
+    if step.line != FULL and found.stored is None:
+        log.info("decision cache miss: %s", step.line)
+    run = _full(prepared, options, clock, step)
     if folder is not None:
         cache.store(folder, keys, run.record, options.model_name)
     return run
 
 
-def _whole(short: TuningRun, hit: cache.Hit, options: TuneOptions) -> TuningRun:
+def _recheck_run(
+    prepared: Prepared,
+    options: TuneOptions,
+    clock: Stopwatch,
+    step: Recheck,
+    stored: Stored,
+    plan: ProgramPlan,
+) -> TuningRun | Full:
+    """The re-check's run when its pick stands, else the full tune the decider asks for
+    (the short run closed and its stages folded into one)."""
+    since = clock.laps
+    short = _rechecked(prepared, options, clock, step, stored)
+    picked = short.record.selection.backend if short.record.selection else ""
+    then = after(picked, stored, step, plan)
+    if isinstance(then, Stand):
+        return _whole(short, stored, options)
+    if short.tuned is not None:
+        short.tuned.close()
+    clock.fold("decision_cache_hit", since)
+    return then
+
+
+def _full(prepared: Prepared, options: TuneOptions, clock: Stopwatch, step: Full) -> TuningRun:
+    """The full session over every candidate, its record saying ``step``'s line."""
+    by_name = dict(zip(_unique_names(prepared.candidates), prepared.candidates, strict=True))
+    baseline = _said(plan_baseline(prepared.setup, options.reuse_baseline), step.line)
+    return _session(prepared, by_name, baseline, options, clock, step.ladder)
+
+
+def _program_plan(
+    prepared: Prepared, options: TuneOptions, keys: dict[str, str], *, skip: bool
+) -> ProgramPlan:
+    """What the decider needs of this run (``skip``: no cache folder)."""
+    setup = prepared.setup
+    skipped = skip or options.fresh or options.reuse_baseline is not None
+    return ProgramPlan(
+        _unique_names(prepared.candidates),
+        setup.strategy,
+        setup.batch_sizes,
+        options.verify_seconds,
+        options.baseline_config.describe(),
+        options.racing,
+        skipped,
+        pmap(keys),
+    )
+
+
+def _whole(short: TuningRun, stored: Stored, options: TuneOptions) -> TuningRun:
     """The hit's run with the stored run's whole record and the short run's re-verification
     (:func:`~aitune_fp.core.record.hit.hit_record`), written where the short one was."""
-    record = hit_record(hit.record, short.record)
+    record = hit_record(stored.record, short.record)
     if options.target is not None:
         write_record(record, options.target)
     if short.tuned is not None:
@@ -112,23 +148,24 @@ def _said(baseline: BaselinePlan, line: str) -> BaselinePlan:
 
 
 def _rechecked(
-    prepared: Prepared, options: TuneOptions, clock: Stopwatch, hit: cache.Hit
+    prepared: Prepared, options: TuneOptions, clock: Stopwatch, step: Recheck, stored: Stored
 ) -> TuningRun:
-    """The short run: the pick against its runner-up (else against the recorded baseline)."""
+    """The short run the decider asked for: the pick against its runner-up (else against
+    the stored run's baseline)."""
     setup = prepared.setup
     by_name = dict(zip(_unique_names(prepared.candidates), prepared.candidates, strict=True))
-    pair = (hit.pick, hit.runner_up) if hit.runner_up in by_name else (hit.pick,)
-    chosen = {n: by_name[n] for n in pair}  # the pick first: the incumbent
-    seconds = min(options.verify_seconds or SHORT_VERIFY, SHORT_VERIFY)
-    alone = len(pair) == 2  # the pick against its runner-up, no baseline
-    source = hit.record if setup.strategy.validate_performance and not alone else None
-    baseline = _said(plan_baseline(setup, source), cache.cached_line(hit))
-    sizes = cache.recorded_sizes(hit) or setup.batch_sizes
-    kept = incumbent(setup.strategy) if alone else setup.strategy
-    strategy = replace(kept, plan=replace(kept.plan, rounds=None))
-    short = replace(setup, total=len(chosen) + 1, batch_sizes=sizes, strategy=strategy)
-    return _session(replace(prepared, setup=short), chosen, baseline,
-                    replace(options, verify_seconds=seconds), clock)  # fmt: skip
+    chosen = {n: by_name[n] for n in step.pair}  # the pick first: the incumbent
+    source = stored.record if step.stored_baseline else None
+    baseline = _said(plan_baseline(setup, source), step.line)
+    short = replace(setup, total=len(chosen) + 1, batch_sizes=step.sizes, strategy=step.strategy)
+    return _session(
+        replace(prepared, setup=short),
+        chosen,
+        baseline,
+        replace(options, verify_seconds=step.verify_seconds),
+        clock,
+        step.sizes if options.racing else (),
+    )
 
 
 def _session(
@@ -137,19 +174,21 @@ def _session(
     baseline: BaselinePlan,
     options: TuneOptions,
     clock: Stopwatch,
+    ladder: tuple[int, ...],
 ) -> TuningRun:
-    """One session over ``chosen`` with ``baseline``, its record written and returned."""
+    """One session over ``chosen`` with ``baseline``, racing over ``ladder`` (none: no
+    race), its record written and returned."""
     setup = prepared.setup
     names = tuple(chosen)
     bases = variant_bases(tuple(chosen.values()), names)
-    ladder = () if os.environ.get(RACE_ENV, "1") == "0" else setup.batch_sizes
-    plan = SessionPlan(setup.strategy, names, BASELINE.describe(), setup.settings.early_stop,
+    reference = options.baseline_config
+    plan = SessionPlan(setup.strategy, names, reference.describe(), setup.settings.early_stop,
                        options.verify_seconds, baseline.profile, pmap(bases),
                        ladder=ladder)  # fmt: skip
     recorder = Recorder(setup, Heading(plan, options.model_name, baseline.provenance), clock,
                         options.target)  # fmt: skip
     recorder.begin(plan)
     announce(setup, plan, prepared, clock)
-    configs = {**chosen, plan.baseline: BASELINE}  # a candidate named so is the same config
+    configs = {**chosen, plan.baseline: reference}  # a candidate named so is the same config
     run = drive(setup, plan, configs, phase=phase_clock(clock), journal=recorder.journal)
     return finish_run(recorder, run)

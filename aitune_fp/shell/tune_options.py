@@ -16,19 +16,25 @@ PosixPath('runs/run.json')
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import torch
 
 from aitune_fp.core.accuracy import AccuracyPolicy, Search
+from aitune_fp.effects.backends.base import Backend
+from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.measure.profiler import ProfileSettings
 from aitune_fp.shell.baseline_reuse import BaselineSource
 from aitune_fp.shell.progress import ProgressSink
 
+RACE_ENV: Final = "AITUNE_FP_RACE"
+"""``AITUNE_FP_RACE=0``: the candidates do not race (each sweeps the whole ladder)."""
 DynamicAxes = Mapping[str | int, Mapping[int, tuple[int, int]]]
 """Declared dynamic dimensions: input name or position → axis → inclusive ``(min, max)``."""
 
@@ -45,7 +51,10 @@ class TuneOptions:
     ``verify_seconds`` (``None`` or ``0``: no verification). Running: ``isolation`` and its
     ``timeouts`` (``None``: the defaults), ``progress``. The record: ``model_name``,
     ``record_path``, ``reuse_baseline`` (:mod:`aitune_fp.shell.baseline_reuse`), ``fresh``
-    (``True``: never the stored decision, :mod:`aitune_fp.shell.decided`).
+    (``True``: never the stored decision, :mod:`aitune_fp.shell.decided`). The session:
+    ``race`` (``None``: on unless ``AITUNE_FP_RACE=0``; ``False``: every candidate sweeps
+    the whole ladder), ``baseline`` (the config every candidate is compared with;
+    ``None``: eager).
     """
 
     device: str | torch.device = "cpu"
@@ -67,11 +76,24 @@ class TuneOptions:
     search: Search | str | None = None
     accuracy: AccuracyPolicy | None = None
     fresh: bool = False
+    race: bool | None = None
+    baseline: Backend | None = None
 
     @property
     def target(self) -> Path | None:
         """Where the run's record goes (``None``: nowhere)."""
         return Path(self.record_path) if self.record_path is not None else None
+
+    @property
+    def racing(self) -> bool:
+        """Whether the candidates race: ``race``, else the environment's ``AITUNE_FP_RACE``
+        (on unless ``0``)."""
+        return self.race if self.race is not None else os.environ.get(RACE_ENV, "1") != "0"
+
+    @property
+    def baseline_config(self) -> Backend:
+        """The baseline's config: ``baseline``, else eager."""
+        return self.baseline if self.baseline is not None else TorchEager()
 
     @property
     def limits(self) -> Timeouts:

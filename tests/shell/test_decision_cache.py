@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from aitune_fp.core.record.decisions import FULL, runner_up
 from aitune_fp.core.record.hit import hit_record
 from aitune_fp.core.record.run_record import RunRecord, loads, reselect
 from aitune_fp.core.report.decision import decision_lines
@@ -86,7 +87,7 @@ def test_an_unchanged_retune_is_a_cache_hit_and_fresh_tunes_in_full(
     full, the changed model's record naming its digest."""
     shorts = short_runs(monkeypatch)
     first = _tune(tmp_path)
-    assert first.record.provenance.decision == decision_cache.FULL
+    assert first.record.provenance.decision == FULL
     assert len(_entries(tmp_path)) == 1 and first.record.selection is not None
     second = _tune(tmp_path, record_path=tmp_path / "hit" / "run.json")
     assert "decision cache hit" in (second.record.provenance.decision or "")
@@ -100,7 +101,7 @@ def test_an_unchanged_retune_is_a_cache_hit_and_fresh_tunes_in_full(
         first.record.baseline, first.record.candidates)  # fmt: skip
     assert [len(s.candidates) for s in shorts] == [2] and len(first.record.candidates) > 2
     assert second.record.reverification == shorts[0].verification is not None
-    assert _tune(tmp_path, fresh=True).record.provenance.decision == decision_cache.FULL
+    assert _tune(tmp_path, fresh=True).record.provenance.decision == FULL
     changed = _tune(tmp_path, seed=1).record.provenance.decision
     assert changed == "full tune: changed since the stored decision: model digest"
 
@@ -118,8 +119,9 @@ def test_a_miss_names_the_keys_that_changed_in_the_record_and_one_log_line(
     assert run.record.provenance.decision == line
     assert [r.getMessage() for r in caplog.records if "decision cache miss" in r.getMessage()] \
         == [f"decision cache miss: {line}"]  # fmt: skip
-    keys = {"model": "m", "device": "cpu"}
-    assert decision_cache.missed_line(tmp_path, "never stored", keys) == decision_cache.FULL
+    strategy = max_throughput
+    never = decision_cache.read(tmp_path, {"model": "m", "device": "cpu"}, "never stored", strategy)
+    assert never == decision_cache.Found(None, None)
 
 
 def test_a_disagreeing_reverification_retunes_in_full(tmp_path: Path) -> None:
@@ -160,7 +162,7 @@ def test_a_damaged_decision_is_a_warning_and_removed(
     path.write_text(json.dumps(data))
     with caplog.at_level(logging.WARNING, logger="aitune_fp"):
         run = _tune(tmp_path)
-    assert run.record.provenance.decision == decision_cache.FULL
+    assert run.record.provenance.decision == FULL
     assert any("does not match its sha256" in r.getMessage() for r in caplog.records)
 
 
@@ -186,15 +188,15 @@ def test_the_runner_up_is_the_closest_cached_candidate_the_verification_saw(
     )
     verified = Verification(True, pick, pick, 1.001, (0.99, 1.01), 0.3, comparisons=found)
     seen = dataclasses.replace(record, verification=verified)
-    assert decision_cache.runner_up(seen, min_latency) == others[1]
+    assert runner_up(seen, min_latency) == others[1]
     cached = dataclasses.replace(seen, candidates=tuple(
         dataclasses.replace(c, stage_seconds=c.stage_seconds.set("cache", 0.01))
         if c.backend == others[0] else c
         for c in record.candidates
     ))  # fmt: skip
-    assert decision_cache.runner_up(cached, min_latency) == others[0]
+    assert runner_up(cached, min_latency) == others[0]
     unseen = dataclasses.replace(record, verification=None)
-    assert decision_cache.runner_up(unseen, min_latency) in others
+    assert runner_up(unseen, min_latency) in others
 
 
 def test_the_policy_key_is_the_same_in_every_process() -> None:

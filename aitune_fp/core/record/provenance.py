@@ -25,7 +25,7 @@ from pyrsistent import PMap, pmap
 
 CACHE_HIT: Final = "decision cache hit"
 """How a decision cache hit's ``decision`` line begins (the producer:
-:func:`aitune_fp.shell.decision_cache.cached_line`)."""
+:func:`aitune_fp.core.record.decisions.cached_line`)."""
 
 
 @dataclass(frozen=True, slots=True)
