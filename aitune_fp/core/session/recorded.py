@@ -37,22 +37,22 @@ def recorded_plan(record: RunRecord, strategy: Strategy | None = None) -> Sessio
 
 def _pieced(record: RunRecord, strategy: Strategy) -> SessionPlan:
     """An older record's plan, put together from its options (see the module's rules)."""
-    names = tuple(str(n) for n in record.strategy.get("backends", ()))
-    seconds = record.options.get("verify_seconds")
-    base = record.baseline
+    options, base = record.options, record.baseline
+    seconds = options.get("verify_seconds")
     reused = base.profile if base is not None and record.provenance.baseline_reused_from else None
-    ahead = record.options.get("prebuild") or {}
+    ahead = options.get("prebuild") or {}
+    variants = {str(k): str(v) for k, v in (options.get("variants") or {}).items()}
     return SessionPlan(
         strategy,
-        names,
+        tuple(str(n) for n in record.strategy.get("backends", ())),
         base.backend if base is not None else "eager",
-        bool(record.options.get("early_stop", True)),
+        bool(options.get("early_stop", True)),
         float(seconds) if isinstance(seconds, int | float) else None,
         reused,
-        pmap({str(k): str(v) for k, v in (record.options.get("variants") or {}).items()}),
+        pmap(variants),
         tuple(str(n) for n in ahead.get("names", ())),
         int(ahead.get("parallel", 0)),
-        tuple(int(b) for b in record.options.get("race_ladder") or ()),
+        tuple(int(b) for b in options.get("race_ladder") or ()),
     )
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
+from functools import partial
 
 from pyrsistent import pmap
 from returns.result import Failure
@@ -85,23 +86,28 @@ def answers(log: Sequence[Event]) -> Callable[[Command], Event | None]:
     for e in log:
         if isinstance(e, Profiled):
             built.setdefault(e.name, []).append(e)
-    asked: dict[str, int] = {}
     timed = {e.purpose: e for e in log if isinstance(e, Timed)}
     ahead = next((e for e in log if isinstance(e, Prebuilt)), Prebuilt())
+    return partial(_answer, built, {}, timed, ahead)
 
-    def answer(command: Command) -> Event | None:
-        if isinstance(command, Build):
-            missing = BackendFailure(command.name, "measure", "not built in the recorded run")
-            answers = built.get(command.name, [Profiled(command.name, Failure(missing))])
-            nth = asked[command.name] = asked.get(command.name, -1) + 1
-            return answers[min(nth, len(answers) - 1)]
-        if isinstance(command, TimeRounds | Verify):
-            return _restricted(command, timed)
-        if isinstance(command, Prebuild):
-            return ahead
-        return None
 
-    return answer
+def _answer(
+    built: Mapping[str, list[Profiled]],
+    asked: dict[str, int],
+    timed: Mapping[str, Timed],
+    ahead: Prebuilt,
+    command: Command,
+) -> Event | None:
+    """The logged answer to ``command``: a build's ``n``-th profile for its ``n``-th ask
+    (the last one again after that), a timing kept to its participants, the builds ahead."""
+    if isinstance(command, Build):
+        missing = BackendFailure(command.name, "measure", "not built in the recorded run")
+        found = built.get(command.name, [Profiled(command.name, Failure(missing))])
+        nth = asked[command.name] = asked.get(command.name, -1) + 1
+        return found[min(nth, len(found) - 1)]
+    if isinstance(command, TimeRounds | Verify):
+        return _restricted(command, timed)
+    return ahead if isinstance(command, Prebuild) else None
 
 
 def _restricted(command: TimeRounds | Verify, timed: Mapping[str, Timed]) -> Timed:

@@ -169,20 +169,25 @@ def _not_built(session: Session, name: str) -> str | None:
 def ask_next(session: Session, index: int, said: tuple[Command, ...]) -> Step:
     """Build the next admitted candidate from ``index`` on (the refused ones folded in as
     ``measure`` failures); past the last, or once settled, the sweep is over."""
-    strategy, names = session.strategy, session.plan.candidates
+    names = session.plan.candidates
     while index < len(names):
-        name = names[index]
-        why = _not_built(session, name)
+        why = _not_built(session, names[index])
         if why is None:
-            build = Build(
-                name, early_stop=early_stop(session), batch_sizes=race_sizes(session.plan)
-            )
+            sizes = race_sizes(session.plan)
+            build = Build(names[index], early_stop=early_stop(session), batch_sizes=sizes)
             return replace(session, phase=Sweeping(index)), (*said, build)
-        refused: Candidate = Failure(BackendFailure(name, "measure", why))
-        said = (*said, Say(Skipped(name, why)))
-        state = step(strategy, session.fold, refused)
-        session = replace(session, fold=state, fed=(*session.fed, refused))
-        if settled(strategy, state):
+        session, said = _refused(session, names[index], why, said)
+        if settled(session.strategy, session.fold):
             break
         index += 1
     return replace(session, phase=Swept()), said
+
+
+def _refused(
+    session: Session, name: str, why: str, said: tuple[Command, ...]
+) -> tuple[Session, tuple[Command, ...]]:
+    """``session`` with ``name`` folded in as a ``measure`` failure saying ``why``."""
+    refused: Candidate = Failure(BackendFailure(name, "measure", why))
+    state = step(session.strategy, session.fold, refused)
+    folded = replace(session, fold=state, fed=(*session.fed, refused))
+    return folded, (*said, Say(Skipped(name, why)))
