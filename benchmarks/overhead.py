@@ -28,7 +28,7 @@ from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.measure.timing import timer_overhead_ns
 from aitune_fp.models import DEMO_MODELS
 from aitune_fp.shell.io import perform
-from aitune_fp.shell.tuned_module import TunedModule
+from aitune_fp.shell.tuned_module import CallLimits, TunedModule
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     # The wrapper's own cost, isolated: TunedModules around a no-op runner, with the
     # envelope check (a non-eager config keeps it) and without it (the wrapper before it).
     noop_built = dataclasses.replace(tuned.built, runner=lambda *a, **k: None)
-    checked = TunedModule(noop_built, _Noop(), tuned.selection, tuned.samples, max_batch_size=64)
+    checked = TunedModule(
+        noop_built, _Noop(), tuned.selection, tuned.samples, limits=CallLimits(64)
+    )
     unchecked = TunedModule(noop_built, TorchEager(), tuned.selection, tuned.samples)
     assert checked.envelope is not None and checked.envelope.admits(args_, kwargs)
     admits = checked.envelope.admits

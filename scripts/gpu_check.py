@@ -484,7 +484,7 @@ def overhead(blocks: int = 15, calls: int = 2000) -> int:
     from aitune_fp.effects.backends.inductor import InductorJIT
     from aitune_fp.effects.inputs.samples import normalise_samples
     from aitune_fp.models import DEMO_MODELS
-    from aitune_fp.shell.tuned_module import TunedModule
+    from aitune_fp.shell.tuned_module import CallLimits, TunedModule
 
     items = Items()
     device = torch.device("cuda", 0)
@@ -494,7 +494,7 @@ def overhead(blocks: int = 15, calls: int = 2000) -> int:
     runner = in_inference_mode(module)
     built = Built(runner, info={"device": str(device)})
     selection = Selection("inductor", BackendProfilingResult(1.0, 1, 1.0, 1.0), False)
-    tuned = TunedModule(built, InductorJIT(), selection, samples, max_batch_size=64)
+    tuned = TunedModule(built, InductorJIT(), selection, samples, limits=CallLimits(64))
     x = samples.items[0].args[0]
     direct: list[float] = []
     wrapped: list[float] = []

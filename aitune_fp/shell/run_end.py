@@ -23,7 +23,7 @@ from aitune_fp.effects.isolation import materialize
 from aitune_fp.shell import building
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.setup import RunState, Setup
-from aitune_fp.shell.tuned_module import TunedModule
+from aitune_fp.shell.tuned_module import CallLimits, TunedModule
 
 Winning = tuple[Built, Backend]
 Winner = Winning | None
@@ -83,6 +83,5 @@ def tuned_of(
         setup.samples,
         record,
         source=setup.module,
-        max_batch_size=setup.max_batch_size,
-        outside=setup.outside,
+        limits=CallLimits(setup.max_batch_size, setup.outside),
     )

@@ -29,6 +29,7 @@ from __future__ import annotations
 import shutil
 import warnings
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,16 @@ if TYPE_CHECKING:
     from aitune_fp.core.record.run_record import RunRecord
 
 OUTSIDE = ("warn", "raise")
+
+
+@dataclass(frozen=True, slots=True)
+class CallLimits:
+    """What a tuned module admits: batches up to ``max_batch_size`` (``None``: the
+    record's, else the samples' largest) and what a call outside does (``outside``:
+    ``"warn"`` runs eager with a warning, ``"raise"`` refuses)."""
+
+    max_batch_size: int | None = None
+    outside: str = "warn"
 
 
 class OutsideEnvelopeWarning(UserWarning):
@@ -67,18 +78,17 @@ class TunedModule(torch.nn.Module):
         record: RunRecord | None = None,
         source: torch.nn.Module | None = None,
         *,
-        max_batch_size: int | None = None,
-        outside: str = "warn",
+        limits: CallLimits = CallLimits(),
         owned_dir: Path | None = None,
     ) -> None:
         super().__init__()
-        if outside not in OUTSIDE:
-            raise ValueError(f"outside must be one of {OUTSIDE}, got {outside!r}")
+        if limits.outside not in OUTSIDE:
+            raise ValueError(f"outside must be one of {OUTSIDE}, got {limits.outside!r}")
         self.built, self.backend_config, self.selection = built, backend_config, selection
-        self.samples, self.record, self.outside = samples, record, outside
+        self.samples, self.record, self.outside = samples, record, limits.outside
         self._runner = built.runner
         self._source = [source]  # a list keeps the user's module out of our parameters
-        self.max_batch_size = _largest_batch(max_batch_size, record, samples)
+        self.max_batch_size = _largest_batch(limits.max_batch_size, record, samples)
         self.envelope = _envelope(built, backend_config, samples, self.max_batch_size)
         self._admits = self.envelope.admits if self.envelope is not None else None
         self._warned = False

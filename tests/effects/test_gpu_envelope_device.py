@@ -18,7 +18,7 @@ from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.inputs.envelope import Envelope
 from aitune_fp.effects.inputs.samples import normalise_samples
-from aitune_fp.shell.tuned_module import OutsideEnvelopeError, TunedModule
+from aitune_fp.shell.tuned_module import CallLimits, OutsideEnvelopeError, TunedModule
 
 CUDA0 = torch.device("cuda", 0)
 
@@ -49,7 +49,7 @@ def test_the_tuned_module_refuses_a_cpu_tensor_before_the_runner_sees_it() -> No
     selection = Selection("onnxruntime", BackendProfilingResult(100.0, 2, 20.0, 100.0), False)
     built = Built(runner, info={"device": "cuda:0"})
     tuned = TunedModule(
-        built, OnnxRuntime(), selection, samples, source=torch.nn.Identity(), max_batch_size=8
+        built, OnnxRuntime(), selection, samples, source=torch.nn.Identity(), limits=CallLimits(8)
     )
     with pytest.raises(OutsideEnvelopeError, match="input_0 is on cpu, the backend runs on cuda:0"):
         tuned(torch.zeros(2, 4))
@@ -64,7 +64,7 @@ def test_a_real_cuda_tuned_module_refuses_cpu_inputs() -> None:
     samples = normalise_samples(torch.zeros(2, 4, device="cuda"))
     selection = Selection("onnxruntime", BackendProfilingResult(100.0, 2, 20.0, 100.0), False)
     built = Built(lambda x: x * 2, info={"device": "cuda"})
-    tuned = TunedModule(built, OnnxRuntime(), selection, samples, max_batch_size=8)
+    tuned = TunedModule(built, OnnxRuntime(), selection, samples, limits=CallLimits(8))
     with pytest.raises(OutsideEnvelopeError):
         tuned(torch.zeros(2, 4))
     assert tuned(torch.ones(2, 4, device="cuda")).sum().item() == 16.0

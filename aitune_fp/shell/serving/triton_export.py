@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -142,19 +143,27 @@ def _served_name(file: Path, artifact: Path, filename: str) -> str:
     return file.name
 
 
-def export_triton(
-    path: str | Path,
-    repo: str | Path,
-    *,
-    name: str | None = None,
-    device: str | None = None,
-    instances: int = 1,
-    version: int = 1,
-    max_batch_size: int | None = None,
-    batch_wait_ms: float | None = None,
-    force: bool = False,
-) -> Path:
+@dataclass(frozen=True, slots=True)
+class TritonOptions:
+    """How :func:`export_triton` writes the model folder: its ``name`` (default: the
+    save's folder name), the ``device`` it runs on (default: the save's), ``instances``,
+    the model ``version``, the dynamic batching (``max_batch_size``, ``batch_wait_ms``;
+    default: the save's plan) and ``force`` (replace an existing folder)."""
+
+    name: str | None = None
+    device: str | None = None
+    instances: int = 1
+    version: int = 1
+    max_batch_size: int | None = None
+    batch_wait_ms: float | None = None
+    force: bool = False
+
+
+def export_triton(path: str | Path, repo: str | Path, **options: Any) -> Path:
     """Write the Triton model folder for the save at ``path`` into ``repo``; returns it.
+    ``options`` are :class:`TritonOptions`' fields (``name``, ``device``, ``instances``,
+    ``version``, ``max_batch_size``, ``batch_wait_ms``, ``force``); an unknown one is a
+    ``TypeError``.
 
     What is not a save is refused before anything is written:
 
@@ -167,20 +176,21 @@ def export_triton(
     >>> (folder / "repo").exists()
     False
     """
+    o = TritonOptions(**options)
     folder = Path(path)
-    saved = read_saved(folder, max_batch_size=max_batch_size, batch_wait_ms=batch_wait_ms)
+    saved = read_saved(folder, max_batch_size=o.max_batch_size, batch_wait_ms=o.batch_wait_ms)
     triton_platform(saved.kind, saved.artifact)  # refuse before loading anything
-    label = model_name(name or folder.resolve().name)
+    label = model_name(o.name or folder.resolve().name)
     target = Path(repo) / label
-    if target.exists() and not force:
+    if target.exists() and not o.force:
         raise ExportError(f"{target} exists: pass force=True (--force) to replace it")
-    run_on = device or saved.device
+    run_on = o.device or saved.device
     tuned = load(folder, device=run_on)  # verifies the folder; its private copy is written
     try:
-        model = _triton_model(saved, _output_sigs(tuned), label, run_on, instances)
+        model = _triton_model(saved, _output_sigs(tuned), label, run_on, o.instances)
         text = config_pbtxt(model)
         parse_config(text)
-        _publish(target, text, tuned.built.artifact, model.filename, version, folder)
+        _publish(target, text, tuned.built.artifact, model.filename, o.version, folder)
     finally:
         tuned.close()
     return target
