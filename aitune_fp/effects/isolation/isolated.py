@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -140,48 +141,73 @@ def isolated_candidate(
     timeouts: Timeouts = Timeouts(),
 ) -> CandidateRun:
     """Build, validate and profile ``candidate`` in a worker (see the module rules)."""
-    r, backend, name, work_dir = request, candidate.backend, candidate.name, candidate.work_dir
-    payload = dumps(CandidateJob(request, candidate), r.module, type(backend))
+    payload = dumps(CandidateJob(request, candidate), request.module, type(candidate.backend))
     if isinstance(payload, NotIsolated):
-        log.warning("%s runs in the tune process, not isolated: %s", name, payload.reason)
-        check = validation_check(name, r.module, r.samples, r.device, r.validation_sizes,
-                                 r.tolerance)  # fmt: skip
-        return run_candidate(request, candidate, check, hooks)
+        return _not_isolated(request, candidate, hooks, payload.reason)
     started: dict[str, float] = {}
-
-    def on_event(message: tuple[str, Any]) -> None:
-        if message[0] == "started":
-            started["worker_start"] = float(message[1])
-        elif message[0] == "stage":
-            hooks.on_stage(str(message[1]))
-        elif message[0] == "batch":
-            hooks.on_batch(message[1])
-
-    answer = run_kept(kept_key(work_dir), payload, timeouts, on_event, "build")
+    on_event = partial(_forwarded, hooks, started)
+    answer = run_kept(kept_key(candidate.work_dir), payload, timeouts, on_event, "build")
     if answer is None:
         answer = run_job(payload, timeouts, on_event, "build")
     if isinstance(answer, Ended) or answer[0] != "done":
-        stage, reason = (
-            (answer.stage, answer.reason)
-            if isinstance(answer, Ended)
-            else ("build", str(answer[1]))
-        )
-        append_log(work_dir, f"[{stage}] {reason}")
-        first = reason.split("\n")[0][:500]
-        outcome: IOResult[Profile, BackendFailure] = IOFailure(BackendFailure(name, stage, first))
-        return CandidateRun(backend, name, None, outcome, dict(started), {}, work_dir)
-    result: CandidateResult = answer[1]
+        return _unanswered(candidate, answer, started)
+    return _answered(request, candidate, answer[1], started)
+
+
+def _not_isolated(
+    request: BuildRequest, candidate: Candidate, hooks: Hooks, reason: str
+) -> CandidateRun:
+    """The candidate run in the tune process, with a warning saying why."""
+    r, name = request, candidate.name
+    log.warning("%s runs in the tune process, not isolated: %s", name, reason)
+    check = validation_check(name, r.module, r.samples, r.device, r.validation_sizes, r.tolerance)
+    return run_candidate(request, candidate, check, hooks)
+
+
+def _forwarded(hooks: Hooks, started: dict[str, float], message: tuple[str, Any]) -> None:
+    """A worker's progress message passed to ``hooks`` (its start time noted)."""
+    if message[0] == "started":
+        started["worker_start"] = float(message[1])
+    elif message[0] == "stage":
+        hooks.on_stage(str(message[1]))
+    elif message[0] == "batch":
+        hooks.on_batch(message[1])
+
+
+def _unanswered(
+    candidate: Candidate, answer: Ended | tuple[str, Any], started: dict[str, float]
+) -> CandidateRun:
+    """The run of a worker that ended (or answered with an error) instead of a result: a
+    failure at its stage, the whole reason in ``build.log``."""
+    if isinstance(answer, Ended):
+        stage, reason = answer.stage, answer.reason
+    else:
+        stage, reason = "build", str(answer[1])
+    append_log(candidate.work_dir, f"[{stage}] {reason}")
+    failure = BackendFailure(candidate.name, stage, reason.split("\n")[0][:500])
+    outcome: IOResult[Profile, BackendFailure] = IOFailure(failure)
+    return CandidateRun(
+        candidate.backend, candidate.name, None, outcome, dict(started), {}, candidate.work_dir
+    )
+
+
+def _answered(
+    request: BuildRequest, candidate: Candidate, result: CandidateResult, started: dict[str, float]
+) -> CandidateRun:
+    """The run of a worker's result: its failure, or its profile with a runner made here
+    only when used."""
+    backend, name, work_dir = candidate.backend, candidate.name, candidate.work_dir
     stages = {**result.stage_seconds, **started}
     if result.profile is None:
         failure = result.failure or BackendFailure(name, "build", "no result")
         return CandidateRun(
             backend, name, None, IOFailure(failure), stages, result.validation, work_dir
-        )  # fmt: skip
+        )
     deferred = _Deferred(lambda: _make_here(request, candidate, result))
     built = Built(deferred, deferred.close, artifact=result.artifact, info=result.info)
     return CandidateRun(
         backend, name, built, IOSuccess(result.profile), stages, result.validation, work_dir
-    )  # fmt: skip
+    )
 
 
 def prebuild_payload(job: PrebuildJob) -> bytes | NotIsolated:

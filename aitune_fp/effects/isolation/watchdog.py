@@ -72,6 +72,42 @@ def end(handle: Handle) -> None:
     handle.receiver.close()
 
 
+@dataclass
+class _Clock:
+    """One watch's account: the worker's stage, when it began, when the worker last showed
+    life (a message or a heartbeat) and the heartbeat count then."""
+
+    stage: str
+    stage_began: float
+    last_change: float
+    last_count: float
+
+
+def overrun(
+    clock: _Clock, now: float, timeouts: Timeouts, may_compile: bool, size: int
+) -> Ended | None:
+    """Why the worker must be stopped at ``now``, or ``None`` (the module's rules): a build
+    past ``Timeouts.build``, or no sign of life for ``Timeouts.call`` seconds
+    (``Timeouts.build`` for a call that may compile).
+
+    >>> c = _Clock("build", 0.0, 0.0, 0)
+    >>> overrun(c, 5.0, Timeouts(build=10.0, call=1.0), False, 0) is None
+    True
+    >>> overrun(c, 11.0, Timeouts(build=10.0, call=1.0), False, 0).reason
+    'build exceeded 10 s (worker stopped)'
+    """
+    if clock.stage == "build":
+        if now - clock.stage_began <= timeouts.build:
+            return None
+        return Ended(clock.stage, f"build exceeded {timeouts.build:g} s (worker stopped)", size)
+    limit = timeouts.build if may_compile else timeouts.call  # a first call may compile
+    if now - clock.last_change <= limit:
+        return None
+    first = " (its first call there, which may compile)" if may_compile else ""
+    reason = f"a call did not return within {limit:g} s {where(clock.stage, size)}{first}"
+    return Ended(clock.stage, f"{reason} (worker stopped)", size, hung=True)
+
+
 def watch(
     handle: Handle,
     timeouts: Timeouts,
@@ -80,51 +116,52 @@ def watch(
     asked: float,
 ) -> tuple[str, Any] | Ended:
     """Watch a worker on its job until it answers, dies or overruns (see the rules)."""
+    now = time.monotonic()
+    clock = _Clock(first_stage, now, now, handle.beat.calls)
+    while True:
+        if handle.receiver.poll(POLL_SECONDS):
+            answer = _received(handle, clock, on_event, asked)
+            if answer is not None:
+                return answer
+            continue
+        ended = _checked(handle, clock, timeouts)
+        if ended is not None:
+            return ended
+
+
+def _received(
+    handle: Handle, clock: _Clock, on_event: Callable[[tuple[str, Any]], None], asked: float
+) -> tuple[str, Any] | Ended | None:
+    """The worker's next message: its answer (or its death), else ``None`` after passing a
+    progress message on and noting the sign of life."""
     import cloudpickle
 
-    proc, receiver, beat = handle.proc, handle.receiver, handle.beat
-    stage, now = first_stage, time.monotonic()
-    stage_began = last_change = now
-    last_count = beat.calls
-    while True:
-        if receiver.poll(POLL_SECONDS):
-            try:
-                message = cloudpickle.loads(receiver.recv_bytes())
-            except (EOFError, OSError):
-                proc.join(timeout=5.0)
-                return died(proc, stage, beat)
-            if message[0] == "stage":
-                stage, stage_began = str(message[1]), time.monotonic()
-                last_change = stage_began
-            elif message[0] == "batch":
-                last_change = time.monotonic()
-            elif message[0] == "started":
-                last_change = time.monotonic()
-                message = ("started", last_change - asked)
-            else:
-                return message  # type: ignore[no-any-return]
-            on_event(message)
-            continue
-        now = time.monotonic()
-        if beat.calls != last_count:
-            last_count, last_change = beat.calls, now
-        size = beat.batch_size
-        if stage == "build" and now - stage_began > timeouts.build:
-            kill_group(proc)
-            return Ended(stage, f"build exceeded {timeouts.build:g} s (worker stopped)", size)
-        limit = timeouts.build if beat.may_compile else timeouts.call  # a first call may compile
-        if stage != "build" and now - last_change > limit:
-            kill_group(proc)
-            first = " (its first call there, which may compile)" if beat.may_compile else ""
-            return Ended(
-                stage,
-                f"a call did not return within {limit:g} s "
-                f"{where(stage, size)}{first} (worker stopped)",
-                size,
-                hung=True,
-            )
-        if not proc.is_alive() and not receiver.poll(0):
-            return died(proc, stage, beat)
+    try:
+        message = cloudpickle.loads(handle.receiver.recv_bytes())
+    except (EOFError, OSError):
+        handle.proc.join(timeout=5.0)
+        return died(handle.proc, clock.stage, handle.beat)
+    if message[0] not in ("stage", "batch", "started"):
+        return message  # type: ignore[no-any-return]
+    clock.last_change = now = time.monotonic()
+    if message[0] == "stage":
+        clock.stage, clock.stage_began = str(message[1]), now
+    on_event(("started", now - asked) if message[0] == "started" else message)
+    return None
+
+
+def _checked(handle: Handle, clock: _Clock, timeouts: Timeouts) -> Ended | None:
+    """Between messages: the worker stopped when it overran, or described when it died."""
+    beat, now = handle.beat, time.monotonic()
+    if beat.calls != clock.last_count:
+        clock.last_count, clock.last_change = beat.calls, now
+    ended = overrun(clock, now, timeouts, beat.may_compile, beat.batch_size)
+    if ended is not None:
+        kill_group(handle.proc)
+        return ended
+    if not handle.proc.is_alive() and not handle.receiver.poll(0):
+        return died(handle.proc, clock.stage, beat)
+    return None
 
 
 def died(proc: Any, stage: str, beat: Heartbeat) -> Ended:

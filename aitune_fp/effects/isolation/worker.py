@@ -38,12 +38,12 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,18 +52,12 @@ import torch
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.build_ahead import PrebuildJob
-from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
+from aitune_fp.effects.build_request import BuildRequest, Candidate
 from aitune_fp.effects.checks.tf32 import DEFAULT_SWITCHES, Tf32Switches, use_switches
 from aitune_fp.effects.inputs.samples import Samples
-from aitune_fp.effects.isolation.beating import BeatingEager, beating, beating_timer
 from aitune_fp.effects.isolation.heartbeat import Heartbeat
 from aitune_fp.effects.isolation.kept_memory import footprint, room_to_keep, without
 from aitune_fp.effects.isolation.parent_death import die_with_parent
-from aitune_fp.effects.isolation.protocol import outcome_values
-from aitune_fp.effects.measure.profiler import (
-    BatchReport,
-    call_timer,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,60 +127,18 @@ def _candidate(
     footprint: Any = None,
 ) -> CandidateResult:
     from aitune_fp.effects.candidate import run_candidate
-    from aitune_fp.effects.checks.validate import ValidationReport, validate
+    from aitune_fp.effects.isolation.worker_candidate import StageHooks, beating_check, result_of
     from aitune_fp.effects.measure.memory import MemoryWatch
 
     request, candidate = job.request, job.candidate
-    device = request.device
-    _warm(request.module, request.samples, device)
-    watch = MemoryWatch(device)
-    before = without(footprint, device)  # a kept runner's level, as if it were not built yet
-    watch.before = before
-    sizes = tuple(request.batch_sizes)
-
-    def check(built: Built) -> Any:
-        guarded = dataclasses.replace(built, runner=beating(built.runner, beat))
-        return validate(
-            candidate.name,
-            guarded,
-            BeatingEager(request.module, beat),
-            request.samples,
-            device,
-            batch_sizes=request.validation_sizes,
-            tolerance=request.tolerance,
-        ).map(ValidationReport.as_dict)
-
-    def on_stage(stage: str) -> None:
-        if stage == "profile":
-            settle_heap()
-        # the first call at a new batch size may compile: it gets the build's limit
-        beat.batch_size = sizes[0] if stage == "profile" and sizes else 0
-        beat.may_compile = stage in ("validate", "profile")
-        send(("stage", stage))
-        if stage != "build" or before is None:
-            watch.on_stage(stage)
-
-    def on_batch(report: BatchReport) -> None:
-        later = [b for b in sizes if b > report.batch_size]
-        beat.batch_size = later[0] if later else report.batch_size
-        beat.may_compile = True
-        send(("batch", report))
-
-    timer = beating_timer(call_timer(device, request.settings), beat)
-    run = run_candidate(request, candidate, check, Hooks(on_stage, on_batch, timer), ready)
-    profile, failure = outcome_values(run.outcome)
-    peak = watch.peak_mb() if profile is not None else None
-    if profile is not None and peak is not None:
-        profile = dataclasses.replace(profile, peak_memory_mb=peak)
-    built = run.built
-    info = dict(built.info) if built is not None else {}
-    artifact = built.artifact if built is not None else None
-    if built is not None:
-        with contextlib.suppress(Exception):
-            built.close()
-    return CandidateResult(
-        profile, failure, dict(run.stage_seconds), dict(run.validation), artifact, info
-    )
+    _warm(request.module, request.samples, request.device)
+    watch = MemoryWatch(request.device)
+    # a kept runner's level, as if it were not built yet
+    watch.before = without(footprint, request.device)
+    stages = StageHooks(send, beat, tuple(request.batch_sizes), watch, watch.before is not None)
+    check = partial(beating_check, request, candidate.name, beat)
+    run = run_candidate(request, candidate, check, stages.hooks(request), ready)
+    return result_of(run, watch)  # type: ignore[no-any-return]
 
 
 def _max_batch(job: MaxBatchJob, beat: Heartbeat) -> Any:
