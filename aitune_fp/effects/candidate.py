@@ -42,6 +42,7 @@ from typing import Any
 
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from aitune_fp.core.rebuild import rebuilds_after_failed_validation
 from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends._shared_export import exports_folder, sharing
@@ -131,6 +132,34 @@ def shared_build(
                             reuse=reuse, reference_sizes=r.validation_sizes or None)  # fmt: skip
 
 
+@dataclass
+class _Trace:
+    """What one candidate's steps leave behind as they run: each stage's seconds, the
+    validation's figures and the runners built (closed on a failure)."""
+
+    stages: dict[str, float] = field(default_factory=dict)
+    validation: dict[str, float] = field(default_factory=dict)
+    runners: list[Built] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Steps:
+    """The fixed inputs of one candidate's three steps."""
+
+    request: BuildRequest
+    candidate: Candidate
+    validate: Callable[[Built], IOResult[dict[str, float], BackendFailure]]
+    hooks: Hooks
+    ready: Built | None
+    trace: _Trace
+
+    def stage(self, label: str, fn: Callable[[], IOResult[Any, BackendFailure]]) -> Any:
+        """Run ``fn`` as stage ``label``: announced, timed, an exception turned into its
+        failure."""
+        self.hooks.on_stage(label)
+        return _timed(self.trace.stages, label, lambda: _safe(self.candidate.name, label, fn))
+
+
 def run_candidate(
     request: BuildRequest,
     candidate: Candidate,
@@ -142,79 +171,104 @@ def run_candidate(
 
     ``ready``: a runner this process already built for it (a build ahead's, kept warm in
     its worker): the build stage takes it as is, and says so in ``build.log``."""
-    backend, name, work_dir = candidate.backend, candidate.name, candidate.work_dir
-    cache_dir = request.cache_dir
-    stages: dict[str, float] = {}
-    validation: dict[str, float] = {}
-    holder: list[Built] = []
-
-    def build(reuse: bool = True) -> IOResult[Built, BackendFailure]:
-        if ready is not None and reuse:
-            append_log(
-                work_dir, f"build of {name}: the runner built ahead, kept warm in its worker"
-            )
-            return IOSuccess(ready)
-        return shared_build(request, backend, work_dir, reuse=reuse)
-
-    def stage(label: str, fn: Callable[[], IOResult[Any, BackendFailure]]) -> Any:
-        hooks.on_stage(label)
-        return _timed(stages, label, lambda: _safe(name, label, fn))
-
-    def after_build(built: Built) -> IOResult[dict[str, float], BackendFailure]:
-        built = with_artifact_digest(built)
-        holder.append(built)
-        stages.update(built_stages(built))
-        checked: IOResult[dict[str, float], BackendFailure] = stage(
-            "validate", lambda: validate(built)
-        )
-        key = built.info.get("cache_key")
-        if built.info.get("cache") != "hit" or cache_dir is None or not isinstance(key, str):
-            return checked
-        return checked.lash(lambda failure: revalidate(str(key), failure))
-
-    def revalidate(key: str, failure: BackendFailure) -> IOResult[dict[str, float], BackendFailure]:
-        """A cache hit that failed validation: evict it, rebuild fresh, validate once more."""
-        assert cache_dir is not None
-        evict(cache_dir, key, f"its runner failed validation: {failure.message.splitlines()[0]}")
-        for built in holder:
-            built.close()
-        holder.clear()
-        rebuilt: IOResult[Built, BackendFailure] = stage("build", lambda: build(reuse=False))
-
-        def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
-            built = with_artifact_digest(built)
-            holder.append(built)
-            stages.update(built_stages(built))  # the rebuild's export/compile, not the hit's
-            return stage("validate", lambda: validate(built))  # type: ignore[no-any-return]
-
-        return rebuilt.bind(check)
-
-    def after_validate(report: dict[str, float]) -> IOResult[Profile, BackendFailure]:
-        validation.update(report)
-        used = "cached" if report.get("cached_reference") else "eager"
-        append_log(work_dir, f"[validate] passed; reference: {used}")
-        return stage(  # type: ignore[no-any-return]
-            "profile",
-            lambda: _profile(request, candidate, holder[0], hooks).map(
-                partial(with_figures, report)
-            ),
-        )
-
-    built_io: IOResult[Built, BackendFailure] = stage("build", build)
-    outcome = built_io.bind(after_build).bind(after_validate)
-    if isinstance(outcome, IOSuccess):
-        return CandidateRun(backend, name, holder[0], outcome, stages, validation, work_dir)
-    for built in holder:
-        built.close()
-    return CandidateRun(
-        backend,
-        name,
-        None,
-        outcome.lash(partial(_log_failure, work_dir)),
-        stages,
-        validation,
-        work_dir,
+    steps = _Steps(request, candidate, validate, hooks, ready, _Trace())
+    outcome = (
+        build_step(steps).bind(partial(validate_step, steps)).bind(partial(profile_step, steps))
     )
+    return _ended(steps, outcome)
+
+
+def build_step(steps: _Steps, *, reuse: bool = True) -> IOResult[Built, BackendFailure]:
+    """The build stage: the runner built ahead when there is one (and ``reuse``), else
+    the shared build through the artifact cache; a built runner is kept in the trace with
+    its artifact's digest and its build's parts."""
+    c = steps.candidate
+
+    def build() -> IOResult[Built, BackendFailure]:
+        if steps.ready is not None and reuse:
+            append_log(
+                c.work_dir, f"build of {c.name}: the runner built ahead, kept warm in its worker"
+            )
+            return IOSuccess(steps.ready)
+        return shared_build(steps.request, c.backend, c.work_dir, reuse=reuse)
+
+    built: IOResult[Built, BackendFailure] = steps.stage("build", build)
+    return built.map(partial(_kept, steps.trace))
+
+
+def _kept(trace: _Trace, built: Built) -> Built:
+    """``built`` with its artifact's digest, kept in ``trace`` with its build's parts."""
+    built = with_artifact_digest(built)
+    trace.runners.append(built)
+    trace.stages.update(built_stages(built))
+    return built
+
+
+def validate_step(steps: _Steps, built: Built) -> IOResult[Built, BackendFailure]:
+    """The validate stage: ``built`` when it passes; a cache hit that fails is evicted and
+    built afresh once (:func:`~aitune_fp.core.rebuild.rebuilds_after_failed_validation`),
+    and the fresh runner's validation decides."""
+    checked = _validated(steps, built)
+    cache_dir, key = steps.request.cache_dir, built.info.get("cache_key")
+    if not rebuilds_after_failed_validation(built.info.get("cache"), key, cache_dir is not None):
+        return checked
+    return checked.lash(partial(_rebuilt, steps, str(key)))
+
+
+def _validated(steps: _Steps, built: Built) -> IOResult[Built, BackendFailure]:
+    report: IOResult[dict[str, float], BackendFailure] = steps.stage(
+        "validate", lambda: steps.validate(built)
+    )
+    return report.map(partial(_passed, steps, built))
+
+
+def _passed(steps: _Steps, built: Built, report: dict[str, float]) -> Built:
+    """A passed validation: its figures kept, its reference named in ``build.log``."""
+    steps.trace.validation.update(report)
+    used = "cached" if report.get("cached_reference") else "eager"
+    append_log(steps.candidate.work_dir, f"[validate] passed; reference: {used}")
+    return built
+
+
+def _rebuilt(steps: _Steps, key: str, failure: BackendFailure) -> IOResult[Built, BackendFailure]:
+    """The cache entry ``key`` evicted for ``failure``, the runner built afresh and
+    validated once more (the rebuild's parts replace the hit's)."""
+    assert steps.request.cache_dir is not None
+    evict(
+        steps.request.cache_dir,
+        key,
+        f"its runner failed validation: {failure.message.splitlines()[0]}",
+    )
+    for runner in steps.trace.runners:
+        runner.close()
+    steps.trace.runners.clear()
+    return build_step(steps, reuse=False).bind(partial(_validated, steps))
+
+
+def profile_step(steps: _Steps, built: Built) -> IOResult[Profile, BackendFailure]:
+    """The profile stage: the validated runner swept, the validation's figures added."""
+    report = dict(steps.trace.validation)
+    return steps.stage(  # type: ignore[no-any-return]
+        "profile",
+        lambda: _profile(steps.request, steps.candidate, built, steps.hooks).map(
+            partial(with_figures, report)
+        ),
+    )
+
+
+def _ended(steps: _Steps, outcome: IOResult[Profile, BackendFailure]) -> CandidateRun:
+    """The candidate's run: its runner on success; on a failure every runner closed and
+    the failure written to ``build.log`` (its first line kept)."""
+    c, trace = steps.candidate, steps.trace
+    if isinstance(outcome, IOSuccess):
+        built = trace.runners[-1]
+        return CandidateRun(
+            c.backend, c.name, built, outcome, trace.stages, trace.validation, c.work_dir
+        )
+    for runner in trace.runners:
+        runner.close()
+    logged = outcome.lash(partial(_log_failure, c.work_dir))
+    return CandidateRun(c.backend, c.name, None, logged, trace.stages, trace.validation, c.work_dir)
 
 
 def _profile(

@@ -125,14 +125,15 @@ def test_a_run_that_built_ahead_replays_to_its_own_commands(healthy: RunRecord) 
 
 
 def test_a_warm_tune_builds_nothing_ahead(healthy: RunRecord, folder: Path) -> None:
-    """Tuned again with the same cache, ONNX Runtime's artifact is cached already: a
-    re-tune, so not even Inductor (whose own cache is warm) is built ahead, and the sweep
-    still loads ONNX Runtime from the cache."""
+    """Tuned again with the same cache, the re-tune is a decision cache hit: its own wall
+    has no build ahead (not even Inductor's, whose own cache is warm), while its record is
+    the stored run's whole, ONNX Runtime's artifact the cached one."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AITUNE_FP_PREBUILD", "2")
         again = _tune(folder, ["inductor", "onnxruntime"], "warm")
-    assert not any(isinstance(e, Prebuilt) for e in again.events)
-    assert dict(again.options["prebuild"])["names"] == ()
+    assert again.provenance.cache_hit and again.wall is not None
+    assert "prebuild" not in [s for s, _ in again.wall.stages]
+    assert again.events == healthy.events
     ort = next(o for o in again.outcomes if o.backend == "onnxruntime")
     assert ort.artifact is not None and "cached-" in Path(ort.artifact).parent.name
 
