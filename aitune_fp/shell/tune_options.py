@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from aitune_fp.core.accuracy import AccuracyPolicy, Search
+from aitune_fp.core.accuracy.reach import Capabilities
 from aitune_fp.effects.checks.validate import Tolerance
 from aitune_fp.effects.isolation import Timeouts
 from aitune_fp.effects.measure.profiler import ProfileSettings
@@ -45,7 +46,9 @@ class TuneOptions:
     ``verify_seconds`` (``None`` or ``0``: no verification). Running: ``isolation`` and its
     ``timeouts`` (``None``: the defaults), ``progress``. The record: ``model_name``,
     ``record_path``, ``reuse_baseline`` (:mod:`aitune_fp.shell.baseline_reuse`), ``fresh``
-    (``True``: never the stored decision, :mod:`aitune_fp.shell.decided`).
+    (``True``: never the stored decision, :mod:`aitune_fp.shell.decided`). The machine:
+    ``capabilities`` (``None``: read from the device once,
+    :mod:`aitune_fp.effects.machine.capabilities`).
     """
 
     device: str | torch.device = "cpu"
@@ -67,6 +70,7 @@ class TuneOptions:
     search: Search | str | None = None
     accuracy: AccuracyPolicy | None = None
     fresh: bool = False
+    capabilities: Capabilities | None = None
 
     @property
     def target(self) -> Path | None:

@@ -136,6 +136,7 @@ def test_every_record_field_is_written() -> None:
     plan and a note: both are written only when kept), so no new field is dropped."""
     import dataclasses
 
+    from aitune_fp.core.accuracy.reach import LeftOut
     from aitune_fp.core.record.json_codec import to_json
     from aitune_fp.core.record.plan_record import PlanRecord
     from aitune_fp.core.record.provenance import Provenance
@@ -163,7 +164,10 @@ def test_every_record_field_is_written() -> None:
             RunRecord,
             encode(
                 dataclasses.replace(
-                    _record(), plan=PlanRecord(("a",)), notes=(Settled("min_latency"),)
+                    _record(),
+                    plan=PlanRecord(("a",)),
+                    notes=(Settled("min_latency"),),
+                    left_out=(LeftOut("b", "bfloat16", "not native"),),
                 )
             ),
         ),

@@ -16,7 +16,9 @@ Rules:
   ``notes``: what the session said, in order (:mod:`.note_log`; written only when there
   are any: an older record, without the field, reads as none and is written back alike).
   ``plan``: the session's plan as one value, its strategy aside (:mod:`.plan_record`;
-  ``None`` in older records, whose plan is read back from ``options``).
+  ``None`` in older records, whose plan is read back from ``options``). ``left_out``: the
+  candidates the plan left out as not native here, with reasons (:mod:`..accuracy.reach`;
+  written only when any were: an older record reads as none).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import msgspec
 from pyrsistent import PMap, pmap
 from returns.result import Failure, Result, Success
 
+from aitune_fp.core.accuracy.reach import LeftOut
 from aitune_fp.core.fold import tune
 from aitune_fp.core.record.event_log import decode_events, encode_events
 from aitune_fp.core.record.json_codec import decoded_fields, from_json, to_json
@@ -126,6 +129,7 @@ class RunRecord:
     events: tuple[Event, ...] = ()
     notes: tuple[Note, ...] = ()
     plan: PlanRecord | None = None
+    left_out: tuple[LeftOut, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -209,8 +213,9 @@ def encode(record: RunRecord) -> dict[str, Any]:
     """The record as a JSON-able dict (the ``run.json`` schema, see docs/run-record.md)."""
     rest = replace(record, baseline=None, candidates=(), events=(), notes=())
     tree: dict[str, Any] = {k: v for k, v in to_json(rest).items() if k != "notes"}
-    if record.plan is None:  # written only when kept: older records read the same
-        del tree["plan"]
+    for name in ("plan", "left_out"):  # written only when there: older records read the same
+        if not tree[name]:
+            del tree[name]
     said = {"notes": encode_notes(record.notes)} if record.notes else {}  # only when any were
     outcomes = {"baseline": None if record.baseline is None else encode_outcome(record.baseline),
                 "candidates": [encode_outcome(c) for c in record.candidates]}  # fmt: skip

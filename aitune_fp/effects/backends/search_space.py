@@ -16,8 +16,10 @@ by its backend, :class:`~.base.Declaration` ``variants``):
   one intra-op thread with and without basic graph optimisation (they won only on a busy
   machine or at batch 1), and eager at one torch thread; on CUDA
   eager bf16 under autocast, Inductor bf16, AOTInductor fp16 and the bf16 TensorRT builds;
-- a variant that cannot run here (no native bf16, no CUDA) stays in the set and fails at
-  build with its reason, so the run record says what was not tried;
+- this set is the machine-blind space: the plan cuts it to what the machine computes
+  natively (:func:`aitune_fp.shell.variants.planned`), naming what it left out in its
+  plan line and the record's ``left_out``; a variant the machine cannot run for another
+  reason (no CUDA, a library missing) fails at build with its reason;
 - ``precisions`` keeps only the candidates computing in those precisions
   (:func:`precision_of`).
 """
