@@ -185,6 +185,7 @@ def test_demo_runs_end_to_end_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixtu
         "onnxruntime(precision='int8-dynamic')",
         "onnxruntime(graph_optimization='basic')",
         "openvino(precision='bfloat16')",
+        "openvino(quantization='int8')",
     ]
     assert [c.backend for c in record.candidates] == [n for n in default if n not in left]
     assert "Selected" in out
