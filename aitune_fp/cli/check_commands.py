@@ -5,8 +5,10 @@ Rules:
   the ``run.json`` saved with it; ``aitune-fp check RUN.json --module FACTORY`` rebuilds a
   run's pick on the factory's module (which must return ``(module, samples)``) and times
   that; ``--module`` also checks the pick's outputs against the module's (a recipe save
-  needs it to load); ``--baseline RUN.json`` (or a save folder) compares against that
-  run's figures instead (a new build against the last release's);
+  needs it to load); ``--baseline RUN.json`` compares against that run's figures instead
+  (a new build against the last release's); ``--baseline DIR`` (a save) times both picks
+  now in interleaved rounds for ``--seconds`` and judges them paired
+  (``--baseline-module`` loads a recipe baseline);
 - it prints the one-line verdict and exits 0 when the check passed, 1 when the pick is
   slower than the figures beyond ``--margin`` (with confidence) or no longer correct,
   and 1 with one error line when it cannot check (no record, no module for a recipe);
@@ -20,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aitune_fp.cli.options import factory_arg, positive_arg
+from aitune_fp.cli.options import factory_arg, positive_arg, seconds_arg
 from aitune_fp.cli.outputs import CliError
 
 
@@ -47,6 +49,10 @@ def add_check_parser(sub: Any) -> None:
                        help="fail when slower by more, surely (default: 10%%)")  # fmt: skip
     check.add_argument("--calls", type=positive_arg, default=100, metavar="N",
                        help="timed calls of the pick (default: 100)")  # fmt: skip
+    check.add_argument("--baseline-module", type=factory_arg, default=None, metavar="FACTORY",
+                       help="a baseline recipe save's module (default: --module)")  # fmt: skip
+    check.add_argument("--seconds", type=seconds_arg, default=5.0, metavar="S",
+                       help="interleaved rounds against a baseline save (default: 5)")  # fmt: skip
     check.add_argument("--junit", default=None, metavar="FILE", help="write JUnit XML here")
     check.add_argument("--json", default=None, metavar="FILE", help="write the figures here")
 
@@ -61,9 +67,10 @@ def check(args: argparse.Namespace, out: Any, err: Any) -> int:
 
     try:
         module, samples = call_factory(args.module) if args.module else (None, None)
+        old = call_factory(args.baseline_module)[0] if args.baseline_module else None
         baseline = Path(args.baseline) if args.baseline else None
         request = CheckRequest(Path(args.target), module, samples, baseline, args.margin,
-                               args.calls)  # fmt: skip
+                               args.calls, old, args.seconds)  # fmt: skip
         result = run_check(request)
     except (CheckError, FactoryError) as error:
         raise CliError(str(error)) from None

@@ -5,9 +5,14 @@ Rules (the judging is :mod:`aitune_fp.core.verification.gate`'s):
 - the target is a save folder (:func:`~aitune_fp.shell.persist.load`; its ``run.json``
   holds the figures; a recipe needs the module) or a ``run.json`` with the module, whose
   pick is built again from its recorded config on that module;
-- the reference is the target's own record, or ``baseline`` (another run's ``run.json``,
-  or a save folder holding one: a new build of the model against the last release's);
-  the pick is timed at the reference's batch size;
+- the reference is the target's own record, or ``baseline`` (another run's ``run.json``:
+  a new build of the model against the last release's figures); the pick is timed at the
+  reference's batch size;
+- a save folder as ``baseline`` is loaded too (with ``baseline_module`` for a recipe,
+  default ``module``), and both picks are timed now in interleaved rounds for
+  ``seconds`` (:func:`~aitune_fp.effects.measure.rounds.time_paired`, the verification's
+  timing and budget rule), judged paired: no recorded figure is needed, and drift common
+  to a round cancels;
 - the pick is timed by the profiler (:func:`~aitune_fp.effects.measure.profiler.profile_runner`:
   priming, warm-up to steady state, a rotating input pool) for ``calls`` timed calls on
   the module's samples (or the saved input spec's zeros);
@@ -31,12 +36,21 @@ from returns.result import Failure
 
 from aitune_fp.core.measure.stop_rules import fixed_steps, never_stop
 from aitune_fp.core.record.run_record import RunRecord, loads
-from aitune_fp.core.verification.gate import MARGIN, CheckResult, judge_check, recorded_figures
+from aitune_fp.core.rounds.round_members import RoundsVerdict
+from aitune_fp.core.verification.gate import (
+    MARGIN,
+    CheckResult,
+    Figures,
+    judge_check,
+    recorded_figures,
+)
+from aitune_fp.core.verification.verification_plan import timing_plan, timing_verdict
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.cache.artifacts import backend_from_config
 from aitune_fp.effects.checks.validate import validate
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.measure.profiler import SweepPlan, profile_runner
+from aitune_fp.effects.measure.rounds import time_paired
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.persist import RECORD, load
 
@@ -56,6 +70,8 @@ class CheckRequest:
     baseline: Path | None = None
     margin: float = MARGIN
     calls: int = 100
+    baseline_module: torch.nn.Module | None = None
+    seconds: float = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,10 +159,45 @@ def _wrong(request: CheckRequest, pick: _Pick, name: str, batch_size: int) -> st
     return checked.failure().message if isinstance(checked, Failure) else None
 
 
+def _interleaved(pick: _Pick, other: _Pick, name: str, request: CheckRequest) -> CheckResult:
+    """Both picks timed now in interleaved rounds at the other's batch size, judged paired:
+    the other's round samples as the figures, the pick's as now."""
+    figures = recorded_figures(other.record)
+    plan = timing_plan(request.seconds)
+
+    def judge(_: object, done: int, elapsed: float, still: tuple[str, ...]) -> RoundsVerdict:
+        return timing_verdict(plan, done, elapsed, still)
+
+    size, base = figures.batch_size, f"baseline {figures.pick}"
+    entrants = [(name, pick.built.runner, size), (base, other.built.runner, size)]
+    found = time_paired(entrants, pick.samples, pick.device, plan, judge)
+    rounds = min(len(found.samples.get(name, ())), len(found.samples.get(base, ())))
+    if rounds < 2:
+        raise CheckError(f"the interleaved rounds timed {rounds} round(s): nothing to judge")
+    wrong = _wrong(request, pick, name, size)
+    return judge_check(Figures(name, size, found.samples[base][:rounds]),
+                       found.samples[name][:rounds], margin=request.margin, wrong=wrong,
+                       paired=True)  # fmt: skip
+
+
+def _against_save(request: CheckRequest, pick: _Pick, name: str) -> CheckResult:
+    """The pick against the baseline save, both timed now (see the module's rules)."""
+    folder = request.baseline or request.target
+    module = request.baseline_module or request.module
+    other = _saved(replace(request, target=folder, module=module))
+    try:
+        return _interleaved(pick, other, name, request)
+    finally:
+        other.close()
+
+
 def check(request: CheckRequest) -> CheckResult:
     """The pick timed again and judged against the reference's figures (module rules)."""
     pick = _saved(request) if request.target.is_dir() else _rebuilt(request)
     try:
+        if request.baseline is not None and request.baseline.is_dir():
+            chosen = pick.record.selection
+            return _against_save(request, pick, chosen.backend if chosen else "pick")
         reference = _record_at(request.baseline) if request.baseline else pick.record
         try:
             figures = recorded_figures(reference)

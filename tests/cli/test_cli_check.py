@@ -37,10 +37,10 @@ MODEL = textwrap.dedent(
         return [torch.randn(2, 8, generator=g) for _ in range(2)]
 
     def same():
-        return Sleepy(0.004), samples()
+        return Sleepy(0.010), samples()
 
     def slower():
-        return Sleepy(0.0048), samples()  # a planted 20 % slowdown
+        return Sleepy(0.012), samples()  # a planted 20 % slowdown
     """
 )
 
@@ -88,7 +88,7 @@ def test_a_planted_slowdown_exits_1_with_a_failed_verdict_and_junit_failure(
     margin, the JUnit case carries a failure."""
     factory, record = run_json
     junit = tmp_path / "check.xml"
-    argv = ["check", str(record), "--module", f"{factory}:slower", "--calls", "40",
+    argv = ["check", str(record), "--module", f"{factory}:slower", "--calls", "100",
             "--margin", "10%", "--junit", str(junit)]  # fmt: skip
     assert main(argv) == 1
     line = capsys.readouterr().out

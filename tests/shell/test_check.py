@@ -21,7 +21,7 @@ from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.shell.pick_check import CheckError, CheckRequest, check
 from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 
-SLEEP_S = 0.004
+SLEEP_S = 0.010
 
 
 class Sleepy(nn.Module):
@@ -71,7 +71,7 @@ def test_a_planted_twenty_percent_slowdown_fails_with_a_clear_verdict(
     """The same model sleeping 20 % longer per call fails: slower than recorded beyond the
     10 % margin, the whole interval below 1 / 1.1."""
     folder, _ = tuned
-    result = check(CheckRequest(folder / "run.json", Sleepy(SLEEP_S * 1.2), SAMPLES, calls=30))
+    result = check(CheckRequest(folder / "run.json", Sleepy(SLEEP_S * 1.2), SAMPLES, calls=100))
     assert not result.passed and result.speed == "loss"
     assert result.high < 1 / 1.1
 
@@ -102,3 +102,31 @@ def test_a_run_json_without_its_module_cannot_be_checked(tuned: tuple[Path, Tuni
     folder, _ = tuned
     with pytest.raises(CheckError, match="give the module"):
         check(CheckRequest(folder / "run.json"))
+
+
+def _saved_tune(seconds: float, folder: Path) -> tuple[Path, nn.Module]:
+    """A quick eager-only tune of ``Sleepy(seconds)``, saved in ``folder``."""
+    plan = ProfilingPlan(call_rule=fixed_steps(warmup=5, steps=20), batching=False)
+    strategy = dataclasses.replace(min_latency, plan=plan, validate_performance=False)
+    module = Sleepy(seconds).eval()
+    options = TuneOptions(cache_dir=folder / "c", isolation=False, record_path=folder / "r.json")
+    run: TuningRun = unsafe_perform_io(
+        run_tuning(module, SAMPLES, strategy, ["eager"], options)
+    ).unwrap()
+    assert run.tuned is not None
+    return save(run.tuned, folder / "saved"), module
+
+
+def test_a_save_against_a_baseline_save_is_timed_paired_in_interleaved_rounds(
+    tmp_path: Path,
+) -> None:
+    """Against a baseline save both picks are timed now, interleaved, and judged paired:
+    the release against itself passes; a build sleeping 20 % longer fails."""
+    release, module = _saved_tune(SLEEP_S, tmp_path / "release")
+    same = check(CheckRequest(release, module, SAMPLES, baseline=release, seconds=6.0))
+    assert same.passed and len(same.now_ms) == len(same.recorded_ms) >= 2
+    slower, slow_module = _saved_tune(SLEEP_S * 1.2, tmp_path / "new")
+    request = CheckRequest(slower, slow_module, SAMPLES, baseline=release,
+                           baseline_module=module, seconds=6.0)  # fmt: skip
+    result = check(request)
+    assert not result.passed and result.speed == "loss" and result.high < 1 / 1.1

@@ -12,6 +12,9 @@ Rules:
   verification judges by, robust to a loaded CI runner's stalls where a trimmed mean is
   not), judged against the margin by the project's one verdict rule
   (:func:`~aitune_fp.core.stats.evidence.verdict`);
+- two picks timed now in interleaved rounds (a save checked against a baseline save) are
+  *paired*: ``recorded`` is the baseline's round samples and the interval is the paired
+  one (the median of the per-round ratios: drift common to a round cancels);
 - the check *fails* when the pick is slower beyond the margin (the verdict is a ``loss``:
   the whole interval below ``1 / (1 + margin)``) or is no longer correct (``wrong``: why
   its outputs no longer pass the accuracy check); an ``undecided`` interval passes (a gate
@@ -98,6 +101,7 @@ def judge_check(
     margin: float = MARGIN,
     rule: ConfidenceRule = CHECK_RULE,
     wrong: str | None = None,
+    paired: bool = False,
 ) -> CheckResult:
     """``recorded`` against ``now_ms`` (see the module's rules).
 
@@ -112,7 +116,7 @@ def judge_check(
     now = tuple(now_ms)
     found = ratio_interval(recorded.samples_ms, now, statistic=rule.round_statistic,
                            confidence=rule.confidence, resamples=rule.resamples,
-                           key=rule.seed)  # fmt: skip
+                           key=rule.seed, paired=paired)  # fmt: skip
     return CheckResult(recorded.pick, recorded.batch_size, found.point, found.low, found.high,
                        verdict(found.low, found.high, margin), margin, recorded.samples_ms,
                        now, wrong)  # fmt: skip
