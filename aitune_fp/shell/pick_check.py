@@ -110,6 +110,7 @@ def _saved(request: CheckRequest) -> _Pick:
     except (OSError, ValueError) as error:
         raise CheckError(str(error)) from None
     if tuned.record is None:
+        tuned.close()
         raise CheckError(f"{request.target} holds no {RECORD}: there are no figures to check")
     samples = _samples(request, tuned.samples)
     device = torch.device(tuned.record.device)
@@ -119,7 +120,9 @@ def _saved(request: CheckRequest) -> _Pick:
 def _rebuilt(request: CheckRequest) -> _Pick:
     """A run.json's pick built again on the module from its recorded config."""
     record = _record_at(request.target)
-    if request.module is None or record.selection is None:
+    if record.selection is None:
+        raise CheckError(f"{request.target}: the run has no pick to check (it selected nothing)")
+    if request.module is None:
         raise CheckError("a run.json's pick is rebuilt on its module: give the module")
     row = next((o for o in record.outcomes if o.backend == record.selection.backend), None)
     if row is None:
@@ -130,6 +133,7 @@ def _rebuilt(request: CheckRequest) -> _Pick:
     work = Path(tempfile.mkdtemp(prefix="aitune_fp-check-"))
     built = perform(config.build(request.module.eval().to(device), samples, device, work))
     if isinstance(built, Failure):
+        shutil.rmtree(work, ignore_errors=True)
         raise CheckError(f"the pick {row.backend} did not build: {built.failure().message}")
     made: Built = built.unwrap()
 
