@@ -37,10 +37,10 @@ MODEL = textwrap.dedent(
         return [torch.randn(2, 8, generator=g) for _ in range(2)]
 
     def same():
-        return Sleepy(0.010), samples()
+        return Sleepy(0.050), samples()
 
     def slower():
-        return Sleepy(0.012), samples()  # a planted 20 % slowdown
+        return Sleepy(0.060), samples()  # a planted 20 % slowdown
     """
 )
 
@@ -58,7 +58,7 @@ def run_json(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     made = module_from_spec(spec)
     spec.loader.exec_module(made)
     module, samples = made.same()
-    plan = ProfilingPlan(call_rule=fixed_steps(warmup=5, steps=40), batching=False)
+    plan = ProfilingPlan(call_rule=fixed_steps(warmup=2, steps=30), batching=False)
     strategy = dataclasses.replace(min_latency, plan=plan, validate_performance=False)
     options = TuneOptions(cache_dir=folder / "c", isolation=False, record_path=folder / "run.json")
     unsafe_perform_io(run_tuning(module.eval(), samples, strategy, ["eager"], options)).unwrap()
@@ -72,13 +72,13 @@ def test_an_unchanged_model_passes_with_exit_0_and_a_passing_junit_case(
     holds the figures."""
     factory, record = run_json
     junit, figures = tmp_path / "check.xml", tmp_path / "check.json"
-    argv = ["check", str(record), "--module", f"{factory}:same", "--calls", "40",
+    argv = ["check", str(record), "--module", f"{factory}:same", "--calls", "30",
             "--junit", str(junit), "--json", str(figures)]  # fmt: skip
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith("check passed: eager at batch 1")
     assert 'failures="0"' in junit.read_text() and "<failure" not in junit.read_text()
     doc = json.loads(figures.read_text())
-    assert doc["passed"] and len(doc["now_ms"]) == 40 and doc["recorded_ms"]
+    assert doc["passed"] and len(doc["now_ms"]) == 30 and doc["recorded_ms"]
 
 
 def test_a_planted_slowdown_exits_1_with_a_failed_verdict_and_junit_failure(
@@ -88,7 +88,7 @@ def test_a_planted_slowdown_exits_1_with_a_failed_verdict_and_junit_failure(
     margin, the JUnit case carries a failure."""
     factory, record = run_json
     junit = tmp_path / "check.xml"
-    argv = ["check", str(record), "--module", f"{factory}:slower", "--calls", "100",
+    argv = ["check", str(record), "--module", f"{factory}:slower", "--calls", "30",
             "--margin", "10%", "--junit", str(junit)]  # fmt: skip
     assert main(argv) == 1
     line = capsys.readouterr().out

@@ -21,7 +21,7 @@ from aitune_fp.core.strategy import ProfilingPlan
 from aitune_fp.shell.pick_check import CheckError, CheckRequest, check
 from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 
-SLEEP_S = 0.010
+SLEEP_S = 0.050
 
 
 class Sleepy(nn.Module):
@@ -46,7 +46,7 @@ SAMPLES = [torch.randn(2, 8) for _ in range(2)]
 def tuned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, TuningRun]:
     """One quick eager-only tune of Sleepy, its record written to run.json."""
     folder = tmp_path_factory.mktemp("check")
-    plan = ProfilingPlan(call_rule=fixed_steps(warmup=5, steps=40), batching=False)
+    plan = ProfilingPlan(call_rule=fixed_steps(warmup=2, steps=30), batching=False)
     strategy = dataclasses.replace(min_latency, plan=plan, validate_performance=False)
     options = TuneOptions(cache_dir=folder / "c", isolation=False, record_path=folder / "run.json",
                           max_batch_size=2)  # fmt: skip
@@ -71,7 +71,7 @@ def test_a_planted_twenty_percent_slowdown_fails_with_a_clear_verdict(
     """The same model sleeping 20 % longer per call fails: slower than recorded beyond the
     10 % margin, the whole interval below 1 / 1.1."""
     folder, _ = tuned
-    result = check(CheckRequest(folder / "run.json", Sleepy(SLEEP_S * 1.2), SAMPLES, calls=100))
+    result = check(CheckRequest(folder / "run.json", Sleepy(SLEEP_S * 1.2), SAMPLES, calls=40))
     assert not result.passed and result.speed == "loss"
     assert result.high < 1 / 1.1
 
