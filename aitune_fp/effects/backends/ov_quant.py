@@ -1,8 +1,10 @@
 """int8 OpenVINO models made by NNCF from the IR read from the ONNX export.
 
 Rules:
-- ``int8``: post-training quantization (``nncf.quantize``, its default mixed preset)
-  calibrated on the *seen* rows of the user's samples only
+- ``int8``: post-training quantization (``nncf.quantize``, its default mixed preset;
+  ``model_type=TRANSFORMER`` when the graph has a ``Softmax``, NNCF's scheme for attention
+  models, without which it fails on a BERT classifier's embeddings) calibrated on the
+  *seen* rows of the user's samples only
   (:func:`~aitune_fp.effects.checks.held_out.seen_samples`: the held-out rows judge its
   accuracy, as for every int8 candidate), each fed exactly as the runner feeds it; the
   calibration depends on the samples' values, so the artifact cache keys it by their
@@ -39,6 +41,11 @@ def _feeds(graph: OnnxGraph, samples: Samples, names: list[str]) -> list[list[An
     return feeds
 
 
+def _attends(model: Any) -> bool:
+    """Whether the model computes a softmax (attention): NNCF's transformer scheme then."""
+    return any(op.get_type_name() == "Softmax" for op in model.get_ops())
+
+
 def quantized(model: Any, graph: OnnxGraph, samples: Samples, how: str, log: BuildLog) -> Any:
     """The OpenVINO ``model`` quantized as ``how`` says (``int8`` or ``int8-weights``)."""
     if how not in QUANTIZATIONS[1:]:
@@ -51,7 +58,9 @@ def quantized(model: Any, graph: OnnxGraph, samples: Samples, how: str, log: Bui
         else:
             names = [p.get_any_name() for p in model.inputs]
             feeds = _feeds(graph, samples, names)
-            done = nncf.quantize(model, nncf.Dataset(feeds), subset_size=len(feeds))
+            kind = nncf.ModelType.TRANSFORMER if _attends(model) else None
+            done = nncf.quantize(model, nncf.Dataset(feeds), subset_size=len(feeds),
+                                 model_type=kind)  # fmt: skip
     said = "calibrated on the seen rows" if how == "int8" else "weights only"
     log.write(f"NNCF {nncf.__version__}: {how} ({said})")
     return done
