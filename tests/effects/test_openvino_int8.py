@@ -60,3 +60,33 @@ def test_an_int8_ir_builds_and_passes_the_int8_accuracy_check(how: str, tmp_path
         assert (tmp_path / "model.xml.bin").stat().st_size < fp32_bytes / 2
     checked = validate(how, built, module, samples, CPU, batch_sizes=(1, 16))
     assert not isinstance(checked, IOFailure), checked
+
+
+class Attending(nn.Module):
+    """Token embeddings, one self-attention layer and a pooled linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(100, 32)
+        self.attend = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True, dropout=0.0)
+        self.head = nn.Linear(32, 5)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """Pooled logits."""
+        return self.head(self.attend(self.embed(ids)).mean(dim=1))  # type: ignore[no-any-return]
+
+
+@pytest.mark.heavy
+def test_an_attention_model_is_quantized_with_the_transformer_scheme(tmp_path: Path) -> None:
+    """A graph with a softmax (embeddings, attention) is quantized under NNCF's transformer
+    scheme, and the build log says so (an MLP's does not: the default scheme)."""
+    pytest.importorskip("nncf")
+    module = Attending().eval()
+    g = torch.Generator().manual_seed(1)
+    samples = normalise_samples([torch.randint(0, 100, (8, 16), generator=g) for _ in range(4)])
+    result = OpenVino(quantization="int8").build(module, samples, CPU, tmp_path)
+    assert not isinstance(result, IOFailure), unsafe_perform_io(result.failure()).message
+    assert "FakeQuantize" in (tmp_path / "model.xml").read_text()
+    said = (tmp_path / "build.log").read_text()
+    assert "int8 (calibrated on the seen rows, transformer scheme)" in said

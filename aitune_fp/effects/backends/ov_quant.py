@@ -50,6 +50,7 @@ def quantized(model: Any, graph: OnnxGraph, samples: Samples, how: str, log: Bui
     """The OpenVINO ``model`` quantized as ``how`` says (``int8`` or ``int8-weights``)."""
     if how not in QUANTIZATIONS[1:]:
         raise ValueError(f"quantization must be one of {QUANTIZATIONS[1:]}, got {how!r}")
+    attends = how == "int8" and _attends(model)
     with log.timed("quantize"):
         import nncf
 
@@ -58,9 +59,10 @@ def quantized(model: Any, graph: OnnxGraph, samples: Samples, how: str, log: Bui
         else:
             names = [p.get_any_name() for p in model.inputs]
             feeds = _feeds(graph, samples, names)
-            kind = nncf.ModelType.TRANSFORMER if _attends(model) else None
+            kind = nncf.ModelType.TRANSFORMER if attends else None
             done = nncf.quantize(model, nncf.Dataset(feeds), subset_size=len(feeds),
                                  model_type=kind)  # fmt: skip
     said = "calibrated on the seen rows" if how == "int8" else "weights only"
-    log.write(f"NNCF {nncf.__version__}: {how} ({said})")
+    scheme = ", transformer scheme" if attends else ""
+    log.write(f"NNCF {nncf.__version__}: {how} ({said}{scheme})")
     return done
