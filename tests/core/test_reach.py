@@ -72,3 +72,15 @@ def test_left_out_round_trips_and_an_older_record_reads_as_none_left_out() -> No
     assert decode(encode(record)) == record and encode(record)["left_out"][0]["reason"]
     older = encode(_record())
     assert "left_out" not in older and decode(older).left_out == ()
+
+
+def test_the_report_names_what_the_plan_left_out_only_when_it_left_out_any() -> None:
+    """report.md has a "Left out" section with the plan's line for a record that left
+    candidates out, and none for one that did not."""
+    from aitune_fp.core.report.markdown import render_markdown
+
+    cpu = Capabilities("cpu", frozenset())
+    left = reach([("eager(precision='bfloat16')", "bfloat16")], cpu).left_out
+    shown = render_markdown(_record(left_out=left))
+    assert "## Left out\n\nleft out (not native here): eager(precision='bfloat16')" in shown
+    assert "## Left out" not in render_markdown(_record())
