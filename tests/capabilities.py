@@ -10,8 +10,10 @@ Rules:
   CI installs them, so a test that cannot import one fails the run instead of skipping;
   only the GPU libraries no CPU test extra can install (TensorRT, Torch-TensorRT, a CUDA
   build's providers) are, as :data:`NEEDS_GPU_LIBRARY`;
-- the CPU features follow issue 47's capability helper: a test that needs native bf16,
-  AVX-512, VNNI or AMX skips with that reason.
+- the machine's features are spelled once, by the package's capability helper
+  (:mod:`aitune_fp.effects.machine.capabilities`, which the plans read too): a test that
+  needs native bf16, fp16 or int8, AVX-512, VNNI, AMX or a CUDA device skips with that
+  helper's reason.
 
 >>> allowed("needs a CUDA device: torch.cuda.is_available() is False")
 True
@@ -23,22 +25,29 @@ from __future__ import annotations
 
 from typing import Final
 
-NEEDS_CUDA: Final = "needs a CUDA device"
+from aitune_fp.effects.machine.capabilities import (
+    NEEDS_AMX,
+    NEEDS_AVX512,
+    NEEDS_BF16,
+    NEEDS_CUDA,
+    NEEDS_FP16,
+    NEEDS_INT8,
+    NEEDS_VNNI,
+)
+
 NEEDS_TWO_CUDA: Final = "needs two CUDA devices"
 NEEDS_NO_CUDA: Final = "needs a machine without a CUDA device"
-NEEDS_BF16: Final = "needs native bf16"
-NEEDS_AVX512: Final = "needs AVX-512"
-NEEDS_VNNI: Final = "needs VNNI"
-NEEDS_AMX: Final = "needs AMX"
 NEEDS_GPU_LIBRARY: Final = "needs an optional GPU library"
 NEEDS_CPU_ONLY_ORT: Final = "needs a CPU-only ONNX Runtime"
 NEEDS_PROC: Final = "needs /proc/self/clear_refs (Linux >= 4.0)"
 NEEDS_TMPFS: Final = "needs root to mount a tmpfs"
 NEEDS_BASH: Final = "needs bash"
 
-ALLOWED: Final = (NEEDS_CUDA, NEEDS_TWO_CUDA, NEEDS_NO_CUDA, NEEDS_BF16, NEEDS_AVX512,
-                  NEEDS_VNNI, NEEDS_AMX, NEEDS_GPU_LIBRARY, NEEDS_CPU_ONLY_ORT, NEEDS_PROC,
-                  NEEDS_TMPFS, NEEDS_BASH)  # fmt: skip
+ALLOWED: Final = (
+    NEEDS_CUDA, NEEDS_TWO_CUDA, NEEDS_NO_CUDA, NEEDS_BF16, NEEDS_FP16, NEEDS_INT8,
+    NEEDS_AVX512, NEEDS_VNNI, NEEDS_AMX, NEEDS_GPU_LIBRARY, NEEDS_CPU_ONLY_ORT, NEEDS_PROC,
+    NEEDS_TMPFS, NEEDS_BASH,
+)  # fmt: skip
 """Every reason a skip may begin with."""
 
 

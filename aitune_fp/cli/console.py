@@ -32,6 +32,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from aitune_fp.core.accuracy.reach import left_out_line
 from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.accuracy import precision_line
@@ -60,13 +61,14 @@ def results_table(record: RunRecord) -> Table:
 
 
 def show_run(console: Console, record: RunRecord) -> None:
-    """Print the table, the decision lines of ``record`` and why its max batch size is
-    what it is."""
+    """Print the table, the decision lines of ``record``, why its max batch size is what
+    it is, and what the plan left out as not native on the machine."""
     console.print(results_table(record))
     why = max_batch_line(record.max_batch_size, record.max_batch_search)
+    left = left_out_line(record.left_out)
     precision, front = precision_line(record), front_line(record)
     wall = wall_summary(record)
-    for line in (*decision_lines(record), *(x for x in (why, precision, front, wall) if x)):
+    for line in (*decision_lines(record), *(x for x in (why, left, precision, front, wall) if x)):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 

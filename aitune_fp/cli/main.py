@@ -1,7 +1,7 @@
 """``aitune-fp``: the command line (also ``python -m aitune_fp``).
 
 Commands: ``demo``, ``tune``, ``report``, ``reselect``, ``replay``, ``fleet``, ``serve``,
-``export``, ``service``
+``export``, ``service``, ``check``
 (``aitune-fp COMMAND --help``).
 
 Rules:
@@ -54,6 +54,8 @@ def _command(name: str) -> Command:
         from aitune_fp.cli import service_commands as module  # type: ignore[no-redef]
     elif name in ("serve", "export"):
         from aitune_fp.cli import serve_commands as module  # type: ignore[no-redef]
+    elif name == "check":
+        from aitune_fp.cli import check_commands as module  # type: ignore[no-redef]
     else:
         from aitune_fp.cli import record_commands as module  # type: ignore[no-redef]
     return getattr(module, name.replace("-", "_"))  # type: ignore[no-any-return]

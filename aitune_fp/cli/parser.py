@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_in_own_modules(sub: Commands) -> None:
     """The commands whose parsers live with them: ``fleet``, ``serve``/``export``,
-    ``service`` (imported only when the parser is built)."""
+    ``service``, ``check`` (imported only when the parser is built)."""
     from aitune_fp.cli.fleet_commands import add_fleet_parser
 
     add_fleet_parser(sub)
@@ -157,6 +157,9 @@ def _add_in_own_modules(sub: Commands) -> None:
     from aitune_fp.cli.service_commands import add_service_parser
 
     add_service_parser(sub)
+    from aitune_fp.cli.check_commands import add_check_parser
+
+    add_check_parser(sub)
 
 
 def _gen(sub: Commands) -> None:

@@ -48,10 +48,12 @@ def add_precision_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--precision",
+        "--precisions",
         type=precisions_arg,
         default=None,
         metavar="LIST",
-        help="keep only candidates computing in these precisions: fp32,bf16,fp16,int8",
+        help="keep only candidates computing in these precisions: fp32,bf16,fp16,int8 (one "
+        "this machine does not compute natively is then built anyway, with a warning)",
     )
     _add_accuracy_options(parser)
 

@@ -100,6 +100,7 @@ def env_of(
         provenance=heading.provenance,
         options=freeze(isolation_options(setup)),
         unmade=unmade,
+        left_out=setup.left_out,
     )
 
 

@@ -2,10 +2,11 @@
 
 Rules: a :class:`Setup` is fixed before the first build (the module and samples on the
 device, the strategy, the sweep's batch sizes, where files and progress go, the
-isolation and its timeouts); a :class:`RunState` is what the interpreter needs to
-perform (the runners still alive, the config of each backend built, by name) and the
-session deciding the run, which alone knows the run so far: the record is derived from
-it (:func:`~aitune_fp.core.record.derive.record_of`). Both are frozen; the interpreter
+isolation and its timeouts, the candidates the plan left out as not native here); a
+:class:`RunState` is what the interpreter needs to perform (the runners still alive, the
+config of each backend built, by name) and the session deciding the run, which alone
+knows the run so far: the record is derived from it
+(:func:`~aitune_fp.core.record.derive.record_of`). Both are frozen; the interpreter
 (:mod:`aitune_fp.shell.drive`) replaces the state after every command.
 """
 
@@ -19,6 +20,7 @@ import torch
 from pyrsistent import PMap, pmap
 from returns.result import Result
 
+from aitune_fp.core.accuracy.reach import LeftOut
 from aitune_fp.core.record.max_batch import MaxBatchSearch
 from aitune_fp.core.records import BackendFailure, Profile, TuneState
 from aitune_fp.core.session import Done, Session
@@ -55,6 +57,7 @@ class Setup:
     isolation: bool = False
     timeouts: Timeouts = field(default_factory=Timeouts)
     max_batch_search: MaxBatchSearch | None = None
+    left_out: tuple[LeftOut, ...] = ()
 
     def emit(self, kind: str, backend: str = "", done: int = 0, **fields: Any) -> None:
         """Send one progress event (``done`` backends so far)."""

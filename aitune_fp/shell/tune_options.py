@@ -25,6 +25,7 @@ from typing import Final
 import torch
 
 from aitune_fp.core.accuracy import AccuracyPolicy, Search
+from aitune_fp.core.accuracy.reach import Capabilities
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.eager import TorchEager
 from aitune_fp.effects.checks.validate import Tolerance
@@ -54,7 +55,8 @@ class TuneOptions:
     (``True``: never the stored decision, :mod:`aitune_fp.shell.decided`). The session:
     ``race`` (``None``: on unless ``AITUNE_FP_RACE=0``; ``False``: every candidate sweeps
     the whole ladder), ``baseline`` (the config every candidate is compared with;
-    ``None``: eager).
+    ``None``: eager). The machine: ``capabilities`` (``None``: read from the device once,
+    :mod:`aitune_fp.effects.machine.capabilities`).
     """
 
     device: str | torch.device = "cpu"
@@ -78,6 +80,7 @@ class TuneOptions:
     fresh: bool = False
     race: bool | None = None
     baseline: Backend | None = None
+    capabilities: Capabilities | None = None
 
     @property
     def target(self) -> Path | None:

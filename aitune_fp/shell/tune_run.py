@@ -2,7 +2,9 @@
 
 Rules (see :mod:`aitune_fp.shell.tune_module` for the whole run's):
 - :func:`prepare` checks the inputs and resolves the device before anything is built (a
-  bad sample or an absent device is a ``TuneError``), starts the workers' server (which
+  bad sample or an absent device is a ``TuneError``), plans the candidates this machine
+  runs natively (:func:`~aitune_fp.shell.variants.planned`: :func:`announce` names those
+  left out in one plan line, the record in ``left_out``), starts the workers' server (which
   imports the admitted candidates' libraries before its first worker), finds the max
   batch size and fixes the ``Setup``;
 - with isolation this process imports no backend library up front: it runs backends only
@@ -27,6 +29,7 @@ from pathlib import Path
 import torch
 from returns.result import Failure, Result, Success
 
+from aitune_fp.core.accuracy.reach import left_out_line
 from aitune_fp.core.engine_batch import engine_opt_batch
 from aitune_fp.core.record.max_batch import MaxBatchSearch, max_batch_line
 from aitune_fp.core.record.run_record import RunRecord
@@ -50,7 +53,7 @@ from aitune_fp.shell.run_end import make_winner, summary, tuned_of
 from aitune_fp.shell.setup import RunState, Setup
 from aitune_fp.shell.tune_options import TuneOptions
 from aitune_fp.shell.tuned_module import TunedModule
-from aitune_fp.shell.variants import resolve_candidates, with_policy
+from aitune_fp.shell.variants import planned, with_policy
 from aitune_fp.shell.wall_clock import Stopwatch
 from aitune_fp.shell.workspace import Workspace, open_workspace
 
@@ -101,7 +104,7 @@ def prepare(
         normalised = normalise_samples(samples, batch_axis=options.batch_axis,
                                        batched=options.batched,
                                        dynamic_axes=options.dynamic_axes)  # fmt: skip
-        candidates = resolve_candidates(backends, options.search, dev)
+        candidates, left_out = planned(backends, options.search, dev, options.capabilities)
     except (ValueError, KeyError) as error:
         return Failure(TuneError(str(error)))
     admitted = _admitted(strategy, candidates)
@@ -110,7 +113,11 @@ def prepare(
     placed = OnDevice(module.eval().to(dev), normalised.to(dev), dev)
     total = len(candidates) + (1 if strategy.validate_performance else 0)
     return _searched(placed, strategy, options, total, clock).map(
-        lambda setup: Prepared(setup, _sized(candidates, setup.max_batch_size, strategy), admitted)
+        lambda setup: Prepared(
+            replace(setup, left_out=left_out),
+            _sized(candidates, setup.max_batch_size, strategy),
+            admitted,
+        )
     )
 
 
@@ -186,6 +193,9 @@ def announce(setup: Setup, plan: SessionPlan, prepared: Prepared, clock: Stopwat
     names = plan.candidates
     setup.emit("plan", message=f"{plan.strategy.title}: {', '.join(names) or 'no candidates'}")
     setup.emit("plan", message=max_batch_line(setup.max_batch_size, setup.max_batch_search) or "")
+    left = left_out_line(setup.left_out)
+    if left is not None:
+        setup.emit("plan", message=left)
     log.info("batch sizes to profile: %s", setup.batch_sizes)
     setup.emit("stage", stage="preload")
     if not setup.isolation:

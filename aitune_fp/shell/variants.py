@@ -5,6 +5,10 @@ Rules:
   ``"wide"``; ``None`` is ``"default"``) generates the candidates when ``backends`` is not
   given (:func:`~aitune_fp.effects.backends.search_space.search_candidates`); a user's own
   list is pinned: it is only narrowed to the search's precisions, never widened;
+- :func:`planned` cuts the candidates to what the machine computes natively (read once,
+  :mod:`aitune_fp.effects.machine.capabilities`, or the given value): the rest are left
+  out, not built (:mod:`aitune_fp.core.accuracy.reach`); a precision the user named
+  (``--precisions``, or any config in a pinned list) is kept, with a warning;
 - ``accuracy`` (an :class:`~aitune_fp.core.accuracy.AccuracyPolicy`) replaces the
   tolerance's default policy, which keeps today's fp32 rule and admits reduced precision
   only through the eager-relative rule;
@@ -17,16 +21,21 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
 import torch
 
 from aitune_fp.core.accuracy import AccuracyPolicy, Search
+from aitune_fp.core.accuracy.reach import REDUCED, Capabilities, LeftOut, reach
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.backends.search_space import narrowed, search_candidates
+from aitune_fp.effects.backends.search_space import narrowed, precision_of, search_candidates
 from aitune_fp.effects.checks.validate import Tolerance
-from aitune_fp.shell.resolve import resolve_backends
+from aitune_fp.effects.machine.capabilities import capabilities
+from aitune_fp.shell.resolve import _unique_names, resolve_backends
+
+log = logging.getLogger("aitune_fp")
 
 
 def as_search(search: Search | str | None) -> Search:
@@ -55,6 +64,38 @@ def resolve_candidates(
     if backends is None:
         return search_candidates(space, device)
     return narrowed(space, resolve_backends(backends, device))
+
+
+def planned(
+    backends: Sequence[Backend | str] | None,
+    search: Search | str | None,
+    device: torch.device,
+    found: Capabilities | None = None,
+) -> tuple[tuple[Backend, ...], tuple[LeftOut, ...]]:
+    """The candidates ``device`` (or ``found``) runs natively, and those left out.
+
+    >>> avx2 = Capabilities("cpu", frozenset({"int8"}), frozenset({"avx2"}))
+    >>> kept, left = planned(None, None, torch.device("cpu"), avx2)
+    >>> [x.backend for x in left]  # doctest: +NORMALIZE_WHITESPACE
+    ["eager(precision='bfloat16')", "inductor(precision='bfloat16', freezing=True)",
+     "openvino(precision='bfloat16')"]
+    >>> from aitune_fp.core.accuracy import parse_search
+    >>> named = parse_search("default", "bf16")  # asked for: kept, with a warning
+    >>> kept, left = planned(None, named, torch.device("cpu"), avx2)
+    >>> [b.describe() for b in kept][:1], left
+    (["eager(precision='bfloat16')"], ())
+    """
+    candidates = resolve_candidates(backends, search, device)
+    named = as_search(search).precisions or frozenset()
+    explicit = frozenset(REDUCED) if backends is not None else named
+    names = _unique_names(candidates)
+    precisions = [precision_of(c) for c in candidates]
+    split = reach(tuple(zip(names, precisions, strict=True)), found or capabilities(device),
+                  explicit)  # fmt: skip
+    for kept in split.warned:
+        log.warning("%s: built as asked, though %s", kept.backend, kept.reason)
+    by_name = dict(zip(names, candidates, strict=True))
+    return tuple(by_name[n] for n in split.kept), split.left_out
 
 
 def with_policy(tolerance: Tolerance | None, accuracy: AccuracyPolicy | None) -> Tolerance:

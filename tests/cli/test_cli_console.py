@@ -43,3 +43,17 @@ def test_on_a_terminal_the_live_display_keeps_the_results() -> None:
     _show(Console(file=buf, force_terminal=True, width=120))
     text = buf.getvalue()
     assert "eager · ok: 4000.00 samples/s" in text and "onnxruntime · failed: boom" in text
+
+
+def test_a_stored_run_shows_what_its_plan_left_out() -> None:
+    """``show_run`` (the tune's summary and ``aitune-fp report``) prints the plan's line of
+    what was left out as not native on the machine."""
+    from aitune_fp.cli.console import show_run
+    from aitune_fp.core.accuracy.reach import Capabilities, reach
+    from aitune_fp.core.record.run_record import RunRecord
+
+    left = reach([("openvino(precision='bfloat16')", "bfloat16")], Capabilities("cpu", frozenset()))
+    record = RunRecord("m", "cpu", {}, None, (), None, None, {}, {}, None, left_out=left.left_out)
+    buf = io.StringIO()
+    show_run(Console(file=buf, width=200), record)
+    assert "left out (not native here): openvino(precision='bfloat16')" in buf.getvalue()

@@ -137,6 +137,7 @@ def test_every_record_field_is_written() -> None:
     dropped."""
     import dataclasses
 
+    from aitune_fp.core.accuracy.reach import LeftOut
     from aitune_fp.core.record.json_codec import to_json
     from aitune_fp.core.record.plan_record import PlanRecord
     from aitune_fp.core.record.provenance import Provenance
@@ -169,6 +170,7 @@ def test_every_record_field_is_written() -> None:
                     plan=PlanRecord(("a",)),
                     notes=(Settled("min_latency"),),
                     reverification=Verification(True, "a", "b", 1.0, (0.9, 1.1), 1.0),
+                    left_out=(LeftOut("b", "bfloat16", "not native"),),
                 )
             ),
         ),

@@ -20,10 +20,11 @@ from aitune_fp.effects.cache.artifact_cache import cache_key
 from aitune_fp.effects.cache.artifacts import load_built, output_spec
 from aitune_fp.effects.checks.validate import ValidationReport, validate
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
+from aitune_fp.effects.machine.capabilities import NEEDS_BF16, missing, skip_unless
 
 CPU = torch.device("cpu")
-NATIVE = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-needs_bf16 = pytest.mark.skipif(not NATIVE, reason="needs native bf16")
+NATIVE = missing(NEEDS_BF16) is None
+needs_bf16 = skip_unless(NEEDS_BF16)
 CONFIGS = {
     "inductor": InductorJIT(precision="bfloat16", freezing=True),
     "inductor-autocast": InductorJIT(precision="bfloat16", autocast=True),
@@ -51,7 +52,7 @@ def _ok(result: Any) -> Any:
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Built, ValidationReport]]:
     """Each bf16 variant built once on the tiny MLP and validated (compiles are slow)."""
     if not NATIVE:
-        pytest.skip("needs native bf16")
+        pytest.skip(NEEDS_BF16)
     module, samples, out = _mlp(), _samples(), {}
     for name, config in CONFIGS.items():
         built: Built = _ok(config.build(module, samples, CPU, tmp_path_factory.mktemp(name)))

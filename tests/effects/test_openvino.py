@@ -23,7 +23,7 @@ from aitune_fp.effects.backends.openvino import OpenVino
 from aitune_fp.effects.cache.artifacts import artifact_files
 from aitune_fp.effects.checks.validate import validate
 from aitune_fp.effects.inputs.samples import normalise_samples
-from tests.capabilities import NEEDS_BF16
+from aitune_fp.effects.machine.capabilities import NEEDS_BF16, skip_unless
 
 pytest.importorskip("openvino")
 CPU = torch.device("cpu")
@@ -67,6 +67,7 @@ def test_the_ir_runs_every_batch_and_length_of_the_envelope(built: Any) -> None:
 
 
 @pytest.mark.heavy
+@skip_unless(NEEDS_BF16)
 def test_the_bf16_hint_computes_in_bfloat16_and_shares_the_ir(built: Any) -> None:
     """The bf16 hint compiles the same IR (the hints are runtime options, one cache key),
     reports bfloat16, computes in it (its outputs leave the float32 run's by more than

@@ -14,14 +14,13 @@ from torch import nn
 from aitune_fp import load, min_latency, save
 from aitune_fp.core.accuracy import Search
 from aitune_fp.effects.backends.inductor import InductorJIT
+from aitune_fp.effects.machine.capabilities import NEEDS_BF16, skip_unless
 from aitune_fp.shell.tune_module import TuneOptions, TuningRun, run_tuning
 from tests.shell.test_tune_module_fakes import quick
 
-NATIVE = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-
 
 @pytest.mark.heavy
-@pytest.mark.skipif(not NATIVE, reason="needs native bf16")
+@skip_unless(NEEDS_BF16)
 def test_an_inductor_bf16_winner_saves_and_loads_back_as_tuned(tmp_path: Path) -> None:
     """The pick's config keeps precision and freezing; the loaded recipe recompiles the same
     bf16 program: its outputs equal the tuned module's and differ from fp32 eager's."""

@@ -17,7 +17,8 @@ Rules:
   seconds, variants, builds ahead, race ladder: older readers read them) over the env's;
 - what the session cannot know comes in a :class:`RecordEnv`: the model's name, the
   device, the environment fingerprint, the inputs, the max batch size and its search, the
-  wall account, the status, the provenance, the isolation options, and whether the
+  wall account, the status, the provenance, the isolation options, the candidates the
+  plan left out as not native on the machine (``left_out``), and whether the
   winner could not be made (``unmade``: then that error, no selection, no verification);
   an ``interrupted`` record (written while the run goes on) carries the interrupted
   error (:data:`INTERRUPTED`).
@@ -32,6 +33,7 @@ from typing import Any, Final
 from pyrsistent import PMap, freeze, pmap
 from returns.result import Failure, Result
 
+from aitune_fp.core.accuracy.reach import LeftOut
 from aitune_fp.core.record.max_batch import MaxBatchSearch
 from aitune_fp.core.record.plan_record import plan_record
 from aitune_fp.core.record.provenance import Provenance
@@ -64,6 +66,7 @@ class RecordEnv:
     provenance: Provenance = field(default_factory=Provenance)
     options: PMap[str, Any] = field(default_factory=pmap)
     unmade: TuneError | None = None
+    left_out: tuple[LeftOut, ...] = ()
 
 
 def record_of(session: Session, env: RecordEnv) -> RunRecord:
@@ -112,6 +115,7 @@ def record_of(session: Session, env: RecordEnv) -> RunRecord:
         notes=session.notes,
         options=freeze({**dict(env.options), **plan_options(plan)}),
         plan=plan_record(plan),
+        left_out=env.left_out,
     )
 
 

@@ -19,6 +19,8 @@ Rules:
   ``None`` in older records, whose plan is read back from ``options``).
   ``reverification``: a decision cache hit's new re-verification of the stored pick,
   beside the stored run's own ``verification`` (:mod:`.hit`; written only when there is one).
+  ``left_out``: the candidates the plan left out as not native here, with reasons
+  (:mod:`..accuracy.reach`; written only when any were: an older record reads as none).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import msgspec
 from pyrsistent import PMap, pmap
 from returns.result import Failure, Result, Success
 
+from aitune_fp.core.accuracy.reach import LeftOut
 from aitune_fp.core.fold import tune
 from aitune_fp.core.record.event_log import decode_events, encode_events
 from aitune_fp.core.record.json_codec import decoded_fields, from_json, to_json
@@ -129,6 +132,7 @@ class RunRecord:
     notes: tuple[Note, ...] = ()
     plan: PlanRecord | None = None
     reverification: Verification | None = None
+    left_out: tuple[LeftOut, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in ("complete", "interrupted"):
@@ -213,9 +217,9 @@ def encode(record: RunRecord) -> dict[str, Any]:
     """The record as a JSON-able dict (the ``run.json`` schema, see docs/run-record.md)."""
     rest = replace(record, baseline=None, candidates=(), events=(), notes=())
     tree: dict[str, Any] = {k: v for k, v in to_json(rest).items() if k != "notes"}
-    for kept in ("plan", "reverification"):  # written only when kept: older records read the same
-        if getattr(record, kept) is None:
-            del tree[kept]
+    for name in ("plan", "reverification", "left_out"):  # written only when there
+        if not tree[name]:
+            del tree[name]
     said = {"notes": encode_notes(record.notes)} if record.notes else {}  # only when any were
     outcomes = {"baseline": None if record.baseline is None else encode_outcome(record.baseline),
                 "candidates": [encode_outcome(c) for c in record.candidates]}  # fmt: skip

@@ -5,8 +5,9 @@ Rules:
 - sections in order: title, decision, backends (status, metric, batch size, speedup, where
   the figures were measured, peak memory in MiB, why it failed), latency per batch size
   (samples, mean, median, p90, p99, CV, throughput) per backend, validation errors, stage
-  times, strategy, environment; the session's notes (:mod:`.notes`) after the accuracy,
-  when it said any;
+  times, strategy, environment; after the backends, the candidates the plan left out as
+  not native on the machine (one line, only when there are any); the session's notes
+  (:mod:`.notes`) after the accuracy, when it said any;
 - a ``|`` in any cell is escaped, so a failure message never breaks a table;
 - maps are rendered with sorted keys, so equal records give identical reports.
 """
@@ -17,6 +18,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from aitune_fp.core.accuracy.reach import left_out_line
 from aitune_fp.core.record.max_batch import max_batch_line
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.record.stages import STAGES
@@ -190,6 +192,7 @@ def render_markdown(record: RunRecord) -> str:
         f"Strategy: **{title}**; {largest}.",
         f"## Decision\n\n{decision}",
         f"## Backends\n\n{backends_section(record)}",
+        *([f"## Left out\n\n{left}"] if (left := left_out_line(record.left_out)) else []),
         *([f"## Stopped early\n\n{stopped}"] if stopped else []),
         *([f"## Accuracy against eager\n\n{accuracy}"] if accuracy else []),
         *([f"## Notes\n\n{notes}"] if (notes := _notes(record)) else []),

@@ -16,6 +16,10 @@ Rules:
   ``THROUGHPUT``), ``num_streams`` (0: OpenVINO's choice) and ``threads``
   (``INFERENCE_NUM_THREADS``, 0: OpenVINO's choice) are compile options too: all four are
   runtime options, outside the artifact's cache key, so every variant shares one IR;
+- ``quantization`` changes the IR, so it is part of the key: ``int8`` is NNCF's
+  post-training quantization calibrated on the seen rows (the held-out rows judge it),
+  ``int8-weights`` its weight-only compression (:mod:`.ov_quant`); both compute in
+  ``int8``, with the ``f32`` hint for what stays in float;
 - the runner calls one infer request synchronously with the module's tensors as numpy
   views (no copy in) and returns torch tensors in the eager output's structure;
 - ``openvino`` is imported only inside this module's functions.
@@ -48,6 +52,7 @@ from aitune_fp.effects.backends.base import (
     Library,
     LoadRequest,
 )
+from aitune_fp.effects.backends.ov_quant import QUANTIZATIONS, quantized
 from aitune_fp.effects.inputs.samples import InputSpec, Samples
 
 HINTS: Final = {"float32": "f32", "bfloat16": "bf16"}
@@ -79,14 +84,24 @@ class OpenVino(ConfigIdentity):
         order=35,
         libraries=("torch.onnx", "onnxscript", "openvino"),
         server_skips=("openvino",),  # its import starts a thread pool: no fork after it
-        sdks=("openvino",),
-        versions=(Library("openvino", ("openvino",), supported=((2024, 0), None)),),
+        sdks=("openvino", "nncf"),
+        sdk_modules=("aitune_fp.effects.backends.ov_quant",),
+        versions=(
+            Library("openvino", ("openvino",), supported=((2024, 0), None)),
+            Library("nncf", ("nncf",)),
+        ),
         extra="openvino",
         loader=_load_ir,
         defaults={"cpu": ({},)},
         variants={
-            "default": {"cpu": ({"precision": "bfloat16"},)},
-            "wide": {"cpu": ({"performance_hint": "THROUGHPUT"}, {"threads": 1})},
+            "default": {"cpu": ({"precision": "bfloat16"}, {"quantization": "int8"})},
+            "wide": {
+                "cpu": (
+                    {"quantization": "int8-weights"},
+                    {"performance_hint": "THROUGHPUT"},
+                    {"threads": 1},
+                )
+            },
         },
     )
 
@@ -94,37 +109,43 @@ class OpenVino(ConfigIdentity):
     performance_hint: str = runtime_option("LATENCY")
     num_streams: int = runtime_option(0)
     threads: int = runtime_option(0)
+    quantization: str = "none"
+    """``none``, ``int8`` (calibrated) or ``int8-weights`` (:mod:`.ov_quant`)."""
     name: str = field(default="openvino", init=False)
 
     def __post_init__(self) -> None:
         chosen = (("precision", self.precision, tuple(HINTS)),
-                  ("performance_hint", self.performance_hint, PERFORMANCE))  # fmt: skip
+                  ("performance_hint", self.performance_hint, PERFORMANCE),
+                  ("quantization", self.quantization, QUANTIZATIONS))  # fmt: skip
         for label, value, choices in chosen:
             if value not in choices:
                 raise ValueError(f"openvino {label} must be one of {choices}, got {value!r}")
         if self.num_streams < 0 or self.threads < 0:
             raise ValueError("num_streams and threads must be >= 0 (0: OpenVINO's choice)")
+        if self.quantization != "none" and self.precision != "float32":
+            raise ValueError("an int8 OpenVINO model keeps the float32 hint for the rest")
 
     @property
     def calibrated(self) -> bool:
-        """Never: the IR does not depend on the samples' values."""
-        return False
+        """Only ``int8``: its IR depends on the samples' values (calibration)."""
+        return self.quantization == "int8"
 
     @property
     def computes_in(self) -> str:
-        """The precision hint: ``float32`` or ``bfloat16``."""
-        return self.precision
+        """``int8`` when quantized, else the precision hint (``float32``, ``bfloat16``)."""
+        return "int8" if self.quantization != "none" else self.precision
 
     def with_batch_range(self, max_batch_size: int) -> Backend:
         """Itself: the IR's batch axis is dynamic."""
         return self
 
     def unavailable_reason(self, device: torch.device) -> str | None:
-        """Needs a CPU device, ``openvino`` and ``onnxscript``, and for ``bfloat16`` a CPU
-        that computes it natively."""
+        """Needs a CPU device, ``openvino`` and ``onnxscript`` (``nncf`` to quantize), and
+        for ``bfloat16`` a CPU that computes it natively."""
+        nncf = ("nncf",) if self.quantization != "none" else ()
         return first_reason(
             lambda: None if device.type == "cpu" else "openvino runs on the CPU device here",
-            lambda: missing_library("openvino", "onnxscript"),
+            lambda: missing_library("openvino", "onnxscript", *nncf),
             lambda: lowp_unavailable(self.precision, device),
         )
 
@@ -142,6 +163,9 @@ class OpenVino(ConfigIdentity):
             ir = work_dir / "model.xml"
             with log.timed("convert"):
                 model = ov.Core().read_model(str(graph.path))
+            if self.quantization != "none":
+                model = quantized(model, graph, samples, self.quantization, log)
+            with log.timed("serialize"):
                 ov.serialize(model, str(ir), str(ir) + IR_WEIGHTS)
             log.write(f"OpenVINO {ov.get_version()}: IR {ir.name} (+{ir.name}{IR_WEIGHTS})")
             ir_graph = dataclasses.replace(graph, path=ir)
@@ -180,7 +204,8 @@ class OpenVino(ConfigIdentity):
         got = compiled.get_property("INFERENCE_PRECISION_HINT")
         info = {
             "device": "cpu",
-            "precision": self.precision,
+            "precision": self.computes_in,  # what the accuracy check judges it as
+            "quantization": self.quantization,
             "openvino_version": ov.get_version(),
             "inference_precision": str(got),
             "compile_config": self.compile_config(),

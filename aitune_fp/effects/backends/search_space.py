@@ -8,16 +8,21 @@ by its backend, :class:`~.base.Declaration` ``variants``):
   bfloat16 with weight freezing (cast; the fastest accurate candidate on the BERT-like
   model), ONNX Runtime with dynamic int8 quantization and ONNX Runtime with basic graph
   optimisation (a runtime option: it reuses the export; 1.17× on the Transformer and
-  BERT-like models at batch 16, quiet machine); on CUDA eager in float16 and bfloat16,
-  Inductor in float16, the fp16 builds of TensorRT, Torch-TensorRT and ONNX Runtime's
-  TensorRT provider, and ONNX Runtime's CUDA provider on the graph converted to float16;
+  BERT-like models at batch 16, quiet machine), OpenVINO in bfloat16 and OpenVINO int8
+  (NNCF's post-training quantization calibrated on the seen rows); on CUDA eager in
+  float16 and bfloat16, Inductor in float16, the fp16 builds of TensorRT, Torch-TensorRT
+  and ONNX Runtime's TensorRT provider, and ONNX Runtime's CUDA provider on the graph
+  converted to float16;
 - ``wide`` adds, on CPU, eager and Inductor bf16 under autocast, AOTInductor bf16 with
-  freezing, ONNX Runtime with static QDQ int8 calibrated on the samples, ONNX Runtime at
-  one intra-op thread with and without basic graph optimisation (they won only on a busy
-  machine or at batch 1), and eager at one torch thread; on CUDA
+  freezing, ONNX Runtime with static QDQ int8 calibrated on the samples, OpenVINO with
+  NNCF's int8 weight-only compression, ONNX Runtime at one intra-op thread with and
+  without basic graph optimisation (they won only on a busy machine or at batch 1), and
+  eager at one torch thread; on CUDA
   eager bf16 under autocast, Inductor bf16, AOTInductor fp16 and the bf16 TensorRT builds;
-- a variant that cannot run here (no native bf16, no CUDA) stays in the set and fails at
-  build with its reason, so the run record says what was not tried;
+- this set is the machine-blind space: the plan cuts it to what the machine computes
+  natively (:func:`aitune_fp.shell.variants.planned`), naming what it left out in its
+  plan line and the record's ``left_out``; a variant the machine cannot run for another
+  reason (no CUDA, a library missing) fails at build with its reason;
 - ``precisions`` keeps only the candidates computing in those precisions
   (:func:`precision_of`).
 """
@@ -54,12 +59,14 @@ def search_candidates(search: Search, device: torch.device | str) -> tuple[Backe
     >>> [b.describe() for b in search_candidates(Search(), "cpu")]  # doctest: +NORMALIZE_WHITESPACE
     ['inductor', 'aot_inductor', 'onnxruntime', 'openvino', "eager(precision='bfloat16')",
      "inductor(precision='bfloat16', freezing=True)", "onnxruntime(precision='int8-dynamic')",
-     "onnxruntime(graph_optimization='basic')", "openvino(precision='bfloat16')"]
+     "onnxruntime(graph_optimization='basic')", "openvino(precision='bfloat16')",
+     "openvino(quantization='int8')"]
     >>> [b.describe() for b in search_candidates(Search("none"), "cpu")]
     ['inductor', 'aot_inductor', 'onnxruntime', 'openvino']
     >>> narrow = Search("wide", frozenset({"int8"}))
-    >>> [b.describe() for b in search_candidates(narrow, "cpu")]
-    ["onnxruntime(precision='int8-dynamic')", "onnxruntime(precision='int8-static')"]
+    >>> [b.describe() for b in search_candidates(narrow, "cpu")]  # doctest: +NORMALIZE_WHITESPACE
+    ["onnxruntime(precision='int8-dynamic')", "openvino(quantization='int8')",
+     "onnxruntime(precision='int8-static')", "openvino(quantization='int8-weights')"]
     """
     kind = torch.device(device).type
     every = (*default_backends(device), *_variants(search.level, kind))
