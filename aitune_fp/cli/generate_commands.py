@@ -7,8 +7,10 @@ when no prompt is given), then each ``--prompt`` text, tokenized by ``--tokenize
 entry; ``--strategy`` picks by max tokens/s (default), min inter-token latency or min TTFT;
 ``--ttft-ms``/``--itl-ms`` make it a budget (tokens/s within them; unreachable: the
 baseline, and the reason says which budget and by how much); ``--candidates`` limits the
-candidates tried. The record (pick, reason, every candidate's TTFT/ITL/tokens/s and
-accuracy) is printed and, with ``--save``, written as the JSON that
+candidates tried. A request ``tune_generate`` refuses (a prompt beyond the model's positions,
+a model without ``generate``…) is one ``error:`` line, exit 1. The record (pick, reason,
+every candidate's TTFT/ITL/tokens/s and accuracy) is printed and, with ``--save``, written as
+the JSON that
 ``TunedGenerator.load(path, module=…)`` and ``aitune-fp serve`` read. The factory is called
 after ``torch.manual_seed(0)``, so a factory of random weights builds the same ones in every
 process. ``--remeasure`` (with ``--save``) loads the save in a fresh Python process over the
@@ -108,6 +110,17 @@ def _prompts(model: Any, args: argparse.Namespace) -> list[Any]:
     return [torch.randint(0, int(config.vocab_size), (n,), generator=gen) for n in lengths] + texts
 
 
+def _refuse_model(model: Any) -> None:
+    """A :class:`CliError` when the factory's model is no causal LM (no ``generate``, no
+    vocabulary), before prompts are drawn from its vocabulary."""
+    from aitune_fp.core.generation.request import model_refusal
+
+    vocab = getattr(getattr(model, "config", None), "vocab_size", None)
+    problem = model_refusal(callable(getattr(model, "generate", None)), vocab)
+    if problem is not None:
+        raise CliError(problem)
+
+
 def _show(record: dict[str, Any], out: Any) -> None:
     out.print(json.dumps({k: v for k, v in record.items() if k != "results"}, indent=2))
     for row in record["results"]:
@@ -136,28 +149,39 @@ def _model_and_tokenizer(args: argparse.Namespace) -> tuple[Any, Any]:
 def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     """Run ``tune_generate`` on the factory's model and print the record."""
     from aitune_fp.shell.generation.tune_generate import prompt_ids
-    from aitune_fp.shell.generation.tune_generate import tune_generate as tune
 
-    strategy, candidates = strategy_of(args), _candidates(args.candidates)
+    strategy = strategy_of(args)
+    _candidates(args.candidates)
     if args.remeasure and not args.save:
         raise CliError("--remeasure needs --save FILE (the fresh process loads it)")
     model, tokenizer = _model_and_tokenizer(args)
+    _refuse_model(model)
     prompts = _prompts(model, args)
-    tuned = tune(
-        model,
-        prompts,
-        new_tokens=args.new_tokens,
-        tokenizer=tokenizer,
-        batch_sizes=args.batch_sizes,
-        strategy=strategy,
-        candidates=candidates,
-    )
+    tuned = _tuned(args, model, prompts, tokenizer, strategy)
     if args.save:
         tuned.save(args.save)
     _show(tuned.record(), out)
     if args.remeasure:
         _remeasure(args, tuned, prompt_ids(prompts[0], tokenizer), out)
     return 0
+
+
+def _tuned(
+    args: argparse.Namespace, model: Any, prompts: list[Any], tokenizer: Any, strategy: Any
+) -> Any:
+    """The tuned generator, or a :class:`CliError` with ``tune_generate``'s one-line refusal."""
+    from returns.pipeline import is_successful
+
+    from aitune_fp.shell.generation.tune_generate import tune_generate as tune
+    from aitune_fp.shell.io import perform
+
+    made = perform(
+        tune(model, prompts, new_tokens=args.new_tokens, tokenizer=tokenizer,
+             batch_sizes=args.batch_sizes, strategy=strategy, candidates=args.candidates)
+    )  # fmt: skip
+    if not is_successful(made):
+        raise CliError(made.failure().message)
+    return made.unwrap()
 
 
 def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> None:

@@ -10,6 +10,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from aitune_fp import TunedGenerator, generation_budget, tune_generate  # noqa: E402
+from aitune_fp.shell.io import perform  # noqa: E402
 from tests import tiny_hf  # noqa: E402
 
 
@@ -22,9 +23,10 @@ def tiny_llama() -> torch.nn.Module:
 @pytest.fixture(scope="module")
 def tuned(tiny_llama: torch.nn.Module) -> TunedGenerator:
     prompt = torch.randint(0, 256, (8,))
-    return tune_generate(
+    made = tune_generate(
         tiny_llama, [prompt], new_tokens=6, candidates=["eager_static", "eager_static_bf16"]
     )
+    return perform(made).unwrap()
 
 
 def test_every_candidate_is_measured_and_checked(tuned: TunedGenerator) -> None:
@@ -73,11 +75,12 @@ def test_saved_pick_loads_and_generates(
 
 def test_unreachable_budget_keeps_the_baseline(tiny_llama: torch.nn.Module) -> None:
     """A TTFT budget nobody meets falls back to HF generate and the record says why."""
-    tuned = tune_generate(
+    made = tune_generate(
         tiny_llama,
         [torch.randint(0, 256, (4,))],
         new_tokens=3,
         strategy=generation_budget(ttft_ms=1e-6),
         candidates=["eager_static"],
     )
+    tuned = perform(made).unwrap()
     assert tuned.pick.name == "hf_eager_dynamic" and "unreachable" in tuned.choice.reason

@@ -15,6 +15,7 @@ transformers = pytest.importorskip("transformers")
 
 from aitune_fp import TunedGenerator, tune_generate  # noqa: E402
 from aitune_fp.shell.generation.fresh import PointFigures, fresh_measure  # noqa: E402
+from aitune_fp.shell.io import perform  # noqa: E402
 from tests import tiny_hf  # noqa: E402
 
 pytestmark = pytest.mark.heavy
@@ -34,7 +35,8 @@ def model() -> Any:
 def tuned(model: Any) -> TunedGenerator:
     """A real tune over the eager static-cache candidates (no compile)."""
     names = ["eager_static", "eager_static_1thread"]
-    return tune_generate(model, [PROMPT], new_tokens=NEW, batch_sizes=(2,), candidates=names)
+    made = tune_generate(model, [PROMPT], new_tokens=NEW, batch_sizes=(2,), candidates=names)
+    return perform(made).unwrap()
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from aitune_fp.core.generation.records import tokens_per_second
+from aitune_fp.core.measure.generation_profile import tokens_per_second
 from aitune_fp.effects.generation.timing import default_rule, hf_rule, time_hf, time_stepper
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build
 from aitune_fp.shell.generation.tune_generate import HF_TOKENS

@@ -10,20 +10,30 @@ as a failure naming its stage and reason. Time: HF ``generate`` is timed under `
 ``wall_budget_s`` for the whole tune and ``build_budget_s`` per build, and are skipped with
 a recorded reason as :mod:`aitune_fp.shell.generation.measure` says. Compiling candidates
 come after the eager ones, AOTInductor first (one build serves both of its candidates).
+The pick is made by the one fold (:func:`aitune_fp.core.generation.choose`) over the results at
+the primary point. The result is an ``IOResult`` as ``tune_module``'s: a bad request (no
+``generate``, no vocabulary, no prompt, a prompt beyond the model's positions, an unknown
+candidate: :mod:`aitune_fp.core.generation.request`) is an ``IOFailure`` of a ``TuneError``
+whose message is one line naming the problem, before anything is built.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
+from returns.io import IOFailure, IOResult, IOSuccess
 
-from aitune_fp.core.generation import GenerationResult, GenerationStrategy, max_tokens_per_s, pick
+from aitune_fp.core.generation import GenerationResult, choose, max_tokens_per_s
+from aitune_fp.core.generation.request import GenerationRequest, refusal
+from aitune_fp.core.records import TuneError
+from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.generation.teacher import reference
 from aitune_fp.effects.generation.timing import hf_rule, time_hf
-from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, build
+from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, build
 from aitune_fp.shell.generation.measure import CandidateRun, Policy
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 
@@ -54,50 +64,93 @@ def _points(prompts: Sequence[torch.Tensor], batch_sizes: Sequence[int]) -> list
     return [p.repeat(b, 1) for b in batch_sizes for p in prompts]
 
 
+def _request(
+    model: Any, ids: Sequence[torch.Tensor], new_tokens: int, batch_sizes: Sequence[int]
+) -> GenerationRequest:
+    config = getattr(model, "config", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    return GenerationRequest(
+        has_generate=callable(getattr(model, "generate", None)),
+        vocab_size=getattr(config, "vocab_size", None),
+        positions=positions if isinstance(positions, int) else None,
+        prompt_lengths=tuple(int(i.shape[1]) for i in ids),
+        new_tokens=new_tokens,
+        batch_sizes=tuple(batch_sizes),
+    )
+
+
+def _prompts(prompts: Sequence[Any], tokenizer: Any) -> IOResult[list[torch.Tensor], TuneError]:
+    try:
+        return IOSuccess([prompt_ids(p, tokenizer) for p in prompts])
+    except (ValueError, TypeError, RuntimeError) as error:
+        return IOFailure(TuneError(f"a prompt cannot be read: {error}"))
+
+
 def tune_generate(
     model: Any,
     prompts: Sequence[Any],
     *,
     new_tokens: int = 64,
     batch_sizes: Sequence[int] = (1,),
-    strategy: GenerationStrategy = max_tokens_per_s,
+    strategy: Strategy = max_tokens_per_s,
     candidates: Sequence[str] | None = None,
     tokenizer: Any = None,
     min_top1: float = 0.99,
     max_rms_rel: float = 0.1,
     wall_budget_s: float = 150.0,
     build_budget_s: float = 120.0,
-) -> TunedGenerator:
-    """Tune ``model``'s generation (see the module rules); returns a ``TunedGenerator``."""
+) -> IOResult[TunedGenerator, TuneError]:
+    """Tune ``model``'s generation (see the module rules): the ``TunedGenerator``, or the
+    ``TuneError`` saying why not."""
     start = time.perf_counter()
     policy = Policy(min_top1, max_rms_rel, wall_budget_s, build_budget_s)
-    model.eval()
-    ids = [prompt_ids(p, tokenizer) for p in prompts]
-    points = _points(ids, batch_sizes)
-    ref_stepper = build(model, BY_NAME["eager_static"])
-    ref = reference(
-        model, ref_stepper, _held_out(model, [i.shape[1] for i in ids]), min(new_tokens, 16)
+
+    def checked(ids: list[torch.Tensor]) -> IOResult[TunedGenerator, TuneError]:
+        request = _request(model, ids, new_tokens, batch_sizes)
+        asked = replace(request, candidates=tuple(candidates or ()))
+        problem = refusal(asked, tuple(BY_NAME))
+        if problem is not None:
+            return IOFailure(TuneError(problem))
+        chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
+        run = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy)
+        return IOSuccess(run.tuned(strategy, chosen, start))
+
+    return _prompts(prompts, tokenizer).bind(checked)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tune:
+    """One tune's inputs: the model, its prompts as ids, and the policy."""
+
+    model: Any
+    ids: list[torch.Tensor]
+    new_tokens: int
+    batch_sizes: tuple[int, ...]
+    policy: Policy
+
+    def tuned(self, strategy: Strategy, chosen: list[Candidate], start: float) -> TunedGenerator:
+        """Measure every chosen candidate and the baseline; the fold picks."""
+        model, new_tokens = self.model, self.new_tokens
+        model.eval()
+        points = _points(self.ids, self.batch_sizes)
+        ref_stepper = build(model, BY_NAME["eager_static"])
+        held_out = _held_out(model, [i.shape[1] for i in self.ids])
+        ref = reference(model, ref_stepper, held_out, min(new_tokens, 16))
+        run = CandidateRun(model, points, new_tokens, ref, self.policy, start)
+        run.start_ahead(chosen)
+        for cand in chosen:
+            run.prepare(cand)
+        results = [_hf_result(model, p, new_tokens) for p in points]
+        results.extend(run.timed())
+        first = points[0].shape
+        primary = [r for r in results if (r.batch, r.prompt_len) == (first[0], first[1])]
+        choice = choose(strategy, primary, BASELINE)
+        return TunedGenerator(model, choice, tuple(results), time.perf_counter() - start)
+
+
+def _hf_result(model: Any, p: torch.Tensor, new_tokens: int) -> GenerationResult:
+    ttft, itl = time_hf(model, p, min(new_tokens, HF_TOKENS), hf_rule())
+    batch, length = p.shape[0], p.shape[1]
+    return GenerationResult(
+        BASELINE, "eager-dynamic", "eager-dynamic", batch, length, new_tokens, ttft, itl
     )
-    chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
-    run = CandidateRun(model, points, new_tokens, ref, policy, start)
-    run.start_ahead(chosen)
-    for cand in chosen:
-        run.prepare(cand)
-    results = [
-        GenerationResult(
-            BASELINE,
-            "eager-dynamic",
-            "eager-dynamic",
-            p.shape[0],
-            p.shape[1],
-            new_tokens,
-            *time_hf(model, p, min(new_tokens, HF_TOKENS), hf_rule()),
-        )
-        for p in points
-    ]
-    results.extend(run.timed())
-    primary = [
-        r for r in results if r.batch == points[0].shape[0] and r.prompt_len == points[0].shape[1]
-    ]
-    choice = pick(strategy, primary, BASELINE)
-    return TunedGenerator(model, choice, tuple(results), time.perf_counter() - start)
