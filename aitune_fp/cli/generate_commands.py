@@ -10,13 +10,13 @@ baseline, and the reason says which budget and by how much); ``--candidates`` li
 candidates tried. A request ``tune_generate`` refuses (a prompt beyond the model's positions,
 a model without ``generate``…) is one ``error:`` line, exit 1. The record (pick, reason,
 every candidate's TTFT/ITL/tokens/s and accuracy) is printed and, with ``--save``, written as
-the JSON that
-``TunedGenerator.load(path, module=…)`` and ``aitune-fp serve`` read. The factory is called
-after ``torch.manual_seed(0)``, so a factory of random weights builds the same ones in every
-process. ``--remeasure`` (with ``--save``) loads the save in a fresh Python process over the
-factory's model, re-measures the pick's and HF ``generate``'s tokens/s at the primary point
-(first prompt, first batch size), prints them beside the tune's and writes them into the
-save under ``"fresh"``.
+the sealed folder (``generation.json`` and ``manifest.json``) that
+``TunedGenerator.load(path, module=…)``, ``aitune_fp.load`` and ``aitune-fp serve`` read. The
+factory is called after ``torch.manual_seed(0)``, so a factory of random weights builds the
+same ones in every process. ``--remeasure`` (with ``--save``) loads the save in a fresh Python
+process over the factory's model, re-measures the pick's and HF ``generate``'s tokens/s at
+the primary point (first prompt, first batch size), prints them beside the tune's and writes
+them into the save's record under ``"fresh"`` (the folder is written again, sealed).
 """
 
 from __future__ import annotations
@@ -187,9 +187,6 @@ def _tuned(
 def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> None:
     """Re-measure the save in a fresh process at the primary point; print both figures and
     add the fresh ones to the save."""
-    from pathlib import Path
-
-    from aitune_fp.effects.atomic import write_text
     from aitune_fp.shell.generation.fresh import fresh_measure, tune_figures
 
     ids = prompt.repeat(args.batch_sizes[0], 1)
@@ -204,6 +201,5 @@ def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> N
             f"  {label}: {got['tokens_per_s']:.1f} vs {got['hf_tokens_per_s']:.1f} "
             f"({got['speedup']:.2f}x)"
         )
-    record = json.loads(Path(args.save).read_text())
-    record["fresh"] = {"batch": fresh.batch, "prompt_len": fresh.prompt_len, **again}
-    write_text(Path(args.save), json.dumps(record, indent=2))
+    figures = {"batch": fresh.batch, "prompt_len": fresh.prompt_len, **again}
+    tuned.with_fresh(figures).save(args.save)

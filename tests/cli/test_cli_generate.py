@@ -63,7 +63,7 @@ def test_unreachable_budget_keeps_the_baseline_and_says_why(
     )
     out = capsys.readouterr().out
     assert code == 0 and "budget ttft<=1e-06ms unreachable" in out and "eager_static" in out
-    record = json.loads(saved.read_text())
+    record = json.loads((saved / "generation.json").read_text())
     assert record["pick"] == "hf_eager_dynamic" and record["fell_back"] is True
     points = {(r["name"], r["prompt_len"]) for r in record["results"]}
     assert points == {("hf_eager_dynamic", 3), ("eager_static", 3)}

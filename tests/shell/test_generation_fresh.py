@@ -76,8 +76,9 @@ def test_the_fresh_figures_stand_beside_the_tunes(
 
 
 def test_a_failing_child_says_why(tmp_path: Path) -> None:
-    """A save that does not exist makes the child fail; the error carries its stderr."""
+    """A save that does not exist makes the child fail; the error carries its stderr (the
+    LoadError naming the missing save)."""
     with pytest.raises(
-        RuntimeError, match=r"(?s)fresh-process measure failed.*FileNotFoundError.*gen\.json"
+        RuntimeError, match=r"(?s)fresh-process measure failed.*LoadError.*gen\.json.*manifest"
     ):
         fresh_measure(tmp_path / "gen.json", "tests.tiny_hf:tiny_llama", IDS, 2, timeout_s=300)
