@@ -91,18 +91,14 @@ def profiles(
     samples = st.lists(latencies(), min_size=1, max_size=max_samples)
     latencies_ms = {bs: draw(samples) for bs in sorted(sizes)}
     generation = draw(st.none() | generation_profiles(batches=sorted(sizes)))
-    return Profile(
-        name, latencies_ms, peak_memory_mb=draw(peak_memories()), generation=generation
-    )
+    return Profile(name, latencies_ms, peak_memory_mb=draw(peak_memories()), generation=generation)
 
 
 def generation_points(*, batches: list[int]) -> st.SearchStrategy[GenerationPoint]:
     """A generation point at one of ``batches``: TTFT and ITL pooled, near-tied or any."""
     itl = st.one_of(st.just(0.0), latencies())
     lengths = st.sampled_from((1, 8, 32, 128))
-    return st.builds(
-        GenerationPoint, st.sampled_from(batches), lengths, lengths, latencies(), itl
-    )
+    return st.builds(GenerationPoint, st.sampled_from(batches), lengths, lengths, latencies(), itl)
 
 
 def generation_profiles(*, batches: list[int]) -> st.SearchStrategy[GenerationProfile]:
