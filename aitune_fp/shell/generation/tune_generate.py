@@ -122,7 +122,7 @@ def tune_generate(
 class _Tune:
     """One tune's inputs: the model, its prompts as ids, and the policy."""
 
-    model: Any
+    model: torch.nn.Module
     ids: list[torch.Tensor]
     new_tokens: int
     batch_sizes: tuple[int, ...]
