@@ -11,7 +11,7 @@ import torch
 pytest.importorskip("transformers")
 
 from aitune_fp import tune_generate
-from aitune_fp.shell.generation import tune_generate as tuning
+from aitune_fp.shell.generation.candidates import Steppers
 from aitune_fp.shell.io import perform
 from tests import tiny_hf
 
@@ -29,7 +29,7 @@ def nothing_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_args: Any, **_kw: Any) -> None:
         raise AssertionError("a refused request built a stepper")
 
-    monkeypatch.setattr(tuning, "build", refuse)
+    monkeypatch.setattr(Steppers, "get", refuse)
 
 
 class _NoVocab(torch.nn.Module):

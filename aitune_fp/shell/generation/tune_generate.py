@@ -33,8 +33,8 @@ from aitune_fp.core.records import TuneError
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.generation.teacher import reference
 from aitune_fp.effects.generation.timing import hf_rule, time_hf
-from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, build
-from aitune_fp.shell.generation.measure import CandidateRun, Policy
+from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, Steppers
+from aitune_fp.shell.generation.measure import Measuring, Policy, prepare, start_ahead, timed
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 
 
@@ -132,20 +132,21 @@ class _Tune:
         """Measure every chosen candidate and the baseline; the fold picks."""
         model, new_tokens = self.model, self.new_tokens
         model.eval()
-        points = _points(self.ids, self.batch_sizes)
-        ref_stepper = build(model, BY_NAME["eager_static"])
+        points = tuple(_points(self.ids, self.batch_sizes))
+        steppers = Steppers(model)
         held_out = _held_out(model, [i.shape[1] for i in self.ids])
-        ref = reference(model, ref_stepper, held_out, min(new_tokens, 16))
-        run = CandidateRun(model, points, new_tokens, ref, self.policy, start)
-        run.start_ahead(chosen)
+        ref = reference(model, steppers.get(BY_NAME["eager_static"]), held_out, min(new_tokens, 16))
+        m = Measuring(points, new_tokens, ref, self.policy, start, steppers)
+        state = start_ahead(m, chosen)
         for cand in chosen:
-            run.prepare(cand)
+            state = prepare(m, state, cand)
         results = [_hf_result(model, p, new_tokens) for p in points]
-        results.extend(run.timed())
+        results.extend(timed(m, state))
         first = points[0].shape
         primary = [r for r in results if (r.batch, r.prompt_len) == (first[0], first[1])]
         choice = choose(strategy, primary, BASELINE)
-        return TunedGenerator(model, choice, tuple(results), time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        return TunedGenerator(model, choice, tuple(results), wall, steppers=steppers)
 
 
 def _hf_result(model: Any, p: torch.Tensor, new_tokens: int) -> GenerationResult:

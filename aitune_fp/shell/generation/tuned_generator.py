@@ -29,7 +29,8 @@ from pyrsistent import pmap
 
 from aitune_fp.core.generation import GenerationPick, GenerationResult
 from aitune_fp.core.generation.saved_record import KIND, GeneratorRecord
-from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build
+from aitune_fp.effects.generation.loop import Stepper
+from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, Steppers
 from aitune_fp.shell.generation.generator_save import (
     is_generator_save,
     load_record,
@@ -51,13 +52,20 @@ class TunedGenerator:
         results: tuple[GenerationResult, ...],
         wall_s: float,
         fresh: Mapping[str, float] = pmap(),
+        steppers: Steppers | None = None,
     ) -> None:
         self.model, self.choice, self.results, self.wall_s = model, choice, results, wall_s
         self.fresh = pmap(fresh)
         name = choice.result.name
-        self._stepper = None if name == BASELINE else build(model, BY_NAME[name])
+        self.steppers = steppers if steppers is not None else Steppers(model)
+        self._stepper = None if name == BASELINE else self.steppers.get(BY_NAME[name])
         # a stepper that runs a converted copy (bf16, static cache) forwards through it
         self._forward = getattr(self._stepper, "model", model)
+
+    @property
+    def stepper(self) -> Stepper | None:
+        """The pick's stepper (``None`` when the pick is HF ``generate`` itself)."""
+        return self._stepper
 
     @property
     def pick(self) -> GenerationResult:
@@ -142,14 +150,16 @@ class TunedGenerator:
 
     def with_fresh(self, figures: Mapping[str, float]) -> TunedGenerator:
         """The same pick with a fresh process's re-measured ``figures`` in its record."""
-        return type(self)(self.model, self.choice, self.results, self.wall_s, figures)
+        steppers = self.steppers
+        return type(self)(self.model, self.choice, self.results, self.wall_s, figures, steppers)
 
     @classmethod
     def load_pick(cls, tuned: TunedGenerator, name: str) -> TunedGenerator:
         """The same record with candidate ``name`` as the pick (forcing a measured choice)."""
         chosen = next(r for r in tuned.results if r.name == name)
         choice = GenerationPick(chosen, f"forced: {name}", False)
-        return cls(tuned.model, choice, tuned.results, tuned.wall_s)
+        steppers = tuned.steppers  # the tune's builds serve the forced pick
+        return cls(tuned.model, choice, tuned.results, tuned.wall_s, tuned.fresh, steppers)
 
     @classmethod
     def load(
