@@ -67,11 +67,11 @@ def _points(prompts: Sequence[torch.Tensor], batch_sizes: Sequence[int]) -> list
 def _request(
     model: Any, ids: Sequence[torch.Tensor], new_tokens: int, batch_sizes: Sequence[int]
 ) -> GenerationRequest:
-    config = getattr(model, "config", None)
-    positions = getattr(config, "max_position_embeddings", None)
+    lm_config = getattr(model, "config", None)
+    positions = getattr(lm_config, "max_position_embeddings", None)
     return GenerationRequest(
         has_generate=callable(getattr(model, "generate", None)),
-        vocab_size=getattr(config, "vocab_size", None),
+        vocab_size=getattr(lm_config, "vocab_size", None),
         positions=positions if isinstance(positions, int) else None,
         prompt_lengths=tuple(int(i.shape[1]) for i in ids),
         new_tokens=new_tokens,
