@@ -162,7 +162,7 @@ def generation_budget(*, ttft_ms: float | None = None, itl_ms: float | None = No
     ttft, itl = _check_budget("ttft_ms", ttft_ms), _check_budget("itl_ms", itl_ms)
     if ttft is None and itl is None:
         raise ValueError("generation_budget needs ttft_ms and/or itl_ms")
-    label = budget_label(ttft_ms, itl_ms)
+    label = budget_label(ttft, itl)
     params = {k: v for k, v in (("ttft_ms", ttft), ("itl_ms", itl)) if v is not None}
     return Strategy(
         name="generation_budget",
