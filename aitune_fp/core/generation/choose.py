@@ -5,11 +5,12 @@ a result with a failure is a ``Failure`` at the stage its failure names (``profi
 timing failure, ``validate`` for the teacher-forced check, else ``build``); a result the
 accuracy policy refuses is a ``Failure`` at ``validate`` naming its top-1 and RMS error;
 any other is a ``Success(Profile)`` whose ``generation`` holds its point, whose latency is the
-whole run, and whose accuracy holds its figures. The baseline's result is the fold's
-baseline and the others its candidates, in the order given; :func:`aitune_fp.core.fold.tune`
-selects. Its winner is the pick (``fell_back`` when the baseline was kept); when the fold
-fails (no candidate within a budget) the baseline is kept and the reason says which budget
-was unreachable and the best figures measured.
+whole run, and whose accuracy holds its teacher-forced figures (``top1_agreement``,
+``rms_rel_error``, as every tune names them, and ``first_divergence``). The baseline's
+result is the fold's baseline and the others its candidates, in the order given;
+:func:`aitune_fp.core.fold.tune` selects. Its winner is the pick (``fell_back`` when the
+baseline was kept); when the fold fails (no candidate within a budget) the baseline is kept
+and the reason says which budget was unreachable and the best figures measured.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def _stage(failure: str) -> str:
 
 def _profile(r: GenerationResult) -> Profile:
     point = GenerationPoint(r.batch, r.prompt_len, r.new_tokens, r.ttft_ms, r.itl_ms)
-    accuracy = {"top1": r.top1, "rms_rel": r.rms_rel}
+    accuracy = {"top1_agreement": r.top1, "rms_rel_error": r.rms_rel}
     if r.first_divergence is not None:
         accuracy["first_divergence"] = float(r.first_divergence)
     generation = GenerationProfile((point,), r.prefill, r.decode)
