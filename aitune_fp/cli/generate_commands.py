@@ -7,8 +7,10 @@ when no prompt is given), then each ``--prompt`` text, tokenized by ``--tokenize
 entry; ``--strategy`` picks by max tokens/s (default), min inter-token latency or min TTFT;
 ``--ttft-ms``/``--itl-ms`` make it a budget (tokens/s within them; unreachable: the
 baseline, and the reason says which budget and by how much); ``--candidates`` limits the
-candidates tried. ``--out DIR`` writes ``run.json`` (the run record: ``aitune-fp report``
-and ``reselect --strategy min-ttft`` read it offline) and ``report.md``. A request
+candidates tried. The tune's table and its ``Selected``/``Speedup`` lines are printed as
+``tune`` prints them (the run record's: HF ``generate`` is the baseline); ``--out DIR``
+writes ``run.json`` (the run record: ``aitune-fp report`` and ``reselect --strategy
+min-ttft`` read it offline) and ``report.md``. A request
 ``tune_generate`` refuses (a prompt beyond the model's positions, a model without
 ``generate``…) is one ``error:`` line, exit 1. The record (pick, reason,
 every candidate's TTFT/ITL/tokens/s and accuracy) is printed and, with ``--save``, written as
@@ -164,25 +166,29 @@ def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     if args.save:
         tuned.save(args.save)
     _show(tuned.record(), out)
-    if args.out:
-        _write_run(args, tuned, strategy, [prompt_ids(p, tokenizer) for p in prompts], err)
+    _show_run(args, tuned, strategy, [prompt_ids(p, tokenizer) for p in prompts], (out, err))
     if args.remeasure:
         _remeasure(args, tuned, prompt_ids(prompts[0], tokenizer), out)
     return 0
 
 
-def _write_run(
-    args: argparse.Namespace, tuned: Any, strategy: Any, ids: list[Any], err: Any
+def _show_run(
+    args: argparse.Namespace, tuned: Any, strategy: Any, ids: list[Any], consoles: Any
 ) -> None:
-    """Write ``run.json`` and ``report.md`` of the tune under ``--out``."""
+    """Print the run's table and its Selected/Speedup lines as ``tune`` does; with ``--out``
+    write its ``run.json`` and ``report.md``."""
+    from aitune_fp.cli.console import show_run
     from aitune_fp.core.generation.run_record import GenerationRun
     from aitune_fp.shell.generation.outputs import run_record, write_outputs
 
     lengths = tuple(int(i.shape[1]) for i in ids)
     facts = GenerationRun(type(tuned.model).__name__, "cpu", lengths, tuple(args.batch_sizes),
                           args.new_tokens, {})  # fmt: skip
-    run, report = write_outputs(run_record(tuned, strategy, facts), args.out)
-    err.print(f"run written to {run}, report to {report}")
+    record = run_record(tuned, strategy, facts)
+    show_run(consoles[0], record)
+    if args.out:
+        run, report = write_outputs(record, args.out)
+        consoles[1].print(f"run written to {run}, report to {report}")
 
 
 def _tuned(

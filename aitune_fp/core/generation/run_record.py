@@ -2,8 +2,9 @@
 and ``reselect`` read a generation tune as they read any tune.
 
 Rules: every candidate (the baseline, HF ``generate``, included) is one ``BackendOutcome`` of
-kind ``generation`` whose config names each phase's backend; a measured, accurate candidate
-has a profile whose ``generation`` holds all its points (the primary point first, then the
+kind ``generation`` whose config names each phase's backend and its precision (the dtype
+its backend names carry, ``<kind>-static-<dtype>``; float32 otherwise); a measured, accurate
+candidate has a profile whose ``generation`` holds all its points (the primary point first, then the
 others in the order measured) and whose latency per batch size is each point's whole run;
 a failed or refused candidate has its failure (the stage as :func:`~aitune_fp.core.
 generation.choose.candidate_of` says); every candidate's teacher-forced figures are its
@@ -60,7 +61,8 @@ def _profile(rows: Sequence[GenerationResult]) -> Profile:
 
 def _outcome(rows: Sequence[GenerationResult]) -> BackendOutcome:
     primary = rows[0]
-    config = pmap({"prefill": primary.prefill, "decode": primary.decode})
+    precision = "bfloat16" if "bfloat16" in primary.decode else "float32"
+    config = pmap({"prefill": primary.prefill, "decode": primary.decode, "precision": precision})
     validation = pmap({"top1_agreement": primary.top1, "rms_rel_error": primary.rms_rel})
     made = candidate_of(primary)
     profile = _profile(rows) if is_successful(made) else None
