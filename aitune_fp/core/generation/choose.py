@@ -1,16 +1,16 @@
 """The generation pick, made by the one fold: measured results in, a ``GenerationPick`` out.
 
-Rules: each result at the primary point becomes a fold candidate (:func:`candidate_of`):
-a result with a failure is a ``Failure`` at the stage its failure names (``profile`` for a
-timing failure, ``validate`` for the teacher-forced check, else ``build``); a result the
-accuracy policy refuses is a ``Failure`` at ``validate`` naming its top-1 and RMS error;
-any other is a ``Success(Profile)`` whose ``generation`` holds its point, whose latency is the
-whole run, and whose accuracy holds its teacher-forced figures (``top1_agreement``,
-``rms_rel_error``, as every tune names them, and ``first_divergence``). The baseline's
-result is the fold's baseline and the others its candidates, in the order given;
-:func:`aitune_fp.core.fold.tune` selects. Its winner is the pick (``fell_back`` when the
-baseline was kept); when the fold fails (no candidate within a budget) the baseline is kept
-and the reason says which budget was unreachable and the best figures measured.
+Rules: each candidate's first result (its primary point) becomes a fold candidate
+(:func:`candidate_of`): a result with a failure is a ``Failure`` at the stage its failure
+names (``profile`` for a timing failure, ``validate`` for the teacher-forced check, else
+``build``); a result the accuracy policy refuses is a ``Failure`` at ``validate`` naming its
+top-1 and RMS error; any other is a ``Success(Profile)`` whose ``generation`` holds its
+point, whose latency is the whole run, and whose accuracy holds its teacher-forced figures
+(``top1_agreement``, ``rms_rel_error``, as every tune names them, and ``first_divergence``).
+The baseline's result is the fold's baseline and the others its candidates, in the order
+given; :func:`aitune_fp.core.fold.tune` selects. Its winner is the pick (``fell_back`` when
+the baseline was kept); when the fold fails (no candidate within a budget) the baseline is
+kept and the reason says which budget was unreachable and the best figures measured.
 """
 
 from __future__ import annotations
@@ -90,6 +90,14 @@ def _fallback(error: TuneError, results: Sequence[GenerationResult], base: Gener
     return f"{error.message}: {_closest(usable)}; fell back to the baseline {base.name}"
 
 
+def _first_of_each(results: Sequence[GenerationResult]) -> list[GenerationResult]:
+    """The first result of each candidate name, in the order given."""
+    seen: dict[str, GenerationResult] = {}
+    for r in results:
+        seen.setdefault(r.name, r)
+    return list(seen.values())
+
+
 def choose(
     strategy: Strategy, results: Sequence[GenerationResult], baseline: str
 ) -> GenerationPick:
@@ -103,10 +111,11 @@ def choose(
     >>> choose(max_tokens_per_s, [base, fast], "hf").result.name
     'fast'
     """
-    base = next((r for r in results if r.name == baseline), None)
+    firsts = _first_of_each(results)
+    base = next((r for r in firsts if r.name == baseline), None)
     if base is None:
         raise ValueError(f"baseline {baseline!r} is not among the results")
-    others = [candidate_of(r) for r in results if r.name != baseline]
+    others = [candidate_of(r) for r in firsts if r.name != baseline]
     match tune(strategy, others, candidate_of(base)):
         case Success(chosen):
             picked = next(r for r in results if r.name == chosen.backend)
