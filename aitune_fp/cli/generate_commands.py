@@ -7,20 +7,21 @@ when no prompt is given), then each ``--prompt`` text, tokenized by ``--tokenize
 entry; ``--strategy`` picks by max tokens/s (default), min inter-token latency or min TTFT;
 ``--ttft-ms``/``--itl-ms`` make it a budget (tokens/s within them; unreachable: the
 baseline, and the reason says which budget and by how much); ``--candidates`` limits the
-candidates tried. The tune's table and its ``Selected``/``Speedup`` lines are printed as
-``tune`` prints them (the run record's: HF ``generate`` is the baseline); ``--out DIR``
-writes ``run.json`` (the run record: ``aitune-fp report`` and ``reselect --strategy
-min-ttft`` read it offline) and ``report.md``. A request
-``tune_generate`` refuses (a prompt beyond the model's positions, a model without
-``generate``…) is one ``error:`` line, exit 1. The record (pick, reason,
-every candidate's TTFT/ITL/tokens/s and accuracy) is printed and, with ``--save``, written as
-the sealed folder (``generation.json`` and ``manifest.json``) that
-``TunedGenerator.load(path, module=…)``, ``aitune_fp.load`` and ``aitune-fp serve`` read. The
-factory is called after ``torch.manual_seed(0)``, so a factory of random weights builds the
-same ones in every process. ``--remeasure`` (with ``--save``) loads the save in a fresh Python
-process over the factory's model, re-measures the pick's and HF ``generate``'s tokens/s at
-the primary point (first prompt, first batch size), prints them beside the tune's and writes
-them into the save's record under ``"fresh"`` (the folder is written again, sealed).
+candidates tried. A line per candidate goes to stderr as it is built and checked, then one
+per candidate timed (TTFT, ITL, tokens/s at the primary point). The tune's table and its
+``Selected``/``Speedup`` lines are printed as ``tune`` prints them (the run record's: HF
+``generate`` is the baseline); ``--out DIR`` writes ``run.json`` (the run record:
+``aitune-fp report`` and ``reselect --strategy min-ttft`` read it offline) and
+``report.md``. A request ``tune_generate`` refuses (a prompt beyond the model's positions, a
+model without ``generate``…) is one ``error:`` line, exit 1. The record (pick, reason, every
+candidate's TTFT/ITL/tokens/s and accuracy) is printed and, with ``--save``, written as the
+sealed folder (``generation.json`` and ``manifest.json``) that ``TunedGenerator.load(path,
+module=…)``, ``aitune_fp.load`` and ``aitune-fp serve`` read. The factory is called after
+``torch.manual_seed(0)``, so a factory of random weights builds the same ones in every
+process. ``--remeasure`` (with ``--save``) loads the save in a fresh Python process over the
+factory's model, re-measures the pick's and HF ``generate``'s tokens/s at the primary point
+(first prompt, first batch size), prints them beside the tune's and writes them into the
+save's record under ``"fresh"`` (the folder is written again, sealed).
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     model, tokenizer = _model_and_tokenizer(args)
     _refuse_model(model)
     prompts = _prompts(model, args)
-    tuned = _tuned(args, model, prompts, tokenizer, strategy)
+    tuned = _tuned(args, model, prompts, tokenizer, strategy, err)
     if args.save:
         tuned.save(args.save)
     _show(tuned.record(), out)
@@ -192,7 +193,12 @@ def _show_run(
 
 
 def _tuned(
-    args: argparse.Namespace, model: Any, prompts: list[Any], tokenizer: Any, strategy: Any
+    args: argparse.Namespace,
+    model: Any,
+    prompts: list[Any],
+    tokenizer: Any,
+    strategy: Any,
+    err: Any,
 ) -> Any:
     """The tuned generator, or a :class:`CliError` with ``tune_generate``'s one-line refusal."""
     from returns.pipeline import is_successful
@@ -202,7 +208,8 @@ def _tuned(
 
     made = perform(
         tune(model, prompts, new_tokens=args.new_tokens, tokenizer=tokenizer,
-             batch_sizes=args.batch_sizes, strategy=strategy, candidates=args.candidates)
+             batch_sizes=args.batch_sizes, strategy=strategy, candidates=args.candidates,
+             progress=lambda line: err.print(line, markup=False, highlight=False))
     )  # fmt: skip
     if not is_successful(made):
         raise CliError(made.failure().message)

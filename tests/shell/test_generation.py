@@ -20,11 +20,18 @@ def tiny_llama() -> torch.nn.Module:
     return tiny_hf.tiny_llama(vocab=256)
 
 
+PROGRESS: list[str] = []
+
+
 @pytest.fixture(scope="module")
 def tuned(tiny_llama: torch.nn.Module) -> TunedGenerator:
     prompt = torch.randint(0, 256, (8,))
     made = tune_generate(
-        tiny_llama, [prompt], new_tokens=6, candidates=["eager_static", "eager_static_bf16"]
+        tiny_llama,
+        [prompt],
+        new_tokens=6,
+        candidates=["eager_static", "eager_static_bf16"],
+        progress=PROGRESS.append,
     )
     return perform(made).unwrap()
 
@@ -36,6 +43,16 @@ def test_every_candidate_is_measured_and_checked(tuned: TunedGenerator) -> None:
     static = next(r for r in tuned.results if r.name == "eager_static")
     assert static.ttft_ms > 0 and static.itl_ms > 0 and static.top1 == 1.0 and static.accurate
     assert tuned.record()["reason"]
+
+
+def test_progress_says_each_candidate_built_then_timed(tuned: TunedGenerator) -> None:
+    """progress gets one line per candidate as it is built and checked, then one per
+    candidate timed (HF generate included) with its TTFT, ITL and tokens/s."""
+    built = [line for line in PROGRESS if "teacher-forced top-1" in line]
+    timed = [line for line in PROGRESS if "tok/s" in line]
+    assert [line.split(":")[0] for line in built] == ["eager_static", "eager_static_bf16"]
+    assert {line.split(":")[0] for line in timed} == {r.name for r in tuned.results}
+    assert PROGRESS.index(built[-1]) < PROGRESS.index(timed[0])
 
 
 def test_generate_matches_the_models_greedy_output(

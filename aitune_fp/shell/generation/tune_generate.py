@@ -20,7 +20,7 @@ whose message is one line naming the problem, before anything is built.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,7 +34,14 @@ from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.generation.teacher import reference
 from aitune_fp.effects.generation.timing import hf_rule, time_hf
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, Steppers
-from aitune_fp.shell.generation.measure import Measuring, Policy, prepare, start_ahead, timed
+from aitune_fp.shell.generation.measure import (
+    Measuring,
+    Policy,
+    Prepared,
+    prepare,
+    start_ahead,
+    timed,
+)
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 
 
@@ -99,9 +106,11 @@ def tune_generate(
     max_rms_rel: float = 0.1,
     wall_budget_s: float = 150.0,
     build_budget_s: float = 120.0,
+    progress: Callable[[str], None] | None = None,
 ) -> IOResult[TunedGenerator, TuneError]:
     """Tune ``model``'s generation (see the module rules): the ``TunedGenerator``, or the
-    ``TuneError`` saying why not."""
+    ``TuneError`` saying why not. ``progress``, when given, receives one line per candidate
+    as it is built and checked, and one per candidate timed."""
     start = time.perf_counter()
     policy = Policy(min_top1, max_rms_rel, wall_budget_s, build_budget_s)
 
@@ -112,7 +121,8 @@ def tune_generate(
         if problem is not None:
             return IOFailure(TuneError(problem))
         chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
-        run = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy)
+        said = progress if progress is not None else _quiet
+        run = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy, said)
         return IOSuccess(run.tuned(strategy, chosen, start))
 
     return _prompts(prompts, tokenizer).bind(checked)
@@ -127,6 +137,7 @@ class _Tune:
     new_tokens: int
     batch_sizes: tuple[int, ...]
     policy: Policy
+    progress: Callable[[str], None]
 
     def tuned(self, strategy: Strategy, chosen: list[Candidate], start: float) -> TunedGenerator:
         """Measure every chosen candidate and the baseline; the fold picks."""
@@ -140,13 +151,41 @@ class _Tune:
         state = start_ahead(m, chosen)
         for cand in chosen:
             state = prepare(m, state, cand)
+            self.progress(_prepared_line(state, cand.name))
         results = [_hf_result(model, p, new_tokens) for p in points]
         results.extend(timed(m, state))
+        for line in _timed_lines(results, len(chosen) + 1, points[0].shape):
+            self.progress(line)
         first = points[0].shape
         primary = [r for r in results if (r.batch, r.prompt_len) == (first[0], first[1])]
         choice = choose(strategy, primary, BASELINE)
         wall = time.perf_counter() - start
         return TunedGenerator(model, choice, tuple(results), wall, steppers=steppers)
+
+
+def _quiet(_line: str) -> None:
+    """No progress lines."""
+
+
+def _prepared_line(state: Prepared, name: str) -> str:
+    """One line on ``name`` after it was built and checked (or skipped, or failed)."""
+    failed = next((r.failure for r in state.failures if r.name == name), None)
+    if failed is not None:
+        return f"{name}: {failed}"
+    ready = state.checked[name]
+    verdict = "accurate" if ready.accurate else "refused by the accuracy policy"
+    return f"{name}: built, teacher-forced top-1 {ready.top1:.3f} ({verdict})"
+
+
+def _timed_lines(results: Sequence[GenerationResult], count: int, first: torch.Size) -> list[str]:
+    """One line per timed candidate at the primary point: TTFT, ITL, tokens/s."""
+    at = [r for r in results if (r.batch, r.prompt_len) == (first[0], first[1])]
+    return [
+        f"{r.name}: TTFT {r.ttft_ms:.2f} ms, ITL {r.itl_ms:.2f} ms, {r.tokens_per_s:.1f} tok/s "
+        f"(b{r.batch} L{r.prompt_len})"
+        for r in at[:count]
+        if r.failure is None
+    ]
 
 
 def _hf_result(model: Any, p: torch.Tensor, new_tokens: int) -> GenerationResult:
