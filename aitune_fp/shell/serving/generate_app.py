@@ -55,7 +55,9 @@ def serve_generator(
         raise ValueError(
             "a saved generator is a recipe: pass the model it was tuned from (--module)"
         )
-    record: dict[str, Any] = to_json(load_record(path, module))
+    saved = load_record(path, module)
+    picked = saved.choice.result
+    record: dict[str, Any] = {**to_json(saved), "prefill": picked.prefill, "decode": picked.decode}
     resolved = str(Path(path).resolve())
     chosen = options or ServeOptions()
     return launch(
