@@ -63,8 +63,8 @@ client's start-up, :mod:`aitune_fp.cli.entry`)."""
 _LAZY = {
     "tune_module": "aitune_fp.shell.tune_module",
     "TunedModule": "aitune_fp.shell.tuned_module",
-    "save": "aitune_fp.shell.persist",
-    "load": "aitune_fp.shell.persist",
+    "save": "aitune_fp.shell.saves",
+    "load": "aitune_fp.shell.saves",
     "capture": "aitune_fp.shell.capture",
     "swap": "aitune_fp.shell.swap",
     "serve": "aitune_fp.shell.serving.api",

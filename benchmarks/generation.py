@@ -40,6 +40,7 @@ import transformers
 from aitune_fp import TunedGenerator, tune_generate
 from aitune_fp.effects.generation.loop import hf_generate
 from aitune_fp.shell.generation.fresh import fresh_measure, tune_figures
+from aitune_fp.shell.io import perform
 
 
 def _gqa(config_class: Any, model_class: Any, vocab: int) -> torch.nn.Module:
@@ -124,7 +125,8 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     gen = torch.Generator().manual_seed(7)
     prompts = [torch.randint(0, args.vocab, (n,), generator=gen) for n in args.prompts]
     start = time.perf_counter()
-    tuned = tune_generate(model, prompts, new_tokens=args.new, batch_sizes=args.batches)
+    made = tune_generate(model, prompts, new_tokens=args.new, batch_sizes=args.batches)
+    tuned = perform(made).unwrap()
     wall = time.perf_counter() - start
     saved = Path(tempfile.mkdtemp()) / f"{name}.json"
     tuned.save(saved)

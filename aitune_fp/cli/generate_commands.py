@@ -7,16 +7,24 @@ when no prompt is given), then each ``--prompt`` text, tokenized by ``--tokenize
 entry; ``--strategy`` picks by max tokens/s (default), min inter-token latency or min TTFT;
 ``--ttft-ms``/``--itl-ms`` make it a budget (tokens/s within them; unreachable: the
 baseline, and the reason says which budget and by how much); ``--candidates`` limits the
-candidates tried. The record (pick, reason, every candidate's TTFT/ITL/tokens/s and
-accuracy) is printed and, with ``--save``, written as the JSON that
-``TunedGenerator.load(path, module=…)`` and ``aitune-fp serve`` read. The factory is called
-after ``torch.manual_seed(0)``, so a factory of random weights builds the same ones in every
+candidates tried. A line per candidate goes to stderr as it is built and checked, then one
+per candidate timed (TTFT, ITL, tokens/s at the primary point). The tune's table and its
+``Selected``/``Speedup`` lines are printed as ``tune`` prints them (the run record's: HF
+``generate`` is the baseline); ``--out DIR`` writes ``run.json`` (the run record:
+``aitune-fp report`` and ``reselect --strategy min-ttft`` read it offline) and
+``report.md``. A request ``tune_generate`` refuses (a prompt beyond the model's positions, a
+model without ``generate``…) is one ``error:`` line, exit 1. The record (pick, reason, every
+candidate's TTFT/ITL/tokens/s and accuracy) is printed and, with ``--save``, written as the
+sealed folder (``generation.json`` and ``manifest.json``) that ``TunedGenerator.load(path,
+module=…)``, ``aitune_fp.load`` and ``aitune-fp serve`` read. The factory is called after
+``torch.manual_seed(0)``, so a factory of random weights builds the same ones in every
 process. ``--remeasure`` (with ``--save``) loads the save in a fresh Python process over the
 factory's model, re-measures the pick's and HF ``generate``'s tokens/s at the primary point
 (first prompt, first batch size), prints them beside the tune's and writes them into the
-save under ``"fresh"``. ``--device`` (cpu, cuda or cuda:N) moves the factory's model there
-before the tune; on CUDA every candidate not yet proven on a GPU is recorded as refused
-(:mod:`aitune_fp.effects.generation.devices`) and HF ``generate`` is measured.
+save's record under ``"fresh"`` (the folder is written again, sealed). ``--device`` (cpu,
+cuda or cuda:N) moves the factory's model there before the tune; on CUDA every candidate
+not yet proven on a GPU is recorded as refused (:mod:`aitune_fp.effects.generation.devices`)
+and HF ``generate`` is measured.
 """
 
 from __future__ import annotations
@@ -75,6 +83,7 @@ def add_generate_parser(sub: Any) -> None:
     gen.add_argument(
         "--remeasure", action="store_true", help="re-measure the saved pick in a fresh process"
     )
+    gen.add_argument("--out", default=None, metavar="DIR", help="write run.json and report.md")
 
 
 def strategy_of(args: argparse.Namespace) -> Any:
@@ -113,6 +122,17 @@ def _prompts(model: Any, args: argparse.Namespace) -> list[Any]:
     return [torch.randint(0, int(config.vocab_size), (n,), generator=gen) for n in lengths] + texts
 
 
+def _refuse_model(model: Any) -> None:
+    """A :class:`CliError` when the factory's model is no causal LM (no ``generate``, no
+    vocabulary), before prompts are drawn from its vocabulary."""
+    from aitune_fp.core.generation.request import model_refusal
+
+    vocab = getattr(getattr(model, "config", None), "vocab_size", None)
+    problem = model_refusal(callable(getattr(model, "generate", None)), vocab)
+    if problem is not None:
+        raise CliError(problem)
+
+
 def _show(record: dict[str, Any], out: Any) -> None:
     out.print(json.dumps({k: v for k, v in record.items() if k != "results"}, indent=2))
     for row in record["results"]:
@@ -141,27 +161,21 @@ def _model_and_tokenizer(args: argparse.Namespace) -> tuple[Any, Any]:
 def tune_generate(args: argparse.Namespace, out: Any, err: Any) -> int:
     """Run ``tune_generate`` on the factory's model and print the record."""
     from aitune_fp.shell.generation.tune_generate import prompt_ids
-    from aitune_fp.shell.generation.tune_generate import tune_generate as tune
 
-    strategy, candidates = strategy_of(args), _candidates(args.candidates)
+    strategy = strategy_of(args)
+    _candidates(args.candidates)
     device = _device(args.device)
     if args.remeasure and not args.save:
         raise CliError("--remeasure needs --save FILE (the fresh process loads it)")
     model, tokenizer = _model_and_tokenizer(args)
+    _refuse_model(model)
     model = model.to(device)
     prompts = _prompts(model, args)
-    tuned = tune(
-        model,
-        prompts,
-        new_tokens=args.new_tokens,
-        tokenizer=tokenizer,
-        batch_sizes=args.batch_sizes,
-        strategy=strategy,
-        candidates=candidates,
-    )
+    tuned = _tuned(args, model, prompts, tokenizer, strategy, err)
     if args.save:
         tuned.save(args.save)
     _show(tuned.record(), out)
+    _show_run(args, tuned, strategy, [prompt_ids(p, tokenizer) for p in prompts], (out, err))
     if args.remeasure:
         _remeasure(args, tuned, prompt_ids(prompts[0], tokenizer), out)
     return 0
@@ -179,12 +193,52 @@ def _device(name: str) -> Any:
     return resolved.unwrap()
 
 
+def _show_run(
+    args: argparse.Namespace, tuned: Any, strategy: Any, ids: list[Any], consoles: Any
+) -> None:
+    """Print the run's table and its Selected/Speedup lines as ``tune`` does; with ``--out``
+    write its ``run.json`` and ``report.md``."""
+    from aitune_fp.cli.console import show_run
+    from aitune_fp.core.generation.run_record import GenerationRun
+    from aitune_fp.shell.generation.outputs import run_record, write_outputs
+
+    lengths = tuple(int(i.shape[1]) for i in ids)
+    facts = GenerationRun(type(tuned.model).__name__, str(args.device), lengths, tuple(args.batch_sizes),
+                          args.new_tokens, {})  # fmt: skip
+    record = run_record(tuned, strategy, facts)
+    show_run(consoles[0], record)
+    if args.out:
+        run, report = write_outputs(record, args.out)
+        consoles[1].print(f"run written to {run}, report to {report}")
+
+
+def _tuned(
+    args: argparse.Namespace,
+    model: Any,
+    prompts: list[Any],
+    tokenizer: Any,
+    strategy: Any,
+    err: Any,
+) -> Any:
+    """The tuned generator, or a :class:`CliError` with ``tune_generate``'s one-line refusal."""
+    from returns.pipeline import is_successful
+
+    from aitune_fp.shell.generation.tune_generate import tune_generate as tune
+    from aitune_fp.shell.io import perform
+
+    made = perform(
+        tune(model, prompts, new_tokens=args.new_tokens, tokenizer=tokenizer,
+             batch_sizes=args.batch_sizes, strategy=strategy, candidates=args.candidates,
+             progress=lambda line: err.print(line, markup=False, highlight=False))
+    )  # fmt: skip
+    if not is_successful(made):
+        raise CliError(made.failure().message)
+    return made.unwrap()
+
+
 def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> None:
     """Re-measure the save in a fresh process at the primary point; print both figures and
     add the fresh ones to the save."""
-    from pathlib import Path
-
-    from aitune_fp.effects.atomic import write_text
     from aitune_fp.shell.generation.fresh import fresh_measure, tune_figures
 
     ids = prompt.repeat(args.batch_sizes[0], 1)
@@ -199,6 +253,5 @@ def _remeasure(args: argparse.Namespace, tuned: Any, prompt: Any, out: Any) -> N
             f"  {label}: {got['tokens_per_s']:.1f} vs {got['hf_tokens_per_s']:.1f} "
             f"({got['speedup']:.2f}x)"
         )
-    record = json.loads(Path(args.save).read_text())
-    record["fresh"] = {"batch": fresh.batch, "prompt_len": fresh.prompt_len, **again}
-    write_text(Path(args.save), json.dumps(record, indent=2))
+    figures = {"batch": fresh.batch, "prompt_len": fresh.prompt_len, **again}
+    tuned.with_fresh(figures).save(args.save)

@@ -18,6 +18,8 @@ from typing import Final
 from pyrsistent import PMap, pmap
 from returns.result import Result
 
+from aitune_fp.core.measure.generation_profile import GenerationProfile, check_points
+
 STAGES: Final = frozenset({"build", "export", "validate", "profile", "measure", "baseline"})
 
 
@@ -57,15 +59,9 @@ def check_peak_memory(value: float | None) -> float | None:
     """
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise ValueError(
-            f"peak_memory_mb must be None or a finite number >= 0 (MiB), got {value!r}"
-        )
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value < 0:
+        raise ValueError(f"peak_memory_mb must be None or a finite number >= 0 (MiB), got {value}")
     return float(value)
 
 
@@ -120,6 +116,7 @@ class Profile:
     the early-stop rule's one line naming the batch sizes that stopped after their probe,
     clear losers there (:mod:`aitune_fp.core.measure.early_stop`; ``None``: none did).
     ``accuracy`` holds the candidate's error figures against eager (:mod:`aitune_fp.core.accuracy`).
+    ``generation`` holds a generation candidate's TTFT/ITL points (``None`` for a forward call).
 
     >>> p = Profile("eager", {1: [2.0, 2.0], 2: [3.0]})
     >>> p.batch_sizes
@@ -139,6 +136,7 @@ class Profile:
     batches: Mapping[int, MeasuredBatch] = field(default_factory=pmap)
     stopped_early: str | None = None
     accuracy: Mapping[str, float] = field(default_factory=pmap)
+    generation: GenerationProfile | None = None
 
     def __post_init__(self) -> None:
         figures = {str(k): float(v) for k, v in self.accuracy.items()}
@@ -153,6 +151,7 @@ class Profile:
         extra = sorted(set(self.batches) - set(self.latencies_ms), key=repr)
         if extra:
             raise ValueError(f"batches names batch sizes that were not measured: {extra}")
+        check_points(self.generation, self.latencies_ms)
 
     @property
     def batch_sizes(self) -> tuple[int, ...]:

@@ -6,6 +6,8 @@ Rules:
   (the interesting case for selection rules) come up often, partly from a fine grid
   around 1 (near-ties, where a thresholded ``compare`` breaks transitivity), and partly
   from a wide range of finite positive floats;
+- a profile carries a generation profile (TTFT and ITL points at its batch sizes) about one
+  time in two, so the generation strategies meet profiles they can measure;
 - a profile's peak memory is ``None`` (not measured) about one time in three, else drawn
   from a small pool of round MiB values (so budget boundaries come up) or any range;
 - candidate lists carry unique backend names, and the baseline is always ``eager``, so a
@@ -26,6 +28,7 @@ from returns.pipeline import is_successful
 from returns.result import Failure, Success
 
 from aitune_fp.core.laws import FoldCase, name_of
+from aitune_fp.core.measure.generation_profile import GenerationPoint, GenerationProfile
 from aitune_fp.core.records import (
     STAGES,
     BackendFailure,
@@ -87,7 +90,21 @@ def profiles(
         sizes.add(1)
     samples = st.lists(latencies(), min_size=1, max_size=max_samples)
     latencies_ms = {bs: draw(samples) for bs in sorted(sizes)}
-    return Profile(name, latencies_ms, peak_memory_mb=draw(peak_memories()))
+    generation = draw(st.none() | generation_profiles(batches=sorted(sizes)))
+    return Profile(name, latencies_ms, peak_memory_mb=draw(peak_memories()), generation=generation)
+
+
+def generation_points(*, batches: list[int]) -> st.SearchStrategy[GenerationPoint]:
+    """A generation point at one of ``batches``: TTFT and ITL pooled, near-tied or any."""
+    itl = st.one_of(st.just(0.0), latencies())
+    lengths = st.sampled_from((1, 8, 32, 128))
+    return st.builds(GenerationPoint, st.sampled_from(batches), lengths, lengths, latencies(), itl)
+
+
+def generation_profiles(*, batches: list[int]) -> st.SearchStrategy[GenerationProfile]:
+    """A :class:`GenerationProfile` of one to three points at ``batches``."""
+    points = st.lists(generation_points(batches=batches), min_size=1, max_size=3).map(tuple)
+    return st.builds(GenerationProfile, points, st.just("eager"), st.just("inductor"))
 
 
 def failures(*, backend: str | None = None) -> st.SearchStrategy[BackendFailure]:

@@ -22,6 +22,10 @@ def build():
 
 def tokenizer():
     return tiny_tokenizer()
+
+def linear():
+    import torch
+    return torch.nn.Linear(2, 2)
 """
 
 
@@ -59,7 +63,7 @@ def test_unreachable_budget_keeps_the_baseline_and_says_why(
     )
     out = capsys.readouterr().out
     assert code == 0 and "budget ttft<=1e-06ms unreachable" in out and "eager_static" in out
-    record = json.loads(saved.read_text())
+    record = json.loads((saved / "generation.json").read_text())
     assert record["pick"] == "hf_eager_dynamic" and record["fell_back"] is True
     points = {(r["name"], r["prompt_len"]) for r in record["results"]}
     assert points == {("hf_eager_dynamic", 3), ("eager_static", 3)}
@@ -99,6 +103,23 @@ def test_contradictory_options_are_one_line_errors(
     is built."""
     code = main(["tune-generate", f"{model_file}:build", *extra])
     assert code != 0 and says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("factory", "extra", "says"),
+    [
+        ("linear", [], "the model has no generate()"),
+        ("build", ["--prompt-lengths", "70"], "prompt 0 has 70 tokens"),
+    ],
+)
+def test_a_request_the_tune_refuses_is_one_error_line(
+    model_file: Path, factory: str, extra: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A factory whose model has no generate(), or a prompt beyond the model's 64 positions,
+    exits 1 with the tune's refusal as the one line on stderr."""
+    code = main(["tune-generate", f"{model_file}:{factory}", "--new-tokens", "2", *extra])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and says in err and "\n" not in err
 
 
 def test_serving_a_saved_generator_needs_its_module_and_ray(

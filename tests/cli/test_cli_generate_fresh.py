@@ -40,7 +40,7 @@ def test_remeasure_prints_both_figures_and_saves_the_fresh_ones(
     out = capsys.readouterr().out
     assert "HF generate at b2 L6:" in out
     assert "  tune: " in out and "  fresh process: " in out
-    fresh = json.loads(saved.read_text())["fresh"]
+    fresh = json.loads((saved / "generation.json").read_text())["fresh"]
     assert (fresh["batch"], fresh["prompt_len"]) == (2, 6)
     for key in ("tokens_per_s", "hf_tokens_per_s", "speedup", "ttft_ms", "itl_ms"):
         assert math.isfinite(fresh[key]) and fresh[key] > 0

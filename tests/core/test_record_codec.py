@@ -99,16 +99,28 @@ def test_non_finite_floats_are_names_and_names_in_text_fields_stay_text(
         assert got[key] == value or (math.isnan(got[key]) and math.isnan(value))
 
 
+def _with_generation_field(tree: Any) -> Any:
+    """``tree`` with ``"generation": null`` in every profile (a field added after the
+    fixture was written: absent, it reads as its default, ``None``)."""
+    if isinstance(tree, dict):
+        out = {k: _with_generation_field(v) for k, v in tree.items()}
+        return {**out, "generation": None} if "latencies_ms" in out else out
+    if isinstance(tree, list):
+        return [_with_generation_field(v) for v in tree]
+    return tree
+
+
 def test_a_version_1_record_reads_and_is_rewritten_with_the_same_shape() -> None:
     """A run.json written by the codec before msgspec (schema_version 1, stored as a
-    fixture) reads, and written again it is the same JSON apart from the version."""
+    fixture) reads, and written again it is the same JSON apart from the version and the
+    profiles' later ``generation`` field (null)."""
     old = json.loads(OLD.read_text())
     record = loads(OLD.read_text())
     assert len(record.events) == 4 and record.wall is not None and record.verification
     assert record.candidates[0].validation["max_abs_error"] == math.inf
     again = json.loads(dumps(record))
     assert again.pop("schema_version") == 2 and old.pop("schema_version") == 1
-    assert again == old
+    assert again == _with_generation_field(old)
 
 
 def test_an_unknown_version_is_refused_in_one_line_naming_it() -> None:

@@ -10,6 +10,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from aitune_fp import TunedGenerator, generation_budget, tune_generate  # noqa: E402
+from aitune_fp.shell.io import perform  # noqa: E402
 from tests import tiny_hf  # noqa: E402
 from tests.no_tuning import bindings, refuse  # noqa: E402
 
@@ -20,12 +21,20 @@ def tiny_llama() -> torch.nn.Module:
     return tiny_hf.tiny_llama(vocab=256)
 
 
+PROGRESS: list[str] = []
+
+
 @pytest.fixture(scope="module")
 def tuned(tiny_llama: torch.nn.Module) -> TunedGenerator:
     prompt = torch.randint(0, 256, (8,))
-    return tune_generate(
-        tiny_llama, [prompt], new_tokens=6, candidates=["eager_static", "eager_static_bf16"]
+    made = tune_generate(
+        tiny_llama,
+        [prompt],
+        new_tokens=6,
+        candidates=["eager_static", "eager_static_bf16"],
+        progress=PROGRESS.append,
     )
+    return perform(made).unwrap()
 
 
 def test_every_candidate_is_measured_and_checked(tuned: TunedGenerator) -> None:
@@ -35,6 +44,16 @@ def test_every_candidate_is_measured_and_checked(tuned: TunedGenerator) -> None:
     static = next(r for r in tuned.results if r.name == "eager_static")
     assert static.ttft_ms > 0 and static.itl_ms > 0 and static.top1 == 1.0 and static.accurate
     assert tuned.record()["reason"]
+
+
+def test_progress_says_each_candidate_built_then_timed(tuned: TunedGenerator) -> None:
+    """progress gets one line per candidate as it is built and checked, then one per
+    candidate timed (HF generate included) with its TTFT, ITL and tokens/s."""
+    built = [line for line in PROGRESS if "teacher-forced top-1" in line]
+    timed = [line for line in PROGRESS if "tok/s" in line]
+    assert [line.split(":")[0] for line in built] == ["eager_static", "eager_static_bf16"]
+    assert {line.split(":")[0] for line in timed} == {r.name for r in tuned.results}
+    assert PROGRESS.index(built[-1]) < PROGRESS.index(timed[0])
 
 
 def test_generate_matches_the_models_greedy_output(
@@ -89,11 +108,12 @@ def test_saved_pick_loads_and_generates(
 
 def test_unreachable_budget_keeps_the_baseline(tiny_llama: torch.nn.Module) -> None:
     """A TTFT budget nobody meets falls back to HF generate and the record says why."""
-    tuned = tune_generate(
+    made = tune_generate(
         tiny_llama,
         [torch.randint(0, 256, (4,))],
         new_tokens=3,
         strategy=generation_budget(ttft_ms=1e-6),
         candidates=["eager_static"],
     )
+    tuned = perform(made).unwrap()
     assert tuned.pick.name == "hf_eager_dynamic" and "unreachable" in tuned.choice.reason

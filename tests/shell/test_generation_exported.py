@@ -15,7 +15,7 @@ transformers = pytest.importorskip("transformers")
 
 from aitune_fp import TunedGenerator, tune_generate  # noqa: E402
 from aitune_fp.effects.generation import aoti_steps  # noqa: E402
-from aitune_fp.shell.generation import candidates  # noqa: E402
+from aitune_fp.shell.io import perform  # noqa: E402
 from tests import tiny_hf  # noqa: E402
 
 pytestmark = pytest.mark.heavy
@@ -45,7 +45,8 @@ def tuned(tiny_llama: torch.nn.Module, packages: Path) -> TunedGenerator:
     """One tune over the exported candidates (one AOTInductor build, one ONNX export)."""
     prompt = torch.randint(0, 256, (8,))
     names = ["eager_static", "aoti_static", "aoti_decode", "onnx_static"]
-    return tune_generate(tiny_llama, [prompt], new_tokens=6, candidates=names, wall_budget_s=1e4)
+    made = tune_generate(tiny_llama, [prompt], new_tokens=6, candidates=names, wall_budget_s=1e4)
+    return perform(made).unwrap()
 
 
 def _want(model: torch.nn.Module, ids: torch.Tensor, new: int) -> torch.Tensor:
@@ -89,8 +90,7 @@ def test_saved_aoti_pick_loads_its_package(
 ) -> None:
     """A saved AOTInductor pick reloads from the package on disk (no compile) and generates."""
     TunedGenerator.load_pick(tuned, "aoti_static").save(tmp_path / "gen.json")
-    aoti_steps._LOADED.clear()
-    candidates._BUILT.clear()
+    aoti_steps._LOADED.clear()  # load starts its own stepper cache: nothing is reused
     assert list(packages.glob("*.pt2"))
     loaded = TunedGenerator.load(tmp_path / "gen.json", module=tiny_llama)
     ids = torch.randint(0, 256, (1, 6))
@@ -114,6 +114,7 @@ def test_build_past_its_budget_is_a_recorded_timeout(tmp_path: Path) -> None:
             candidates=["eager_static", "aoti_static", "aoti_decode"],
             build_budget_s=0.5,
         )
+        tuned = perform(tuned).unwrap()
     finally:
         os.environ["AITUNE_FP_GENERATION_DIR"] = before
     by_name = {r.name: r for r in tuned.results}

@@ -17,6 +17,7 @@ transformers = pytest.importorskip("transformers")
 from aitune_fp import TunedGenerator, tune_generate  # noqa: E402
 from aitune_fp.core.generation import GenerationPick  # noqa: E402
 from aitune_fp.shell.generation.fresh import PointFigures, fresh_measure  # noqa: E402
+from aitune_fp.shell.io import perform  # noqa: E402
 from tests import tiny_hf  # noqa: E402
 
 pytestmark = pytest.mark.heavy
@@ -36,7 +37,8 @@ def model() -> Any:
 def tuned(model: Any) -> TunedGenerator:
     """A real tune over the eager static-cache candidates (no compile)."""
     names = ["eager_static", "eager_static_1thread"]
-    return tune_generate(model, [PROMPT], new_tokens=NEW, batch_sizes=(2,), candidates=names)
+    made = tune_generate(model, [PROMPT], new_tokens=NEW, batch_sizes=(2,), candidates=names)
+    return perform(made).unwrap()
 
 
 PLANTED = 1e7
@@ -94,8 +96,9 @@ def test_the_fresh_figures_stand_beside_the_tunes(
 
 
 def test_a_failing_child_says_why(tmp_path: Path) -> None:
-    """A save that does not exist makes the child fail; the error carries its stderr."""
+    """A save that does not exist makes the child fail; the error carries its stderr (the
+    LoadError naming the missing save)."""
     with pytest.raises(
-        RuntimeError, match=r"(?s)fresh-process measure failed.*FileNotFoundError.*gen\.json"
+        RuntimeError, match=r"(?s)fresh-process measure failed.*LoadError.*gen\.json.*manifest"
     ):
         fresh_measure(tmp_path / "gen.json", "tests.tiny_hf:tiny_llama", IDS, 2, timeout_s=300)

@@ -17,6 +17,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from aitune_fp import TunedGenerator, generation_budget, tune_generate  # noqa: E402
+from aitune_fp.shell.io import perform  # noqa: E402
 from tests import tiny_hf  # noqa: E402
 from tests.tiny_tokenizer import tiny_tokenizer  # noqa: E402
 
@@ -50,7 +51,7 @@ def model() -> Any:
 @pytest.fixture(scope="module")
 def budgeted(model: Any) -> TunedGenerator:
     """A tune from text prompts under a TTFT budget nobody can meet (1 ns)."""
-    return tune_generate(
+    made = tune_generate(
         model,
         ["w5 w9 w77 w120 w3 w44"],
         tokenizer=tiny_tokenizer(),
@@ -58,6 +59,7 @@ def budgeted(model: Any) -> TunedGenerator:
         strategy=generation_budget(ttft_ms=1e-6),
         candidates=["eager_static"],
     )
+    return perform(made).unwrap()
 
 
 def test_text_prompts_are_tokenized_and_measured(budgeted: TunedGenerator) -> None:
@@ -78,9 +80,11 @@ def test_unreachable_ttft_budget_falls_back_and_says_why(budgeted: TunedGenerato
 
 
 def test_string_prompts_need_a_tokenizer(model: Any) -> None:
-    """A text prompt without tokenizer= is a ValueError saying so, before any measurement."""
-    with pytest.raises(ValueError, match="tokenizer"):
-        tune_generate(model, ["w5 w6"], new_tokens=2, candidates=["eager_static"])
+    """A text prompt without tokenizer= is a one-line TuneError saying so, before any
+    measurement."""
+    made = perform(tune_generate(model, ["w5 w6"], new_tokens=2, candidates=["eager_static"]))
+    message = made.failure().message
+    assert "tokenizer" in message and "\n" not in message
 
 
 def test_saved_pick_loads_in_a_fresh_process_and_generates_the_same(

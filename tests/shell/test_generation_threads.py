@@ -10,14 +10,14 @@ transformers = pytest.importorskip("transformers")
 
 from aitune_fp.effects.generation.loop import greedy, hf_generate  # noqa: E402
 from aitune_fp.effects.generation.threads import ThreadedStepper  # noqa: E402
-from aitune_fp.shell.generation.candidates import BY_NAME, build  # noqa: E402
+from aitune_fp.shell.generation.candidates import BY_NAME, Steppers, build  # noqa: E402
 from tests import tiny_hf  # noqa: E402
 
 
 def test_one_thread_matches_greedy_and_restores_threads() -> None:
     """eager_static_1thread reproduces model.generate and torch's thread count is unchanged."""
     model = tiny_hf.tiny_llama(vocab=128)
-    stepper = build(model, BY_NAME["eager_static_1thread"])
+    stepper = build(Steppers(model), BY_NAME["eager_static_1thread"])
     assert isinstance(stepper, ThreadedStepper) and stepper.threads == 1
     ids = torch.randint(0, 128, (2, 5))
     before = torch.get_num_threads()
@@ -30,4 +30,4 @@ def test_one_thread_matches_greedy_and_restores_threads() -> None:
 def test_threads_below_one_are_refused() -> None:
     """A thread count below one is a ValueError, not a silent default."""
     with pytest.raises(ValueError, match="at least 1"):
-        ThreadedStepper(build(tiny_hf.tiny_llama(vocab=128), BY_NAME["eager_static"]), 0)
+        ThreadedStepper(build(Steppers(tiny_hf.tiny_llama(vocab=128)), BY_NAME["eager_static"]), 0)

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-def tokens_per_second(batch: int, new_tokens: int, ttft_ms: float, itl_ms: float) -> float:
-    """Tokens a user receives per second: ``batch * new_tokens`` over TTFT plus the
-    remaining ``new_tokens - 1`` inter-token steps.
-
-    >>> tokens_per_second(1, 3, 10.0, 5.0)
-    150.0
-    """
-    total_ms = ttft_ms + max(new_tokens - 1, 0) * itl_ms
-    return batch * new_tokens * 1000.0 / total_ms if total_ms > 0 else 0.0
+from aitune_fp.core.measure.generation_profile import tokens_per_second
 
 
 @dataclass(frozen=True, slots=True)

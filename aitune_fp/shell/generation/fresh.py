@@ -28,9 +28,9 @@ from typing import Any
 
 import torch
 
-from aitune_fp.core.generation.records import tokens_per_second
+from aitune_fp.core.measure.generation_profile import tokens_per_second
 from aitune_fp.effects.generation.timing import default_rule, hf_rule, time_hf, time_stepper
-from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build
+from aitune_fp.shell.generation.candidates import BASELINE
 from aitune_fp.shell.generation.tune_generate import HF_TOKENS
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 
@@ -89,10 +89,11 @@ def measure_point(tuned: TunedGenerator, input_ids: torch.Tensor, new_tokens: in
     """The figures of ``tuned``'s pick and of HF ``generate`` at ``input_ids`` ([B, L])."""
     model, name = tuned.model, tuned.pick.name
     hf = time_hf(model, input_ids, min(new_tokens, HF_TOKENS), hf_rule())
-    if name == BASELINE:
+    stepper = tuned.stepper
+    if name == BASELINE or stepper is None:
         ttft, itl = hf
     else:
-        ttft, itl = time_stepper(build(model, BY_NAME[name]), input_ids, new_tokens, default_rule())
+        ttft, itl = time_stepper(stepper, input_ids, new_tokens, default_rule())
     out = tuned.generate(input_ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens)
     batch, length = input_ids.shape
     return PointFigures(name, batch, length, new_tokens, ttft, itl, *hf, out.tolist())

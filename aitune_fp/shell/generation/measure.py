@@ -1,32 +1,44 @@
 """Measure the generation candidates within the tune's budgets: build and check, then time.
 
 Rules: building is kept apart from timing: every candidate is first built and checked
-teacher-forced (:meth:`CandidateRun.prepare`), the AOTInductor compile running meanwhile in
-its child process (started ahead, :meth:`CandidateRun.start_ahead`), and only then are the
-ready candidates timed one after the other with nothing else of the tune running
-(:meth:`CandidateRun.timed`). A candidate the build policy skips
-(``aitune_fp.core.generation.build_policy``) is recorded as a failure at stage ``build`` with
-the policy's reason; a candidate that raises is recorded as a failure naming its stage and
-reason, and a failure before timing marks each of its compiled builds as failed for the rest
-of the tune. The build time (build plus the teacher-forced check, where ``torch.compile``
-compiles) of every compiling candidate feeds the wall-budget estimate.
+teacher-forced (:func:`prepare`), the AOTInductor compile running meanwhile in its child
+process (started ahead, :func:`start_ahead`), and only then are the ready candidates timed
+one after the other with nothing else of the tune running (:func:`timed`). What the tune
+learns across candidates is a frozen :class:`Prepared` value that each step returns anew
+(failed builds, the longest build, the checked and ready candidates, the failures); the
+tune's fixed inputs are one :class:`Measuring` value, whose :class:`~aitune_fp.shell.
+generation.candidates.Steppers` cache is passed on to the generator the tune returns. A
+candidate the build policy skips (``aitune_fp.core.generation.build_policy``) is recorded as
+a failure at stage ``build`` with the policy's reason; a build, check or timing that raises
+is turned into a failure value at that effect's edge (:func:`_attempt`), naming the
+candidate, its stage and the reason, and a failure before timing marks each of its compiled
+builds as failed for the rest of the tune. The build time (build plus the teacher-forced
+check, where ``torch.compile`` compiles) of every compiling candidate feeds the wall-budget
+estimate.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import torch
+from pyrsistent import PMap, pmap
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.pipeline import is_successful
 
 from aitune_fp.core.generation import GenerationResult, TuneClock, build_id, skip_reason
 from aitune_fp.effects.generation.aoti_steps import start_package, under_way
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.teacher import TeacherReference, teacher_forced
 from aitune_fp.effects.generation.timing import default_rule, time_stepper
-from aitune_fp.shell.generation.candidates import Candidate, build, phase_model
+from aitune_fp.shell.generation.candidates import Candidate, Steppers, phase_model
+from aitune_fp.shell.io import perform
 
 Accuracy = tuple[float, float, int | None]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,96 +51,160 @@ class Policy:
     build_budget_s: float = 120.0
 
 
-@dataclass
-class CandidateRun:
-    """What one tune keeps across candidates: failed builds, the longest build, the ready
-    steppers with their accuracy, and every failure so far."""
+@dataclass(frozen=True, slots=True)
+class Measuring:
+    """A tune's fixed inputs: the points, the tokens, the reference, the policy, the start
+    time and the stepper cache (over the model)."""
 
-    model: torch.nn.Module
-    points: list[torch.Tensor]
+    points: tuple[torch.Tensor, ...]
     new_tokens: int
     ref: TeacherReference | None
     policy: Policy
-    started: float = field(default_factory=time.perf_counter)
-    failed: dict[str, str] = field(default_factory=dict)
+    started: float
+    steppers: Steppers
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """A built, checked candidate waiting to be timed."""
+
+    candidate: Candidate
+    stepper: Stepper
+    accuracy: Accuracy
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What the tune knows after building and checking some candidates (see the rules)."""
+
+    failed: PMap[str, str] = field(default_factory=pmap)
     longest_build_s: float = 0.0
-    checked: dict[str, GenerationResult] = field(default_factory=dict)
-    ready: list[tuple[Candidate, Stepper, Accuracy]] = field(default_factory=list)
-    failures: list[GenerationResult] = field(default_factory=list)
-
-    def refuse(self, cands: list[Candidate], reasons: dict[str, str]) -> None:
-        """Record each of ``cands`` as failed at build with its refusal reason (never built)."""
-        for cand in cands:
-            self._fail(cand, reasons[cand.name])
-
-    def start_ahead(self, chosen: list[Candidate]) -> None:
-        """Start the float32 AOTInductor compile now when a chosen candidate needs it."""
-        aoti = [c for c in chosen if c.dtype == "float32" and "aoti" in _compiled(c)]
-        if aoti:
-            try:
-                start_package(phase_model(self.model, aoti[0]), self.policy.build_budget_s)
-            except Exception as exc:
-                self.failed[build_id("aoti", "float32")] = f"export: {type(exc).__name__}: {exc}"
-
-    def prepare(self, cand: Candidate) -> None:
-        """Build and check ``cand`` (or record why not); it is timed by :meth:`timed`."""
-        kinds = frozenset({cand.prefill_kind, cand.decode_kind})
-        twin = self.checked.get("eager_static" + ("" if cand.dtype == "float32" else "_bf16"))
-        clock = TuneClock(
-            time.perf_counter() - self.started, self.longest_build_s, self.policy.wall_budget_s
-        )
-        ahead = "aoti" in kinds and cand.dtype == "float32" and under_way(self.model)
-        why = skip_reason(kinds, cand.dtype, clock, twin, self.failed, ahead)
-        if why is not None:
-            self._fail(cand, f"{cand.name} {why}")
-            return
-        if self.ref is None:
-            raise ValueError("a candidate is prepared only with a teacher reference")
-        stage, start = "build", time.perf_counter()
-        try:
-            stepper = build(self.model, cand, clock.build_budget(self.policy.build_budget_s))
-            stage = "teacher-forced check"
-            accuracy = teacher_forced(stepper, self.ref)
-        except Exception as exc:
-            failure = f"{cand.name} failed at {stage}: {type(exc).__name__}: {exc}"
-            self.failed.update({build_id(k, cand.dtype): failure for k in _compiled(cand)})
-            self._fail(cand, failure)
-            return
-        if cand.costly:
-            self.longest_build_s = max(self.longest_build_s, time.perf_counter() - start)
-        self.checked[cand.name] = self._judged(
-            _result(cand, self.points[0], 0, (0.0, 0.0), accuracy)
-        )
-        self.ready.append((cand, stepper, accuracy))
-
-    def timed(self) -> list[GenerationResult]:
-        """Every ready candidate timed at every point, judged; then the failures."""
-        out: list[GenerationResult] = []
-        for cand, stepper, accuracy in self.ready:
-            try:
-                timed = [
-                    time_stepper(stepper, ids, self.new_tokens, default_rule())
-                    for ids in self.points
-                ]
-            except Exception as exc:
-                self._fail(cand, f"{cand.name} failed at timing: {type(exc).__name__}: {exc}")
-                continue
-            out.extend(
-                self._judged(_result(cand, ids, self.new_tokens, phases, accuracy))
-                for ids, phases in zip(self.points, timed, strict=True)
-            )
-        return out + self.failures
-
-    def _fail(self, cand: Candidate, failure: str) -> None:
-        self.failures.extend(failed(cand, ids, self.new_tokens, failure) for ids in self.points)
-
-    def _judged(self, r: GenerationResult) -> GenerationResult:
-        ok = r.top1 >= self.policy.min_top1 and r.rms_rel <= self.policy.max_rms_rel
-        return replace(r, accurate=ok)
+    checked: PMap[str, GenerationResult] = field(default_factory=pmap)
+    ready: tuple[Ready, ...] = ()
+    failures: tuple[GenerationResult, ...] = ()
 
 
-def _compiled(cand: Candidate) -> set[str]:
-    return {cand.prefill_kind, cand.decode_kind} - {"eager"}
+def _attempt(stage: str, name: str, effect: Callable[[], _T]) -> IOResult[_T, str]:
+    """``effect()``'s value, or the failure line naming ``name``, ``stage`` and the reason."""
+    try:
+        return IOSuccess(effect())
+    except Exception as exc:  # a user's model or a compiler: any error is this candidate's
+        return IOFailure(f"{name} failed at {stage}: {type(exc).__name__}: {exc}")
+
+
+def start_ahead(m: Measuring, chosen: list[Candidate]) -> Prepared:
+    """Start the float32 AOTInductor compile now when a chosen candidate needs it."""
+    aoti = [c for c in chosen if c.dtype == "float32" and "aoti" in c.compiled]
+    if not aoti:
+        return Prepared()
+    model, budget = phase_model(m.steppers.model, aoti[0]), m.policy.build_budget_s
+    started = perform(_attempt("export", aoti[0].name, lambda: start_package(model, budget)))
+    if is_successful(started):
+        return Prepared()
+    why = started.failure().split(" failed at ", 1)[1]
+    return Prepared(failed=pmap({build_id("aoti", "float32"): why}))
+
+
+def _clock(m: Measuring, state: Prepared) -> TuneClock:
+    spent = time.perf_counter() - m.started
+    return TuneClock(spent, state.longest_build_s, m.policy.wall_budget_s)
+
+
+def prepare(m: Measuring, state: Prepared, cand: Candidate) -> Prepared:
+    """``state`` with ``cand`` built and checked (or why not); it is timed by :func:`timed`."""
+    twin = state.checked.get("eager_static" + ("" if cand.dtype == "float32" else "_bf16"))
+    clock = _clock(m, state)
+    ahead = "aoti" in cand.kinds and cand.dtype == "float32" and under_way(m.steppers.model)
+    why = skip_reason(cand.kinds, cand.dtype, clock, twin, state.failed, ahead)
+    if why is not None:
+        return _fail(m, state, cand, f"{cand.name} {why}")
+    start = time.perf_counter()
+    made = perform(_built_and_checked(m, cand, clock.build_budget(m.policy.build_budget_s)))
+    if not is_successful(made):
+        why = str(made.failure())
+        failed = state.failed.update({build_id(k, cand.dtype): why for k in cand.compiled})
+        return _fail(m, replace(state, failed=failed), cand, why)
+    return _ready(m, state, cand, made.unwrap(), time.perf_counter() - start)
+
+
+def _built_and_checked(
+    m: Measuring, cand: Candidate, budget_s: float
+) -> IOResult[tuple[Stepper, Accuracy], str]:
+    """The candidate's stepper from the cache and its teacher-forced accuracy, or why not."""
+
+    ref = m.ref
+    if ref is None:
+        return IOFailure(f"{cand.name} failed at build: no teacher reference (nothing to check)")
+
+    def checked(stepper: Stepper) -> IOResult[tuple[Stepper, Accuracy], str]:
+        check = "teacher-forced check"
+        return _attempt(check, cand.name, lambda: (stepper, teacher_forced(stepper, ref)))
+
+    return _attempt("build", cand.name, lambda: m.steppers.get(cand, budget_s)).bind(checked)
+
+
+def _ready(
+    m: Measuring, state: Prepared, cand: Candidate, made: tuple[Stepper, Accuracy], took: float
+) -> Prepared:
+    stepper, accuracy = made
+    longest = max(state.longest_build_s, took) if cand.costly else state.longest_build_s
+    checked = _judged(m.policy, _result(cand, m.points[0], 0, (0.0, 0.0), accuracy))
+    return replace(
+        state,
+        longest_build_s=longest,
+        checked=state.checked.set(cand.name, checked),
+        ready=(*state.ready, Ready(cand, stepper, accuracy)),
+    )
+
+
+def _timed_one(m: Measuring, ready: Ready) -> list[GenerationResult] | str:
+    """Every point's judged result for ``ready``, or the failure line of its timing."""
+    cand = ready.candidate
+    rule = default_rule()
+    timing = _attempt(
+        "timing",
+        cand.name,
+        lambda: [time_stepper(ready.stepper, ids, m.new_tokens, rule) for ids in m.points],
+    )
+    made = perform(timing)
+    if not is_successful(made):
+        return str(made.failure())
+    return [
+        _judged(m.policy, _result(cand, ids, m.new_tokens, phases, ready.accuracy))
+        for ids, phases in zip(m.points, made.unwrap(), strict=True)
+    ]
+
+
+def timed(m: Measuring, state: Prepared) -> list[GenerationResult]:
+    """Every ready candidate timed at every point, judged; then the failures."""
+    out: list[GenerationResult] = []
+    for ready in state.ready:
+        figures = _timed_one(m, ready)
+        if isinstance(figures, str):
+            state = _fail(m, state, ready.candidate, figures)
+        else:
+            out.extend(figures)
+    return out + list(state.failures)
+
+
+def refuse(
+    m: Measuring, state: Prepared, cands: Sequence[Candidate], reasons: Mapping[str, str]
+) -> Prepared:
+    """``state`` with each of ``cands`` recorded as failed with its refusal reason (on a
+    device where it is not proven: never built)."""
+    for cand in cands:
+        state = _fail(m, state, cand, reasons[cand.name])
+    return state
+
+
+def _fail(m: Measuring, state: Prepared, cand: Candidate, failure: str) -> Prepared:
+    more = tuple(failed(cand, ids, m.new_tokens, failure) for ids in m.points)
+    return replace(state, failures=(*state.failures, *more))
+
+
+def _judged(policy: Policy, r: GenerationResult) -> GenerationResult:
+    ok = r.top1 >= policy.min_top1 and r.rms_rel <= policy.max_rms_rel
+    return replace(r, accurate=ok)
 
 
 def _result(

@@ -12,40 +12,34 @@ Rules:
   returns the model's output (its cache and ``ModelOutput`` as they are, float32 logits);
 - any other attribute (``config``, ``generation_config``, ``device``…) is the model's, so the
   generator stands in for the model in a pipeline (``swap(pipe, "model", tuned)``);
-- ``save`` writes the record (the pick is a recipe); ``load(path, module=model)`` rebuilds it
-  without re-tuning.
+- ``save`` writes a sealed folder (:mod:`aitune_fp.shell.generation.generator_save`: the
+  record through the strict codec, a manifest with digests; the pick is a recipe);
+  ``load(path, module=model)`` checks it and rebuilds the pick without re-tuning.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
+from pyrsistent import pmap
 
 from aitune_fp.core.generation import GenerationPick, GenerationResult
-from aitune_fp.effects.atomic import write_text
-from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, build
+from aitune_fp.core.generation.saved_record import KIND, GeneratorRecord
+from aitune_fp.effects.generation.loop import Stepper
+from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, Steppers
+from aitune_fp.shell.generation.generator_save import (
+    is_generator_save,
+    load_record,
+    save_generator,
+)
 from aitune_fp.shell.generation.hf_call import resolve
 from aitune_fp.shell.generation.run_greedy import run_greedy
 
-KIND = "aitune_fp.generator"
-
-
-def is_generator_save(path: str | Path) -> bool:
-    """Whether ``path`` is a file written by :meth:`TunedGenerator.save`."""
-    target = Path(path)
-    if not target.is_file():
-        return False
-    try:
-        data = json.loads(target.read_text())
-    except (ValueError, UnicodeDecodeError):
-        return False
-    if not isinstance(data, dict):
-        return False
-    return data.get("kind") == KIND or {"pick", "results"} <= data.keys()
+__all__ = ["TunedGenerator", "is_generator_save"]
 
 
 class TunedGenerator:
@@ -57,12 +51,21 @@ class TunedGenerator:
         choice: GenerationPick,
         results: tuple[GenerationResult, ...],
         wall_s: float,
+        fresh: Mapping[str, float] = pmap(),
+        steppers: Steppers | None = None,
     ) -> None:
         self.model, self.choice, self.results, self.wall_s = model, choice, results, wall_s
+        self.fresh = pmap(fresh)
         name = choice.result.name
-        self._stepper = None if name == BASELINE else build(model, BY_NAME[name])
+        self.steppers = steppers if steppers is not None else Steppers(model)
+        self._stepper = None if name == BASELINE else self.steppers.get(BY_NAME[name])
         # a stepper that runs a converted copy (bf16, static cache) forwards through it
         self._forward = getattr(self._stepper, "model", model)
+
+    @property
+    def stepper(self) -> Stepper | None:
+        """The pick's stepper (``None`` when the pick is HF ``generate`` itself)."""
+        return self._stepper
 
     @property
     def pick(self) -> GenerationResult:
@@ -118,7 +121,8 @@ class TunedGenerator:
         return getattr(model, name)
 
     def record(self) -> dict[str, Any]:
-        """The JSON record: the pick, why, every candidate's result, the tune wall."""
+        """The record as JSON-able builtins: the pick, why, every candidate's result (with
+        its tokens/s), the tune wall, a fresh re-measure's figures."""
         rows = [{**asdict(r), "tokens_per_s": r.tokens_per_s} for r in self.results]
         return {
             "kind": KIND,
@@ -129,28 +133,40 @@ class TunedGenerator:
             "fell_back": self.choice.fell_back,
             "results": rows,
             "tune_wall_s": self.wall_s,
+            "fresh": dict(self.fresh),
         }
 
-    def save(self, path: str | Path) -> None:
-        """Write the record as JSON, atomically (the pick is a recipe, rebuilt on ``load``)."""
-        write_text(Path(path), json.dumps(self.record(), indent=2, default=str))
+    def saved_record(self) -> GeneratorRecord:
+        """What :meth:`save` writes: the pick, why, every result, the wall, fresh figures."""
+        choice = self.choice
+        return GeneratorRecord(
+            choice.result.name, choice.reason, choice.fell_back, self.results, self.wall_s,
+            self.fresh,
+        )  # fmt: skip
+
+    def save(self, path: str | Path) -> Path:
+        """Save as a sealed folder (see the module rules); returns the folder."""
+        return save_generator(self.saved_record(), self.model, path)
+
+    def with_fresh(self, figures: Mapping[str, float]) -> TunedGenerator:
+        """The same pick with a fresh process's re-measured ``figures`` in its record."""
+        steppers = self.steppers
+        return type(self)(self.model, self.choice, self.results, self.wall_s, figures, steppers)
 
     @classmethod
     def load_pick(cls, tuned: TunedGenerator, name: str) -> TunedGenerator:
         """The same record with candidate ``name`` as the pick (forcing a measured choice)."""
         chosen = next(r for r in tuned.results if r.name == name)
         choice = GenerationPick(chosen, f"forced: {name}", False)
-        return cls(tuned.model, choice, tuned.results, tuned.wall_s)
+        steppers = tuned.steppers  # the tune's builds serve the forced pick
+        return cls(tuned.model, choice, tuned.results, tuned.wall_s, tuned.fresh, steppers)
 
     @classmethod
-    def load(cls, path: str | Path, *, module: Any) -> TunedGenerator:
-        """Rebuild a saved pick over ``module`` without re-tuning."""
-        data = json.loads(Path(path).read_text())
-        fields = set(GenerationResult.__slots__)
-        results = tuple(
-            GenerationResult(**{k: v for k, v in row.items() if k in fields})
-            for row in data["results"]
-        )
-        chosen = next(r for r in results if r.name == data["pick"])
-        choice = GenerationPick(chosen, data["reason"], data["fell_back"])
-        return cls(module, choice, results, float(data["tune_wall_s"]))
+    def load(
+        cls, path: str | Path, *, module: Any, expected_digest: str | None = None
+    ) -> TunedGenerator:
+        """Rebuild a saved pick over ``module`` without re-tuning (a ``LoadError`` when the
+        save is not sealed, not this format, or ``module`` is not the model it was tuned
+        from; ``expected_digest`` pins the manifest)."""
+        record = load_record(path, module, expected_digest)
+        return cls(module, record.choice, record.results, record.tune_wall_s, record.fresh)

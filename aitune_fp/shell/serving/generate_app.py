@@ -1,8 +1,9 @@
 """A saved ``TunedGenerator`` as a Ray Serve application with the ``/generate`` route.
 
 Rules:
-- the file is read first (:func:`~aitune_fp.shell.generation.tuned_generator.
-  is_generator_save`), so a file that is not a generator save fails before Ray starts;
+- the save is read first (:func:`~aitune_fp.shell.generation.tuned_generator.
+  is_generator_save`, then its sealed record checked against ``module``), so a folder that
+  is not a generator save, or a module it was not tuned from, fails before Ray starts;
 - the pick is a recipe: ``module`` (the model it was tuned from) is required, and each
   replica rebuilds the pick over it without re-tuning (``TunedGenerator.load``);
 - ``tokenizer`` (optional) lets requests send ``text`` and answers carry decoded text;
@@ -12,10 +13,11 @@ Rules:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from aitune_fp.core.record.json_codec import to_json
+from aitune_fp.shell.generation.generator_save import load_record
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator, is_generator_save
 from aitune_fp.shell.serving.generate_endpoint import GenerateEndpoint
 from aitune_fp.shell.serving.ray_serve import ServeOptions, Serving, launch
@@ -48,12 +50,14 @@ def serve_generator(
     """Serve the generator saved at ``path`` over ``module`` (see the module rules); the
     returned :class:`Serving` holds the saved record."""
     if not is_generator_save(path):
-        raise ValueError(f"{path} is not a file written by TunedGenerator.save")
+        raise ValueError(f"{path} is not a folder written by TunedGenerator.save")
     if module is None:
         raise ValueError(
             "a saved generator is a recipe: pass the model it was tuned from (--module)"
         )
-    record: dict[str, Any] = json.loads(Path(path).read_text())
+    saved = load_record(path, module)
+    picked = saved.choice.result
+    record: dict[str, Any] = {**to_json(saved), "prefill": picked.prefill, "decode": picked.decode}
     resolved = str(Path(path).resolve())
     chosen = options or ServeOptions()
     return launch(
