@@ -203,8 +203,8 @@ def _show_run(
     from aitune_fp.shell.generation.outputs import run_record, write_outputs
 
     lengths = tuple(int(i.shape[1]) for i in ids)
-    facts = GenerationRun(type(tuned.model).__name__, str(args.device), lengths, tuple(args.batch_sizes),
-                          args.new_tokens, {})  # fmt: skip
+    name, sizes = type(tuned.model).__name__, tuple(args.batch_sizes)
+    facts = GenerationRun(name, str(args.device), lengths, sizes, args.new_tokens, {})
     record = run_record(tuned, strategy, facts)
     show_run(consoles[0], record)
     if args.out:
