@@ -92,7 +92,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def generator(folder: Path) -> Path:
     """``tune-generate`` with the compiled static-cache candidate: its save."""
-    saved = folder / "gen.json"
+    saved = folder / "gen"
     args = ["tune-generate", "lm.py:build", "--prompt-lengths", "4", "--new-tokens", "2"]
     with console([*args, "--candidates", "compiled_static", "--save", str(saved)], folder) as run:
         code = _ended_soon(run, saved)
@@ -119,8 +119,10 @@ def aot_pick(folder: Path) -> Path:
 
 def test_tune_generate_with_a_compiled_candidate_ends(generator: Path) -> None:
     """tune-generate that compiled in its own process exits 0 within the bound after its
-    last output and its save (the fixture's checks), and the save is a generator's."""
-    assert json.loads(generator.read_text())["kind"] == "aitune_fp.generator"
+    last output and its save (the fixture's checks), and the save is a sealed generator
+    folder."""
+    manifest = json.loads((generator / "manifest.json").read_text())
+    assert manifest["format"] == "aitune_fp.saved_generator"
 
 
 def test_tune_keeping_an_aot_pick_ends(aot_pick: Path) -> None:

@@ -1,11 +1,12 @@
 """The interleaved-rounds loop: each participant timed once per round, in rotating order.
 
 Rules (of :mod:`aitune_fp.effects.measure.rounds`; the pure decisions live in
-:mod:`aitune_fp.core.rounds.round_members`): :func:`interleave` warms every participant up, then
-times rounds in the order of :func:`~aitune_fp.core.rounds.rounds_plan.rotation`, so drift
-and noisy neighbours hit every participant alike; the injected judge says after a round
-whether the decision is clear; the judge is skipped while the rounds since its last verdict
-took less clock time than that verdict did; a participant whose call raises leaves the
+:mod:`aitune_fp.core.rounds.round_members` and :mod:`aitune_fp.core.rounds.schedule`):
+:func:`interleave` warms every participant up, then times rounds in the order of
+:func:`~aitune_fp.core.rounds.rounds_plan.rotation`, so drift and noisy neighbours hit every
+participant alike; after each round it asks the schedule
+(:func:`~aitune_fp.core.rounds.schedule.next_move`) whether to ask the injected judge, which
+says whether the decision is clear, or to go on; a participant whose call raises leaves the
 rounds with its samples kept as a prefix; on a device a turn is a burst
 (:func:`timed_burst`): a rest, settling calls, then timed calls whose median is the sample.
 """
@@ -20,6 +21,7 @@ from typing import Any
 
 from aitune_fp.core.rounds.burst import Burst, sample, settles, times
 from aitune_fp.core.rounds.rounds_plan import RoundsPlan, rotation
+from aitune_fp.core.rounds.schedule import Pace, Skip, after_round, before_round, judged, next_move
 from aitune_fp.core.session.judges import Judging
 from aitune_fp.effects.measure.timing import TimedCalls
 
@@ -121,39 +123,53 @@ def interleave(
     began = clock()
     timed: dict[str, list[float]] = {name: [] for name in names}
     active = tuple(name for name in names if warm(name))
-    done, reason = 0, "no rounds were run"
-    judge_cost, since_judged, judging = 0.0, 0.0, 0.0
+    pace, reason, judging = Pace(), "no rounds were run", 0.0
     while len(active) >= 2:
-        order = rotation(active, done)
-        if not affordable(order):
-            reason = f"call budget spent after {done} rounds"
+        order = rotation(active, pace.done)
+        stop = before_round(pace, affordable(order))
+        if stop is not None:
+            reason = stop.reason
             break
-        failed = []
         round_began = clock()
-        for name in order:
-            try:
-                timed[name].append(call(name, done))
-            except Exception as error:  # a failing backend leaves the rounds
-                log.warning("%s failed during the final rounds: %s", name, error)
-                failed.append(name)
-        done += 1
-        now = clock()
-        # the budget counts measuring (warm-up and round calls), not judging
-        elapsed, since_judged = now - began - judging, since_judged + now - round_began
-        budget_spent = done >= plan.max_rounds or elapsed >= plan.max_seconds
-        if not (failed or budget_spent) and since_judged < judge_cost:
-            continue  # judging costs more than the rounds since the last judgement
-        still = tuple(n for n in active if n not in failed)
-        verdict = judge(timed, done, elapsed, still)
+        failed = _one_round(order, call, pace.done, timed)
+        now = clock()  # the budget counts measuring (warm-up and round calls), not judging
+        pace = after_round(pace, now - began - judging, now - round_began)
+        if isinstance(next_move(pace, plan, bool(failed)), Skip):
+            continue
+        verdict = judge(
+            timed, pace.done, pace.measuring, tuple(n for n in active if n not in failed)
+        )
         active = tuple(n for n in verdict.active if n not in failed)
         spent = clock() - now
         judging += spent
-        if plan.judges(done, elapsed):
-            judge_cost, since_judged = spent, 0.0
+        pace = judged(pace, plan, spent)
         if verdict.stop:
             reason = verdict.reason
             break
     else:
-        reason = f"after {done} rounds fewer than two participants were left"
+        reason = f"after {pace.done} rounds fewer than two participants were left"
+    return _interleaved(timed, pace.done, reason, clock() - began)
+
+
+def _one_round(
+    order: Sequence[str],
+    call: Callable[[str, int], float],
+    index: int,
+    timed: dict[str, list[float]],
+) -> list[str]:
+    """Time each of ``order`` once (round ``index``); the names whose call raised."""
+    failed = []
+    for name in order:
+        try:
+            timed[name].append(call(name, index))
+        except Exception as error:  # a failing backend leaves the rounds
+            log.warning("%s failed during the final rounds: %s", name, error)
+            failed.append(name)
+    return failed
+
+
+def _interleaved(
+    timed: Mapping[str, list[float]], rounds: int, reason: str, seconds: float
+) -> Interleaved:
     samples = {name: tuple(values) for name, values in timed.items()}
-    return Interleaved(samples, done, reason, clock() - began)
+    return Interleaved(samples, rounds, reason, seconds)
