@@ -17,6 +17,7 @@ from aitune_fp.effects.generation.loop import greedy  # noqa: E402
 from aitune_fp.effects.generation.static_steps import StaticStepper, StepRecipe  # noqa: E402
 from aitune_fp.effects.generation.timing import default_rule, time_stepper  # noqa: E402
 from aitune_fp.shell.generation.candidates import CANDIDATES  # noqa: E402
+from aitune_fp.shell.io import perform  # noqa: E402
 from tests import tiny_hf  # noqa: E402
 
 CUDA0 = torch.device("cuda", 0)
@@ -40,7 +41,8 @@ def test_a_model_on_a_fake_cuda_device_is_refused_with_a_recorded_reason(
     monkeypatch.setattr(devices, "model_device", lambda model: CUDA0)
     monkeypatch.setattr(devices, "to_device", lambda tensor, device: tensor)
     monkeypatch.setattr(devices, "synchronize", synced.append)
-    tuned = tune_generate(tiny_llama, [torch.randint(0, 256, (6,))], new_tokens=4)
+    made = tune_generate(tiny_llama, [torch.randint(0, 256, (6,))], new_tokens=4)
+    tuned = perform(made).unwrap()
     failures = {r.name: r.failure for r in tuned.results if r.name != "hf_eager_dynamic"}
     assert set(failures) == {c.name for c in CANDIDATES}
     for name, failure in failures.items():
