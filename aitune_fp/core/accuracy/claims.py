@@ -77,3 +77,22 @@ def claim_text(figures: Mapping[str, float], name: str, fmt: str) -> str:
     sign = "≥" if side == "lower" else "≤"
     level = figures.get("bound_confidence", 0.95)
     return f"{sign} {format(bound, fmt)} ({level:.0%} bound)"
+
+
+def evidence_text(figures: Mapping[str, float]) -> str:
+    """What a bounded verdict showed, in one phrase (empty without bounds).
+
+    >>> evidence_text({"top1_agreement": 1.0, "top1_agreement_lower": 0.99123,
+    ...                "bound_confidence": 0.95, "judged_rows": 600.0})
+    'top-1 ≥ 99.1% (95% bound) on 600 held-out rows'
+    >>> evidence_text({"rms_rel_error": 0.02, "rms_rel_error_upper": 0.025,
+    ...                "bound_confidence": 0.95, "judged_rows": 64.0})
+    'rel RMS ≤ 0.025 (95% bound) on 64 held-out rows'
+    """
+    if not bounded(figures) or "judged_rows" not in figures:
+        return ""
+    name, label, fmt = ("top1_agreement", "top-1", ".1%")
+    if f"{name}_lower" not in figures:
+        name, label, fmt = ("rms_rel_error", "rel RMS", ".3g")
+    claim = claim_text(figures, name, fmt)
+    return f"{label} {claim} on {figures['judged_rows']:g} held-out rows"
