@@ -9,8 +9,8 @@ Rules:
 - an undecided verdict on ``rows`` rows asks for more, up to the cap ``MAX_HELD_OUT_ROWS``:
   when top-1 agreement is what is undecided, the fewest rows on which the disagreements
   seen so far (and every further row agreeing) would meet ``min_top1``
-  (:func:`~aitune_fp.core.accuracy.bounds.rows_needed`), else twice the rows; never fewer
-  than ``MIN_STEP`` more;
+  (:func:`~aitune_fp.core.accuracy.bounds.rows_needed`), else four times the rows; never
+  fewer than half as many again, nor than ``MIN_STEP`` more (so a few rounds reach the cap);
 - at the cap an undecided candidate is refused (:func:`undecided_reason`) with the rows it
   would need: at its observed agreement rate, the fewest rows whose lower bound reaches
   ``min_top1``; "no count of rows" when that rate is not above it.
@@ -29,7 +29,7 @@ from aitune_fp.core.accuracy.policy import REDUCED, AccuracyPolicy, judge
 MAX_HELD_OUT_ROWS: Final = 1024
 """The most held-out rows a verdict is taken on, fresh draws included."""
 
-MIN_STEP: Final = 32
+MIN_STEP: Final = 64
 """The fewest rows one more draw adds."""
 
 
@@ -43,7 +43,9 @@ def undecided(policy: AccuracyPolicy, precision: str | None, f: Mapping[str, flo
     """
     if precision not in REDUCED or not bounded(f):
         return False
-    return judge(policy, precision, f) is not None and judge(policy, precision, optimistic(f)) is None
+    return (
+        judge(policy, precision, f) is not None and judge(policy, precision, optimistic(f)) is None
+    )
 
 
 def _top1_undecided(policy: AccuracyPolicy, f: Mapping[str, float]) -> bool:
@@ -68,10 +70,10 @@ def rows_wanted(policy: AccuracyPolicy, precision: str | None, f: Mapping[str, f
     rows = int(f.get("judged_rows", 0.0))
     if rows >= MAX_HELD_OUT_ROWS or not undecided(policy, precision, f):
         return rows
-    target = 2 * rows
+    target = 4 * rows
     if _top1_undecided(policy, f):
         target = rows_needed(_disagreeing(f), policy.min_top1) or MAX_HELD_OUT_ROWS
-    return min(MAX_HELD_OUT_ROWS, max(target, rows + MIN_STEP))
+    return min(MAX_HELD_OUT_ROWS, max(target, rows + rows // 2, rows + MIN_STEP))
 
 
 def _rows_at_rate(rate: float, floor: float) -> int | None:
@@ -98,8 +100,10 @@ def undecided_reason(policy: AccuracyPolicy, f: Mapping[str, float]) -> str:
 
     >>> f = {"top1_agreement": 0.995, "top1_agreement_lower": 0.9895,
     ...      "top1_agreement_upper": 0.998, "top1_rows": 1024.0, "judged_rows": 1024.0}
-    >>> undecided_reason(AccuracyPolicy(), f).split(": ")
-    ['undecided on 1024 held-out rows (the cap)', 'at 99.5% agreement it would need about 1182 rows']
+    >>> for part in undecided_reason(AccuracyPolicy(), f).split(": "):
+    ...     print(part)
+    undecided on 1024 held-out rows (the cap)
+    at 99.5% agreement it would need about 1182 rows
     """
     rows = f.get("judged_rows", math.nan)
     head = f"undecided on {rows:g} held-out rows (the cap)"

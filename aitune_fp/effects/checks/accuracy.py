@@ -27,7 +27,6 @@ Rules:
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field

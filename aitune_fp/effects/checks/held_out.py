@@ -150,7 +150,9 @@ def extra_batches(samples: Samples, template: Batch, rows: int, start: int) -> N
     return named
 
 
-def _drawer(pools: Sequence[torch.Tensor], gen: torch.Generator) -> Callable[[str, torch.Tensor], torch.Tensor]:
+def _drawer(
+    pools: Sequence[torch.Tensor], gen: torch.Generator
+) -> Callable[[str, torch.Tensor], torch.Tensor]:
     """Draws each tensor input in turn (call order) from its input's pool."""
     position = iter(range(len(pools)))
     return lambda _name, t: _draw(t, pools[next(position)], gen)

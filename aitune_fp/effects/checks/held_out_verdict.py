@@ -49,10 +49,13 @@ from aitune_fp.effects.checks.output_compare import (
 from aitune_fp.effects.checks.tf32 import strict_fp32
 from aitune_fp.effects.inputs.samples import Batch, Samples, make_batch
 
+_SIZES = frozenset({"judged_rows", "held_out_drawn"})
+
 
 def _prefixed(prefix: str, figures: Mapping[str, float]) -> dict[str, float]:
-    """The headline figures (not the per-output ones) under ``prefix/``."""
-    return {f"{prefix}/{k}": v for k, v in figures.items() if "/" not in k}
+    """The headline figures (not the per-output ones, nor the part's sizes) under
+    ``prefix/``."""
+    return {f"{prefix}/{k}": v for k, v in figures.items() if "/" not in k and k not in _SIZES}
 
 
 def assess_held_out(
@@ -77,7 +80,9 @@ def assess_held_out(
     seen_figures = error_figures(p for _, got, ref in seen for p in pairs_of(got, ref))
     recorded = _recorded(figures, seen_figures, split, held_rows)
     if refused is not None:
-        refused = f"{refused} ({split.describe()}; seen rows: {figures_text(seen_figures)})"
+        drawn = figures.get("held_out_drawn", 0.0)
+        more = f", {drawn:g} more drawn fresh to decide" if drawn else ""
+        refused = f"{refused} ({split.describe()}{more}; seen rows: {figures_text(seen_figures)})"
     return recorded, refused
 
 

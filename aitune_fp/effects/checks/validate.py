@@ -223,7 +223,9 @@ def validate(
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
     reference = "cached" if stored is not None else "eager"
     outputs = (samples, seen)
-    judged = _judged(backend_name, built, eager_module, outputs, tolerance, device, worst, max(sizes))
+    judged = _judged(
+        backend_name, built, eager_module, outputs, tolerance, device, worst, max(sizes)
+    )
     return judged.map(partial(_report, backend_name, tuple(checked), reference))
 
 
