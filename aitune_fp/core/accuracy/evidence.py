@@ -70,10 +70,31 @@ def rows_wanted(policy: AccuracyPolicy, precision: str | None, f: Mapping[str, f
     rows = int(f.get("judged_rows", 0.0))
     if rows >= MAX_HELD_OUT_ROWS or not undecided(policy, precision, f):
         return rows
-    target = 4 * rows
     if _top1_undecided(policy, f):
-        target = rows_needed(_disagreeing(f), policy.min_top1) or MAX_HELD_OUT_ROWS
-    return min(MAX_HELD_OUT_ROWS, max(target, rows + rows // 2, rows + MIN_STEP))
+        return _grown(rows, rows_needed(_disagreeing(f), policy.min_top1))
+    return _grown(rows, 4 * rows)
+
+
+def top1_wanted(policy: AccuracyPolicy, precision: str | None, f: Mapping[str, float]) -> int:
+    """:func:`rows_wanted` reading top-1 agreement alone: its figures are cheap, so rows
+    are drawn on them before the other figures (an fp64 run) are taken.
+
+    >>> f = {"top1_agreement": 1.0, "top1_agreement_lower": 0.69, "top1_agreement_upper": 1.0,
+    ...      "top1_rows": 8.0, "judged_rows": 8.0}
+    >>> top1_wanted(AccuracyPolicy(), "int8", f), top1_wanted(AccuracyPolicy(), "float32", f)
+    (299, 8)
+    """
+    rows = int(f.get("judged_rows", 0.0))
+    if precision not in REDUCED or rows >= MAX_HELD_OUT_ROWS or not _top1_undecided(policy, f):
+        return rows
+    return _grown(rows, rows_needed(_disagreeing(f), policy.min_top1))
+
+
+def _grown(rows: int, target: int | None) -> int:
+    """``target`` rows (the cap when ``None``), at least half as many again as ``rows``
+    and ``MIN_STEP`` more, at most the cap."""
+    wanted = MAX_HELD_OUT_ROWS if target is None else target
+    return min(MAX_HELD_OUT_ROWS, max(wanted, rows + rows // 2, rows + MIN_STEP))
 
 
 def _rows_at_rate(rate: float, floor: float) -> int | None:

@@ -59,9 +59,10 @@ def figures_text(figures: Mapping[str, float]) -> str:
     """
     parts = []
     if "rms_rel_error" in figures:
-        parts.append(f"rel RMS {figures['rms_rel_error']:.3g}{_beside(figures, 'rms_rel_error')}")
+        rms = figures["rms_rel_error"]
+        parts.append(f"rel RMS {rms:.3g}{_beside(figures, 'rms_rel_error', '.3g')}")
     if "cosine" in figures:
-        parts.append(f"cosine {figures['cosine']:.5g}{_beside(figures, 'cosine')}")
+        parts.append(f"cosine {figures['cosine']:.5g}{_beside(figures, 'cosine', '.5g')}")
     if "top1_agreement" in figures:
         claim = claim_text(figures, "top1_agreement", ".1%")
         seen = f"; {figures['top1_agreement']:.1%} observed)" if bounded(figures) else ""
@@ -72,14 +73,14 @@ def figures_text(figures: Mapping[str, float]) -> str:
     return ", ".join(parts) or "no floating outputs"
 
 
-def _beside(figures: Mapping[str, float], name: str) -> str:
+def _beside(figures: Mapping[str, float], name: str, fmt: str) -> str:
     """`` (≤ 0.0141 at 95%)``: the bound the verdict read, empty without one."""
     side = BOUNDED[name]
     bound = figures.get(f"{name}_{side}")
     if bound is None:
         return ""
     level = figures.get("bound_confidence", 0.95)
-    return f" ({'≥' if side == 'lower' else '≤'} {bound:.3g} at {level:.0%})"
+    return f" ({'≥' if side == 'lower' else '≤'} {bound:{fmt}} at {level:.0%})"
 
 
 ACCURACY_HEADER = "precision, rel RMS, top-1"

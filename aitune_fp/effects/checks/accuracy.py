@@ -97,16 +97,16 @@ class _Sums:
         self.top1 += int((g.argmax(-1) == want).sum())
         self.topk += int((g.topk(k, -1).indices == want.unsqueeze(-1)).any(-1).sum())
 
-    def bounds(self) -> dict[str, float]:
+    def bounds(self, resample: bool = True) -> dict[str, float]:
         """The one-sided confidence bounds of the figures
-        (:mod:`aitune_fp.core.accuracy.bounds`): Clopper–Pearson on top-1 agreement, a
-        row bootstrap on the RMS relative error and the cosine."""
+        (:mod:`aitune_fp.core.accuracy.bounds`): Clopper–Pearson on top-1 agreement and,
+        with ``resample``, a row bootstrap on the RMS relative error and the cosine."""
         out: dict[str, float] = {}
         if self.classifier and self.rows:
             out["top1_agreement_lower"] = agreement_lower(self.top1, self.rows)
             out["top1_agreement_upper"] = agreement_upper(self.top1, self.rows)
             out["top1_rows"] = float(self.rows)
-        if self.per_row:
+        if self.per_row and resample:
             low, high = row_bootstrap(rms_of, self.per_row)
             out |= {"rms_rel_error_lower": low, "rms_rel_error_upper": high}
             low, high = row_bootstrap(cosine_of, self.per_row)
@@ -186,9 +186,11 @@ _WORST = {
 }
 
 
-def error_figures(pairs: Iterable[Pair], bounds: bool = False) -> dict[str, float]:
+def error_figures(
+    pairs: Iterable[Pair], bounds: bool = False, resample: bool = True
+) -> dict[str, float]:
     """The figures of the module rule over ``pairs`` (empty without floating outputs),
-    with their confidence bounds when ``bounds``.
+    with their confidence bounds when ``bounds`` (the bootstrapped ones with ``resample``).
 
     >>> ref = torch.tensor([[1.0, 2.0], [3.0, 0.5]])
     >>> f = error_figures([("output", ref + 0.01, ref)])
@@ -199,7 +201,7 @@ def error_figures(pairs: Iterable[Pair], bounds: bool = False) -> dict[str, floa
     for label, got, ref in pairs:
         if got.is_floating_point() or got.is_complex():
             sums.setdefault(label, _Sums()).add(got, ref, _named_features(label))
-    per = {label: s.figures() | (s.bounds() if bounds else {}) for label, s in sums.items()}
+    per = {label: s.figures() | (s.bounds(resample) if bounds else {}) for label, s in sums.items()}
     worst: dict[str, float] = {}
     for figures in per.values():
         for name, value in figures.items():

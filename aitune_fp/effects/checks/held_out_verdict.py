@@ -29,16 +29,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
 
 from aitune_fp.core.accuracy.claims import bounded
-from aitune_fp.core.accuracy.evidence import rows_wanted, undecided, undecided_reason
+from aitune_fp.core.accuracy.evidence import (
+    rows_wanted,
+    top1_wanted,
+    undecided,
+    undecided_reason,
+)
 from aitune_fp.core.accuracy.policy import AccuracyPolicy
 from aitune_fp.core.accuracy.split import RowSplit
 from aitune_fp.core.report.accuracy import figures_text
-from aitune_fp.effects.checks.accuracy import Seen, assess, error_figures, pairs_of
+from aitune_fp.effects.checks.accuracy import Seen, assess, error_figures, pairs_of, wants_fp64
 from aitune_fp.effects.checks.held_out import extra_batches, judged_batches
 from aitune_fp.effects.checks.output_compare import (
     Mismatch,
@@ -87,6 +93,22 @@ def assess_held_out(
 
 
 @dataclass(frozen=True, slots=True)
+class _Source:
+    """Where drawn rows come from: the samples' envelope, in batches like ``template``."""
+
+    samples: Samples
+    template: Batch
+
+    def more(self, rows: int, drawn: int) -> list[tuple[str, Batch]]:
+        """Batches of at least ``rows`` fresh rows, after ``drawn`` rows drawn so far."""
+        return extra_batches(self.samples, self.template, rows, drawn // self.template.size)
+
+
+Judge = Callable[[list[Seen], int, int], tuple[dict[str, float], str | None]]
+"""Figures and verdict on held-out outputs, given the sample rows and the rows drawn."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Judged:
     """One candidate's verdict, taken on as many held-out rows as it needs."""
 
@@ -99,21 +121,50 @@ class _Judged:
     def enough(
         self, samples: Samples, held: list[Seen], rows: int, draw_size: int
     ) -> tuple[dict[str, float], str | None]:
-        """The figures and verdict on ``held`` and, while undecided, rows drawn fresh."""
-        precision = self.precision if isinstance(self.precision, str) else None
-        figures, refused = self._assess(held, rows, 0)
-        template, drawn = make_batch(samples, draw_size).to(self.device), 0
-        while (want := rows_wanted(self.policy, precision, figures)) > rows + drawn:
-            more = extra_batches(samples, template, want - rows - drawn, drawn // draw_size)
-            try:
-                held = held + [self._outputs(where, b) for where, b in more]
-            except Mismatch as mismatch:
-                return figures, f"on rows drawn to decide: {mismatch}"
-            drawn += sum(b.size for _, b in more)
-            figures, refused = self._assess(held, rows, drawn)
-        if undecided(self.policy, precision, figures):
+        """The figures and verdict on ``held`` and, while undecided, rows drawn fresh:
+        first on top-1 agreement alone (cheap), then on every figure."""
+        p = self.precision if isinstance(self.precision, str) else None
+        source = _Source(samples, make_batch(samples, draw_size).to(self.device))
+        try:
+            grown, drawn, _, _ = self._grow(
+                source, held, (rows, 0), self._top1, partial(top1_wanted, self.policy, p)
+            )
+            _, _, figures, refused = self._grow(
+                source, grown, (rows, drawn), self._assess, partial(rows_wanted, self.policy, p)
+            )
+        except Mismatch as mismatch:
+            return self._assess(held, rows, 0)[0], f"on rows drawn to decide: {mismatch}"
+        if undecided(self.policy, p, figures):
             refused = f"{refused}; {undecided_reason(self.policy, figures)}"
         return figures, refused
+
+    def _grow(
+        self,
+        source: _Source,
+        held: list[Seen],
+        sizes: tuple[int, int],
+        judge: Judge,
+        wanted: Callable[[dict[str, float]], int],
+    ) -> tuple[list[Seen], int, dict[str, float], str | None]:
+        """Draw rows while ``wanted`` asks for more than are held (``sizes``: the sample
+        rows and the rows drawn so far); the held outputs, rows drawn, figures, verdict."""
+        rows, drawn = sizes
+        figures, refused = judge(held, rows, drawn)
+        while (want := wanted(figures)) > rows + drawn:
+            more = source.more(want - rows - drawn, drawn)
+            held = held + [self._outputs(where, b) for where, b in more]
+            drawn += sum(b.size for _, b in more)
+            figures, refused = judge(held, rows, drawn)
+        return held, drawn, figures, refused
+
+    def _top1(self, held: list[Seen], rows: int, drawn: int) -> tuple[dict[str, float], None]:
+        """Top-1 agreement and its bounds alone (no fp64 run, no bootstrap; nothing for
+        full precision)."""
+        if not wants_fp64(self.precision):
+            return {}, None
+        pairs = (p for _, got, ref in held for p in pairs_of(got, ref))
+        figures = error_figures(pairs, bounds=True, resample=False)
+        return figures | {"judged_rows": float(rows + drawn)}, None
 
     def _assess(
         self, held: list[Seen], rows: int, drawn: int
