@@ -25,6 +25,8 @@ from aitune_fp.core.accuracy.evidence import (
     undecided,
     undecided_reason,
 )
+from aitune_fp.core.record.json_codec import from_json, to_json
+from aitune_fp.core.records import Profile
 
 confidences = st.sampled_from([0.8, 0.9, 0.95, 0.99])
 
@@ -188,3 +190,17 @@ def test_a_candidate_undecided_at_the_cap_says_the_rows_it_would_need() -> None:
     need = int(reason.rsplit("about ", 1)[1].split()[0])
     assert need > 1024
     assert agreement_lower(math.floor(f["top1_agreement"] * need), need) >= 0.99
+
+
+@given(counts())
+def test_bounded_figures_read_back_from_run_json_give_the_same_verdict(
+    count: tuple[int, int],
+) -> None:
+    """A profile's bounds survive run.json, and the verdict and the rows asked for on the
+    figures read back equal those on the originals."""
+    f = _classifier(*count)
+    back = from_json(to_json(Profile("x", {1: [1.0]}, accuracy=f)), Profile, "profile").accuracy
+    assert dict(back) == f
+    policy = AccuracyPolicy()
+    assert judge(policy, "int8", back) == judge(policy, "int8", f)
+    assert rows_wanted(policy, "int8", back) == rows_wanted(policy, "int8", f)

@@ -15,10 +15,9 @@ Rules:
   the batch's largest being skipped (no direction to keep); the plain names hold the worst
   output's value, ``<output>/<figure>`` each output's when there are several;
 - a reduced-precision candidate (``bfloat16``, ``float16``, ``int8``) also gets the
-  eager-relative figures: the module is run in float64 on the same batches and
-  ``fp64_rms_rel_error`` (candidate vs fp64) and ``eager_fp64_rms_rel_error`` (eager fp32
-  vs fp64) recorded; when the module cannot run in float64, eager is the reference
-  (``fp64_reference`` 0, eager's own error 0);
+  eager-relative figures (:mod:`.fp64_reference`) and its figures' one-sided bounds
+  (``<figure>_lower``/``_upper``, ``top1_rows``, ``bound_confidence``): Clopper–Pearson on
+  top-1 agreement, a bootstrap over rows (first axis) on RMS error and cosine;
 - with a user metric, ``metric_eager`` and ``metric_candidate`` are the mean of
   ``fn(outputs, targets)`` over the labelled data (``metric_relative`` 1 when the drop is
   relative);
