@@ -108,7 +108,8 @@ def main() -> None:
         drawn = f.get("held_out_drawn", 0.0)
         where = f"validate {walls[o.backend]:.2f} s, " if o.backend in walls else ""
         if o.failure is not None:
-            print(f"  {o.backend}: refused at {o.failure.stage}: {o.failure.message[:400]}")
+            took = f" ({where.removesuffix(', ')})" if where else ""
+            print(f"  {o.backend}: refused at {o.failure.stage}{took}: {o.failure.message[:400]}")
         elif f and o.backend != "eager":
             print(f"  {o.backend}: {figures_text(f)} ({where}{drawn:g} rows drawn)")
     pick = run.record.selection.backend if run.record.selection is not None else "(none)"
