@@ -10,7 +10,10 @@ Rules:
   element-wise check is its evidence, or a run older than the bounds) claims its point
   estimate;
 - :func:`optimistic` swaps each pessimistic bound for the other side: the policy admitting
-  those figures while refusing the claims means the rows were too few to decide.
+  those figures while refusing the claims means the rows were too few to decide;
+- the words (:func:`claim_text`, :func:`evidence_text`) state the claim, not the estimate:
+  ``top-1 ≥ 99.1% (95% bound) on 600 held-out rows`` (top-1 when there is one, else the
+  RMS error).
 """
 
 from __future__ import annotations
@@ -94,5 +97,7 @@ def evidence_text(figures: Mapping[str, float]) -> str:
     name, label, fmt = ("top1_agreement", "top-1", ".1%")
     if f"{name}_lower" not in figures:
         name, label, fmt = ("rms_rel_error", "rel RMS", ".3g")
+    if name not in figures:
+        return ""
     claim = claim_text(figures, name, fmt)
     return f"{label} {claim} on {figures['judged_rows']:g} held-out rows"

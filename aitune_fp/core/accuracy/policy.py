@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from pyrsistent import pmap
 
-from aitune_fp.core.accuracy.claims import claimed
+from aitune_fp.core.accuracy.claims import BOUNDED, claimed
 
 FULL: Final = frozenset({"float64", "float32", "tf32"})
 REDUCED: Final = frozenset({"bfloat16", "float16", "int8"})
@@ -171,6 +171,18 @@ def metric_drop(user: UserMetric, figures: Mapping[str, float]) -> float | None:
     return drop / abs(eager) if user.relative and eager != 0 else drop
 
 
+def _bound_word(f: Mapping[str, float], name: str) -> str:
+    """`` (95% upper bound)`` when the claim read for ``name`` is a bound, else empty.
+
+    >>> _bound_word({"rms_rel_error_upper": 0.02, "bound_confidence": 0.95}, "rms_rel_error")
+    ' (95% upper bound)'
+    """
+    side = BOUNDED[name]
+    if f"{name}_{side}" not in f:
+        return ""
+    return f" ({f.get('bound_confidence', 0.95):.0%} {side} bound)"
+
+
 def _eager_relative(rule: EagerRelative, precision: str, f: Mapping[str, float]) -> str | None:
     got, own = claimed(f, "fp64_rms_rel_error"), f.get("eager_fp64_rms_rel_error")
     if got is None or own is None:
@@ -179,7 +191,8 @@ def _eager_relative(rule: EagerRelative, precision: str, f: Mapping[str, float])
     if got <= limit:
         return None
     return (
-        f"RMS relative error vs fp64 {got:.3g} > {rule.k:g} × eager's {own:.3g} "
+        f"RMS relative error vs fp64{_bound_word(f, 'fp64_rms_rel_error')} {got:.3g} > "
+        f"{rule.k:g} × eager's {own:.3g} "
         f"+ floor {rule.floors.get(precision, 0.0):g}"
     )
 
@@ -189,10 +202,12 @@ def _bound(bound: ErrorBound, f: Mapping[str, float]) -> str | None:
     if rms is None:
         return "no rms_rel_error figure"
     if rms > bound.max_rms_rel:
-        return f"RMS relative error {rms:.3g} > bound {bound.max_rms_rel:g}"
+        said = _bound_word(f, "rms_rel_error")
+        return f"RMS relative error{said} {rms:.3g} > bound {bound.max_rms_rel:g}"
     cosine = claimed(f, "cosine")
     if bound.min_cosine is not None and (cosine is None or cosine < bound.min_cosine):
-        return f"cosine similarity {cosine} < bound {bound.min_cosine:g}"
+        said = _bound_word(f, "cosine")
+        return f"cosine similarity{said} {cosine} < bound {bound.min_cosine:g}"
     return None
 
 
@@ -204,7 +219,8 @@ def _features(policy: AccuracyPolicy, precision: str, f: Mapping[str, float]) ->
         return None
     rms, limit = claimed(f, "rms_rel_error"), floors.max_rms_rel.get(precision)
     if limit is not None and (rms is None or rms > limit):
-        return f"RMS relative error {rms if rms is None else f'{rms:.3g}'} > floor {limit:g}"
+        said = _bound_word(f, "rms_rel_error")
+        return f"RMS relative error{said} {rms if rms is None else f'{rms:.3g}'} > floor {limit:g}"
     low = floors.min_row_cosine.get(precision)
     if low is not None and cosine < low:
         return f"a row's cosine with eager {cosine:.6g} < floor {low:g}"
