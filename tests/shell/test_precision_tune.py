@@ -27,6 +27,8 @@ def test_an_int8_winner_is_recorded_with_its_figures_and_loads_back_as_tuned(
     the loaded module returns exactly what the tuned one does."""
     torch.manual_seed(0)
     module = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).eval()
+    with torch.no_grad():  # clear margins: int8 keeps top-1 on 99 % of unseen rows, and
+        module[2].bias[0] += 1.0  # its 95 % bound shows it (the bare MLP keeps ~98.5 %)
     samples = [torch.randn(4, 64) for _ in range(2)]
     strategy = dataclasses.replace(quick(min_latency), validate_performance=False)
     run: TuningRun = unsafe_perform_io(

@@ -22,7 +22,11 @@ can be re-applied offline to a stored run):
 - a user metric (:class:`UserMetric`, built by :func:`metric`) refuses any candidate whose
   score falls more than ``max_drop`` below eager's (absolute, or relative to eager's
   score with ``relative=True``); higher scores are better;
-- a figure the rule needs but the record lacks refuses the candidate, naming the figure.
+- a figure the rule needs but the record lacks refuses the candidate, naming the figure;
+- every rule reads a figure's *claim* (:func:`~aitune_fp.core.accuracy.claims.claimed`):
+  its pessimistic one-sided confidence bound when one was recorded (reduced precision,
+  judged on enough held-out rows: :mod:`.evidence`), so ``min_top1`` of 99 % means the
+  95 % lower bound on top-1 agreement is at least 99 %; the point estimate otherwise.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pyrsistent import pmap
+
+from aitune_fp.core.accuracy.claims import BOUNDED, claimed
 
 FULL: Final = frozenset({"float64", "float32", "tf32"})
 REDUCED: Final = frozenset({"bfloat16", "float16", "int8"})
@@ -165,28 +171,43 @@ def metric_drop(user: UserMetric, figures: Mapping[str, float]) -> float | None:
     return drop / abs(eager) if user.relative and eager != 0 else drop
 
 
+def _bound_word(f: Mapping[str, float], name: str) -> str:
+    """`` (95% upper bound)`` when the claim read for ``name`` is a bound, else empty.
+
+    >>> _bound_word({"rms_rel_error_upper": 0.02, "bound_confidence": 0.95}, "rms_rel_error")
+    ' (95% upper bound)'
+    """
+    side = BOUNDED[name]
+    if f"{name}_{side}" not in f:
+        return ""
+    return f" ({f.get('bound_confidence', 0.95):.0%} {side} bound)"
+
+
 def _eager_relative(rule: EagerRelative, precision: str, f: Mapping[str, float]) -> str | None:
-    got, own = f.get("fp64_rms_rel_error"), f.get("eager_fp64_rms_rel_error")
+    got, own = claimed(f, "fp64_rms_rel_error"), f.get("eager_fp64_rms_rel_error")
     if got is None or own is None:
         return "no fp64 reference figures for the eager-relative rule"
     limit = rule.k * own + rule.floors.get(precision, 0.0)
     if got <= limit:
         return None
     return (
-        f"RMS relative error vs fp64 {got:.3g} > {rule.k:g} × eager's {own:.3g} "
+        f"RMS relative error vs fp64{_bound_word(f, 'fp64_rms_rel_error')} {got:.3g} > "
+        f"{rule.k:g} × eager's {own:.3g} "
         f"+ floor {rule.floors.get(precision, 0.0):g}"
     )
 
 
 def _bound(bound: ErrorBound, f: Mapping[str, float]) -> str | None:
-    rms = f.get("rms_rel_error")
+    rms = claimed(f, "rms_rel_error")
     if rms is None:
         return "no rms_rel_error figure"
     if rms > bound.max_rms_rel:
-        return f"RMS relative error {rms:.3g} > bound {bound.max_rms_rel:g}"
-    cosine = f.get("cosine")
+        said = _bound_word(f, "rms_rel_error")
+        return f"RMS relative error{said} {rms:.3g} > bound {bound.max_rms_rel:g}"
+    cosine = claimed(f, "cosine")
     if bound.min_cosine is not None and (cosine is None or cosine < bound.min_cosine):
-        return f"cosine similarity {cosine} < bound {bound.min_cosine:g}"
+        said = _bound_word(f, "cosine")
+        return f"cosine similarity{said} {cosine} < bound {bound.min_cosine:g}"
     return None
 
 
@@ -196,13 +217,31 @@ def _features(policy: AccuracyPolicy, precision: str, f: Mapping[str, float]) ->
     cosine = f.get("row_cosine")
     if floors is None or cosine is None or precision in policy.bounds:
         return None
-    rms, limit = f.get("rms_rel_error"), floors.max_rms_rel.get(precision)
+    rms, limit = claimed(f, "rms_rel_error"), floors.max_rms_rel.get(precision)
     if limit is not None and (rms is None or rms > limit):
-        return f"RMS relative error {rms if rms is None else f'{rms:.3g}'} > floor {limit:g}"
+        said = _bound_word(f, "rms_rel_error")
+        return f"RMS relative error{said} {rms if rms is None else f'{rms:.3g}'} > floor {limit:g}"
     low = floors.min_row_cosine.get(precision)
     if low is not None and cosine < low:
         return f"a row's cosine with eager {cosine:.6g} < floor {low:g}"
     return None
+
+
+def _top1_text(figures: Mapping[str, float], top1: float) -> str:
+    """The top-1 claim in words: its bound with the rows and estimate it came from.
+
+    >>> _top1_text({"top1_agreement": 1.0, "top1_agreement_lower": 0.6877,
+    ...             "top1_rows": 8.0, "bound_confidence": 0.95}, 0.6877)
+    "top-1 agreement's 95% lower bound 68.77% (100.00% observed on 8 rows)"
+    """
+    if "top1_agreement_lower" not in figures:
+        return f"top-1 agreement {top1:.2%}"
+    point, rows = figures.get("top1_agreement", top1), figures.get("top1_rows", math.nan)
+    level = figures.get("bound_confidence", 0.95)
+    return (
+        f"top-1 agreement's {level:.0%} lower bound {top1:.2%} "
+        f"({point:.2%} observed on {rows:g} rows)"
+    )
 
 
 def judge(
@@ -227,9 +266,9 @@ def judge(
             return f"user metric dropped {drop:.4g} > max_drop {user.max_drop:g}"
     if precision not in REDUCED:
         return None
-    top1 = figures.get("top1_agreement")
+    top1 = claimed(figures, "top1_agreement")
     if top1 is not None and top1 < policy.min_top1:
-        return f"top-1 agreement {top1:.2%} < {policy.min_top1:.2%}"
+        return f"{_top1_text(figures, top1)} < {policy.min_top1:.2%}"
     unmet = _features(policy, precision, figures)
     if unmet is not None:
         return unmet

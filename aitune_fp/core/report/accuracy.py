@@ -18,6 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from aitune_fp.core.accuracy.claims import BOUNDED, bounded, claim_text
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.report.pareto import front_line
 
@@ -47,22 +48,39 @@ def precision_of_config(config: Mapping[str, Any]) -> str:
 
 
 def figures_text(figures: Mapping[str, float]) -> str:
-    """The headline figures in one phrase.
+    """The headline figures in one phrase; a figure with a confidence bound shows the
+    bound the verdict read beside its estimate, top-1 agreement as its claim.
 
     >>> figures_text({"rms_rel_error": 0.0123, "top1_agreement": 0.995, "cosine": 0.99991})
     'rel RMS 0.0123, cosine 0.99991, top-1 99.5%'
+    >>> figures_text({"rms_rel_error": 0.0123, "rms_rel_error_upper": 0.0141,
+    ...     "top1_agreement": 1.0, "top1_agreement_lower": 0.9950, "bound_confidence": 0.95})
+    'rel RMS 0.0123 (≤ 0.0141 at 95%), top-1 ≥ 99.5% (95% bound; 100.0% observed)'
     """
     parts = []
     if "rms_rel_error" in figures:
-        parts.append(f"rel RMS {figures['rms_rel_error']:.3g}")
+        rms = figures["rms_rel_error"]
+        parts.append(f"rel RMS {rms:.3g}{_beside(figures, 'rms_rel_error', '.3g')}")
     if "cosine" in figures:
-        parts.append(f"cosine {figures['cosine']:.5g}")
+        parts.append(f"cosine {figures['cosine']:.5g}{_beside(figures, 'cosine', '.5g')}")
     if "top1_agreement" in figures:
-        parts.append(f"top-1 {figures['top1_agreement']:.1%}")
+        claim = claim_text(figures, "top1_agreement", ".1%")
+        seen = f"; {figures['top1_agreement']:.1%} observed)" if bounded(figures) else ""
+        parts.append(f"top-1 {claim[:-1] + seen if seen else claim}")
     if "metric_candidate" in figures:
         got, eager = figures["metric_candidate"], figures.get("metric_eager", math.nan)
         parts.append(f"metric {got:.4g} (eager {eager:.4g})")
     return ", ".join(parts) or "no floating outputs"
+
+
+def _beside(figures: Mapping[str, float], name: str, fmt: str) -> str:
+    """`` (≤ 0.0141 at 95%)``: the bound the verdict read, empty without one."""
+    side = BOUNDED[name]
+    bound = figures.get(f"{name}_{side}")
+    if bound is None:
+        return ""
+    level = figures.get("bound_confidence", 0.95)
+    return f" ({'≥' if side == 'lower' else '≤'} {bound:{fmt}} at {level:.0%})"
 
 
 ACCURACY_HEADER = "precision, rel RMS, top-1"
@@ -70,7 +88,8 @@ ACCURACY_HEADER = "precision, rel RMS, top-1"
 
 def accuracy_cell(outcome: BackendOutcome | None) -> str:
     """``int8 0.017 100%`` (precision, RMS relative error and top-1 agreement against
-    eager, see :data:`ACCURACY_HEADER`) for the table, ``—`` without figures."""
+    eager, see :data:`ACCURACY_HEADER`) for the table, ``—`` without figures; a bounded
+    top-1 shows its lower bound and the rows it rests on (``≥99.1%/600``)."""
     if outcome is None or outcome.profile is None or not outcome.profile.accuracy:
         return "—"
     precision = SHORT.get(precision_of_config(outcome.config), "?")
@@ -78,7 +97,10 @@ def accuracy_cell(outcome: BackendOutcome | None) -> str:
     short = [f"{precision}"]
     if "rms_rel_error" in figures:
         short.append(f"{figures['rms_rel_error']:.2g}")
-    if "top1_agreement" in figures:
+    if "top1_agreement_lower" in figures:
+        rows = figures.get("judged_rows", figures.get("top1_rows", math.nan))
+        short.append(f"≥{figures['top1_agreement_lower']:.1%}/{rows:g}".replace(".0%", "%"))
+    elif "top1_agreement" in figures:
         short.append(f"{figures['top1_agreement']:.1%}".replace(".0%", "%"))
     return " ".join(short)
 
@@ -119,21 +141,40 @@ def held_out_text(figures: Mapping[str, float]) -> str:
     ' on 12 held-out rows (rel RMS 0.0151 on the 12 seen rows)'
     >>> held_out_text({"held_out_rows": 4, "held_out_fresh": 1.0, "seen_rows": 2})
     ' on 4 rows drawn fresh (the 2 sample rows were too few to hold any out)'
+    >>> held_out_text({"held_out_rows": 8, "judged_rows": 600, "held_out_drawn": 592})
+    ' on 600 held-out rows (8 from the samples, 592 drawn fresh to decide)'
     """
     rows = figures.get("held_out_rows")
     if rows is None:
         return ""
-    seen = figures.get("seen_rows", rows)
+    seen, drawn = figures.get("seen_rows", rows), figures.get("held_out_drawn", 0.0)
+    judged = figures.get("judged_rows", rows)
     if figures.get("held_out_fresh"):
         why = f"the {seen:g} sample rows were too few to hold any out"
-        return f" on {rows:g} rows drawn fresh ({why})"
+        return f" on {judged:g} rows drawn fresh ({why})"
     rms = figures.get("seen/rms_rel_error")
-    beside = f" (rel RMS {rms:.3g} on the {seen:g} seen rows)" if rms is not None else ""
-    return f" on {rows:g} held-out rows{beside}"
+    notes = [f"{rows:g} from the samples, {drawn:g} drawn fresh to decide"] if drawn else []
+    if rms is not None:
+        notes.append(f"rel RMS {rms:.3g} on the {seen:g} seen rows")
+    return f" on {judged:g} held-out rows" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _cell(figures: Mapping[str, float], name: str, fmt: str) -> str:
     return format(figures[name], fmt) if name in figures else "—"
+
+
+def _top1_cell(figures: Mapping[str, float]) -> str:
+    """The table's top-1 cell: the claim and, when bounded, the rows it rests on.
+
+    >>> _top1_cell({"top1_agreement": 1.0, "top1_agreement_lower": 0.995,
+    ...             "bound_confidence": 0.95, "judged_rows": 600.0})
+    '≥ 99.5% (95% bound) on 600 rows'
+    """
+    if "top1_agreement" not in figures:
+        return "—"
+    claim = claim_text(figures, "top1_agreement", ".1%")
+    rows = figures.get("judged_rows")
+    return f"{claim} on {rows:g} rows" if bounded(figures) and rows is not None else claim
 
 
 def _with_figures(record: RunRecord) -> list[BackendOutcome]:
@@ -149,7 +190,7 @@ def _accuracy_row(o: BackendOutcome) -> str:
     f = o.profile.accuracy if o.profile is not None else {}
     return (
         f"| {o.backend} | {precision_of_config(o.config)} | {_cell(f, 'rms_rel_error', '.3g')} "
-        f"| {_cell(f, 'cosine', '.6g')} | {_cell(f, 'top1_agreement', '.1%')} "
+        f"| {_cell(f, 'cosine', '.6g')} | {_top1_cell(f)} "
         f"| {_cell(f, 'fp64_rms_rel_error', '.3g')} |"
     )
 

@@ -15,10 +15,9 @@ Rules:
   the batch's largest being skipped (no direction to keep); the plain names hold the worst
   output's value, ``<output>/<figure>`` each output's when there are several;
 - a reduced-precision candidate (``bfloat16``, ``float16``, ``int8``) also gets the
-  eager-relative figures: the module is run in float64 on the same batches and
-  ``fp64_rms_rel_error`` (candidate vs fp64) and ``eager_fp64_rms_rel_error`` (eager fp32
-  vs fp64) recorded; when the module cannot run in float64, eager is the reference
-  (``fp64_reference`` 0, eager's own error 0);
+  eager-relative figures (:mod:`.fp64_reference`) and its figures' one-sided bounds
+  (``<figure>_lower``/``_upper``, ``top1_rows``, ``bound_confidence``): Clopper–Pearson on
+  top-1 agreement, a bootstrap over rows (first axis) on RMS error and cosine;
 - with a user metric, ``metric_eager`` and ``metric_candidate`` are the mean of
   ``fn(outputs, targets)`` over the labelled data (``metric_relative`` 1 when the drop is
   relative);
@@ -27,7 +26,6 @@ Rules:
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +34,16 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from aitune_fp.core.accuracy.bounds import (
+    CONFIDENCE,
+    agreement_lower,
+    agreement_upper,
+    cosine_of,
+    rms_of,
+    row_bootstrap,
+)
 from aitune_fp.core.accuracy.policy import REDUCED, AccuracyPolicy, UserMetric
+from aitune_fp.effects.checks.fp64_reference import fp64_figures, to_dtype
 
 Pair = tuple[str, torch.Tensor, torch.Tensor]
 """(output label, candidate's tensor, eager's tensor) of one validation batch."""
@@ -57,6 +64,8 @@ class _Sums:
     topk: int = 0
     classifier: bool = field(default=False)
     row_cosine: float | None = None
+    per_row: list[tuple[float, float, float, float]] = field(default_factory=list)
+    """Per row (along the first axis): ``(diff², ref², got², got·ref)`` summed."""
 
     def add(self, got: torch.Tensor, ref: torch.Tensor, named_features: bool = False) -> None:
         g, r = got.detach().double().cpu(), ref.detach().double().cpu()
@@ -65,6 +74,7 @@ class _Sums:
         if r.numel() == 0:
             return
         d = g - r
+        self.per_row.extend(_row_sums(d, g, r))
         self.diff2 += float((d * d).sum())
         self.ref2 += float((r * r).sum())
         self.got2 += float((g * g).sum())
@@ -86,6 +96,22 @@ class _Sums:
         self.top1 += int((g.argmax(-1) == want).sum())
         self.topk += int((g.topk(k, -1).indices == want.unsqueeze(-1)).any(-1).sum())
 
+    def bounds(self, resample: bool = True) -> dict[str, float]:
+        """The one-sided confidence bounds of the figures
+        (:mod:`aitune_fp.core.accuracy.bounds`): Clopper–Pearson on top-1 agreement and,
+        with ``resample``, a row bootstrap on the RMS relative error and the cosine."""
+        out: dict[str, float] = {}
+        if self.classifier and self.rows:
+            out["top1_agreement_lower"] = agreement_lower(self.top1, self.rows)
+            out["top1_agreement_upper"] = agreement_upper(self.top1, self.rows)
+            out["top1_rows"] = float(self.rows)
+        if self.per_row and resample:
+            low, high = row_bootstrap(rms_of, self.per_row)
+            out |= {"rms_rel_error_lower": low, "rms_rel_error_upper": high}
+            low, high = row_bootstrap(cosine_of, self.per_row)
+            out |= {"cosine_lower": low, "cosine_upper": high}
+        return out
+
     def figures(self) -> dict[str, float]:
         rms = math.sqrt(self.diff2 / self.ref2) if self.ref2 > 0 else math.sqrt(self.diff2)
         norm = math.sqrt(self.got2 * self.ref2)
@@ -101,6 +127,17 @@ class _Sums:
         if self.row_cosine is not None:
             out["row_cosine"] = self.row_cosine
         return out
+
+
+def _row_sums(
+    d: torch.Tensor, g: torch.Tensor, r: torch.Tensor
+) -> list[tuple[float, float, float, float]]:
+    """``(diff², ref², got², got·ref)`` of each row along the first axis (one row for a
+    scalar)."""
+    rows = max(r.shape[0], 1) if r.dim() else 1
+    flat = [t.reshape(rows, -1) for t in (d * d, r * r, g * g, g * r)]
+    sums = torch.stack([t.sum(-1) for t in flat], dim=-1)
+    return [(a, b, c, e) for a, b, c, e in sums.tolist()]
 
 
 def _row_cosine(g: torch.Tensor, r: torch.Tensor) -> float:
@@ -136,11 +173,23 @@ def _named_features(label: str) -> bool:
     return any(name in label for name in FEATURE_NAMES)
 
 
-_WORST = {"cosine": min, "top1_agreement": min, "topk_agreement": min, "row_cosine": min}
+_WORST = {
+    "cosine": min,
+    "top1_agreement": min,
+    "topk_agreement": min,
+    "row_cosine": min,
+    "top1_agreement_lower": min,
+    "top1_agreement_upper": min,
+    "cosine_lower": min,
+    "cosine_upper": min,
+}
 
 
-def error_figures(pairs: Iterable[Pair]) -> dict[str, float]:
-    """The figures of the module rule over ``pairs`` (empty without floating outputs).
+def error_figures(
+    pairs: Iterable[Pair], bounds: bool = False, resample: bool = True
+) -> dict[str, float]:
+    """The figures of the module rule over ``pairs`` (empty without floating outputs),
+    with their confidence bounds when ``bounds`` (the bootstrapped ones with ``resample``).
 
     >>> ref = torch.tensor([[1.0, 2.0], [3.0, 0.5]])
     >>> f = error_figures([("output", ref + 0.01, ref)])
@@ -151,7 +200,7 @@ def error_figures(pairs: Iterable[Pair]) -> dict[str, float]:
     for label, got, ref in pairs:
         if got.is_floating_point() or got.is_complex():
             sums.setdefault(label, _Sums()).add(got, ref, _named_features(label))
-    per = {label: s.figures() for label, s in sums.items()}
+    per = {label: s.figures() | (s.bounds(resample) if bounds else {}) for label, s in sums.items()}
     worst: dict[str, float] = {}
     for figures in per.values():
         for name, value in figures.items():
@@ -161,55 +210,6 @@ def error_figures(pairs: Iterable[Pair]) -> dict[str, float]:
         for label, figures in per.items():
             worst.update({f"{label}/{name}": v for name, v in figures.items()})
     return worst
-
-
-def _to(dtype: torch.dtype) -> Callable[[Any], Any]:
-    def cast(t: Any) -> Any:
-        return t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
-
-    return cast
-
-
-def _leaves(outputs: Any) -> list[torch.Tensor]:
-    return [t for t in pytree.tree_leaves(outputs) if isinstance(t, torch.Tensor)]
-
-
-def _rms(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> float:
-    diff2 = sum(float(((a.double() - b.double()) ** 2).sum()) for a, b in pairs)
-    ref2 = sum(float((b.double() ** 2).sum()) for _, b in pairs)
-    return math.sqrt(diff2 / ref2) if ref2 > 0 else math.sqrt(diff2)
-
-
-def fp64_figures(
-    module: torch.nn.Module, calls: Sequence[tuple[Callable[[Any], Any], Any, Any]]
-) -> dict[str, float]:
-    """The eager-relative figures; ``calls`` holds, per batch, a function calling a module
-    on that batch (inputs cast by the function's argument) and the candidate's and eager's
-    outputs there."""
-    got_pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
-    eager_pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
-    try:
-        wide = copy.deepcopy(module).to(torch.float64)
-        with torch.inference_mode():
-            for call, got, eager in calls:
-                truth = _leaves(call(wide))
-                for g, e, t in zip(_leaves(got), _leaves(eager), truth, strict=True):
-                    if t.is_floating_point():
-                        got_pairs.append((g.cpu(), t.cpu()))
-                        eager_pairs.append((e.cpu(), t.cpu()))
-    except Exception:  # the module cannot run in float64: eager is the reference
-        pairs = [(g, e) for _, a, b in calls for g, e in zip(_leaves(a), _leaves(b), strict=False)]
-        floating = [(g.cpu(), e.cpu()) for g, e in pairs if e.is_floating_point()]
-        return {
-            "fp64_rms_rel_error": _rms(floating),
-            "eager_fp64_rms_rel_error": 0.0,
-            "fp64_reference": 0.0,
-        }
-    return {
-        "fp64_rms_rel_error": _rms(got_pairs),
-        "eager_fp64_rms_rel_error": _rms(eager_pairs),
-        "fp64_reference": 1.0,
-    }
 
 
 def _call(fn: Callable[..., Any], inputs: Any, device: torch.device) -> Any:
@@ -271,16 +271,18 @@ def assess(
     (``None``: admitted)."""
     from aitune_fp.core.accuracy.policy import judge
 
-    figures = error_figures(p for _, got, ref in seen for p in pairs_of(got, ref))
-    if wants_fp64(precision):
-        to64 = _to(torch.float64)
+    bounds = wants_fp64(precision)
+    figures = error_figures((p for _, got, ref in seen for p in pairs_of(got, ref)), bounds)
+    if bounds:
+        figures["bound_confidence"] = CONFIDENCE
+        to64 = to_dtype(torch.float64)
 
         def caller(batch: Any) -> Callable[[Any], Any]:
             return lambda m: batch.call(
                 lambda *a, **k: m(*pytree.tree_map(to64, a), **pytree.tree_map(to64, k))
             )
 
-        figures |= fp64_figures(eager, [(caller(b), got, ref) for b, got, ref in seen])
+        figures |= fp64_figures(eager, [(caller(b), got, ref) for b, got, ref in seen], True)
     if policy.user_metric is not None:
         figures |= metric_figures(policy.user_metric, runner, eager, device)
     return figures, judge(policy, precision if isinstance(precision, str) else None, figures)

@@ -15,12 +15,17 @@ Rules:
   inputs from a normal law with the input's mean and standard deviation over every
   sample, integer inputs uniformly within its observed ``[min, max]`` (token ids stay
   in the vocabulary the samples use), bool inputs with its observed share of ``True``;
-  so the draws stay inside the tuned envelope (shapes, dtypes, value range).
+  so the draws stay inside the tuned envelope (shapes, dtypes, value range);
+- :func:`extra_batches` draws more held-out rows the same way when a reduced-precision
+  verdict needs them (:mod:`aitune_fp.core.accuracy.evidence`): batches shaped like a
+  template (a validated batch size), batch ``k`` of the extra draws from its own seed
+  (``SEED + 1 + k``), so the extra rows never repeat the fresh ones and the same samples
+  always give the same extra rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import torch
@@ -107,11 +112,7 @@ def fresh_batches(samples: Samples, count: int) -> Named:
     >>> all(1 <= int(v) <= 9 for _, b in drawn for v in b.args[0].flatten())
     True
     """
-    gen = torch.Generator().manual_seed(SEED)
-    pools = [
-        torch.cat([item.flat()[p].detach().cpu().reshape(-1) for item in samples.items])
-        for p in range(len(samples.items[0].flat()))
-    ]
+    gen, pools = torch.Generator().manual_seed(SEED), _pools(samples)
     named: Named = []
     for k in range(count):
         template = samples.items[k % len(samples.items)]
@@ -121,6 +122,40 @@ def fresh_batches(samples: Samples, count: int) -> Named:
                       template.size)  # fmt: skip
         named.append((f"on fresh draw {k}", batch))
     return named
+
+
+def _pools(samples: Samples) -> list[torch.Tensor]:
+    """Every sample's values of each input (in call order), flattened on the CPU."""
+    return [
+        torch.cat([item.flat()[p].detach().cpu().reshape(-1) for item in samples.items])
+        for p in range(len(samples.items[0].flat()))
+    ]
+
+
+def extra_batches(samples: Samples, template: Batch, rows: int, start: int) -> Named:
+    """Batches shaped like ``template`` holding at least ``rows`` rows drawn fresh, the
+    first being extra batch ``start`` (see the module rules).
+
+    >>> from aitune_fp.effects.inputs.samples import normalise_samples
+    >>> s = normalise_samples([torch.tensor([[1, 5, 9]])])
+    >>> drawn = extra_batches(s, s.items[0], 2, 3)
+    >>> [name for name, _ in drawn], sum(b.size for _, b in drawn)
+    (['on extra draw 3', 'on extra draw 4'], 2)
+    """
+    pools, per = _pools(samples), template.size
+    named: Named = []
+    for k in range(start, start + -(-rows // per)):
+        gen = torch.Generator().manual_seed(SEED + 1 + k)
+        named.append((f"on extra draw {k}", template.with_tensors(_drawer(pools, gen))))
+    return named
+
+
+def _drawer(
+    pools: Sequence[torch.Tensor], gen: torch.Generator
+) -> Callable[[str, torch.Tensor], torch.Tensor]:
+    """Draws each tensor input in turn (call order) from its input's pool."""
+    position = iter(range(len(pools)))
+    return lambda _name, t: _draw(t, pools[next(position)], gen)
 
 
 def judged_batches(samples: Samples) -> tuple[RowSplit, Named, Named]:

@@ -23,7 +23,8 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
   or ``"eager"``; ``as_dict()["cached_reference"]`` is 1 or 0);
 - the accuracy policy's verdict and figures come from the split of the samples
   (:mod:`aitune_fp.effects.checks.held_out_verdict`): the verdict on the held-out part, the
-  figures of both parts recorded.
+  figures of both parts recorded; a reduced-precision verdict too few rows decide draws
+  more, in batches of the largest size checked.
 """
 
 from __future__ import annotations
@@ -221,7 +222,10 @@ def validate(
     except Mismatch as mismatch:
         return IOFailure(BackendFailure(backend_name, "validate", str(mismatch)))
     reference = "cached" if stored is not None else "eager"
-    judged = _judged(backend_name, built, eager_module, (samples, seen), tolerance, device, worst)
+    outputs = (samples, seen)
+    judged = _judged(
+        backend_name, built, eager_module, outputs, tolerance, device, worst, max(sizes)
+    )
     return judged.map(partial(_report, backend_name, tuple(checked), reference))
 
 
@@ -253,14 +257,18 @@ def _judged(
     tolerance: Tolerance,
     device: torch.device,
     worst: Errors,
+    draw_size: int,
 ) -> IOResult[tuple[dict[str, float], Errors], BackendFailure]:
     """The accuracy figures of the seen and held-out parts and the policy's verdict on the
     held-out one (:mod:`.held_out_verdict`), from the samples and the outputs validation
-    kept per batch; in reduced precision the figures' errors stand in for the elementwise
+    kept per batch (more rows drawn in batches of ``draw_size`` rows when the verdict
+    needs them); in reduced precision the figures' errors stand in for the elementwise
     ones, which were not taken."""
     precision = candidate_precision(built.info.get("precision"), device)
     runner, policy = built.runner, tolerance.policy
-    figures, refused = assess_held_out(runner, precision, eager_module, outputs, policy, device)
+    figures, refused = assess_held_out(
+        runner, precision, eager_module, outputs, policy, device, draw_size
+    )
     if refused is not None:
         why = f"refused by the accuracy policy ({precision}): {refused}; {summary(figures)}"
         return IOFailure(BackendFailure(backend_name, "validate", why))
