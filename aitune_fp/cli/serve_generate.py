@@ -10,10 +10,9 @@ SIGTERM or ``--duration`` seconds, and stops what it started.
 from __future__ import annotations
 
 import argparse
-import signal
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +33,14 @@ def load_tokenizer(target: str) -> Any:
         raise CliError(str(error)) from None
 
 
-@contextmanager
-def own_signals() -> Iterator[None]:
+def own_signals() -> AbstractContextManager[None]:
     """Keep our SIGTERM/SIGINT handlers across the block: Ray installs its own SIGTERM
-    handler, which aborts the process; ours stop cleanly."""
-    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
+    handler, which aborts the process; ours stop cleanly
+    (:func:`~aitune_fp.shell.serving.ray_serve.handlers_kept`, which ``ray.init`` is
+    wrapped in too)."""
+    from aitune_fp.shell.serving.ray_serve import handlers_kept
+
+    return handlers_kept()
 
 
 def serve_until_done(serving: Any, lines: Iterable[str], out: Any, duration: float | None) -> int:

@@ -163,7 +163,7 @@ def _init_ray(options: ServeOptions) -> bool:
     if ray.is_initialized():
         return False
     local = options.address is None
-    with _handlers_kept():
+    with handlers_kept():
         ray.init(
             address=options.address,
             num_cpus=options.num_cpus if local else None,
@@ -175,7 +175,7 @@ def _init_ray(options: ServeOptions) -> bool:
 
 
 @contextmanager
-def _handlers_kept() -> Iterator[None]:
+def handlers_kept() -> Iterator[None]:
     """The SIGTERM and SIGINT handlers as they were before the block, put back after it
     (in the main thread only: elsewhere nothing can set them)."""
     if threading.current_thread() is not threading.main_thread():
