@@ -91,14 +91,19 @@ def test_a_true_gain_of_twice_the_margin_is_found(machine: dict[str, float], gai
     assert found >= 19
 
 
+TRIALS = 300
+
+
 @settings(max_examples=6, deadline=None)
 @given(machine=machines, gap=st.floats(-MARGIN / 2, MARGIN / 2))
 def test_an_equivalence_within_the_margin_keeps_the_earlier_pick(
     machine: dict[str, float], gap: float
 ) -> None:
     """A challenger within half the margin of the pick takes it in at most 1 of 20 simulated
-    verifications (the 95 % intervals' error rate; measured about 1 % at the noisiest
-    corner): an equivalence keeps the earlier candidate. On the judge's own verdicts it is
+    verifications (the 95 % intervals' error rate), counted over 300 of them: measured
+    about 1.75 % at the noisiest corner, so 20 verifications and at most one move failed
+    about 5 % of examples there (flaky by design), while 300 and at most 15 fail about 1 in
+    10,000. An equivalence keeps the earlier candidate. On the judge's own verdicts it is
     never moved (``verification_no_loss_holds``)."""
     seed = int(machine["seed"])
     moved = sum(
@@ -109,9 +114,9 @@ def test_an_equivalence_within_the_margin_keeps_the_earlier_pick(
             machine["drift"],
             seed + k,
         ).holds
-        for k in range(20)
+        for k in range(TRIALS)
     )
-    assert moved <= 1
+    assert moved <= TRIALS // 20
 
 
 @settings(max_examples=10, deadline=None)
