@@ -215,7 +215,9 @@ def test_a_torch_tensorrt_jit_shape_that_fell_back_to_pytorch_raises() -> None:
 def test_a_real_jit_build_runs_engines_at_every_swept_batch(tmp_path: Path) -> None:
     """On a GPU with Torch-TensorRT, the JIT runner passes its per-shape check at each batch
     a sweep would time (two calls each: compile, then the checked one)."""
-    pytest.importorskip("torch_tensorrt", reason="Torch-TensorRT is not installed")
+    pytest.importorskip(
+        "torch_tensorrt", reason="needs an optional GPU library: Torch-TensorRT is not installed"
+    )
     from aitune_fp.effects.backends.torch_trt import TorchTensorRT
     from aitune_fp.effects.inputs.samples import normalise_samples
     from aitune_fp.shell.io import perform

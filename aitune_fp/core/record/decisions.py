@@ -52,8 +52,8 @@ def digest(value: object) -> str:
 def sealed(keys: Mapping[str, str], record_text: str) -> dict[str, Any]:
     """The stored form of a decision: its body and the body's sha256.
 
-    >>> usable(sealed({"m": "1"}, "not json"), {"m": "1"})[:28]
-    'its record cannot be read (n'
+    >>> usable(sealed({"m": "1"}, "not json"), {"m": "1"})[:26]
+    'its record cannot be read '
     """
     body = {"format": FORMAT, "keys": dict(keys), "record": record_text}
     return {"body": body, "sha256": digest(body)}

@@ -38,18 +38,15 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.build_ahead import PrebuildJob
 from aitune_fp.effects.build_request import BuildRequest, Candidate
@@ -58,6 +55,8 @@ from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.isolation.heartbeat import Heartbeat
 from aitune_fp.effects.isolation.kept_memory import footprint, room_to_keep, without
 from aitune_fp.effects.isolation.parent_death import die_with_parent
+from aitune_fp.effects.isolation.worker_candidate import CandidateResult as CandidateResult
+from aitune_fp.effects.isolation.worker_candidate import settle_heap as settle_heap
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,18 +80,6 @@ class MaxBatchJob:
     sweep: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class CandidateResult:
-    """What a candidate job sends back: plain values only."""
-
-    profile: Profile | None
-    failure: BackendFailure | None
-    stage_seconds: dict[str, float]
-    validation: dict[str, float]
-    artifact: Path | None
-    info: dict[str, Any]
-
-
 Send = Callable[[tuple[str, Any]], None]
 
 
@@ -105,18 +92,6 @@ def _warm(module: torch.nn.Module, samples: Samples, device: torch.device) -> No
 
     with contextlib.suppress(Exception), torch.inference_mode():
         samples.items[0].to(device).call(prepared(module, device))
-
-
-def settle_heap() -> None:
-    """One full garbage collection, before a backend is timed.
-
-    A worker forks from a server whose heap is frozen (:mod:`.frozen_heap`), so its
-    collector counts as long-lived only what the worker itself kept: after a build (a
-    compile leaves some 100k objects) the threshold for a full collection is soon met, and
-    that pass (tens of ms, walking all the build left) fell in the sweep's timed calls,
-    where the tune process (half a million long-lived objects, collected before its
-    rounds) and a user's process never pay it (``benchmarks/sweep_gap.py``)."""
-    gc.collect()
 
 
 def _candidate(

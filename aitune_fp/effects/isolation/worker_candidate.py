@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from aitune_fp.core.records import BackendFailure, Profile
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.build_request import BuildRequest, Hooks
 from aitune_fp.effects.candidate import CandidateRun
@@ -27,6 +30,30 @@ from aitune_fp.effects.isolation.beating import BeatingEager, beating, beating_t
 from aitune_fp.effects.isolation.heartbeat import Heartbeat
 from aitune_fp.effects.isolation.protocol import outcome_values
 from aitune_fp.effects.measure.profiler import BatchReport, call_timer
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateResult:
+    """What a candidate job sends back: plain values only."""
+
+    profile: Profile | None
+    failure: BackendFailure | None
+    stage_seconds: dict[str, float]
+    validation: dict[str, float]
+    artifact: Path | None
+    info: dict[str, Any]
+
+
+def settle_heap() -> None:
+    """One full garbage collection, before a backend is timed.
+
+    A worker forks from a server whose heap is frozen (:mod:`.frozen_heap`), so its
+    collector counts as long-lived only what the worker itself kept: after a build (a
+    compile leaves some 100k objects) the threshold for a full collection is soon met, and
+    that pass (tens of ms, walking all the build left) fell in the sweep's timed calls,
+    where the tune process (half a million long-lived objects, collected before its
+    rounds) and a user's process never pay it (``benchmarks/sweep_gap.py``)."""
+    gc.collect()
 
 
 def beating_check(request: BuildRequest, name: str, beat: Heartbeat, built: Built) -> Any:
@@ -60,8 +87,6 @@ class StageHooks:
 
     def on_stage(self, stage: str) -> None:
         """A stage begins: settle, set the heartbeat's limit, tell the tune, read memory."""
-        from aitune_fp.effects.isolation.worker import settle_heap
-
         if stage == "profile":
             settle_heap()
         self.beat.batch_size = self.sizes[0] if stage == "profile" and self.sizes else 0
@@ -86,8 +111,6 @@ class StageHooks:
 def result_of(run: CandidateRun, watch: Any) -> Any:
     """The plain result of ``run`` (its runner closed), a profile's peak read from
     ``watch``."""
-    from aitune_fp.effects.isolation.worker import CandidateResult
-
     profile, failure = outcome_values(run.outcome)
     peak = watch.peak_mb() if profile is not None else None
     if profile is not None and peak is not None:

@@ -44,7 +44,7 @@ def libraries(backends: Iterable[Backend] = ()) -> dict[str, tuple[str, ...]]:
     name wins).
 
     >>> sorted(libraries())
-    ['aitune_fp', 'onnx', 'onnxruntime', 'openvino', 'tensorrt', 'torch', 'torch_tensorrt']
+    ['aitune_fp', 'nncf', 'onnx', 'onnxruntime', 'openvino', 'tensorrt', 'torch', 'torch_tensorrt']
     """
     from aitune_fp.effects.backends.registry import declarations
 
