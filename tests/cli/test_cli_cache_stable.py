@@ -31,18 +31,21 @@ spec.loader.exec_module(user)
 from aitune_fp.shell.tune_module import tune_module
 module, samples = user.build()
 tune_module(module, samples, backends=["eager", *sys.argv[4:]], cache_dir=sys.argv[2],
-            max_batch_size=2, record_path=sys.argv[3]).unwrap()
+            max_batch_size=2, record_path=sys.argv[3], fresh=True).unwrap()
 """
 
 
-def _cli(model: Path, cache: Path, out: Path, ahead: str = "") -> dict[str, Any]:
-    """Run one CLI tune in a fresh process (``AITUNE_FP_PREBUILD=ahead`` when given); its
-    run record."""
+def _cli(
+    model: Path, cache: Path, out: Path, ahead: str = "", fresh: bool = False
+) -> dict[str, Any]:
+    """Run one CLI tune in a fresh process (``AITUNE_FP_PREBUILD=ahead`` when given, in full
+    past a stored decision when ``fresh``); its run record."""
     env = {**os.environ, "AITUNE_FP_PREBUILD": ahead} if ahead else None
     command = [sys.executable, "-m", "aitune_fp", "--debug", "tune", f"{model}:build"]
     command += ["--backends", ",".join(("eager", *CACHEABLE)), "--max-batch-size", "2"]
     command += ["--cache-dir", str(cache), "--out", str(out), "--no-plot"]
     command += ["--verify-seconds", "0"]  # the point is the cache, not the verification
+    command += ["--fresh"] if fresh else []  # a stored decision's hit builds nothing at all
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False,
                           env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -51,8 +54,8 @@ def _cli(model: Path, cache: Path, out: Path, ahead: str = "") -> dict[str, Any]
 
 
 def _api(model: Path, cache: Path, record: Path) -> dict[str, Any]:
-    """Run one API tune in a fresh process, the file imported under another module name;
-    its run record."""
+    """Run one API tune in a fresh process, the file imported under another module name and
+    tuned in full past the stored decision; its run record."""
     command = [sys.executable, "-c", API, str(model), str(cache), str(record), *CACHEABLE]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -116,7 +119,8 @@ def test_module_name_is_a_digest_of_the_resolved_path(tmp_path: Path) -> None:
 @pytest.mark.heavy
 def test_second_fresh_process_hits_the_cache_for_every_cacheable_backend(tmp_path: Path) -> None:
     """Two CLI tunes in fresh processes, then an API tune importing the file under another
-    name, share one cache: after the first (which builds nothing ahead), every cacheable
+    name, share one artifact cache: after the first (which builds nothing ahead), a full
+    re-tune (``--fresh``: past the stored decision, which would build nothing) finds every cacheable
     backend is a hit (one entry each), validated against the eager outputs stored with its
     entry, and the second builds nothing ahead (its artifacts are cached already)."""
     model = tmp_path / "my_model.py"
@@ -125,7 +129,7 @@ def test_second_fresh_process_hits_the_cache_for_every_cacheable_backend(tmp_pat
     first = _cli(model, cache, tmp_path / "out1", ahead="0")
     assert _hits(first) == set()
     assert _cached_references(first) == set()
-    second = _cli(model, cache, tmp_path / "out2")
+    second = _cli(model, cache, tmp_path / "out2", fresh=True)
     assert _hits(second) == set(CACHEABLE) and _cached_references(second) == set(CACHEABLE)
     assert all(e["event"] != "prebuilt" for e in second["events"])
     _account_adds_up(second)
