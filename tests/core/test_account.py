@@ -175,3 +175,21 @@ def test_a_baseline_moved_to_another_batch_size_is_measured_against_itself() -> 
     verified = next(line for line in lines if line.startswith("verification"))
     assert "eager@16 does not hold: eager@32 is faster" in verified
     assert _broken(record) == []
+
+
+def test_a_baseline_moved_in_by_the_verification_still_states_each_earlier_disagreement() -> None:
+    """Seed 777's run: the sweep showed inductor and onnxruntime at twice eager, the
+    verification moved the pick to eager and found onnxruntime level with it; onnxruntime's
+    Why-not line compares the verification with itself, so the sweep's disagreement with
+    the verification over eager and onnxruntime is still stated on the gap line."""
+    eager = _profile("eager", {1: 1.0})
+    given = [_profile(name, {1: 0.5}) for name in ("inductor", "onnxruntime", "tensorrt")]
+    timings = Timings(
+        verification={("inductor", 1): (0.9,) * 7 + (0.91,), ("onnxruntime", 1): (0.45,) * 8,
+                      ("tensorrt", 1): (0.45,) * 8, ("eager", 1): (0.45,) * 4 + (0.455,) * 4},
+    )  # fmt: skip
+    record = decide(confident(max_throughput, resamples=50), given, eager, timings)
+    assert record.verification is not None and record.verification.selected == "eager"
+    said = [x for x in decision_lines(record) if "disagree beyond noise" in x]
+    assert any("eager@1 over onnxruntime@1: 0.500× in the sweep" in x for x in said)
+    assert _broken(record) == []

@@ -12,7 +12,9 @@ Rules:
   and compared it with that candidate, the verification's figure, :mod:`.rival`),
   the line saying the sweep (or the final rounds) and the verification disagree beyond
   noise, and that the pick rests on the verification (:mod:`.gap`; a rival whose Why-not
-  line already says so is not repeated), the selection's notes (the
+  line already says so, comparing the sweep or the final rounds with the verification, is
+  not repeated; a Why-not line from the verification's own figures says nothing of an
+  earlier measurement, so its rival's gap is still stated), the selection's notes (the
   verification's line rendered with ``backend@batch``, :mod:`.verification_line`),
   where a reused baseline came from and, on a decision cache hit, that the figures are the
   stored run's and the hit's own re-verification (:func:`hit_lines`);
@@ -89,7 +91,8 @@ def decision_lines(record: RunRecord) -> tuple[str, ...]:
     lines.append(account.why)
     rivals = rival_lines(record, account)
     lines.extend(line for _, line, _ in rivals)
-    lines.append(gap_line(record, skip=[who for who, _, moved in rivals if moved]))
+    earlier = account.selected.source != VERIFICATION  # a Why-not line compared an earlier one
+    lines.append(gap_line(record, skip=[who for who, _, moved in rivals if moved and earlier]))
     notes = shown_notes(sel.notes, record.verification)
     shown = (*(line for line in lines if line is not None), *notes, *provenance_lines(record))
     return (*shown, *hit_lines(record))
