@@ -117,3 +117,22 @@ def test_unreachable_budget_keeps_the_baseline(tiny_llama: torch.nn.Module) -> N
     )
     tuned = perform(made).unwrap()
     assert tuned.pick.name == "hf_eager_dynamic" and "unreachable" in tuned.choice.reason
+
+
+def test_the_tune_is_a_session_whose_record_replays_and_verifies_the_pick(
+    tuned: TunedGenerator,
+) -> None:
+    """The tune's run record is its session's: replaying its event log reproduces every
+    decision, its verification timed the pick against HF generate in paired rounds, and
+    the pick's figures are the verification's (not the sweep's) when it held."""
+    from aitune_fp.core.session.recorded import replay_lines, replay_record
+
+    record = tuned.run
+    assert record is not None and record.events and record.plan is not None
+    lines = replay_lines(record, replay_record(record))
+    assert lines[-1] == "every decision is the recorded one"
+    v = record.verification
+    assert v is not None and v.rounds >= 1 and "hf_eager_dynamic" in v.samples_ms
+    assert record.selection is not None and record.selection.backend == tuned.pick.name
+    swept = next(r for r in tuned.results if r.name == tuned.pick.name)
+    assert tuned.pick.name in v.samples_ms and tuned.pick != swept

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from returns.result import Failure, Success
+from returns.result import Failure, Result, Success
 
 from aitune_fp.core.fold import tune
 from aitune_fp.core.generation.records import GenerationResult
@@ -116,10 +116,32 @@ def choose(
     if base is None:
         raise ValueError(f"baseline {baseline!r} is not among the results")
     others = [candidate_of(r) for r in firsts if r.name != baseline]
-    match tune(strategy, others, candidate_of(base)):
+    return pick_of(strategy, tune(strategy, others, candidate_of(base)), results, baseline)
+
+
+def pick_of(
+    strategy: Strategy,
+    selected: Result[Selection, TuneError],
+    results: Sequence[GenerationResult],
+    baseline: str,
+) -> GenerationPick:
+    """The pick a selection (the fold's, or a session's after its verification) names among
+    ``results``, or the baseline kept when it failed (the reason says which budget was
+    unreachable and the best figures measured); a verification's line, when the selection
+    carries one, ends the reason.
+
+    >>> from returns.result import Failure
+    >>> from aitune_fp.core.generation.strategies import max_tokens_per_s
+    >>> base = GenerationResult("hf", "e", "e", 1, 8, 4, 20.0, 8.0)
+    >>> pick_of(max_tokens_per_s, Failure(TuneError("none")), [base], "hf").fell_back
+    True
+    """
+    base = next(r for r in _first_of_each(results) if r.name == baseline)
+    match selected:
         case Success(chosen):
             picked = next(r for r in results if r.name == chosen.backend)
-            why = _reason(strategy, chosen, base)
+            said = [n for n in chosen.notes[-1:] if n.startswith("verification")]
+            why = "; ".join((_reason(strategy, chosen, base), *said))
             return GenerationPick(picked, why, chosen.fell_back_to_baseline)
         case Failure(error):
             return GenerationPick(base, _fallback(error, results, base), True)

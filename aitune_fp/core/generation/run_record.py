@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pyrsistent import pmap
+from pyrsistent import PMap, pmap
 from returns.pipeline import is_successful
 
 from aitune_fp.core.fold import tune
@@ -48,7 +48,9 @@ def _point(r: GenerationResult) -> GenerationPoint:
     return GenerationPoint(r.batch, r.prompt_len, r.new_tokens, r.ttft_ms, r.itl_ms)
 
 
-def _profile(rows: Sequence[GenerationResult]) -> Profile:
+def profile_of(rows: Sequence[GenerationResult]) -> Profile:
+    """The profile of one candidate's measured ``rows`` (the primary point first): every
+    point, each batch size's whole runs as its latencies, the primary's accuracy."""
     points = tuple(_point(r) for r in rows)
     latencies: dict[int, list[float]] = {}
     for point in points:
@@ -59,13 +61,22 @@ def _profile(rows: Sequence[GenerationResult]) -> Profile:
     return Profile(primary.name, latencies, accuracy=profile.accuracy, generation=generation)
 
 
+def outcome_config(primary: GenerationResult) -> PMap[str, str]:
+    """A candidate's config as its record row shows it: each phase's backend, the precision.
+
+    >>> dict(outcome_config(GenerationResult("a", "e", "eager-static-bfloat16", 1, 8, 4, 1.0, 1.0)))
+    {'prefill': 'e', 'decode': 'eager-static-bfloat16', 'precision': 'bfloat16'}
+    """
+    precision = "bfloat16" if "bfloat16" in primary.decode else "float32"
+    return pmap({"prefill": primary.prefill, "decode": primary.decode, "precision": precision})
+
+
 def _outcome(rows: Sequence[GenerationResult]) -> BackendOutcome:
     primary = rows[0]
-    precision = "bfloat16" if "bfloat16" in primary.decode else "float32"
-    config = pmap({"prefill": primary.prefill, "decode": primary.decode, "precision": precision})
+    config = outcome_config(primary)
     validation = pmap({"top1_agreement": primary.top1, "rms_rel_error": primary.rms_rel})
     made = candidate_of(primary)
-    profile = _profile(rows) if is_successful(made) else None
+    profile = profile_of(rows) if is_successful(made) else None
     failure = None if profile is not None else made.failure()
     return BackendOutcome(
         primary.name, "generation", primary.name, config, profile, failure, validation=validation

@@ -4,7 +4,9 @@ Rules: :class:`GeneratorRecord` is what ``TunedGenerator.save`` writes as ``gene
 through the strict codec (:mod:`aitune_fp.core.record.json_codec`) and what ``load`` decodes
 (a value of the wrong type is refused naming its path); ``pick`` names a candidate among
 ``results`` (checked at construction); ``fresh`` holds the figures of a re-measure in a fresh
-process (``tune-generate --remeasure``; empty when there was none).
+process (``tune-generate --remeasure``; empty when there was none); ``verified`` holds the
+pick's figures as the tune's verification measured them (``None``: no verification, or a
+save written before one was kept), and is then the choice's result.
 
 >>> r = GenerationResult("hf", "e", "e", 1, 8, 4, 20.0, 8.0)
 >>> record = GeneratorRecord("hf", "kept", True, (r,), 1.5)
@@ -43,6 +45,7 @@ class GeneratorRecord:
     tune_wall_s: float
     fresh: PMap[str, float] = field(default_factory=pmap)
     kind: str = KIND
+    verified: GenerationResult | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "results", tuple(self.results))
@@ -52,6 +55,8 @@ class GeneratorRecord:
 
     @property
     def choice(self) -> GenerationPick:
-        """The pick's result (the first result of its name: the primary point) and reason."""
-        chosen = next(r for r in self.results if r.name == self.pick)
+        """The pick's result (its verified figures, else the first result of its name: the
+        primary point) and reason."""
+        first = next(r for r in self.results if r.name == self.pick)
+        chosen = self.verified if self.verified is not None else first
         return GenerationPick(chosen, self.reason, self.fell_back)

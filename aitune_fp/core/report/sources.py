@@ -68,7 +68,9 @@ class Figure:
 
 
 def metric_kind(record: RunRecord) -> str | None:
-    """``throughput``, ``latency`` or ``None`` (a metric round samples cannot give).
+    """``throughput``, ``latency`` or ``None`` (a metric round samples cannot give); a
+    generation tune's tokens/s is a throughput (its verification samples ms per new token,
+    :func:`~aitune_fp.core.generation.verify.round_sample`), its TTFT and ITL latencies.
 
     >>> r = RunRecord("m", "cpu", {"metric_label": "latency", "metric_unit": "ms"}, None,
     ...               (), None, None, {}, {}, None)
@@ -79,7 +81,9 @@ def metric_kind(record: RunRecord) -> str | None:
     if stored in ("throughput", "latency"):
         return str(stored)
     shape = (record.strategy.get("metric_label"), record.strategy.get("metric_unit"))
-    known = {("throughput", "samples/s"): "throughput", ("latency", "ms"): "latency"}
+    known = {("throughput", "samples/s"): "throughput", ("latency", "ms"): "latency",
+             ("tokens/s", "tokens/s"): "throughput", ("ttft", "ms"): "latency",
+             ("itl", "ms"): "latency"}  # fmt: skip
     return known.get((str(shape[0]), str(shape[1])))
 
 

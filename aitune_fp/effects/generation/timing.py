@@ -93,7 +93,8 @@ class _Stamps(StoppingCriteria):
         return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
 
 
-def _hf_once(model: Any, input_ids: torch.Tensor, new_tokens: int) -> tuple[float, float]:
+def hf_once(model: Any, input_ids: torch.Tensor, new_tokens: int) -> tuple[float, float]:
+    """(TTFT ms, median inter-token ms) of one greedy HF ``generate`` run of ``new_tokens``."""
     stamps = _Stamps(devices.model_device(model))
     devices.synchronize(stamps.device)
     start = time.perf_counter()
@@ -118,6 +119,6 @@ def time_hf(
     token (a stopping criterion that never stops); TTFT is start to first token, ITL the
     median gap; runs repeat under ``rule`` on their wall time and the medians are kept."""
     runs: list[tuple[float, float]] = []
-    time_calls(lambda: runs.append(_hf_once(model, input_ids, new_tokens)), rule)
+    time_calls(lambda: runs.append(hf_once(model, input_ids, new_tokens)), rule)
     kept = runs[rule.warmup :] or runs
     return median([r[0] for r in kept]), median([r[1] for r in kept])

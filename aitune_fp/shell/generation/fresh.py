@@ -31,7 +31,7 @@ import torch
 from aitune_fp.core.measure.generation_profile import tokens_per_second
 from aitune_fp.effects.generation.timing import default_rule, hf_rule, time_hf, time_stepper
 from aitune_fp.shell.generation.candidates import BASELINE
-from aitune_fp.shell.generation.tune_generate import HF_TOKENS
+from aitune_fp.shell.generation.session_answer import HF_TOKENS
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 
 

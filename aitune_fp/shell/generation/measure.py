@@ -157,7 +157,7 @@ def _ready(
     )
 
 
-def _timed_one(m: Measuring, ready: Ready) -> list[GenerationResult] | str:
+def timed_one(m: Measuring, ready: Ready) -> list[GenerationResult] | str:
     """Every point's judged result for ``ready``, or the failure line of its timing."""
     cand = ready.candidate
     rule = default_rule()
@@ -179,7 +179,7 @@ def timed(m: Measuring, state: Prepared) -> list[GenerationResult]:
     """Every ready candidate timed at every point, judged; then the failures."""
     out: list[GenerationResult] = []
     for ready in state.ready:
-        figures = _timed_one(m, ready)
+        figures = timed_one(m, ready)
         if isinstance(figures, str):
             state = _fail(m, state, ready.candidate, figures)
         else:

@@ -8,6 +8,7 @@ Markdown report; both are written atomically.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from aitune_fp.core.generation.run_record import GenerationRun, generation_record
@@ -21,7 +22,11 @@ from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 
 
 def run_record(tuned: TunedGenerator, strategy: Strategy, facts: GenerationRun) -> RunRecord:
-    """``tuned``'s run record under ``strategy`` (``facts.environment`` filled in here)."""
+    """``tuned``'s run record: the session's when its tune kept one, with ``facts``' model
+    name and device, else one made from its results under ``strategy``
+    (``facts.environment`` filled in here)."""
+    if tuned.run is not None:
+        return replace(tuned.run, model=facts.model, device=facts.device)
     found = GenerationRun(
         facts.model, facts.device, facts.prompt_lengths, facts.batch_sizes, facts.new_tokens,
         environment_fingerprint(facts.device),

@@ -10,15 +10,21 @@ as a failure naming its stage and reason. Time: HF ``generate`` is timed under `
 ``wall_budget_s`` for the whole tune and ``build_budget_s`` per build, and are skipped with
 a recorded reason as :mod:`aitune_fp.shell.generation.measure` says. Compiling candidates
 come after the eager ones, AOTInductor first (one build serves both of its candidates).
-The pick is made by the one fold (:func:`aitune_fp.core.generation.choose`) over the results at
-the primary point. The result is an ``IOResult`` as ``tune_module``'s: a bad request (no
-``generate``, no vocabulary, no prompt, a prompt beyond the model's positions, an unknown
-candidate: :mod:`aitune_fp.core.generation.request`) is an ``IOFailure`` of a ``TuneError``
-whose message is one line naming the problem, before anything is built. Device: prompts
-and held-out ids go to the model's device; a candidate that may not run there
+The tune is a session (:mod:`aitune_fp.core.session`) over the candidates with HF ``generate``
+as its baseline, carried out by :mod:`aitune_fp.shell.generation.session_answer`: the one
+fold picks over the results at the primary point, then (``verify_seconds`` > 0) paired
+interleaved rounds of the pick, its runner-up and HF ``generate`` confirm or move it by the
+evidence rules of every tune; the pick's figures are then the verification's medians, and
+the generator carries the session's run record (:func:`~aitune_fp.core.record.derive.
+record_of`: events, plan, verification; ``replay`` reads it). The result is an
+``IOResult`` as ``tune_module``'s: a bad request (no ``generate``, no vocabulary, no prompt,
+a prompt beyond the model's positions, an unknown candidate:
+:mod:`aitune_fp.core.generation.request`) is an ``IOFailure`` of a ``TuneError`` whose
+message is one line naming the problem, before anything is built. Device: prompts and
+held-out ids go to the model's device; a candidate that may not run there
 (:func:`aitune_fp.effects.generation.devices.refusal`: on CUDA, every one not yet proven on
-a GPU) is recorded as refused with its reason and never built, and without a candidate
-left no reference is computed (HF ``generate`` is still measured).
+a GPU) is recorded as refused with its reason and never built, and without a candidate left
+no reference is computed (HF ``generate`` is still measured).
 """
 
 from __future__ import annotations
@@ -29,25 +35,23 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
+from pyrsistent import freeze, pmap
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from aitune_fp.core.generation import GenerationResult, choose, max_tokens_per_s
+from aitune_fp.core.generation import max_tokens_per_s
+from aitune_fp.core.generation.choose import pick_of
 from aitune_fp.core.generation.request import GenerationRequest, refusal
+from aitune_fp.core.generation.verify import verified_result
+from aitune_fp.core.record.derive import RecordEnv, record_of
 from aitune_fp.core.records import TuneError
+from aitune_fp.core.session import SessionPlan, run
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.teacher import TeacherReference, reference
-from aitune_fp.effects.generation.timing import hf_rule, time_hf
+from aitune_fp.effects.machine.environment import environment_fingerprint
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, Steppers
-from aitune_fp.shell.generation.measure import (
-    Measuring,
-    Policy,
-    Prepared,
-    prepare,
-    refuse,
-    start_ahead,
-    timed,
-)
+from aitune_fp.shell.generation.measure import Measuring, Policy
+from aitune_fp.shell.generation.session_answer import Asked, GenerationAnswer, all_results
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 
 
@@ -62,15 +66,15 @@ def prompt_ids(prompt: Any, tokenizer: Any) -> torch.Tensor:
     return ids[:1] if ids.dim() == 2 else ids.unsqueeze(0)
 
 
+VERIFY_SECONDS = 3.0
+"""The verification's default budget (seconds of paired rounds; it may extend for a
+leaning verdict, as every tune's)."""
+
+
 def _held_out(model: Any, lengths: Sequence[int]) -> torch.Tensor:
     gen = torch.Generator().manual_seed(1234)
     vocab = int(model.config.vocab_size)
     return torch.randint(0, vocab, (2, max(min(lengths), 4)), generator=gen)
-
-
-HF_TOKENS = 16
-"""Tokens per timed HF ``generate`` run: its TTFT and median inter-token gap (at the context
-after the prompt, as every candidate's) need no more, and the tune's wall stays bounded."""
 
 
 def _points(prompts: Sequence[torch.Tensor], batch_sizes: Sequence[int]) -> list[torch.Tensor]:
@@ -113,10 +117,12 @@ def tune_generate(
     wall_budget_s: float = 150.0,
     build_budget_s: float = 120.0,
     progress: Callable[[str], None] | None = None,
+    verify_seconds: float = VERIFY_SECONDS,
 ) -> IOResult[TunedGenerator, TuneError]:
     """Tune ``model``'s generation (see the module rules): the ``TunedGenerator``, or the
     ``TuneError`` saying why not. ``progress``, when given, receives one line per candidate
-    as it is built and checked, and one per candidate timed."""
+    as it is built and checked, one per candidate timed and the verification's lines;
+    ``verify_seconds`` (0: none) is the verification's budget."""
     start = time.perf_counter()
     policy = Policy(min_top1, max_rms_rel, wall_budget_s, build_budget_s)
 
@@ -128,8 +134,8 @@ def tune_generate(
             return IOFailure(TuneError(problem))
         chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
         said = progress if progress is not None else _quiet
-        run = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy, said)
-        return IOSuccess(run.tuned(strategy, chosen, start))
+        tune = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy, said, verify_seconds)
+        return IOSuccess(tune.tuned(strategy, chosen, start))
 
     return _prompts(prompts, tokenizer).bind(checked)
 
@@ -144,6 +150,7 @@ class _Tune:
     batch_sizes: tuple[int, ...]
     policy: Policy
     progress: Callable[[str], None]
+    verify_seconds: float = 0.0
 
     def _reference(self, steppers: Steppers, device: torch.device) -> TeacherReference:
         """The eager fp32 teacher reference on held-out ids on the model's device."""
@@ -154,60 +161,37 @@ class _Tune:
         )
 
     def tuned(self, strategy: Strategy, chosen: list[Candidate], start: float) -> TunedGenerator:
-        """Measure every chosen candidate and the baseline; the fold picks."""
-        model, new_tokens = self.model, self.new_tokens
+        """The session over every chosen candidate and the baseline, carried out here."""
+        model = self.model
         model.eval()
         device = devices.model_device(model)
         points = tuple(devices.to_device(p, device) for p in _points(self.ids, self.batch_sizes))
         refused = devices.refusals([c.name for c in chosen], device)
-        kept = [c for c in chosen if c.name not in refused]
         steppers = Steppers(model)
+        kept = [c for c in chosen if c.name not in refused]
         ref = self._reference(steppers, device) if kept else None
-        m = Measuring(points, new_tokens, ref, self.policy, start, steppers)
-        state = refuse(m, start_ahead(m, kept), [c for c in chosen if c.name in refused], refused)
-        for cand in chosen:
-            if cand.name not in refused:
-                state = prepare(m, state, cand)
-            self.progress(_prepared_line(state, cand.name))
-        results = [_hf_result(model, p, new_tokens) for p in points]
-        results.extend(timed(m, state))
-        for line in _timed_lines(results, len(chosen) + 1, points[0].shape):
-            self.progress(line)
-        first = points[0].shape
-        primary = [r for r in results if (r.batch, r.prompt_len) == (first[0], first[1])]
-        choice = choose(strategy, primary, BASELINE)
+        m = Measuring(points, self.new_tokens, ref, self.policy, start, steppers)
+        asked = Asked(tuple(chosen), refused, strategy.metric.label, self.progress)
+        answer = GenerationAnswer(model, m, asked)
+        names = tuple(c.name for c in chosen)
+        plan = SessionPlan(strategy, names, BASELINE, early_stop=False,
+                           verify_seconds=self.verify_seconds or None)  # fmt: skip
+        session, done = run(plan, answer)
+        results = all_results(answer, names)
+        choice = pick_of(strategy, done.selection, results, BASELINE)
+        runs = answer.verified.get(choice.result.name, [])
+        choice = replace(choice, result=verified_result(choice.result, runs))
+        record = record_of(session, self._env(device))
         wall = time.perf_counter() - start
-        return TunedGenerator(model, choice, tuple(results), wall, steppers=steppers)
+        return TunedGenerator(model, choice, results, wall, steppers=steppers, run=record)
+
+    def _env(self, device: torch.device) -> RecordEnv:
+        """What the record needs beyond the session: the model, device, environment, inputs."""
+        spec = {"prompt_lengths": [int(i.shape[1]) for i in self.ids],
+                "batch_sizes": list(self.batch_sizes), "new_tokens": self.new_tokens}  # fmt: skip
+        return RecordEnv(type(self.model).__name__, str(device),
+                         pmap(environment_fingerprint(str(device))), freeze(spec))  # fmt: skip
 
 
 def _quiet(_line: str) -> None:
     """No progress lines."""
-
-
-def _prepared_line(state: Prepared, name: str) -> str:
-    """One line on ``name`` after it was built and checked (or skipped, or failed)."""
-    failed = next((r.failure for r in state.failures if r.name == name), None)
-    if failed is not None:
-        return f"{name}: {failed}"
-    ready = state.checked[name]
-    verdict = "accurate" if ready.accurate else "refused by the accuracy policy"
-    return f"{name}: built, teacher-forced top-1 {ready.top1:.3f} ({verdict})"
-
-
-def _timed_lines(results: Sequence[GenerationResult], count: int, first: torch.Size) -> list[str]:
-    """One line per timed candidate at the primary point: TTFT, ITL, tokens/s."""
-    at = [r for r in results if (r.batch, r.prompt_len) == (first[0], first[1])]
-    return [
-        f"{r.name}: TTFT {r.ttft_ms:.2f} ms, ITL {r.itl_ms:.2f} ms, {r.tokens_per_s:.1f} tok/s "
-        f"(b{r.batch} L{r.prompt_len})"
-        for r in at[:count]
-        if r.failure is None
-    ]
-
-
-def _hf_result(model: Any, p: torch.Tensor, new_tokens: int) -> GenerationResult:
-    ttft, itl = time_hf(model, p, min(new_tokens, HF_TOKENS), hf_rule())
-    batch, length = p.shape[0], p.shape[1]
-    return GenerationResult(
-        BASELINE, "eager-dynamic", "eager-dynamic", batch, length, new_tokens, ttft, itl
-    )

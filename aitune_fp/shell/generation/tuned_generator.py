@@ -12,6 +12,7 @@ Rules:
   returns the model's output (its cache and ``ModelOutput`` as they are, float32 logits);
 - any other attribute (``config``, ``generation_config``, ``device``…) is the model's, so the
   generator stands in for the model in a pipeline (``swap(pipe, "model", tuned)``);
+- ``run`` is the tune's run record (the session's: ``None`` for a loaded generator);
 - ``save`` writes a sealed folder (:mod:`aitune_fp.shell.generation.generator_save`: the
   record through the strict codec, a manifest with digests; the pick is a recipe);
   ``load(path, module=model)`` checks it and rebuilds the pick without re-tuning.
@@ -29,6 +30,7 @@ from pyrsistent import pmap
 
 from aitune_fp.core.generation import GenerationPick, GenerationResult
 from aitune_fp.core.generation.saved_record import KIND, GeneratorRecord
+from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, Steppers
 from aitune_fp.shell.generation.generator_save import (
@@ -53,9 +55,10 @@ class TunedGenerator:
         wall_s: float,
         fresh: Mapping[str, float] = pmap(),
         steppers: Steppers | None = None,
+        run: RunRecord | None = None,
     ) -> None:
         self.model, self.choice, self.results, self.wall_s = model, choice, results, wall_s
-        self.fresh = pmap(fresh)
+        self.fresh, self.run = pmap(fresh), run
         name = choice.result.name
         self.steppers = steppers if steppers is not None else Steppers(model)
         self._stepper = None if name == BASELINE else self.steppers.get(BY_NAME[name])
@@ -139,9 +142,11 @@ class TunedGenerator:
     def saved_record(self) -> GeneratorRecord:
         """What :meth:`save` writes: the pick, why, every result, the wall, fresh figures."""
         choice = self.choice
+        first = next(r for r in self.results if r.name == choice.result.name)
+        verified = choice.result if choice.result != first else None
         return GeneratorRecord(
             choice.result.name, choice.reason, choice.fell_back, self.results, self.wall_s,
-            self.fresh,
+            self.fresh, verified=verified,
         )  # fmt: skip
 
     def save(self, path: str | Path) -> Path:
@@ -150,8 +155,9 @@ class TunedGenerator:
 
     def with_fresh(self, figures: Mapping[str, float]) -> TunedGenerator:
         """The same pick with a fresh process's re-measured ``figures`` in its record."""
-        steppers = self.steppers
-        return type(self)(self.model, self.choice, self.results, self.wall_s, figures, steppers)
+        steppers, run = self.steppers, self.run
+        return type(self)(self.model, self.choice, self.results, self.wall_s, figures, steppers,
+                          run)  # fmt: skip
 
     @classmethod
     def load_pick(cls, tuned: TunedGenerator, name: str) -> TunedGenerator:

@@ -1,0 +1,201 @@
+"""The generation session's interpreter: it carries out what the pure session decides.
+
+Rules: a generation tune is a :class:`~aitune_fp.core.session.SessionPlan` over the
+candidates' names with HF ``generate`` as the baseline, driven by the one loop
+(:func:`~aitune_fp.core.session.run.run`); this interpreter only does:
+- the baseline's ``Build`` first builds and checks every candidate teacher-forced
+  (:func:`~aitune_fp.shell.generation.measure.prepare`, the AOTInductor compile started
+  ahead), so that nothing of the tune runs while anything is timed, then times HF
+  ``generate`` at every point; each candidate's ``Build`` times its ready stepper at every
+  point (or answers its build, check or timing failure); every answer is a ``Profiled``
+  whose profile holds all its points (the primary first) and whose facts hold each
+  phase's backend, the precision and the teacher-forced figures;
+- a ``Verify`` times its entries (the pick, its runner-up, HF ``generate``) in interleaved
+  rounds of one greedy run each (:mod:`aitune_fp.effects.generation.paired`) at the primary
+  point, sampled as the strategy judges (:func:`~aitune_fp.core.generation.verify.
+  round_sample`), until the command's judge stops;
+- the session's notes on the verification are progress lines; nothing here decides.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from pyrsistent import pmap
+from returns.result import Success
+
+from aitune_fp.core.generation import GenerationResult
+from aitune_fp.core.generation.choose import candidate_of
+from aitune_fp.core.generation.run_record import outcome_config, profile_of
+from aitune_fp.core.generation.verify import round_sample, verify_tokens
+from aitune_fp.core.report.notes import render
+from aitune_fp.core.session import Command, Event, Say
+from aitune_fp.core.session.commands import Build, Verify
+from aitune_fp.core.session.events import Profiled
+from aitune_fp.core.session.facts import BuildFacts
+from aitune_fp.core.session.notes import VerificationPlanned, VerificationVerdict
+from aitune_fp.effects.generation.paired import run_once
+from aitune_fp.effects.generation.timing import hf_rule, time_hf
+from aitune_fp.effects.measure.interleave import interleave
+from aitune_fp.shell.drive import as_timed
+from aitune_fp.shell.generation.candidates import BASELINE, Candidate
+from aitune_fp.shell.generation.measure import Measuring, Prepared, prepare, refuse, start_ahead
+from aitune_fp.shell.generation.measure import timed_one as time_ready
+
+HF_TOKENS = 16
+"""Tokens per timed HF ``generate`` run: its TTFT and median inter-token gap (at the context
+after the prompt, as every candidate's) need no more, and the tune's wall stays bounded."""
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What the tune asked: its candidates, those refused on this device (and why), the
+    strategy's metric name and where progress lines go."""
+
+    chosen: tuple[Candidate, ...]
+    refused: dict[str, str]
+    metric: str
+    progress: Callable[[str], None]
+
+
+@dataclass
+class GenerationAnswer:
+    """The interpreter's state: what was built and checked, each backend's results (every
+    point) and each verification participant's runs (TTFT, inter-token ms)."""
+
+    model: Any
+    m: Measuring
+    asked: Asked
+    prepared: Prepared = field(default_factory=Prepared)
+    results: dict[str, list[GenerationResult]] = field(default_factory=dict)
+    verified: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+
+    def __call__(self, command: Command) -> Event | None:
+        """The event answering ``command`` (``None`` for a command that measures nothing)."""
+        match command:
+            case Build(baseline=True):
+                self._prepare_all()
+                return self._profiled(BASELINE, self._hf_results(), 0.0)
+            case Build(name=name):
+                return self._candidate(name)
+            case Verify():
+                return self._verify(command)
+            case Say(note=VerificationPlanned() | VerificationVerdict() as note):
+                self.asked.progress(render(note))
+        return None
+
+    def _prepare_all(self) -> None:
+        """Build and check every candidate not refused here (one progress line each)."""
+        asked, m = self.asked, self.m
+        kept = [c for c in asked.chosen if c.name not in asked.refused]
+        gone = [c for c in asked.chosen if c.name in asked.refused]
+        state = refuse(m, start_ahead(m, kept), gone, asked.refused)
+        for cand in asked.chosen:
+            if cand.name not in asked.refused:
+                state = prepare(m, state, cand)
+            asked.progress(prepared_line(state, cand.name))
+        self.prepared = state
+
+    def _hf_results(self) -> list[GenerationResult]:
+        """HF ``generate`` timed at every point (the baseline's results)."""
+        return [hf_result(self.model, p, self.m.new_tokens) for p in self.m.points]
+
+    def _candidate(self, name: str) -> Profiled:
+        """``name``'s ready stepper timed at every point, or its failure."""
+        start = time.perf_counter()
+        ready = next((r for r in self.prepared.ready if r.candidate.name == name), None)
+        rows = time_ready(self.m, ready) if ready is not None else None
+        if isinstance(rows, str) or rows is None:
+            cand = next(c for c in self.asked.chosen if c.name == name)
+            failed = rows if isinstance(rows, str) else None
+            rows = _failure_rows(self.m, self.prepared, cand, failed)
+        return self._profiled(name, rows, time.perf_counter() - start)
+
+    def _profiled(self, name: str, rows: list[GenerationResult], seconds: float) -> Profiled:
+        """The session's answer for ``name``'s rows, kept for the tune's results."""
+        self.results[name] = rows
+        made = candidate_of(rows[0])
+        answer = Success(profile_of(rows)) if isinstance(made, Success) else made
+        validation = {"top1_agreement": rows[0].top1, "rms_rel_error": rows[0].rms_rel}
+        facts = BuildFacts("generation", name, outcome_config(rows[0]),
+                           pmap({"profile": seconds}), pmap(validation))  # fmt: skip
+        timed = f"{name}: {timed_line(rows[0])}" if rows[0].failure is None else None
+        if timed is not None:
+            self.asked.progress(timed)
+        return Profiled(name, answer, isinstance(made, Success), seconds, facts)
+
+    def _verify(self, command: Verify) -> Event:
+        """The command's entries timed in interleaved greedy runs at the primary point."""
+        ids, tokens = self.m.points[0], verify_tokens(self.m.new_tokens)
+        who = {key: self._participant(backend) for key, backend, _ in command.entries}
+        runs: dict[str, list[tuple[float, float]]] = {key: [] for key in who}
+
+        def warm(key: str) -> bool:
+            run_once(who[key], self.model, ids, tokens)
+            return True
+
+        def call(key: str, _round: int) -> float:
+            ttft, itl = run_once(who[key], self.model, ids, tokens)
+            runs[key].append((ttft, itl))
+            return round_sample(self.asked.metric, ttft, itl, tokens)
+
+        timed = interleave(list(who), warm, call, command.judge, command.plan)
+        self.verified.update(runs)
+        return as_timed("verify", timed)
+
+    def _participant(self, backend: str) -> Any:
+        """The stepper timed for ``backend`` (``None``: HF ``generate`` itself)."""
+        if backend == BASELINE:
+            return None
+        return next(r.stepper for r in self.prepared.ready if r.candidate.name == backend)
+
+
+def _failure_rows(
+    m: Measuring, state: Prepared, cand: Candidate, failed: str | None
+) -> list[GenerationResult]:
+    """The failed candidate's rows: its timing failure, else its build's or refusal's."""
+    if failed is not None:
+        from aitune_fp.shell.generation.measure import failed as failed_at
+
+        return [failed_at(cand, ids, m.new_tokens, failed) for ids in m.points]
+    return [r for r in state.failures if r.name == cand.name]
+
+
+def hf_result(model: Any, p: torch.Tensor, new_tokens: int) -> GenerationResult:
+    """HF ``generate`` timed at one point (the baseline's row there)."""
+    ttft, itl = time_hf(model, p, min(new_tokens, HF_TOKENS), hf_rule())
+    batch, length = p.shape[0], p.shape[1]
+    return GenerationResult(
+        BASELINE, "eager-dynamic", "eager-dynamic", batch, length, new_tokens, ttft, itl
+    )
+
+
+def prepared_line(state: Prepared, name: str) -> str:
+    """One line on ``name`` after it was built and checked (or skipped, or failed)."""
+    failed = next((r.failure for r in state.failures if r.name == name), None)
+    if failed is not None:
+        return f"{name}: {failed}"
+    ready = state.checked[name]
+    verdict = "accurate" if ready.accurate else "refused by the accuracy policy"
+    return f"{name}: built, teacher-forced top-1 {ready.top1:.3f} ({verdict})"
+
+
+def timed_line(r: GenerationResult) -> str:
+    """A timed row's figures: TTFT, ITL, tokens/s at its point."""
+    return (
+        f"TTFT {r.ttft_ms:.2f} ms, ITL {r.itl_ms:.2f} ms, {r.tokens_per_s:.1f} tok/s "
+        f"(b{r.batch} L{r.prompt_len})"
+    )
+
+
+def all_results(answer: GenerationAnswer, order: Sequence[str]) -> tuple[GenerationResult, ...]:
+    """Every measured row, the baseline's first, then the candidates in ``order``."""
+    names = [BASELINE, *order]
+    return tuple(r for n in names for r in answer.results.get(n, []))
+
+
+__all__ = ["Asked", "GenerationAnswer", "all_results", "hf_result"]
