@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -14,6 +15,8 @@ pytest_plugins = ["tests.skip_gate"]  # a skip whose reason tests/capabilities.p
 # runs beside other people's tunes; a test that wants a service starts one in a private
 # temporary folder (tests/cli/test_service.py) and stops it at teardown.
 os.environ["AITUNE_FP_SERVICE"] = "0"
+os.environ.setdefault("AITUNE_FP_CACHE", tempfile.mkdtemp(prefix="aitune_fp_tests_"))
+# the suite's default cache (decisions, artifacts) is its own, never the user's
 
 settings.register_profile(
     "ci",

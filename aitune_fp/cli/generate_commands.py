@@ -11,20 +11,24 @@ candidates tried. A line per candidate goes to stderr as it is built and checked
 per candidate timed (TTFT, ITL, tokens/s at the primary point). The tune's table and its
 ``Selected``/``Speedup`` lines are printed as ``tune`` prints them (the run record's: HF
 ``generate`` is the baseline); ``--out DIR`` writes ``run.json`` (the run record:
-``aitune-fp report`` and ``reselect --strategy min-ttft`` read it offline) and
-``report.md``. A request ``tune_generate`` refuses (a prompt beyond the model's positions, a
-model without ``generate``…) is one ``error:`` line, exit 1. The record (pick, reason, every
-candidate's TTFT/ITL/tokens/s and accuracy) is printed and, with ``--save``, written as the
-sealed folder (``generation.json`` and ``manifest.json``) that ``TunedGenerator.load(path,
-module=…)``, ``aitune_fp.load`` and ``aitune-fp serve`` read. The factory is called after
-``torch.manual_seed(0)``, so a factory of random weights builds the same ones in every
-process. ``--remeasure`` (with ``--save``) loads the save in a fresh Python process over the
-factory's model, re-measures the pick's and HF ``generate``'s tokens/s at the primary point
-(first prompt, first batch size), prints them beside the tune's and writes them into the
-save's record under ``"fresh"`` (the folder is written again, sealed). ``--device`` (cpu,
-cuda or cuda:N) moves the factory's model there before the tune; on CUDA every candidate
-not yet proven on a GPU is recorded as refused (:mod:`aitune_fp.effects.generation.devices`)
-and HF ``generate`` is measured.
+``aitune-fp report`` and ``reselect --strategy min-ttft`` read it offline) and ``report.md``
+(``replay`` reproduces its decisions from its event log). The pick is verified for
+``--verify-seconds`` against its runner-up and HF ``generate`` in paired rounds, and the
+decision is kept in the decision cache (``--cache-dir``, else the tune's default): an
+unchanged re-tune replays the stored session and only re-verifies its pick, unless
+``--fresh`` (:mod:`aitune_fp.shell.generation.stored_decision`). A request ``tune_generate``
+refuses (a prompt beyond the model's positions, a model without ``generate``…) is one
+``error:`` line, exit 1. The record (pick, reason, every candidate's TTFT/ITL/tokens/s and
+accuracy) is printed and, with ``--save``, written as the sealed folder (``generation.json``
+and ``manifest.json``) that ``TunedGenerator.load(path, module=…)``, ``aitune_fp.load`` and
+``aitune-fp serve`` read. The factory is called after ``torch.manual_seed(0)``, so a factory
+of random weights builds the same ones in every process. ``--remeasure`` (with ``--save``)
+loads the save in a fresh Python process over the factory's model, re-measures the pick's
+and HF ``generate``'s tokens/s at the primary point (first prompt, first batch size), prints
+them beside the tune's and writes them into the save's record under ``"fresh"`` (the folder
+is written again, sealed). ``--device`` (cpu, cuda or cuda:N) moves the factory's model
+there before the tune; on CUDA every candidate not yet proven on a GPU is recorded as
+refused (:mod:`aitune_fp.effects.generation.devices`) and HF ``generate`` is measured.
 """
 
 from __future__ import annotations
@@ -84,6 +88,19 @@ def add_generate_parser(sub: Any) -> None:
         "--remeasure", action="store_true", help="re-measure the saved pick in a fresh process"
     )
     gen.add_argument("--out", default=None, metavar="DIR", help="write run.json and report.md")
+    gen.add_argument(
+        "--verify-seconds", type=float, default=3.0, metavar="N",
+        help="paired rounds of the pick, its runner-up and HF generate (0: off; default: 3)",
+    )  # fmt: skip
+    gen.add_argument(
+        "--cache-dir", default=None, metavar="DIR",
+        help="decision cache (default: $AITUNE_FP_CACHE or ~/.cache/aitune_fp)",
+    )  # fmt: skip
+    gen.add_argument(
+        "--fresh", action="store_true",
+        help="tune in full even when a stored decision matches (by default an unchanged "
+        "re-tune only re-verifies the stored pick against its runner-up and HF generate)",
+    )  # fmt: skip
 
 
 def strategy_of(args: argparse.Namespace) -> Any:
@@ -225,11 +242,14 @@ def _tuned(
 
     from aitune_fp.shell.generation.tune_generate import tune_generate as tune
     from aitune_fp.shell.io import perform
+    from aitune_fp.shell.resolve import default_cache_dir
 
+    cache = args.cache_dir or default_cache_dir()
     made = perform(
         tune(model, prompts, new_tokens=args.new_tokens, tokenizer=tokenizer,
              batch_sizes=args.batch_sizes, strategy=strategy, candidates=args.candidates,
-             progress=lambda line: err.print(line, markup=False, highlight=False))
+             progress=lambda line: err.print(line, markup=False, highlight=False),
+             verify_seconds=args.verify_seconds, cache_dir=cache, fresh=args.fresh)
     )  # fmt: skip
     if not is_successful(made):
         raise CliError(made.failure().message)

@@ -26,10 +26,15 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One tune of the tiny Llama (two prompt lengths, two candidates) with --out."""
     folder = tmp_path_factory.mktemp("gen")
     (folder / "lm.py").write_text(MODEL)
+    assert main([*_argv(folder), "--out", str(folder / "out")]) == 0
+    return folder / "out"
+
+
+def _argv(folder: Path) -> list[str]:
+    """The tune's command line (its decision cache in ``folder``)."""
     argv = ["tune-generate", f"{folder / 'lm.py'}:build", "--prompt-lengths", "6,9"]
     argv += ["--new-tokens", "3", "--candidates", "eager_static,eager_static_bf16"]
-    assert main([*argv, "--out", str(folder / "out")]) == 0
-    return folder / "out"
+    return [*argv, "--cache-dir", str(folder / "cache")]
 
 
 def test_run_json_decodes_strictly_with_every_point(out: Path) -> None:
@@ -66,3 +71,28 @@ def test_report_and_reselect_read_it_offline(
     ttft = {o.backend: o.profile.generation.primary.ttft_ms for o in outcomes}  # type: ignore[union-attr]
     picked = record.selection.backend
     assert ttft[picked] == min(ttft.values())
+
+
+def test_replay_finds_every_decision_the_recorded_one(
+    out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """replay re-runs the generation session from run.json's event log to the same pick."""
+    capsys.readouterr()
+    assert main(["replay", str(out / "run.json")]) == 0
+    assert "every decision is the recorded one" in capsys.readouterr().out
+
+
+def test_a_second_unchanged_cli_tune_rechecks_the_stored_pick(
+    out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same command again is a decision cache hit: it says it re-verified the stored
+    pick, with its own re-verification line, and its run.json keeps the stored candidates."""
+    capsys.readouterr()
+    again = out.parent / "again"
+    assert main([*_argv(out.parent), "--out", str(again)]) == 0
+    said = capsys.readouterr().out
+    assert "decision cache hit" in said and "re-verified against" in said
+    assert "Re-verification (this run)" in said
+    record = loads((again / "run.json").read_text())
+    assert {c.backend for c in record.candidates} == {"eager_static", "eager_static_bf16"}
+    assert record.provenance.cache_hit and record.reverification is not None

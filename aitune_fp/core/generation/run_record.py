@@ -64,8 +64,9 @@ def profile_of(rows: Sequence[GenerationResult]) -> Profile:
 def outcome_config(primary: GenerationResult) -> PMap[str, str]:
     """A candidate's config as its record row shows it: each phase's backend, the precision.
 
-    >>> dict(outcome_config(GenerationResult("a", "e", "eager-static-bfloat16", 1, 8, 4, 1.0, 1.0)))
-    {'prefill': 'e', 'decode': 'eager-static-bfloat16', 'precision': 'bfloat16'}
+    >>> config = outcome_config(GenerationResult("a", "e", "eager-static-bfloat16", 1, 8, 4, 1, 1))
+    >>> config["prefill"], config["decode"], config["precision"]
+    ('e', 'eager-static-bfloat16', 'bfloat16')
     """
     precision = "bfloat16" if "bfloat16" in primary.decode else "float32"
     return pmap({"prefill": primary.prefill, "decode": primary.decode, "precision": precision})

@@ -23,8 +23,9 @@ Rules:
   and the standard library) is named, not followed, and its package's version counts;
 - values: numbers, strings, bytes, enums, dtypes, devices as their ``repr``; tensors and
   arrays by dtype, shape and bytes; containers element by element; any other object by
-  its type and its ``__dict__`` (``__slots__`` included), or its ``repr`` when that is
-  not an address; identity never counts (a value shared by two owners hashes as two
+  its type and its ``__dict__`` (``__slots__`` included; a record of its own process-bound
+  ``hash()``, :data:`_VOLATILE_STATE`, left out), or its ``repr`` when that is not an
+  address; identity never counts (a value shared by two owners hashes as two
   equal copies), and a cycle ends where it closes;
 - the walk is bounded (:data:`MAX_NODES`); a model past the bound raises ``ValueError``,
   which the cache reads as "cannot key this module" and builds uncached.
@@ -66,6 +67,9 @@ from aitune_fp.effects.cache.code_facts import (
 
 MAX_NODES: Final = 200_000
 _SKIPPED_ATTRIBUTES: Final = frozenset({"_parameters", "_buffers", "_modules", "training"})
+_VOLATILE_STATE: Final = frozenset({"_original_object_hash"})
+"""An object's own record of a hash that differs between processes (Hugging Face's
+``GenerationConfig`` keeps the ``hash()`` it was created with)."""
 _SKIPPED_CLASS_ATTRIBUTES: Final = frozenset(
     {
         "__dict__",
@@ -198,7 +202,7 @@ class _Walk:
             return
         state = object_state(v)
         if state is not None:
-            self.mapping(state)
+            self.mapping({k: x for k, x in state.items() if k not in _VOLATILE_STATE})
         else:
             text = repr(v)
             self.feed("" if " at 0x" in text else text)

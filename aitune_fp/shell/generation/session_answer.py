@@ -14,6 +14,10 @@ candidates' names with HF ``generate`` as the baseline, driven by the one loop
   rounds of one greedy run each (:mod:`aitune_fp.effects.generation.paired`) at the primary
   point, sampled as the strategy judges (:func:`~aitune_fp.core.generation.verify.
   round_sample`), until the command's judge stops;
+- a re-check of a stored decision (``recorded``) answers each ``Build`` by the stored
+  run's ``Profiled`` of that backend (nothing is built or timed again) and times only the
+  verification; a participant without a ready stepper is built then, unless its build
+  compiles (it then leaves the verification, saying so);
 - the session's notes on the verification are progress lines; nothing here decides.
 """
 
@@ -38,6 +42,7 @@ from aitune_fp.core.session.commands import Build, Verify
 from aitune_fp.core.session.events import Profiled
 from aitune_fp.core.session.facts import BuildFacts
 from aitune_fp.core.session.notes import VerificationPlanned, VerificationVerdict
+from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.paired import run_once
 from aitune_fp.effects.generation.timing import hf_rule, time_hf
 from aitune_fp.effects.measure.interleave import interleave
@@ -67,16 +72,19 @@ class GenerationAnswer:
     """The interpreter's state: what was built and checked, each backend's results (every
     point) and each verification participant's runs (TTFT, inter-token ms)."""
 
-    model: Any
+    model: torch.nn.Module
     m: Measuring
     asked: Asked
     prepared: Prepared = field(default_factory=Prepared)
     results: dict[str, list[GenerationResult]] = field(default_factory=dict)
     verified: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    recorded: dict[str, Profiled] = field(default_factory=dict)
 
     def __call__(self, command: Command) -> Event | None:
         """The event answering ``command`` (``None`` for a command that measures nothing)."""
         match command:
+            case Build(name=name) if name in self.recorded:
+                return self.recorded[name]
             case Build(baseline=True):
                 self._prepare_all()
                 return self._profiled(BASELINE, self._hf_results(), 0.0)
@@ -131,11 +139,22 @@ class GenerationAnswer:
     def _verify(self, command: Verify) -> Event:
         """The command's entries timed in interleaved greedy runs at the primary point."""
         ids, tokens = self.m.points[0], verify_tokens(self.m.new_tokens)
-        who = {key: self._participant(backend) for key, backend, _ in command.entries}
+        who: dict[str, Stepper | None] = {}
+        left: dict[str, str] = {}
+        for key, backend, _ in command.entries:
+            found = self._participant(backend)
+            if isinstance(found, str):
+                left[backend] = found
+            else:
+                who[key] = found
         runs: dict[str, list[tuple[float, float]]] = {key: [] for key in who}
 
         def warm(key: str) -> bool:
-            run_once(who[key], self.model, ids, tokens)
+            try:
+                run_once(who[key], self.model, ids, tokens)
+            except Exception as error:  # a user's model or a compiler: it stays out
+                left[key] = f"{type(error).__name__}: {error}"
+                return False
             return True
 
         def call(key: str, _round: int) -> float:
@@ -145,13 +164,20 @@ class GenerationAnswer:
 
         timed = interleave(list(who), warm, call, command.judge, command.plan)
         self.verified.update(runs)
-        return as_timed("verify", timed)
+        return as_timed("verify", timed, left)
 
-    def _participant(self, backend: str) -> Any:
-        """The stepper timed for ``backend`` (``None``: HF ``generate`` itself)."""
+    def _participant(self, backend: str) -> Stepper | str | None:
+        """The stepper timed for ``backend`` (``None``: HF ``generate`` itself; a string:
+        why it cannot take part)."""
         if backend == BASELINE:
             return None
-        return next(r.stepper for r in self.prepared.ready if r.candidate.name == backend)
+        ready = next((r.stepper for r in self.prepared.ready if r.candidate.name == backend), None)
+        if ready is not None:
+            return ready
+        cand = next(c for c in self.asked.chosen if c.name == backend)
+        if cand.costly and cand.name not in self.m.steppers.built:
+            return f"{backend} compiles: a re-check does not build it again"
+        return self.m.steppers.get(cand, self.m.policy.build_budget_s)
 
 
 def _failure_rows(

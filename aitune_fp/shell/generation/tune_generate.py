@@ -32,6 +32,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -42,9 +43,15 @@ from aitune_fp.core.generation import max_tokens_per_s
 from aitune_fp.core.generation.choose import pick_of
 from aitune_fp.core.generation.request import GenerationRequest, refusal
 from aitune_fp.core.generation.verify import verified_result
+from aitune_fp.core.record.decisions import FULL, cached_line, retuned_line
 from aitune_fp.core.record.derive import RecordEnv, record_of
+from aitune_fp.core.record.hit import hit_record
+from aitune_fp.core.record.provenance import Provenance
 from aitune_fp.core.records import TuneError
 from aitune_fp.core.session import SessionPlan, run
+from aitune_fp.core.session.events import Profiled
+from aitune_fp.core.session.program import Stored
+from aitune_fp.core.session.recorded import recorded_plan
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.teacher import TeacherReference, reference
@@ -52,7 +59,9 @@ from aitune_fp.effects.machine.environment import environment_fingerprint
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, Steppers
 from aitune_fp.shell.generation.measure import Measuring, Policy
 from aitune_fp.shell.generation.session_answer import Asked, GenerationAnswer, all_results
+from aitune_fp.shell.generation.stored_decision import SHORT_VERIFY, Asking, decided
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
+from aitune_fp.shell.sealed import LoadError
 
 
 def prompt_ids(prompt: Any, tokenizer: Any) -> torch.Tensor:
@@ -118,11 +127,15 @@ def tune_generate(
     build_budget_s: float = 120.0,
     progress: Callable[[str], None] | None = None,
     verify_seconds: float = VERIFY_SECONDS,
+    cache_dir: str | Path | None = None,
+    fresh: bool = False,
 ) -> IOResult[TunedGenerator, TuneError]:
     """Tune ``model``'s generation (see the module rules): the ``TunedGenerator``, or the
     ``TuneError`` saying why not. ``progress``, when given, receives one line per candidate
     as it is built and checked, one per candidate timed and the verification's lines;
-    ``verify_seconds`` (0: none) is the verification's budget."""
+    ``verify_seconds`` (0: none) is the verification's budget; with ``cache_dir`` an
+    unchanged re-tune re-verifies the stored pick (``fresh``: tune in full;
+    :mod:`aitune_fp.shell.generation.stored_decision`)."""
     start = time.perf_counter()
     policy = Policy(min_top1, max_rms_rel, wall_budget_s, build_budget_s)
 
@@ -135,7 +148,14 @@ def tune_generate(
         chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
         said = progress if progress is not None else _quiet
         tune = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy, said, verify_seconds)
-        return IOSuccess(tune.tuned(strategy, chosen, start))
+        names, device = tuple(c.name for c in chosen), devices.model_device(model)
+        asking = Asking(model, ids, new_tokens, tuple(batch_sizes), strategy, names, policy,
+                        device)  # fmt: skip
+        folder = Path(cache_dir) if cache_dir is not None else None
+        return IOSuccess(
+            decided(asking, folder, fresh, lambda: tune.tuned(strategy, chosen, start),
+                    lambda stored, saved: tune.rechecked(stored, saved, chosen))
+        )  # fmt: skip
 
     return _prompts(prompts, tokenizer).bind(checked)
 
@@ -160,17 +180,21 @@ class _Tune:
             self.model, eager, devices.to_device(held_out, device), min(self.new_tokens, 16)
         )
 
+    def _points(self) -> tuple[torch.Tensor, ...]:
+        """Every (batch size, prompt) point as ids on the model's device, the primary first."""
+        device = devices.model_device(self.model)
+        return tuple(devices.to_device(p, device) for p in _points(self.ids, self.batch_sizes))
+
     def tuned(self, strategy: Strategy, chosen: list[Candidate], start: float) -> TunedGenerator:
         """The session over every chosen candidate and the baseline, carried out here."""
         model = self.model
         model.eval()
         device = devices.model_device(model)
-        points = tuple(devices.to_device(p, device) for p in _points(self.ids, self.batch_sizes))
         refused = devices.refusals([c.name for c in chosen], device)
         steppers = Steppers(model)
         kept = [c for c in chosen if c.name not in refused]
         ref = self._reference(steppers, device) if kept else None
-        m = Measuring(points, self.new_tokens, ref, self.policy, start, steppers)
+        m = Measuring(self._points(), self.new_tokens, ref, self.policy, start, steppers)
         asked = Asked(tuple(chosen), refused, strategy.metric.label, self.progress)
         answer = GenerationAnswer(model, m, asked)
         names = tuple(c.name for c in chosen)
@@ -185,12 +209,42 @@ class _Tune:
         wall = time.perf_counter() - start
         return TunedGenerator(model, choice, results, wall, steppers=steppers, run=record)
 
-    def _env(self, device: torch.device) -> RecordEnv:
+    def rechecked(
+        self, stored: Stored, saved: Path, chosen: list[Candidate]
+    ) -> TunedGenerator | str:
+        """The stored decision re-checked (its session replayed from its log, only the
+        verification timed again, for :data:`~aitune_fp.shell.generation.stored_decision.
+        SHORT_VERIFY` seconds): the generator when it stands, else the full tune's line."""
+        start = time.perf_counter()
+        try:
+            loaded = TunedGenerator.load(saved, module=self.model)
+        except (LoadError, OSError, ValueError) as error:
+            return f"{FULL}: the stored generator cannot be loaded ({error})"
+        m = Measuring(self._points(), self.new_tokens, None, self.policy, start, loaded.steppers)
+        plan = replace(recorded_plan(stored.record), verify_seconds=SHORT_VERIFY)
+        asked = Asked(tuple(chosen), {}, plan.strategy.metric.label, self.progress)
+        logged = {e.name: e for e in stored.record.events if isinstance(e, Profiled)}
+        answer = GenerationAnswer(self.model, m, asked, recorded=logged)
+        session, done = run(plan, answer)
+        picked = done.selection.map(lambda s: s.backend).value_or("")
+        if picked != stored.pick:
+            return retuned_line(stored.pick, picked)
+        line = cached_line(stored.where, stored.pick, stored.runner_up)
+        short = record_of(session, self._env(devices.model_device(self.model), line))
+        runs = answer.verified.get(stored.pick, [])
+        choice = replace(loaded.choice, result=verified_result(loaded.choice.result, runs))
+        wall = time.perf_counter() - start
+        hit = hit_record(stored.record, short)
+        return TunedGenerator(self.model, choice, loaded.results, wall, loaded.fresh,
+                              loaded.steppers, hit)  # fmt: skip
+
+    def _env(self, device: torch.device, line: str | None = None) -> RecordEnv:
         """What the record needs beyond the session: the model, device, environment, inputs."""
         spec = {"prompt_lengths": [int(i.shape[1]) for i in self.ids],
                 "batch_sizes": list(self.batch_sizes), "new_tokens": self.new_tokens}  # fmt: skip
         return RecordEnv(type(self.model).__name__, str(device),
-                         pmap(environment_fingerprint(str(device))), freeze(spec))  # fmt: skip
+                         pmap(environment_fingerprint(str(device))), freeze(spec),
+                         provenance=Provenance(decision=line))  # fmt: skip
 
 
 def _quiet(_line: str) -> None:
