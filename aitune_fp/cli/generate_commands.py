@@ -10,17 +10,18 @@ baseline, and the reason says which budget and by how much); ``--candidates`` li
 candidates tried. A line per candidate goes to stderr as it is built and checked, then one
 per candidate timed (TTFT, ITL, tokens/s at the primary point). The tune's table and its
 ``Selected``/``Speedup`` lines are printed as ``tune`` prints them (the run record's: HF
-``generate`` is the baseline); ``--out DIR`` writes ``run.json`` (the run record:
-``aitune-fp report`` and ``reselect --strategy min-ttft`` read it offline) and ``report.md``
-(``replay`` reproduces its decisions from its event log). The pick is verified for
-``--verify-seconds`` against its runner-up and HF ``generate`` in paired rounds, and the
-decision is kept in the decision cache (``--cache-dir``, else the tune's default): an
-unchanged re-tune replays the stored session and only re-verifies its pick, unless
-``--fresh`` (:mod:`aitune_fp.shell.generation.stored_decision`). A request ``tune_generate``
-refuses (a prompt beyond the model's positions, a model without ``generate``…) is one
-``error:`` line, exit 1. The record (pick, reason, every candidate's TTFT/ITL/tokens/s and
-accuracy) is printed and, with ``--save``, written as the sealed folder (``generation.json``
-and ``manifest.json``) that ``TunedGenerator.load(path, module=…)``, ``aitune_fp.load`` and
+``generate`` is the baseline); ``--out DIR`` writes ``run.json``, ``plot.png`` (tokens/s by
+batch size, TTFT by prompt length; not with ``--no-plot``) (the run record: ``aitune-fp
+report`` and ``reselect --strategy min-ttft`` read it offline) and ``report.md`` (``replay``
+reproduces its decisions from its event log). The pick is verified for ``--verify-seconds``
+against its runner-up and HF ``generate`` in paired rounds, and the decision is kept in the
+decision cache (``--cache-dir``, else the tune's default): an unchanged re-tune replays the
+stored session and only re-verifies its pick, unless ``--fresh``
+(:mod:`aitune_fp.shell.generation.stored_decision`). A request ``tune_generate`` refuses (a
+prompt beyond the model's positions, a model without ``generate``…) is one ``error:`` line,
+exit 1. The record (pick, reason, every candidate's TTFT/ITL/tokens/s and accuracy) is
+printed and, with ``--save``, written as the sealed folder (``generation.json`` and
+``manifest.json``) that ``TunedGenerator.load(path, module=…)``, ``aitune_fp.load`` and
 ``aitune-fp serve`` read. The factory is called after ``torch.manual_seed(0)``, so a factory
 of random weights builds the same ones in every process. ``--remeasure`` (with ``--save``)
 loads the save in a fresh Python process over the factory's model, re-measures the pick's
@@ -87,7 +88,10 @@ def add_generate_parser(sub: Any) -> None:
     gen.add_argument(
         "--remeasure", action="store_true", help="re-measure the saved pick in a fresh process"
     )
-    gen.add_argument("--out", default=None, metavar="DIR", help="write run.json and report.md")
+    gen.add_argument(
+        "--out", default=None, metavar="DIR", help="write run.json, report.md and plot.png"
+    )
+    gen.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
     gen.add_argument(
         "--verify-seconds", type=float, default=3.0, metavar="N",
         help="paired rounds of the pick, its runner-up and HF generate (0: off; default: 3)",
@@ -214,10 +218,11 @@ def _show_run(
     args: argparse.Namespace, tuned: Any, strategy: Any, ids: list[Any], consoles: Any
 ) -> None:
     """Print the run's table and its Selected/Speedup lines as ``tune`` does; with ``--out``
-    write its ``run.json`` and ``report.md``."""
+    write its ``run.json``, ``report.md`` and (unless ``--no-plot``) ``plot.png``."""
     from aitune_fp.cli.console import show_run
+    from aitune_fp.cli.outputs import write_run
     from aitune_fp.core.generation.run_record import GenerationRun
-    from aitune_fp.shell.generation.outputs import run_record, write_outputs
+    from aitune_fp.shell.generation.outputs import run_record
 
     lengths = tuple(int(i.shape[1]) for i in ids)
     name, sizes = type(tuned.model).__name__, tuple(args.batch_sizes)
@@ -225,8 +230,8 @@ def _show_run(
     record = run_record(tuned, strategy, facts)
     show_run(consoles[0], record)
     if args.out:
-        run, report = write_outputs(record, args.out)
-        consoles[1].print(f"run written to {run}, report to {report}")
+        _, written = write_run(record, args.out, consoles[1], plot=not args.no_plot)
+        consoles[1].print("written: " + ", ".join(str(p) for p in written))
 
 
 def _tuned(

@@ -248,7 +248,14 @@ def _failure_note(record: RunRecord) -> str:
 
 
 def plot_run(record: RunRecord, path: str | Path) -> Path:
-    """Draw ``record`` to the PNG ``path`` (parent folders created) and return the path."""
+    """Draw ``record`` to the PNG ``path`` (parent folders created) and return the path (a
+    generation tune's: :mod:`aitune_fp.cli.generation_plot`)."""
+    from aitune_fp.core.report.generation_plot_data import is_generation
+
+    if is_generation(record):
+        from aitune_fp.cli.generation_plot import plot_generation
+
+        return plot_generation(record, path)
     figure = _figure()
     left, right, stages, trade = figure.subplots(1, 4)
     _throughput_panel(left, record)

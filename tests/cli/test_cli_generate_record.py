@@ -39,7 +39,8 @@ def _argv(folder: Path) -> list[str]:
 
 def test_run_json_decodes_strictly_with_every_point(out: Path) -> None:
     """run.json reads through the strict codec: HF generate is the baseline, each measured
-    candidate's profile holds both prompt lengths' points, and the selection is one of them."""
+    candidate's profile holds both prompt lengths' points, and the selection is one of them;
+    report.md and plot.png are written beside it."""
     record = loads((out / "run.json").read_text())
     assert record.baseline is not None and record.baseline.backend == "hf_eager_dynamic"
     names = {c.backend for c in record.candidates}
@@ -51,6 +52,7 @@ def test_run_json_decodes_strictly_with_every_point(out: Path) -> None:
     assert record.selection.backend in names | {"hf_eager_dynamic"}
     assert json.loads((out / "run.json").read_text())["strategy"]["strategy"] == "max_tokens_per_s"
     assert (out / "report.md").read_text().startswith("# aitune_fp run: LlamaForCausalLM")
+    assert (out / "plot.png").read_bytes().startswith(b"\x89PNG")  # tokens/s and TTFT
 
 
 def test_report_and_reselect_read_it_offline(
