@@ -18,7 +18,9 @@ candidates' names with HF ``generate`` as the baseline, driven by the one loop
   run's ``Profiled`` of that backend (nothing is built or timed again) and times only the
   verification; a participant without a ready stepper is built then, unless its build
   compiles (it then leaves the verification, saying so);
-- the session's notes on the verification are progress lines; nothing here decides.
+- the session's notes on the verification are progress lines; ``lap`` closes the wall
+  account's stages (``build_and_check`` after the builds, ``candidates`` before the
+  verification, ``verification`` after it); nothing here decides.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class GenerationAnswer:
     results: dict[str, list[GenerationResult]] = field(default_factory=dict)
     verified: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     recorded: dict[str, Profiled] = field(default_factory=dict)
+    lap: Callable[[str], None] = field(default=lambda _stage: None)
 
     def __call__(self, command: Command) -> Event | None:
         """The event answering ``command`` (``None`` for a command that measures nothing)."""
@@ -87,6 +90,7 @@ class GenerationAnswer:
                 return self.recorded[name]
             case Build(baseline=True):
                 self._prepare_all()
+                self.lap("build_and_check")
                 return self._profiled(BASELINE, self._hf_results(), 0.0)
             case Build(name=name):
                 return self._candidate(name)
@@ -138,6 +142,7 @@ class GenerationAnswer:
 
     def _verify(self, command: Verify) -> Event:
         """The command's entries timed in interleaved greedy runs at the primary point."""
+        self.lap("candidates")
         ids, tokens = self.m.points[0], verify_tokens(self.m.new_tokens)
         who: dict[str, Stepper | None] = {}
         left: dict[str, str] = {}
@@ -163,6 +168,7 @@ class GenerationAnswer:
             return round_sample(self.asked.metric, ttft, itl, tokens)
 
         timed = interleave(list(who), warm, call, command.judge, command.plan)
+        self.lap("verification")
         self.verified.update(runs)
         return as_timed("verify", timed, left)
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,7 @@ from aitune_fp.shell.generation.session_answer import Asked, GenerationAnswer, a
 from aitune_fp.shell.generation.stored_decision import SHORT_VERIFY, Asking, decided
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 from aitune_fp.shell.sealed import LoadError
+from aitune_fp.shell.wall_clock import Stopwatch
 
 
 def prompt_ids(prompt: Any, tokenizer: Any) -> torch.Tensor:
@@ -136,7 +137,7 @@ def tune_generate(
     ``verify_seconds`` (0: none) is the verification's budget; with ``cache_dir`` an
     unchanged re-tune re-verifies the stored pick (``fresh``: tune in full;
     :mod:`aitune_fp.shell.generation.stored_decision`)."""
-    start = time.perf_counter()
+    start, clock = time.perf_counter(), Stopwatch()  # the record's wall account
     policy = Policy(min_top1, max_rms_rel, wall_budget_s, build_budget_s)
 
     def checked(ids: list[torch.Tensor]) -> IOResult[TunedGenerator, TuneError]:
@@ -147,7 +148,8 @@ def tune_generate(
             return IOFailure(TuneError(problem))
         chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
         said = progress if progress is not None else _quiet
-        tune = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy, said, verify_seconds)
+        tune = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy, said, verify_seconds,
+                     clock)  # fmt: skip
         names, device = tuple(c.name for c in chosen), devices.model_device(model)
         asking = Asking(model, ids, new_tokens, tuple(batch_sizes), strategy, names, policy,
                         device)  # fmt: skip
@@ -171,6 +173,7 @@ class _Tune:
     policy: Policy
     progress: Callable[[str], None]
     verify_seconds: float = 0.0
+    clock: Stopwatch = field(default_factory=Stopwatch)
 
     def _reference(self, steppers: Steppers, device: torch.device) -> TeacherReference:
         """The eager fp32 teacher reference on held-out ids on the model's device."""
@@ -196,11 +199,14 @@ class _Tune:
         ref = self._reference(steppers, device) if kept else None
         m = Measuring(self._points(), self.new_tokens, ref, self.policy, start, steppers)
         asked = Asked(tuple(chosen), refused, strategy.metric.label, self.progress)
-        answer = GenerationAnswer(model, m, asked)
+        self.clock.lap("setup")
+        answer = GenerationAnswer(model, m, asked, lap=self.clock.lap)
         names = tuple(c.name for c in chosen)
         plan = SessionPlan(strategy, names, BASELINE, early_stop=False,
                            verify_seconds=self.verify_seconds or None)  # fmt: skip
         session, done = run(plan, answer)
+        if session.verification is None:
+            self.clock.lap("candidates")
         results = all_results(answer, names)
         choice = pick_of(strategy, done.selection, results, BASELINE)
         runs = answer.verified.get(choice.result.name, [])
@@ -224,7 +230,8 @@ class _Tune:
         plan = replace(recorded_plan(stored.record), verify_seconds=SHORT_VERIFY)
         asked = Asked(tuple(chosen), {}, plan.strategy.metric.label, self.progress)
         logged = {e.name: e for e in stored.record.events if isinstance(e, Profiled)}
-        answer = GenerationAnswer(self.model, m, asked, recorded=logged)
+        self.clock.lap("setup")
+        answer = GenerationAnswer(self.model, m, asked, recorded=logged, lap=self.clock.lap)
         session, done = run(plan, answer)
         picked = done.selection.map(lambda s: s.backend).value_or("")
         if picked != stored.pick:
@@ -242,9 +249,9 @@ class _Tune:
         """What the record needs beyond the session: the model, device, environment, inputs."""
         spec = {"prompt_lengths": [int(i.shape[1]) for i in self.ids],
                 "batch_sizes": list(self.batch_sizes), "new_tokens": self.new_tokens}  # fmt: skip
-        return RecordEnv(type(self.model).__name__, str(device),
-                         pmap(environment_fingerprint(str(device))), freeze(spec),
-                         provenance=Provenance(decision=line))  # fmt: skip
+        environment, said = pmap(environment_fingerprint(str(device))), Provenance(decision=line)
+        return RecordEnv(type(self.model).__name__, str(device), environment, freeze(spec),
+                         wall=self.clock.account(), provenance=said)  # fmt: skip
 
 
 def _quiet(_line: str) -> None:
