@@ -14,7 +14,6 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from aitune_fp import TunedGenerator, tune_generate  # noqa: E402
-from aitune_fp.effects.generation import aoti_steps  # noqa: E402
 from aitune_fp.shell.io import perform  # noqa: E402
 from tests import tiny_hf  # noqa: E402
 
@@ -88,11 +87,13 @@ def test_exported_greedy_matches_the_model(
 def test_saved_aoti_pick_loads_its_package(
     tuned: TunedGenerator, tiny_llama: torch.nn.Module, packages: Path, tmp_path: Path
 ) -> None:
-    """A saved AOTInductor pick reloads from the package on disk (no compile) and generates."""
+    """A saved AOTInductor pick reloads from the package on disk (no compile) into a store
+    of its own (no module-global cache shares the tune's) and generates."""
     TunedGenerator.load_pick(tuned, "aoti_static").save(tmp_path / "gen.json")
-    aoti_steps._LOADED.clear()  # load starts its own stepper cache: nothing is reused
     assert list(packages.glob("*.pt2"))
     loaded = TunedGenerator.load(tmp_path / "gen.json", module=tiny_llama)
+    assert loaded.steppers.aoti is not tuned.steppers.aoti  # its own store: nothing reused
+    assert loaded.steppers.aoti.loaded and not loaded.steppers.aoti.pending
     ids = torch.randint(0, 256, (1, 6))
     assert loaded.pick.name == "aoti_static"
     assert torch.equal(

@@ -1,13 +1,15 @@
 """The AOTInductor step: ``torch.export`` of :class:`CacheStep`, compiled in a child process.
 
 Rules: one exported program serves prefill and decode at every batch size and cache capacity
-(dimensions ``batch``, ``length`` and ``capacity`` are dynamic; the example batch is 2 so the
-batch is not specialised to 1). The package is compiled by ``aoti_compile_and_package`` in a
-child process with a wall-time budget: past it the child's process group is killed and
+(dimensions ``batch``, ``length`` and ``capacity`` are dynamic; the example batch is 2 so
+the batch is not specialised to 1). The package is compiled by ``aoti_compile_and_package``
+in a child process with a wall-time budget: past it the child's process group is killed and
 :class:`BuildTimeout` is raised (the candidate's failure). The child may be started ahead
-(:func:`start_package`) so the compile overlaps the tune's other builds. Packages are kept
-on disk under :func:`package_dir`, keyed by the model's class, config, weights and dtype and
-the torch version, so a pick reloaded in a fresh process loads its package, not compiling again.
+(:meth:`AotiStore.start`) so the compile overlaps the tune's other builds; the compiles
+under way and the packages loaded are a tune's :class:`AotiStore`, passed with its steppers.
+Packages are kept on disk under :func:`package_dir`, keyed by the model's class, config,
+weights and dtype and the torch version, so a pick reloaded in a fresh process loads its
+package, not compiling again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -101,9 +103,6 @@ class _Pending:
     deadline: float
 
 
-_PENDING: dict[Path, _Pending] = {}
-
-
 def _start(model: torch.nn.Module, package: Path, budget_s: float) -> _Pending:
     package.parent.mkdir(parents=True, exist_ok=True)
     work = tempfile.TemporaryDirectory(dir=package.parent)
@@ -142,28 +141,41 @@ def _package_path(model: torch.nn.Module) -> Path:
     return package_dir() / f"{package_key(model)}.pt2"
 
 
-def under_way(model: torch.nn.Module) -> bool:
-    """True when the model's package is on disk or its compile has been started."""
-    package = _package_path(model)
-    return package.exists() or package in _PENDING
+@dataclass
+class AotiStore:
+    """One tune's AOTInductor packages: the compiles under way (a child process each) and
+    the packages loaded, by path; passed (a tune hands it on with its steppers), never a
+    module global, so two tunes in one process keep their own."""
 
+    pending: dict[Path, _Pending] = field(default_factory=dict)
+    loaded: dict[Path, AotiStep] = field(default_factory=dict)
 
-def start_package(model: torch.nn.Module, budget_s: float) -> None:
-    """Export here and start compiling the package in the background (nothing when it is on
-    disk or under way); :func:`build_package` waits for it."""
-    package = _package_path(model)
-    if not package.exists() and package not in _PENDING:
-        _PENDING[package] = _start(model, package, budget_s)
+    def under_way(self, model: torch.nn.Module) -> bool:
+        """True when the model's package is on disk or its compile has been started."""
+        package = _package_path(model)
+        return package.exists() or package in self.pending
 
+    def start(self, model: torch.nn.Module, budget_s: float) -> None:
+        """Export here and start compiling the package in the background (nothing when it
+        is on disk or under way); :meth:`build` waits for it."""
+        package = _package_path(model)
+        if not package.exists() and package not in self.pending:
+            self.pending[package] = _start(model, package, budget_s)
 
-def build_package(model: torch.nn.Module, budget_s: float) -> Path:
-    """The model's AOTInductor package: from disk when built before, else the background
-    compile's (:func:`start_package`) or a new one, within its budget (``BuildTimeout``)."""
-    package = _package_path(model)
-    if package.exists():
-        return package
-    job = _PENDING.pop(package, None) or _start(model, package, budget_s)
-    return _finish(job)
+    def build(self, model: torch.nn.Module, budget_s: float) -> Path:
+        """The model's package: from disk when built before, else the background
+        compile's (:meth:`start`) or a new one, within its budget (``BuildTimeout``)."""
+        package = _package_path(model)
+        if package.exists():
+            return package
+        job = self.pending.pop(package, None) or _start(model, package, budget_s)
+        return _finish(job)
+
+    def load(self, package: Path) -> AotiStep:
+        """The loaded package, shared by every stepper of this store that uses it."""
+        if package not in self.loaded:
+            self.loaded[package] = AotiStep(package)
+        return self.loaded[package]
 
 
 class AotiStep:
@@ -190,13 +202,3 @@ class AotiStep:
         out = self._runner(*dense, keys, values)
         logits: torch.Tensor = out.clone()
         return logits
-
-
-_LOADED: dict[Path, AotiStep] = {}
-
-
-def load_step(package: Path) -> AotiStep:
-    """The loaded package, shared by every stepper of this process that uses it."""
-    if package not in _LOADED:
-        _LOADED[package] = AotiStep(package)
-    return _LOADED[package]

@@ -32,7 +32,7 @@ import torch
 from transformers import StaticCache
 from transformers.cache_utils import StaticLayer
 
-from aitune_fp.effects.generation.aoti_steps import build_package, load_step
+from aitune_fp.effects.generation.aoti_steps import AotiStore
 from aitune_fp.effects.generation.cache_module import cache_shapes, next_logits
 from aitune_fp.effects.generation.devices import model_device
 
@@ -54,11 +54,13 @@ def capacity_for(max_len: int) -> int:
 @dataclass(frozen=True, slots=True)
 class StepRecipe:
     """How a candidate runs one phase: ``kind`` in :data:`KINDS`; ``budget_s`` bounds an
-    AOTInductor compile (the model's dtype is set by the caller: a bf16 candidate hands a bf16
-    copy of the model)."""
+    AOTInductor compile, ``store`` holds the tune's packages (a store of its own when none
+    is passed; the model's dtype is set by the caller: a bf16 candidate hands a bf16 copy of
+    the model)."""
 
     kind: str = "eager"
     budget_s: float = 600.0
+    store: AotiStore | None = None
 
 
 def _forward(model: torch.nn.Module) -> Step:
@@ -82,7 +84,8 @@ def make_step(model: torch.nn.Module, recipe: StepRecipe, dynamic: bool) -> Step
     if recipe.kind not in KINDS:
         raise ValueError(f"unknown step kind {recipe.kind!r}; expected one of {KINDS}")
     if recipe.kind == "aoti":
-        return load_step(build_package(model, recipe.budget_s))
+        store = recipe.store if recipe.store is not None else AotiStore()
+        return store.load(store.build(model, recipe.budget_s))
     base = _forward(model)
     return torch.compile(_own_code(base), dynamic=dynamic) if recipe.kind == "inductor" else base
 

@@ -1,18 +1,20 @@
 """The generation candidates: how each builds its stepper from the user's model.
 
 Rules: the baseline (``hf_eager_dynamic``) is ``model.generate`` as users run it and has no
-stepper; every other candidate is a static-cache stepper over the model (fp32) or a bf16 copy
-of it, each phase on its own backend: ``eager``, ``inductor`` (``torch.compile`` of the decode
-step, Hugging Face's recipe: one static shape per batch and cache-capacity bucket), ``aoti``
-(an AOTInductor package exported with the cache as tensors, one program for both phases) or
-``onnx`` (ONNX Runtime with the cache as inputs and outputs). A candidate is a recipe:
-rebuilt from its name and the module, never pickled (an AOTInductor package is found again on
-disk). ``costly`` candidates compile. A ``_1thread`` candidate is its plain twin's stepper
-(the same build) run with one intra-op thread (:mod:`aitune_fp.effects.generation.threads`).
-Candidates are :class:`~aitune_fp.core.generation.candidate.GenerationCandidate` configs; the
-steppers built over one model are kept in a :class:`Steppers` cache that is passed (a tune
-hands its cache to the ``TunedGenerator`` it returns, so its builds serve it; a load starts
-a new one), never a module global.
+stepper; every other candidate is a static-cache stepper over the model (fp32) or a bf16
+copy of it, each phase on its own backend: ``eager``, ``inductor`` (``torch.compile`` of the
+decode step, Hugging Face's recipe: one static shape per batch and cache-capacity bucket),
+``aoti`` (an AOTInductor package exported with the cache as tensors, one program for both
+phases) or ``onnx`` (ONNX Runtime with the cache as inputs and outputs). A candidate is a
+recipe: rebuilt from its name and the module, never pickled (an AOTInductor package is found
+again on disk). ``costly`` candidates compile. A ``_1thread`` candidate is its plain twin's
+stepper (the same build) run with one intra-op thread
+(:mod:`aitune_fp.effects.generation.threads`). Candidates are
+:class:`~aitune_fp.core.generation.candidate.GenerationCandidate` configs; the steppers
+built over one model (and the AOTInductor compiles and packages they use, an
+:class:`~aitune_fp.effects.generation.aoti_steps.AotiStore`) are kept in a :class:`Steppers`
+cache that is passed (a tune hands its cache to the ``TunedGenerator`` it returns, so its
+builds serve it; a load starts a new one), never a module global.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 import torch
 
 from aitune_fp.core.generation.candidate import GenerationCandidate, StepKind
+from aitune_fp.effects.generation.aoti_steps import AotiStore
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.onnx_steps import OnnxStepper
 from aitune_fp.effects.generation.static_steps import StaticStepper, StepRecipe
@@ -61,6 +64,7 @@ class Steppers:
 
     model: torch.nn.Module
     built: dict[str, Stepper] = field(default_factory=dict)
+    aoti: AotiStore = field(default_factory=AotiStore)
 
     def get(self, candidate: Candidate, budget_s: float = 600.0) -> Stepper:
         """The candidate's stepper (a compile is bounded by ``budget_s``), built once."""
@@ -83,6 +87,6 @@ def _new(steppers: Steppers, candidate: Candidate, budget_s: float) -> Stepper:
         return OnnxStepper(module, budget_s)
     return StaticStepper(
         module,
-        StepRecipe(candidate.prefill_kind, budget_s),
-        StepRecipe(candidate.decode_kind, budget_s),
+        StepRecipe(candidate.prefill_kind, budget_s, steppers.aoti),
+        StepRecipe(candidate.decode_kind, budget_s, steppers.aoti),
     )

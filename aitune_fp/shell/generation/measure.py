@@ -30,7 +30,6 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 
 from aitune_fp.core.generation import GenerationResult, TuneClock, build_id, skip_reason
-from aitune_fp.effects.generation.aoti_steps import start_package, under_way
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.teacher import TeacherReference, teacher_forced
 from aitune_fp.effects.generation.timing import default_rule, time_stepper
@@ -98,7 +97,9 @@ def start_ahead(m: Measuring, chosen: list[Candidate]) -> Prepared:
     if not aoti:
         return Prepared()
     model, budget = phase_model(m.steppers.model, aoti[0]), m.policy.build_budget_s
-    started = perform(_attempt("export", aoti[0].name, lambda: start_package(model, budget)))
+    started = perform(
+        _attempt("export", aoti[0].name, lambda: m.steppers.aoti.start(model, budget))
+    )
     if is_successful(started):
         return Prepared()
     why = started.failure().split(" failed at ", 1)[1]
@@ -114,7 +115,11 @@ def prepare(m: Measuring, state: Prepared, cand: Candidate) -> Prepared:
     """``state`` with ``cand`` built and checked (or why not); it is timed by :func:`timed`."""
     twin = state.checked.get("eager_static" + ("" if cand.dtype == "float32" else "_bf16"))
     clock = _clock(m, state)
-    ahead = "aoti" in cand.kinds and cand.dtype == "float32" and under_way(m.steppers.model)
+    ahead = (
+        "aoti" in cand.kinds
+        and cand.dtype == "float32"
+        and m.steppers.aoti.under_way(m.steppers.model)
+    )
     why = skip_reason(cand.kinds, cand.dtype, clock, twin, state.failed, ahead)
     if why is not None:
         return _fail(m, state, cand, f"{cand.name} {why}")
