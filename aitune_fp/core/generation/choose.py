@@ -4,13 +4,15 @@ Rules: each candidate's first result (its primary point) becomes a fold candidat
 (:func:`candidate_of`): a result with a failure is a ``Failure`` at the stage its failure
 names (``profile`` for a timing failure, ``validate`` for the teacher-forced check, else
 ``build``); a result the accuracy policy refuses is a ``Failure`` at ``validate`` naming its
-top-1 and RMS error; any other is a ``Success(Profile)`` whose ``generation`` holds its
-point, whose latency is the whole run, and whose accuracy holds its teacher-forced figures
-(``top1_agreement``, ``rms_rel_error``, as every tune names them, and ``first_divergence``).
-The baseline's result is the fold's baseline and the others its candidates, in the order
-given; :func:`aitune_fp.core.fold.tune` selects. Its winner is the pick (``fell_back`` when
-the baseline was kept); when the fold fails (no candidate within a budget) the baseline is
-kept and the reason says which budget was unreachable and the best figures measured.
+top-1 (with its 95 % lower bound and positions where the bound was judged, and the positions
+a bound at the rule would need when they were too few) and RMS error; any other is a
+``Success(Profile)`` whose ``generation`` holds its point, whose latency is the whole run,
+and whose accuracy holds its teacher-forced figures (``top1_agreement``, ``rms_rel_error``,
+as every tune names them, and ``first_divergence``). The baseline's result is the fold's
+baseline and the others its candidates, in the order given; :func:`aitune_fp.core.fold.tune`
+selects. Its winner is the pick (``fell_back`` when the baseline was kept); when the fold
+fails (no candidate within a budget) the baseline is kept and the reason says which budget
+was unreachable and the best figures measured.
 """
 
 from __future__ import annotations
@@ -62,12 +64,20 @@ def candidate_of(r: GenerationResult) -> Candidate:
     if r.failure is not None:
         return Failure(BackendFailure(r.name, _stage(r.failure), r.failure))
     if not r.accurate:
-        why = (
-            f"teacher-forced top-1 {r.top1:.3f}, RMS relative error {r.rms_rel:.4f}: "
-            "refused by the accuracy policy"
-        )
-        return Failure(BackendFailure(r.name, "validate", why))
+        return Failure(BackendFailure(r.name, "validate", _refusal(r)))
     return Success(_profile(r))
+
+
+def _refusal(r: GenerationResult) -> str:
+    """Why the accuracy policy refused ``r``: its figures, the bound it was judged on and,
+    when its positions were too few for a bound to reach the rule, how many it would need."""
+    bound = "" if r.top1_lower is None else (
+        f" (95 % lower bound {r.top1_lower:.3f} on {r.positions} positions)")  # fmt: skip
+    need = "" if r.positions_needed is None else (
+        f"; too few positions to decide: a bound at the rule needs {r.positions_needed}"
+    )  # fmt: skip
+    return (f"teacher-forced top-1 {r.top1:.3f}{bound}, RMS relative error {r.rms_rel:.4f}: "
+            f"refused by the accuracy policy{need}")  # fmt: skip
 
 
 def _closest(results: Sequence[GenerationResult]) -> str:

@@ -13,7 +13,11 @@ class GenerationResult:
     teacher-forced accuracy against eager fp32, and a failure (stage: reason) if it has one.
 
     ``prefill``/``decode`` name the backend each phase ran on; ``accurate`` is the policy's
-    verdict (top-1 and RMS relative error), ``first_divergence`` is reported, never judged.
+    verdict (top-1 and RMS relative error), ``first_divergence`` is reported, never judged;
+    ``positions`` is how many held-out positions top-1 was measured on, ``top1_lower`` its
+    95 % lower bound where the policy judged the bound (a reduced precision) and
+    ``positions_needed`` the positions a bound short of the rule would need
+    (:mod:`aitune_fp.core.generation.accuracy_rule`).
     """
 
     name: str
@@ -29,6 +33,9 @@ class GenerationResult:
     first_divergence: int | None = None
     accurate: bool = True
     failure: str | None = None
+    positions: int = 0
+    top1_lower: float | None = None
+    positions_needed: int | None = None
 
     @property
     def tokens_per_s(self) -> float:

@@ -72,10 +72,27 @@ def outcome_config(primary: GenerationResult) -> PMap[str, str]:
     return pmap({"prefill": primary.prefill, "decode": primary.decode, "precision": precision})
 
 
+def validation_of(primary: GenerationResult) -> PMap[str, float]:
+    """A candidate's teacher-forced figures as its record row holds them: top-1 agreement
+    and RMS relative error, and where the policy judged a bound, the bound, its confidence
+    and the positions it rests on (the keys every tune's bounded figures use).
+
+    >>> r = GenerationResult("a", "e", "e", 1, 8, 4, 1, 1, positions=320, top1_lower=0.99)
+    >>> v = validation_of(r)
+    >>> v["top1_agreement_lower"], v["judged_rows"]
+    (0.99, 320.0)
+    """
+    figures = {"top1_agreement": primary.top1, "rms_rel_error": primary.rms_rel}
+    if primary.top1_lower is not None:
+        figures |= {"top1_agreement_lower": primary.top1_lower, "bound_confidence": 0.95,
+                    "judged_rows": float(primary.positions)}  # fmt: skip
+    return pmap(figures)
+
+
 def _outcome(rows: Sequence[GenerationResult]) -> BackendOutcome:
     primary = rows[0]
     config = outcome_config(primary)
-    validation = pmap({"top1_agreement": primary.top1, "rms_rel_error": primary.rms_rel})
+    validation = validation_of(primary)
     made = candidate_of(primary)
     profile = profile_of(rows) if is_successful(made) else None
     failure = None if profile is not None else made.failure()

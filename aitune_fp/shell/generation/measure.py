@@ -30,6 +30,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 
 from aitune_fp.core.generation import GenerationResult, TuneClock, build_id, skip_reason
+from aitune_fp.core.generation.accuracy_rule import teacher_verdict
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.teacher import TeacherReference, teacher_forced
 from aitune_fp.effects.generation.timing import default_rule, time_stepper
@@ -153,7 +154,7 @@ def _ready(
 ) -> Prepared:
     stepper, accuracy = made
     longest = max(state.longest_build_s, took) if cand.costly else state.longest_build_s
-    checked = _judged(m.policy, _result(cand, m.points[0], 0, (0.0, 0.0), accuracy))
+    checked = _judged(m.policy, _result(cand, m.points[0], 0, (0.0, 0.0), accuracy), _positions(m))
     return replace(
         state,
         longest_build_s=longest,
@@ -175,7 +176,7 @@ def timed_one(m: Measuring, ready: Ready) -> list[GenerationResult] | str:
     if not is_successful(made):
         return str(made.failure())
     return [
-        _judged(m.policy, _result(cand, ids, m.new_tokens, phases, ready.accuracy))
+        _judged(m.policy, _result(cand, ids, m.new_tokens, phases, ready.accuracy), _positions(m))
         for ids, phases in zip(m.points, made.unwrap(), strict=True)
     ]
 
@@ -207,9 +208,17 @@ def _fail(m: Measuring, state: Prepared, cand: Candidate, failure: str) -> Prepa
     return replace(state, failures=(*state.failures, *more))
 
 
-def _judged(policy: Policy, r: GenerationResult) -> GenerationResult:
-    ok = r.top1 >= policy.min_top1 and r.rms_rel <= policy.max_rms_rel
-    return replace(r, accurate=ok)
+def _judged(policy: Policy, r: GenerationResult, positions: int) -> GenerationResult:
+    """``r`` with the policy's verdict on its teacher-forced figures (over ``positions``)."""
+    dtype = "bfloat16" if "bfloat16" in r.decode else "float32"
+    v = teacher_verdict(r.top1, positions, r.rms_rel, dtype, policy.min_top1, policy.max_rms_rel)
+    return replace(r, accurate=v.accurate, positions=positions, top1_lower=v.lower,
+                   positions_needed=v.needed)  # fmt: skip
+
+
+def _positions(m: Measuring) -> int:
+    """The held-out positions the teacher-forced check covers (0: no reference)."""
+    return int(m.ref.continuation.numel()) if m.ref is not None else 0
 
 
 def _result(

@@ -36,7 +36,7 @@ from returns.result import Success
 
 from aitune_fp.core.generation import GenerationResult
 from aitune_fp.core.generation.choose import candidate_of
-from aitune_fp.core.generation.run_record import outcome_config, profile_of
+from aitune_fp.core.generation.run_record import outcome_config, profile_of, validation_of
 from aitune_fp.core.generation.verify import round_sample, verify_tokens
 from aitune_fp.core.report.notes import render
 from aitune_fp.core.session import Command, Event, Say
@@ -132,9 +132,8 @@ class GenerationAnswer:
         self.results[name] = rows
         made = candidate_of(rows[0])
         answer = Success(profile_of(rows)) if isinstance(made, Success) else made
-        validation = {"top1_agreement": rows[0].top1, "rms_rel_error": rows[0].rms_rel}
         facts = BuildFacts("generation", name, outcome_config(rows[0]),
-                           pmap({"profile": seconds}), pmap(validation))  # fmt: skip
+                           pmap({"profile": seconds}), validation_of(rows[0]))  # fmt: skip
         timed = f"{name}: {timed_line(rows[0])}" if rows[0].failure is None else None
         if timed is not None:
             self.asked.progress(timed)
@@ -213,7 +212,9 @@ def prepared_line(state: Prepared, name: str) -> str:
         return f"{name}: {failed}"
     ready = state.checked[name]
     verdict = "accurate" if ready.accurate else "refused by the accuracy policy"
-    return f"{name}: built, teacher-forced top-1 {ready.top1:.3f} ({verdict})"
+    bound = "" if ready.top1_lower is None else (
+        f", ≥ {ready.top1_lower:.3f} at 95 % on {ready.positions} positions")  # fmt: skip
+    return f"{name}: built, teacher-forced top-1 {ready.top1:.3f}{bound} ({verdict})"
 
 
 def timed_line(r: GenerationResult) -> str:

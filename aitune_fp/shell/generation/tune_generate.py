@@ -40,6 +40,7 @@ from pyrsistent import freeze, pmap
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.generation import max_tokens_per_s
+from aitune_fp.core.generation.accuracy_rule import held_out_rows
 from aitune_fp.core.generation.choose import pick_of
 from aitune_fp.core.generation.request import GenerationRequest, refusal
 from aitune_fp.core.generation.verify import verified_result
@@ -81,10 +82,11 @@ VERIFY_SECONDS = 3.0
 leaning verdict, as every tune's)."""
 
 
-def _held_out(model: Any, lengths: Sequence[int]) -> torch.Tensor:
+def _held_out(model: Any, lengths: Sequence[int], rows: int = 2) -> torch.Tensor:
+    """``rows`` held-out prompts of the shortest prompt's length (at least 4), seeded."""
     gen = torch.Generator().manual_seed(1234)
     vocab = int(model.config.vocab_size)
-    return torch.randint(0, vocab, (2, max(min(lengths), 4)), generator=gen)
+    return torch.randint(0, vocab, (rows, max(min(lengths), 4)), generator=gen)
 
 
 def _points(prompts: Sequence[torch.Tensor], batch_sizes: Sequence[int]) -> list[torch.Tensor]:
@@ -175,13 +177,16 @@ class _Tune:
     verify_seconds: float = 0.0
     clock: Stopwatch = field(default_factory=Stopwatch)
 
-    def _reference(self, steppers: Steppers, device: torch.device) -> TeacherReference:
-        """The eager fp32 teacher reference on held-out ids on the model's device."""
-        held_out = _held_out(self.model, [i.shape[1] for i in self.ids])
+    def _reference(
+        self, steppers: Steppers, device: torch.device, reduced: bool
+    ) -> TeacherReference:
+        """The eager fp32 teacher reference on held-out ids on the model's device (enough
+        positions for a bound when a ``reduced``-precision candidate is judged)."""
+        new = min(self.new_tokens, 16)
+        rows = held_out_rows(new, reduced)
+        held_out = _held_out(self.model, [i.shape[1] for i in self.ids], rows)
         eager = steppers.get(BY_NAME["eager_static"])
-        return reference(
-            self.model, eager, devices.to_device(held_out, device), min(self.new_tokens, 16)
-        )
+        return reference(self.model, eager, devices.to_device(held_out, device), new)
 
     def _points(self) -> tuple[torch.Tensor, ...]:
         """Every (batch size, prompt) point as ids on the model's device, the primary first."""
@@ -196,7 +201,8 @@ class _Tune:
         refused = devices.refusals([c.name for c in chosen], device)
         steppers = Steppers(model)
         kept = [c for c in chosen if c.name not in refused]
-        ref = self._reference(steppers, device) if kept else None
+        reduced = any(c.dtype != "float32" for c in kept)
+        ref = self._reference(steppers, device, reduced) if kept else None
         m = Measuring(self._points(), self.new_tokens, ref, self.policy, start, steppers)
         asked = Asked(tuple(chosen), refused, strategy.metric.label, self.progress)
         self.clock.lap("setup")
