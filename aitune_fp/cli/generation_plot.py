@@ -12,6 +12,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from aitune_fp.cli.figure import failure_note, new_figure
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.generation_plot_data import GenerationCurves, generation_curves
 from aitune_fp.effects.atomic import write_bytes
@@ -45,9 +46,7 @@ def _panel(axes: Any, curves: tuple[GenerationCurves, ...], picked: str, tokens:
 
 def plot_generation(record: RunRecord, path: str | Path) -> Path:
     """Draw the generation ``record`` to the PNG ``path`` and return the path."""
-    from aitune_fp.cli.plot import _failure_note, _figure
-
-    figure = _figure()
+    figure = new_figure()
     figure.set_size_inches(14, 5)
     left, right = figure.subplots(1, 2)
     curves = generation_curves(record)
@@ -56,7 +55,7 @@ def plot_generation(record: RunRecord, path: str | Path) -> Path:
     _panel(right, curves, picked, tokens=False)
     title = record.strategy.get("title", record.strategy.get("strategy", ""))
     figure.suptitle(f"{record.model} on {record.device} — {title}")
-    note = _failure_note(record)
+    note = failure_note(record)
     if note:
         figure.supxlabel(f"failed: {note}", fontsize="small", color="tab:red")
     buffer = io.BytesIO()

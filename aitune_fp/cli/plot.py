@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from aitune_fp.cli.figure import failure_note, new_figure
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.report.pareto import TradePoint, over_bound, trade_off
 from aitune_fp.core.report.plot_data import marks, spread, star
@@ -41,20 +42,6 @@ from aitune_fp.core.report.stages import SEGMENTS, stage_segments
 from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.core.stats.statistics import mean, median
 from aitune_fp.effects.atomic import write_bytes
-
-INSTALL_HINT = "drawing plots needs matplotlib: pip install 'aitune_fp[cli]'"
-
-
-def _figure() -> Any:
-    """A new Agg-backed ``Figure`` (no pyplot state)."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as error:
-        raise ImportError(INSTALL_HINT) from error
-    figure = Figure(figsize=(24, 5), layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
 
 
 def _winner(record: RunRecord) -> BackendOutcome | None:
@@ -242,11 +229,6 @@ def _drop_axis(axes: Any, positive: list[float]) -> None:
     axes.set_xlabel("accuracy drop against eager (top-1 disagreement, else rel RMS)")
 
 
-def _failure_note(record: RunRecord) -> str:
-    failed = [r for r in backend_rows(record) if r.status.startswith("failed")]
-    return "; ".join(f"{r.backend} ({r.status.removeprefix('failed (')}" for r in failed)
-
-
 def plot_run(record: RunRecord, path: str | Path) -> Path:
     """Draw ``record`` to the PNG ``path`` (parent folders created) and return the path (a
     generation tune's: :mod:`aitune_fp.cli.generation_plot`)."""
@@ -256,7 +238,7 @@ def plot_run(record: RunRecord, path: str | Path) -> Path:
         from aitune_fp.cli.generation_plot import plot_generation
 
         return plot_generation(record, path)
-    figure = _figure()
+    figure = new_figure()
     left, right, stages, trade = figure.subplots(1, 4)
     _throughput_panel(left, record)
     _spread_panel(right, record)
@@ -264,7 +246,7 @@ def plot_run(record: RunRecord, path: str | Path) -> Path:
     _trade_off_panel(trade, record)
     title = record.strategy.get("title", record.strategy.get("strategy", ""))
     figure.suptitle(f"{record.model} on {record.device} — {title}")
-    note = _failure_note(record)
+    note = failure_note(record)
     if note:
         figure.supxlabel(f"failed: {note}", fontsize="small", color="tab:red")
     buffer = io.BytesIO()
