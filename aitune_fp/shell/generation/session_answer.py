@@ -13,7 +13,9 @@ candidates' names with HF ``generate`` as the baseline, driven by the one loop
 - a ``Verify`` times its entries (the pick, its runner-up, HF ``generate``) in interleaved
   rounds of one greedy run each (:mod:`aitune_fp.effects.generation.paired`) at the primary
   point, sampled as the strategy judges (:func:`~aitune_fp.core.generation.verify.
-  round_sample`), until the command's judge stops;
+  round_sample`), until the command's judge stops; each participant first runs
+  :data:`WARM_RUNS` times untimed, off the budget (a first call in a process pays for its
+  set-up);
 - a re-check of a stored decision (``recorded``) answers each ``Build`` by the stored
   run's ``Profiled`` of that backend (nothing is built or timed again) and times only the
   verification; a participant without a ready stepper is built then, unless its build
@@ -53,6 +55,8 @@ from aitune_fp.shell.generation.candidates import BASELINE, Candidate
 from aitune_fp.shell.generation.measure import Measuring, Prepared, prepare, refuse, start_ahead
 from aitune_fp.shell.generation.measure import timed_one as time_ready
 
+WARM_RUNS = 2
+"""Untimed runs of each verification participant before its rounds (off their budget)."""
 HF_TOKENS = 16
 """Tokens per timed HF ``generate`` run: its TTFT and median inter-token gap (at the context
 after the prompt, as every candidate's) need no more, and the tune's wall stays bounded."""
@@ -72,7 +76,8 @@ class Asked:
 @dataclass
 class GenerationAnswer:
     """The interpreter's state: what was built and checked, each backend's results (every
-    point) and each verification participant's runs (TTFT, inter-token ms)."""
+    point) and each verification participant's runs (TTFT, inter-token ms); ``tokens``: the
+    new tokens of a verification run when not the tune's (a re-check's shorter runs)."""
 
     model: torch.nn.Module
     m: Measuring
@@ -82,6 +87,7 @@ class GenerationAnswer:
     verified: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     recorded: dict[str, Profiled] = field(default_factory=dict)
     lap: Callable[[str], None] = field(default=lambda _stage: None)
+    tokens: int | None = None
 
     def __call__(self, command: Command) -> Event | None:
         """The event answering ``command`` (``None`` for a command that measures nothing)."""
@@ -140,9 +146,26 @@ class GenerationAnswer:
         return Profiled(name, answer, isinstance(made, Success), seconds, facts)
 
     def _verify(self, command: Verify) -> Event:
-        """The command's entries timed in interleaved greedy runs at the primary point."""
+        """The command's entries, warmed (off the budget), then timed in interleaved greedy
+        runs at the primary point until the command's judge stops."""
         self.lap("candidates")
-        ids, tokens = self.m.points[0], verify_tokens(self.m.new_tokens)
+        ids, tokens = self.m.points[0], self.tokens or verify_tokens(self.m.new_tokens)
+        who, left = self._participants(command)
+        who = {k: p for k, p in who.items() if self._warmed(k, p, ids, tokens, left)}
+        runs: dict[str, list[tuple[float, float]]] = {key: [] for key in who}
+
+        def call(key: str, _round: int) -> float:
+            ttft, itl = run_once(who[key], self.model, ids, tokens)
+            runs[key].append((ttft, itl))
+            return round_sample(self.asked.metric, ttft, itl, tokens)
+
+        timed = interleave(list(who), lambda _key: True, call, command.judge, command.plan)
+        self.lap("verification")
+        self.verified.update(runs)
+        return as_timed("verify", timed, left)
+
+    def _participants(self, command: Verify) -> tuple[dict[str, Stepper | None], dict[str, str]]:
+        """Each entry's stepper by key, and why each that cannot take part cannot."""
         who: dict[str, Stepper | None] = {}
         left: dict[str, str] = {}
         for key, backend, _ in command.entries:
@@ -151,25 +174,20 @@ class GenerationAnswer:
                 left[backend] = found
             else:
                 who[key] = found
-        runs: dict[str, list[tuple[float, float]]] = {key: [] for key in who}
+        return who, left
 
-        def warm(key: str) -> bool:
-            try:
-                run_once(who[key], self.model, ids, tokens)
-            except Exception as error:  # a user's model or a compiler: it stays out
-                left[key] = f"{type(error).__name__}: {error}"
-                return False
-            return True
-
-        def call(key: str, _round: int) -> float:
-            ttft, itl = run_once(who[key], self.model, ids, tokens)
-            runs[key].append((ttft, itl))
-            return round_sample(self.asked.metric, ttft, itl, tokens)
-
-        timed = interleave(list(who), warm, call, command.judge, command.plan)
-        self.lap("verification")
-        self.verified.update(runs)
-        return as_timed("verify", timed, left)
+    def _warmed(
+        self, key: str, who: Stepper | None, ids: torch.Tensor, tokens: int, left: dict[str, str]
+    ) -> bool:
+        """Two untimed runs of ``who`` (a first call in a process pays its set-up); a run
+        that raises keeps it out, its reason in ``left``."""
+        try:
+            for _ in range(WARM_RUNS):
+                run_once(who, self.model, ids, tokens)
+        except Exception as error:  # a user's model or a compiler: it stays out
+            left[key] = f"{type(error).__name__}: {error}"
+            return False
+        return True
 
     def _participant(self, backend: str) -> Stepper | str | None:
         """The stepper timed for ``backend`` (``None``: HF ``generate`` itself; a string:

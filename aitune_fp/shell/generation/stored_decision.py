@@ -11,7 +11,8 @@ writes the files; the decision lines and what may stand are the core's,
   decision and the generator saved beside it (``<cache>/generators/<entry>``: a sealed
   save, :mod:`aitune_fp.shell.generation.generator_save`) are read, and when both are there
   the re-check runs (``recheck``: the stored session replayed from its log, only its
-  verification timed again); the decision stands when the re-check selects the stored
+  verification timed again, :data:`SHORT_VERIFY` seconds of :data:`RECHECK_TOKENS`-token
+  runs); the decision stands when the re-check selects the stored
   pick, and its record is the stored one with the re-check's verification
   (:func:`~aitune_fp.core.record.hit.hit_record`, decision line
   :func:`~aitune_fp.core.record.decisions.cached_line`); otherwise a full tune follows and
@@ -46,6 +47,8 @@ log = logging.getLogger("aitune_fp")
 FOLDER: Final = "generators"
 SHORT_VERIFY: Final = 0.5
 """The re-check's verification budget (seconds; at least its minimum rounds are run)."""
+RECHECK_TOKENS: Final = 4
+"""New tokens per run of a re-check's verification (the tune's runs are longer)."""
 
 Recheck = Callable[[Stored, Path], TunedGenerator | str]
 """The re-check of a stored decision from its save: the generator when the decision stands,

@@ -54,13 +54,19 @@ from aitune_fp.core.session.events import Profiled
 from aitune_fp.core.session.program import Stored
 from aitune_fp.core.session.recorded import recorded_plan
 from aitune_fp.core.strategy import Strategy
+from aitune_fp.core.verification.verification_records import Verification
 from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.teacher import TeacherReference, reference
 from aitune_fp.effects.machine.environment import environment_fingerprint
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, Steppers
 from aitune_fp.shell.generation.measure import Measuring, Policy
 from aitune_fp.shell.generation.session_answer import Asked, GenerationAnswer, all_results
-from aitune_fp.shell.generation.stored_decision import SHORT_VERIFY, Asking, decided
+from aitune_fp.shell.generation.stored_decision import (
+    RECHECK_TOKENS,
+    SHORT_VERIFY,
+    Asking,
+    decided,
+)
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 from aitune_fp.shell.sealed import LoadError
 from aitune_fp.shell.wall_clock import Stopwatch
@@ -237,12 +243,13 @@ class _Tune:
         asked = Asked(tuple(chosen), {}, plan.strategy.metric.label, self.progress)
         logged = {e.name: e for e in stored.record.events if isinstance(e, Profiled)}
         self.clock.lap("setup")
-        answer = GenerationAnswer(self.model, m, asked, recorded=logged, lap=self.clock.lap)
+        answer = GenerationAnswer(self.model, m, asked, recorded=logged, lap=self.clock.lap,
+                                  tokens=RECHECK_TOKENS)  # fmt: skip
         session, done = run(plan, answer)
         picked = done.selection.map(lambda s: s.backend).value_or("")
         if picked != stored.pick:
             return retuned_line(stored.pick, picked)
-        line = cached_line(stored.where, stored.pick, stored.runner_up)
+        line = cached_line(stored.where, stored.pick, _rival(session.verification))
         short = record_of(session, self._env(devices.model_device(self.model), line))
         runs = answer.verified.get(stored.pick, [])
         choice = replace(loaded.choice, result=verified_result(loaded.choice.result, runs))
@@ -258,6 +265,12 @@ class _Tune:
         environment, said = pmap(environment_fingerprint(str(device))), Provenance(decision=line)
         return RecordEnv(type(self.model).__name__, str(device), environment, freeze(spec),
                          wall=self.clock.account(), provenance=said)  # fmt: skip
+
+
+def _rival(v: Verification | None) -> str | None:
+    """The candidate a re-check verified its pick against (``None``: only the baseline)."""
+    found = [c.challenger for c in (v.comparisons if v is not None else ())]
+    return next((name for name in found if name != BASELINE), None)
 
 
 def _quiet(_line: str) -> None:
