@@ -6,11 +6,12 @@ Rules:
   in interleaved rounds and judged by the same evidence rules as every tune
   (:mod:`aitune_fp.core.verification.judge`);
 - one round's sample of a participant is one greedy run of :data:`VERIFY_TOKENS` new tokens
-  (fewer when the tune asks for fewer), as the strategy judges it (:func:`round_sample`):
-  the time to first token under ``min_ttft``, the median inter-token gap under
-  ``min_itl``, else the whole run's ms per new token (TTFT plus a gap per further token,
-  over the tokens): at the row's batch size ``B``, ``B * 1000 / sample`` is the run's
-  tokens/s, so the report turns a median sample into the figure it shows
+  (fewer when the tune asks for fewer), as the strategy judges it at the tune's new tokens
+  (:func:`round_sample`): the run's time to first token under ``min_ttft``, its median
+  inter-token gap under ``min_itl``, else the ms per new token of a generation of the
+  tune's length (TTFT plus a gap per further token, over the tokens, as a sweep point's
+  tokens/s is made): at the row's batch size ``B``, ``B * 1000 / sample`` is that
+  generation's tokens/s, so the report turns a median sample into the figure it shows
   (:func:`~aitune_fp.core.report.sources.metric_kind`);
 - the figures a verified row shows are the medians of its rounds' TTFT and inter-token
   latency (:func:`verified_result`), and the row says it was measured there.

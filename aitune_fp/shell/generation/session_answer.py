@@ -157,7 +157,7 @@ class GenerationAnswer:
         def call(key: str, _round: int) -> float:
             ttft, itl = run_once(who[key], self.model, ids, tokens)
             runs[key].append((ttft, itl))
-            return round_sample(self.asked.metric, ttft, itl, tokens)
+            return round_sample(self.asked.metric, ttft, itl, self.m.new_tokens)
 
         timed = interleave(list(who), lambda _key: True, call, command.judge, command.plan)
         self.lap("verification")
