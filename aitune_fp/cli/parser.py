@@ -163,7 +163,7 @@ def _add_in_own_modules(sub: Commands) -> None:
 
 
 def _gen(sub: Commands) -> None:
-    from aitune_fp.cli.generate_commands import add_generate_parser
+    from aitune_fp.cli.generate_parser import add_generate_parser
 
     add_generate_parser(sub)
 

@@ -42,7 +42,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.generation import max_tokens_per_s
 from aitune_fp.core.generation.accuracy_rule import held_out_rows
 from aitune_fp.core.generation.choose import pick_of
-from aitune_fp.core.generation.request import GenerationRequest, refusal
+from aitune_fp.core.generation.request import refusal
 from aitune_fp.core.generation.verify import verified_result
 from aitune_fp.core.record.decisions import FULL, cached_line, retuned_line
 from aitune_fp.core.record.derive import RecordEnv, record_of
@@ -60,6 +60,12 @@ from aitune_fp.effects.generation.teacher import TeacherReference, reference
 from aitune_fp.effects.machine.environment import environment_fingerprint
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, Steppers
 from aitune_fp.shell.generation.measure import Measuring, Policy
+from aitune_fp.shell.generation.prompts import (
+    held_out,
+    points,
+    prompts_of,
+    request_of,
+)
 from aitune_fp.shell.generation.session_answer import Asked, GenerationAnswer, all_results
 from aitune_fp.shell.generation.stored_decision import (
     RECHECK_TOKENS,
@@ -71,54 +77,9 @@ from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 from aitune_fp.shell.sealed import LoadError
 from aitune_fp.shell.wall_clock import Stopwatch
 
-
-def prompt_ids(prompt: Any, tokenizer: Any) -> torch.Tensor:
-    """One prompt as token ids [1, L]: a string is tokenized by ``tokenizer``, a tensor's
-    first row is kept ([L] or [B, L])."""
-    if isinstance(prompt, str):
-        if tokenizer is None:
-            raise ValueError("string prompts need tokenizer=")
-        prompt = tokenizer(prompt, return_tensors="pt")["input_ids"]
-    ids = torch.as_tensor(prompt)
-    return ids[:1] if ids.dim() == 2 else ids.unsqueeze(0)
-
-
 VERIFY_SECONDS = 3.0
 """The verification's default budget (seconds of paired rounds; it may extend for a
 leaning verdict, as every tune's)."""
-
-
-def _held_out(model: Any, lengths: Sequence[int], rows: int = 2) -> torch.Tensor:
-    """``rows`` held-out prompts of the shortest prompt's length (at least 4), seeded."""
-    gen = torch.Generator().manual_seed(1234)
-    vocab = int(model.config.vocab_size)
-    return torch.randint(0, vocab, (rows, max(min(lengths), 4)), generator=gen)
-
-
-def _points(prompts: Sequence[torch.Tensor], batch_sizes: Sequence[int]) -> list[torch.Tensor]:
-    return [p.repeat(b, 1) for b in batch_sizes for p in prompts]
-
-
-def _request(
-    model: Any, ids: Sequence[torch.Tensor], new_tokens: int, batch_sizes: Sequence[int]
-) -> GenerationRequest:
-    lm_config = getattr(model, "config", None)
-    positions = getattr(lm_config, "max_position_embeddings", None)
-    return GenerationRequest(
-        has_generate=callable(getattr(model, "generate", None)),
-        vocab_size=getattr(lm_config, "vocab_size", None),
-        positions=positions if isinstance(positions, int) else None,
-        prompt_lengths=tuple(int(i.shape[1]) for i in ids),
-        new_tokens=new_tokens,
-        batch_sizes=tuple(batch_sizes),
-    )
-
-
-def _prompts(prompts: Sequence[Any], tokenizer: Any) -> IOResult[list[torch.Tensor], TuneError]:
-    try:
-        return IOSuccess([prompt_ids(p, tokenizer) for p in prompts])
-    except (ValueError, TypeError, RuntimeError) as error:
-        return IOFailure(TuneError(f"a prompt cannot be read: {error}"))
 
 
 def tune_generate(
@@ -149,7 +110,7 @@ def tune_generate(
     policy = Policy(min_top1, max_rms_rel, wall_budget_s, build_budget_s)
 
     def checked(ids: list[torch.Tensor]) -> IOResult[TunedGenerator, TuneError]:
-        request = _request(model, ids, new_tokens, batch_sizes)
+        request = request_of(model, ids, new_tokens, batch_sizes)
         asked = replace(request, candidates=tuple(candidates or ()))
         problem = refusal(asked, tuple(BY_NAME))
         if problem is not None:
@@ -167,7 +128,7 @@ def tune_generate(
                     lambda stored, saved: tune.rechecked(stored, saved, chosen))
         )  # fmt: skip
 
-    return _prompts(prompts, tokenizer).bind(checked)
+    return prompts_of(prompts, tokenizer).bind(checked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,14 +151,14 @@ class _Tune:
         positions for a bound when a ``reduced``-precision candidate is judged)."""
         new = min(self.new_tokens, 16)
         rows = held_out_rows(new, reduced)
-        held_out = _held_out(self.model, [i.shape[1] for i in self.ids], rows)
+        ids = held_out(self.model, [i.shape[1] for i in self.ids], rows)
         eager = steppers.get(BY_NAME["eager_static"])
-        return reference(self.model, eager, devices.to_device(held_out, device), new)
+        return reference(self.model, eager, devices.to_device(ids, device), new)
 
     def _points(self) -> tuple[torch.Tensor, ...]:
         """Every (batch size, prompt) point as ids on the model's device, the primary first."""
         device = devices.model_device(self.model)
-        return tuple(devices.to_device(p, device) for p in _points(self.ids, self.batch_sizes))
+        return tuple(devices.to_device(p, device) for p in points(self.ids, self.batch_sizes))
 
     def tuned(self, strategy: Strategy, chosen: list[Candidate], start: float) -> TunedGenerator:
         """The session over every chosen candidate and the baseline, carried out here."""
