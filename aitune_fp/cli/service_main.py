@@ -7,9 +7,10 @@ Rules:
 - before it listens it pays, once, what every tune process and the workers' fork server
   otherwise pay at start (:func:`warm_up`): torch, every backend's libraries (those a
   fork server may import), Inductor's compiler modules and CPU probe, matplotlib's
-  drawing, the CLI's tune path; it starts the workers' fork server with the same
-  libraries and waits until that has imported them too; then it collects and freezes
-  its heap (as :mod:`~aitune_fp.effects.isolation.frozen_heap` does in the fork server);
+  drawing, the CLI's tune path and ``tune-generate``'s (:data:`GENERATION_MODULES`); it
+  starts the workers' fork server with the same libraries and waits until that has
+  imported them too; then it collects and freezes its heap (as
+  :mod:`~aitune_fp.effects.isolation.frozen_heap` does in the fork server);
 - its digest (:func:`~aitune_fp.effects.isolation.service_wire.digest`) is taken before
   those imports, as a client's is; what they added to the environment (Inductor's cache
   folder) is passed to each tune under the client's own environment;
@@ -63,6 +64,14 @@ CLI_MODULES: Final = (
     "aitune_fp.effects.isolation.service_child",
     "aitune_fp.effects.backends.registry",
 )
+GENERATION_MODULES: Final = (
+    "transformers.modeling_utils",
+    "transformers.generation",
+    "aitune_fp.cli.generate_commands",
+    "aitune_fp.shell.generation.tune_generate",
+)
+"""``tune-generate``'s path (Hugging Face's model and generation machinery, not any one
+architecture's modules): a missing ``transformers`` is one warm-up line, as any extra."""
 
 
 def libraries() -> list[str]:
@@ -72,7 +81,7 @@ def libraries() -> list[str]:
 
 def warm_up() -> None:
     """Import what a tune and its workers need, start the fork server, freeze the heap."""
-    for name in (*CLI_MODULES, *libraries(), server.COMPILER_IMPORTS):
+    for name in (*CLI_MODULES, *GENERATION_MODULES, *libraries(), server.COMPILER_IMPORTS):
         try:
             importlib.import_module(name)
         except Exception as error:  # a missing extra: its backend reports it in the tune
