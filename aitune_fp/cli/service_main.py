@@ -43,7 +43,8 @@ from aitune_fp.cli.head_start import LIBRARIES
 from aitune_fp.effects.isolation import server
 from aitune_fp.effects.isolation import service_wire as wire
 from aitune_fp.effects.isolation.ready import wait_ready
-from aitune_fp.effects.isolation.service_daemon import Service, say
+from aitune_fp.effects.isolation.reaping import say
+from aitune_fp.effects.isolation.service_daemon import Service
 
 CLI_MODULES: Final = (
     "torch",

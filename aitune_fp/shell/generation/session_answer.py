@@ -63,7 +63,7 @@ after the prompt, as every candidate's) need no more, and the tune's wall stays 
 
 
 @dataclass(frozen=True, slots=True)
-class Asked:
+class GenerationAsk:
     """What the tune asked: its candidates, those refused on this device (and why), the
     strategy's metric name and where progress lines go."""
 
@@ -81,7 +81,7 @@ class GenerationAnswer:
 
     model: torch.nn.Module
     m: Measuring
-    asked: Asked
+    asked: GenerationAsk
     prepared: Prepared = field(default_factory=Prepared)
     results: dict[str, list[GenerationResult]] = field(default_factory=dict)
     verified: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
@@ -249,4 +249,4 @@ def all_results(answer: GenerationAnswer, order: Sequence[str]) -> tuple[Generat
     return tuple(r for n in names for r in answer.results.get(n, []))
 
 
-__all__ = ["Asked", "GenerationAnswer", "all_results", "hf_result"]
+__all__ = ["GenerationAnswer", "GenerationAsk", "all_results", "hf_result"]

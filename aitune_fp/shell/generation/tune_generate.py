@@ -66,7 +66,7 @@ from aitune_fp.shell.generation.prompts import (
     prompts_of,
     request_of,
 )
-from aitune_fp.shell.generation.session_answer import Asked, GenerationAnswer, all_results
+from aitune_fp.shell.generation.session_answer import GenerationAnswer, GenerationAsk, all_results
 from aitune_fp.shell.generation.stored_decision import (
     RECHECK_TOKENS,
     SHORT_VERIFY,
@@ -171,7 +171,7 @@ class _Tune:
         reduced = any(c.dtype != "float32" for c in kept)
         ref = self._reference(steppers, device, reduced) if kept else None
         m = Measuring(self._points(), self.new_tokens, ref, self.policy, start, steppers)
-        asked = Asked(tuple(chosen), refused, strategy.metric.label, self.progress)
+        asked = GenerationAsk(tuple(chosen), refused, strategy.metric.label, self.progress)
         self.clock.lap("setup")
         answer = GenerationAnswer(model, m, asked, lap=self.clock.lap)
         names = tuple(c.name for c in chosen)
@@ -201,7 +201,7 @@ class _Tune:
             return f"{FULL}: the stored generator cannot be loaded ({error})"
         m = Measuring(self._points(), self.new_tokens, None, self.policy, start, loaded.steppers)
         plan = replace(recorded_plan(stored.record), verify_seconds=SHORT_VERIFY)
-        asked = Asked(tuple(chosen), {}, plan.strategy.metric.label, self.progress)
+        asked = GenerationAsk(tuple(chosen), {}, plan.strategy.metric.label, self.progress)
         logged = {e.name: e for e in stored.record.events if isinstance(e, Profiled)}
         self.clock.lap("setup")
         answer = GenerationAnswer(self.model, m, asked, recorded=logged, lap=self.clock.lap,
