@@ -136,3 +136,27 @@ def test_the_tune_is_a_session_whose_record_replays_and_verifies_the_pick(
     assert record.selection is not None and record.selection.backend == tuned.pick.name
     swept = next(r for r in tuned.results if r.name == tuned.pick.name)
     assert tuned.pick.name in v.samples_ms and tuned.pick != swept
+
+
+def test_the_record_states_the_picks_share_of_the_decode_limit(tuned: TunedGenerator) -> None:
+    """On a CPU the run record holds the decode limit (measured read bandwidth over the
+    weight bytes a step reads) and the pick's share of it, and progress said it."""
+    bound = tuned.run.options["decode_bound"] if tuned.run is not None else {}
+    assert bound["bandwidth_bytes_per_s"] > 1e8 and bound["weight_bytes"] > 0
+    assert bound["tokens_per_s"] > 0 and bound["pick_share"] > 0
+    assert any(line.startswith("decode limit") for line in PROGRESS)
+
+
+def test_a_decode_step_reads_the_head_but_not_the_whole_input_embedding() -> None:
+    """The weight bytes of a step leave out the input embedding's matrix, unless the head
+    shares it (then it is counted once)."""
+    from aitune_fp.effects.machine.bandwidth import weight_bytes
+
+    untied = tiny_hf.tiny_llama(vocab=256)
+    embed = untied.get_input_embeddings().weight
+    every = sum(p.numel() * p.element_size() for p in untied.parameters())
+    every += sum(b.numel() * b.element_size() for b in untied.buffers())
+    assert weight_bytes(untied) == every - embed.numel() * embed.element_size()
+    untied.get_output_embeddings().weight = embed  # tie them: one matrix, read as the head
+    shared = {id(t): t for t in (*untied.parameters(), *untied.buffers())}.values()
+    assert weight_bytes(untied) == sum(t.numel() * t.element_size() for t in shared)

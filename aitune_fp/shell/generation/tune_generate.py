@@ -41,13 +41,15 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.generation import max_tokens_per_s
 from aitune_fp.core.generation.accuracy_rule import held_out_rows
-from aitune_fp.core.generation.choose import pick_of
+from aitune_fp.core.generation.choose import GenerationPick, pick_of
+from aitune_fp.core.generation.decode_bound import decode_bound
 from aitune_fp.core.generation.request import refusal
 from aitune_fp.core.generation.verify import verified_result
 from aitune_fp.core.record.decisions import FULL, cached_line, retuned_line
 from aitune_fp.core.record.derive import RecordEnv, record_of
 from aitune_fp.core.record.hit import hit_record
 from aitune_fp.core.record.provenance import Provenance
+from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import TuneError
 from aitune_fp.core.session import SessionPlan, run
 from aitune_fp.core.session.events import Profiled
@@ -57,6 +59,7 @@ from aitune_fp.core.strategy import Strategy
 from aitune_fp.core.verification.verification_records import Verification
 from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.teacher import TeacherReference, reference
+from aitune_fp.effects.machine.bandwidth import read_bandwidth, weight_bytes
 from aitune_fp.effects.machine.environment import environment_fingerprint
 from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, Steppers
 from aitune_fp.shell.generation.measure import Measuring, Policy
@@ -184,9 +187,23 @@ class _Tune:
         choice = pick_of(strategy, done.selection, results, BASELINE)
         runs = answer.verified.get(choice.result.name, [])
         choice = replace(choice, result=verified_result(choice.result, runs))
-        record = record_of(session, self._env(device))
+        record = self._bounded(record_of(session, self._env(device)), choice, steppers)
         wall = time.perf_counter() - start
         return TunedGenerator(model, choice, results, wall, steppers=steppers, run=record)
+
+    def _bounded(self, record: RunRecord, choice: GenerationPick, steppers: Steppers) -> RunRecord:
+        """On a CPU, ``record`` with the pick's decode limit (one progress line says it)."""
+        if devices.model_device(self.model).type != "cpu":
+            return record
+        pick = choice.result
+        runs = steppers.built.get(pick.name)
+        module = getattr(runs, "model", self.model)
+        bound = decode_bound(read_bandwidth(), weight_bytes(module), pick.batch)
+        self.progress(bound.line(pick.name, pick.itl_ms))
+        facts = {"bandwidth_bytes_per_s": bound.bandwidth, "weight_bytes": bound.weight_bytes,
+                 "batch": bound.batch, "tokens_per_s": bound.tokens_per_s,
+                 "pick_share": bound.share(pick.itl_ms)}  # fmt: skip
+        return replace(record, options=record.options.set("decode_bound", freeze(facts)))
 
     def rechecked(
         self, stored: Stored, saved: Path, chosen: list[Candidate]
