@@ -8,14 +8,12 @@ dashed and black, the selected backend bold); failed backends are listed under t
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-from aitune_fp.cli.figure import failure_note, new_figure
+from aitune_fp.cli.figure import finished, new_figure
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.generation_plot_data import GenerationCurves, generation_curves
-from aitune_fp.effects.atomic import write_bytes
 
 
 def _line(axes: Any, points: tuple[tuple[int, float], ...], c: GenerationCurves,
@@ -53,11 +51,4 @@ def plot_generation(record: RunRecord, path: str | Path) -> Path:
     picked = record.selection.backend if record.selection is not None else ""
     _panel(left, curves, picked, tokens=True)
     _panel(right, curves, picked, tokens=False)
-    title = record.strategy.get("title", record.strategy.get("strategy", ""))
-    figure.suptitle(f"{record.model} on {record.device} — {title}")
-    note = failure_note(record)
-    if note:
-        figure.supxlabel(f"failed: {note}", fontsize="small", color="tab:red")
-    buffer = io.BytesIO()
-    figure.savefig(buffer, dpi=100, format="png")
-    return write_bytes(Path(path), buffer.getvalue())
+    return finished(figure, record, path)

@@ -29,19 +29,17 @@ Rules:
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from aitune_fp.cli.figure import failure_note, new_figure
+from aitune_fp.cli.figure import finished, new_figure
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
 from aitune_fp.core.report.pareto import TradePoint, over_bound, trade_off
 from aitune_fp.core.report.plot_data import marks, spread, star
 from aitune_fp.core.report.stages import SEGMENTS, stage_segments
 from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.core.stats.statistics import mean, median
-from aitune_fp.effects.atomic import write_bytes
 
 
 def _winner(record: RunRecord) -> BackendOutcome | None:
@@ -244,11 +242,4 @@ def plot_run(record: RunRecord, path: str | Path) -> Path:
     _spread_panel(right, record)
     _stages_panel(stages, record)
     _trade_off_panel(trade, record)
-    title = record.strategy.get("title", record.strategy.get("strategy", ""))
-    figure.suptitle(f"{record.model} on {record.device} — {title}")
-    note = failure_note(record)
-    if note:
-        figure.supxlabel(f"failed: {note}", fontsize="small", color="tab:red")
-    buffer = io.BytesIO()
-    figure.savefig(buffer, dpi=100, format="png")
-    return write_bytes(Path(path), buffer.getvalue())  # atomically
+    return finished(figure, record, path)
