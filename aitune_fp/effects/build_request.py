@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from returns.io import IOResult
 
 from aitune_fp.core.measure.early_stop import EarlyStop
+from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.strategy import ProfilingPlan
-from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.checks.validate import Tolerance
+from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.checks.validate import Tolerance, ValidationReport, validate
 from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.measure.batch_timing import BatchReport
 from aitune_fp.effects.measure.timing import ProfileSettings, Timer
@@ -66,3 +68,20 @@ class Hooks:
     on_stage: Callable[[str], None] = _nothing
     on_batch: Callable[[BatchReport], None] = _nothing
     timer: Timer | None = None
+
+
+def validation_check(
+    request: BuildRequest, name: str
+) -> Callable[[Built], IOResult[dict[str, float], BackendFailure]]:
+    """Candidate ``name``'s validation as one function of its runner: :func:`~aitune_fp.
+    effects.checks.validate.validate` against ``request``'s module and samples, at its
+    validation sizes with its tolerance, the report as a dict (the one check every way of
+    running a candidate uses: in this process, isolated, or isolated's fallback here)."""
+
+    def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
+        return validate(
+            name, built, request.module, request.samples, request.device,
+            batch_sizes=request.validation_sizes, tolerance=request.tolerance,
+        ).map(ValidationReport.as_dict)  # fmt: skip
+
+    return check

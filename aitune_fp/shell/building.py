@@ -17,9 +17,8 @@ from aitune_fp.core.record.run_record import BackendOutcome
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.stats.statistics import mean
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
+from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks, validation_check
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
-from aitune_fp.effects.checks.validate import validation_check
 from aitune_fp.effects.isolation import isolated_candidate
 from aitune_fp.effects.measure.memory import MemoryWatch
 from aitune_fp.effects.measure.profiler import BatchReport
@@ -78,8 +77,7 @@ def in_process(
     """The candidate in this process, its peak memory attached."""
     request = request_of(setup)
     watch = MemoryWatch(setup.device)
-    check = validation_check(name, setup.module, setup.samples, setup.device,
-                             request.validation_sizes, setup.tolerance)  # fmt: skip
+    check = validation_check(request, name)
 
     def on_stage(stage: str) -> None:
         setup.emit("stage", name, done, stage=stage)

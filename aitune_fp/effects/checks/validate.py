@@ -29,7 +29,7 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -277,22 +277,3 @@ def _judged(
             figures.get("max_abs_error", 0.0), figures.get("max_rel_error", 0.0), summary(figures)
         )
     return IOSuccess((figures, worst))
-
-
-def validation_check(
-    name: str,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    sizes: tuple[int, ...],
-    tolerance: Tolerance,
-) -> Callable[[Built], IOResult[dict[str, float], BackendFailure]]:
-    """The candidate's validation as one function of its runner: :func:`validate` at
-    ``sizes`` with ``tolerance``, its report as a dict."""
-
-    def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
-        return validate(
-            name, built, module, samples, device, batch_sizes=sizes, tolerance=tolerance
-        ).map(ValidationReport.as_dict)
-
-    return check

@@ -49,12 +49,11 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.records import BackendFailure, Profile, TuneError
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.build_ahead import PrebuildJob
-from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
+from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks, validation_check
 from aitune_fp.effects.cache.artifacts import load_built, loadable, output_spec
 from aitune_fp.effects.cache.integrity import digest
 from aitune_fp.effects.candidate import CandidateRun, append_log, run_candidate
 from aitune_fp.effects.checks.precheck import eager_check
-from aitune_fp.effects.checks.validate import validation_check
 from aitune_fp.effects.inputs.samples import Samples, make_batch
 from aitune_fp.effects.isolation.client import Ended, NotIsolated, dumps, run_job, run_kept
 from aitune_fp.effects.isolation.protocol import Timeouts, eager_fault, outcome_values
@@ -158,9 +157,9 @@ def _not_isolated(
     request: BuildRequest, candidate: Candidate, hooks: Hooks, reason: str
 ) -> CandidateRun:
     """The candidate run in the tune process, with a warning saying why."""
-    r, name = request, candidate.name
+    name = candidate.name
     log.warning("%s runs in the tune process, not isolated: %s", name, reason)
-    check = validation_check(name, r.module, r.samples, r.device, r.validation_sizes, r.tolerance)
+    check = validation_check(request, name)
     return run_candidate(request, candidate, check, hooks)
 
 
