@@ -6,6 +6,7 @@ prints them per layer."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 from collections import Counter
@@ -68,6 +69,19 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_no_file_in_the_package_is_long() -> None:
     """No module anywhere in aitune_fp is over 300 lines (one purpose per file)."""
     assert code_shape.long_files(PACKAGE, 300) == []
+
+
+def test_a_file_over_260_lines_says_why_at_its_top() -> None:
+    """Every module over 260 lines states, in its module docstring, why its ideas do not
+    split ("Longer than 260 lines: …"; files are split where the ideas split)."""
+    silent = [
+        line
+        for line in code_shape.long_files(PACKAGE, 260)
+        for path in [line.rsplit(": ", 1)[0]]
+        if "longer than 260 lines"
+        not in (ast.get_docstring(ast.parse(Path(path).read_text())) or "").lower()
+    ]
+    assert silent == []
 
 
 def test_the_effects_layer_is_rooms_not_a_flat_hall() -> None:

@@ -3,6 +3,9 @@
 Rules: without ``--strategy``, ``demo`` and ``tune`` decide with the confident comparison
 (:data:`DEFAULT_STRATEGY`) and verify the pick for :data:`DEFAULT_VERIFY_SECONDS`; building
 the parser imports no torch (the ``fleet`` and ``serve`` commands add their own parsers).
+
+Longer than 260 lines: every command's options in one place, so their help texts and
+defaults are read and changed together.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ Rules:
 - ``--no-isolation``, ``--build-timeout`` and ``--call-timeout`` go to the tuner as is;
 - ``load DIR`` checks a saved module (``--expected-digest`` pins its manifest), loads it
   and runs it once on zeros; exit 1 with the reason when it is refused.
+
+Longer than 260 lines: ``demo`` and ``tune`` share every step of showing and keeping a run;
+apart, they would repeat them.
 """
 
 from __future__ import annotations

@@ -29,6 +29,9 @@ yields the state after every candidate, stopping once the strategy has settled. 
 that folds candidates goes through it: :func:`fold_all` keeps its last state, :func:`tune`
 finishes that, and the shell iterates it to release losers' resources as soon as they lose.
 ``start``/``step``/``settled``/``finish`` are public for laws and tests.
+
+Longer than 260 lines: the one fold and its per-candidate step are read together, and the
+laws test them as one.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ so are the parts of the build the backend and the cache timed (``export``, ``com
   worker passes one that beats its heartbeat before starting the clock;
 - ``early_stop`` (the early-stop rule and the current best) goes to the profiler as is:
   clearly beaten batch sizes stop after their probe (see :mod:`aitune_fp.effects.measure.profiler`).
+
+Longer than 260 lines: one candidate's three steps and their stage timing share its hooks.
 """
 
 from __future__ import annotations

@@ -31,6 +31,9 @@ Rules:
 - ``phase(name)`` is told, from the session's phase changes
   (:func:`~aitune_fp.core.session.run.moved`), when the run leaves the candidates (before
   anything runs here), the final rounds and the verification, for the wall account.
+
+Longer than 260 lines: the interpreter is one match over the session's commands, each case
+short.
 """
 
 from __future__ import annotations

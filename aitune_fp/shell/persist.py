@@ -34,6 +34,8 @@ Rules:
   (a module never saves another build's artifact), writes into a staging folder and
   renames it into place, and only replaces a folder that holds an earlier save (or is
   empty).
+
+Longer than 260 lines: save and load are inverses, kept side by side so their formats agree.
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ Rules:
 - interrupted (``KeyboardInterrupt``, ``SystemExit``), no job starts any more and every
   worker still running (or starting meanwhile) is killed with its process group until
   each job has ended; then the interruption goes on.
+
+Longer than 260 lines: which builds run ahead, where, and which runners are kept are one
+plan carried out.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ Rules:
 >>> from aitune_fp.core.laws import name_of
 >>> [name_of(c) for c in find(candidate_lists(min_size=3), lambda cs: True)]
 ['inductor', 'onnxruntime', 'tensorrt']
+
+Longer than 260 lines: Hypothesis generators for every record type, which users import from
+one module.
 """
 
 from __future__ import annotations

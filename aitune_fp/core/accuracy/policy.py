@@ -27,6 +27,9 @@ can be re-applied offline to a stored run):
   its pessimistic one-sided confidence bound when one was recorded (reduced precision,
   judged on enough held-out rows: :mod:`.evidence`), so ``min_top1`` of 99 % means the
   95 % lower bound on top-1 agreement is at least 99 %; the point estimate otherwise.
+
+Longer than 260 lines: the policy value and the rules that read it are one idea, and their
+doctests are much of the length.
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ Rules:
   beside the stored run's own ``verification`` (:mod:`.hit`; written only when there is one).
   ``left_out``: the candidates the plan left out as not native here, with reasons
   (:mod:`..accuracy.reach`; written only when any were: an older record reads as none).
+
+Longer than 260 lines: the record's types and their re-selection are what ``run.json`` is;
+split, the codec would import both halves.
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ Rules:
   (``plan.judge_every``) everyone still timed stays; they stop at ``max_rounds`` or once
   ``max_seconds`` are spent, saying so; the judge keeps no state and reads no clock (the
   elapsed time is an argument).
+
+Longer than 260 lines: who joins the final rounds and when they stop read the same samples;
+their rules sit side by side.
 """
 
 from __future__ import annotations

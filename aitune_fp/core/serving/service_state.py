@@ -32,6 +32,9 @@ and carries out the actions in order):
 (Report(pid=42, code=0), KillOrphans(), 1, 0)
 >>> step(s, Tick(70.0))[0].stopping
 'idle for 60 s'
+
+Longer than 260 lines: the messages, the actions and the step that maps one to the other are
+one state machine.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ Rules:
   the other is resampled, and with one sample on both sides (or fewer than two paired
   rounds) there is nothing to resample: the interval collapses onto the point estimate;
 - the key is an argument (:mod:`aitune_fp.core.stats.prng`): same inputs, same interval.
+
+Longer than 260 lines: the resampling scheme and the interval it gives are one computation,
+with doctests.
 """
 
 from __future__ import annotations

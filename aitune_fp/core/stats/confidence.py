@@ -26,6 +26,9 @@ Rules:
   ``a`` beats ``b`` whatever the resamples, and when even the highest is at or below it,
   ``a`` is clearly not faster; a clear gap (dominating samples) is decided without
   resampling, and the verdict is still exactly the interval's.
+
+Longer than 260 lines: the confident comparison's rule and the lines explaining it share its
+figures.
 """
 
 from __future__ import annotations

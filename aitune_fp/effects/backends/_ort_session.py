@@ -11,6 +11,9 @@ Rules:
 - a mismatch, or a session that cannot be created, is an :class:`ProviderMismatch` naming
   what was asked, what runs and the lines ONNX Runtime gave as the reason; nothing falls
   back quietly, so what the record says ran is what ran.
+
+Longer than 260 lines: every provider's session options and fallbacks are one decision about
+one session.
 """
 
 from __future__ import annotations

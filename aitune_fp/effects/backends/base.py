@@ -19,6 +19,9 @@ Rules:
   raises for a backend problem and writes its full log under ``work_dir/build.log``;
 - an inference SDK is imported only inside its own backend module (and the helper modules
   its declaration names), lazily, in ``build`` or ``unavailable_reason``.
+
+Longer than 260 lines: the backend protocol and its declaration types are what a backend
+author reads together.
 """
 
 from __future__ import annotations

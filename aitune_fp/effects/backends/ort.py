@@ -1,9 +1,8 @@
 """ONNX Runtime: dynamo ONNX export with a dynamic batch axis, run by an InferenceSession.
 
 Rules:
-- ``provider`` is ``"cpu"``, ``"cuda"``, ``"tensorrt"`` or ``"auto"`` (CUDA on a CUDA
-  device, else CPU); the CPU provider needs a CPU device, the CUDA and TensorRT providers a
-  CUDA device and an onnxruntime build that offers them;
+- ``provider``: ``"cpu"``, ``"cuda"``, ``"tensorrt"`` or ``"auto"`` (CUDA on a CUDA device,
+  else CPU); CPU needs a CPU device, CUDA and TensorRT a CUDA device and a build with them;
 - the session must run on the providers asked for (:mod:`._ort_session`): ONNX Runtime's
   quiet fallback is off and ``get_providers()`` is checked, so a provider that did not load
   is a build failure naming what was asked, what runs and ONNX Runtime's reason; the
@@ -17,7 +16,8 @@ Rules:
 - the session runs the export, its int8 form (:mod:`.ort_quant`) or, for ``fp16`` on the
   CUDA provider, its float16 form (:mod:`._ort_fp16`); threads, graph optimisation and
   execution mode are session options outside the artifact's cache key;
-- ``onnxruntime`` is imported only inside this module's functions.
+- ``onnxruntime`` is imported only inside this module's functions; longer than 260 lines:
+  one backend in one file, the house's rule (as ``openvino.py``).
 """
 
 from __future__ import annotations

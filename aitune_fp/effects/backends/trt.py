@@ -19,6 +19,8 @@ Rules:
 - the engine is run by :class:`~._trt_runtime.EngineRunner` on torch CUDA tensors, on the
   device's dedicated stream; a batch beyond the profile is an error naming it;
 - ``tensorrt`` is imported only inside this module's functions.
+
+Longer than 260 lines: one backend in one file, the house's rule (as ``openvino.py``).
 """
 
 from __future__ import annotations

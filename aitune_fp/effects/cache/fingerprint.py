@@ -41,6 +41,9 @@ Rules:
 True
 >>> behaviour_digest(Scaled(1.0)) == behaviour_digest(Scaled(3.0))
 False
+
+Longer than 260 lines: one walk over what a module computes; its cases share the walker's
+state.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ Rules:
   ``fn(outputs, targets)`` over the labelled data (``metric_relative`` 1 when the drop is
   relative);
 - the verdict is :func:`~aitune_fp.core.accuracy.judge` on these figures and nothing else.
+Longer than 260 lines: the figures and the verdict that reads them share the outputs.
 """
 
 from __future__ import annotations

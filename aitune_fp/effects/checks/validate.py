@@ -25,6 +25,9 @@ Rules (a violation is ``BackendFailure(backend, "validate", message)``, never an
   (:mod:`aitune_fp.effects.checks.held_out_verdict`): the verdict on the held-out part, the
   figures of both parts recorded; a reduced-precision verdict too few rows decide draws
   more, in batches of the largest size checked.
+
+Longer than 260 lines: validation's steps against eager share the reference outputs and the
+report.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """User samples → an immutable input spec and batches built from all samples.
 
 Rules:
-- a sample is what a user passes to ``module(...)``: a tensor, a tuple/list (positional
-  arguments), a dict (keyword arguments) or a :class:`Call` of both (what
-  :func:`aitune_fp.capture` records for a mixed call); ``samples`` is one such sample or a
-  sequence of them;
+- a sample is what a user passes to ``module(...)``: a tensor, a tuple/list (positional arguments),
+  a dict (keyword arguments) or a :class:`Call` of both (what :func:`aitune_fp.capture` records for
+  a mixed call); ``samples`` is one such sample or a sequence of them;
 - an input may be a container pytree flattens (tuples, dicts, dataclasses, ``ModelOutput``,
   ``DynamicCache``, ...; :mod:`aitune_fp.effects.inputs.call_tree`): its tensor leaves are inputs
   named by their path and batched like any tensor, a leaf with no batch axis (a scalar
@@ -21,7 +20,8 @@ Rules:
   axis along which they differ is dynamic (inferred, see :mod:`aitune_fp.effects.inputs.dynamic`),
   and so is every axis the user declares in ``dynamic_axes`` (a leaf of a container by its
   name); an empty sample list, a sample with no batched tensor or a mismatch (containers
-  included) is a ``ValueError`` before any build.
+  included) is a ``ValueError`` before any build; longer than 260 lines: the spec and its
+  batches are one conversion of the user's samples.
 """
 
 from __future__ import annotations

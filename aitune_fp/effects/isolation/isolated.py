@@ -32,6 +32,9 @@ Rules:
   size ``s`` keeps the batch size tried before it, as a raising batch size would, and
   says so (``stop`` ``crashed`` or ``hung``, "eager crashed at batch size 4 (SIGSEGV)");
   at batch size 1 (nothing ran) it is a ``TuneError``, as is eager raising on one row.
+
+Longer than 260 lines: the isolated candidate and the isolated max-batch search share the
+worker protocol.
 """
 
 from __future__ import annotations

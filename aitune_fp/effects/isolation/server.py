@@ -30,6 +30,8 @@ Rules:
   is replaced): after ``import torch._inductor.compile_fx`` a fork cannot use CUDA
   (measured on a lent H200, torch 2.11+cu130 with Triton 3.6: "Cannot re-initialize CUDA
   in forked subprocess", ``scripts/gpu_fork_probe.py``), so its workers pay those imports.
+
+Longer than 260 lines: the fork server's start, reuse and stop are one lifecycle.
 """
 
 from __future__ import annotations

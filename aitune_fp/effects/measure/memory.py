@@ -42,8 +42,7 @@ removes most of that: on the demo MLP, without the preload ONNX Runtime measured
 when it exported first and 39 MiB from the cache, Inductor 40 or 139 MiB depending on the
 order; with it, ONNX Runtime 20-50 MiB and Inductor 16-25 MiB in either order. What is
 left are lazy first-use costs (the first compilation's caches, the first ONNX export).
-Backends that stay alive (the baseline, the current leader) are in ``before``
-and ``peak`` alike and cancel out.
+Backends that stay alive (the baseline, the current leader) are in both and cancel out.
 
 CUDA rules (the device the backend runs on; taken only for a ``cuda`` device when CUDA is
 available):
@@ -63,6 +62,7 @@ available):
   same GPU, so it is approximate too.
 
 Other device types are not measured (``None``, reason logged).
+Longer than 260 lines: the CPU and CUDA peak readings share one sampling loop.
 """
 
 from __future__ import annotations
