@@ -4,7 +4,7 @@
 Rules:
 - :func:`capable` tells the session what this interpreter can build ahead: only with
   isolation (the builds run in workers; a run in this process builds nothing ahead), and
-  each candidate's :class:`~aitune_fp.core.session.prebuild.BuildFacts`, read from what
+  each candidate's :class:`~aitune_fp.core.session.prebuild.BuildTraits`, read from what
   its backend declares (``times_kernels``, ``warms_own_cache``, a ``loader``) and from
   the artifact cache (:func:`~aitune_fp.effects.build_ahead.cached_already`), judged by the
   session's rule (:func:`~aitune_fp.core.session.prebuild.buildable_ahead`); at most
@@ -53,7 +53,7 @@ from collections.abc import Callable, Mapping
 from pyrsistent import pmap
 
 from aitune_fp.core.session import Prebuild, Prebuilt, SessionPlan
-from aitune_fp.core.session.prebuild import BuildFacts, buildable_ahead
+from aitune_fp.core.session.prebuild import BuildTraits, buildable_ahead
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.build_ahead import PrebuildJob, cached_already
 from aitune_fp.effects.build_request import BuildRequest
@@ -145,17 +145,19 @@ def times_kernels(backend: Backend) -> bool:
     return backend.declaration.kernels_timed(backend)
 
 
-def _facts(request: BuildRequest, backend: Backend, digest: Callable[[], str | None]) -> BuildFacts:
-    """``backend``'s :class:`BuildFacts` (the request's cache, ``None`` when unusable, looked
+def _facts(
+    request: BuildRequest, backend: Backend, digest: Callable[[], str | None]
+) -> BuildTraits:
+    """``backend``'s :class:`BuildTraits` (the request's cache, ``None`` when unusable, looked
     up only when it matters; ``digest`` gives the module's digest, computed once)."""
     declared = backend.declaration
     if declared.kernels_timed(backend):
-        return BuildFacts(times_kernels=True, compiles=declared.compiles)
+        return BuildTraits(times_kernels=True, compiles=declared.compiles)
     warms = declared.warms_own_cache is not None and declared.warms_own_cache()
     if request.cache_dir is None or not loadable(backend):
-        return BuildFacts(warms_own_cache=warms, compiles=declared.compiles)
+        return BuildTraits(warms_own_cache=warms, compiles=declared.compiles)
     held = cached_already(request, backend, digest())
-    return BuildFacts(fills_artifact_cache=not held, warms_own_cache=warms,
+    return BuildTraits(fills_artifact_cache=not held, warms_own_cache=warms,
                       compiles=declared.compiles)  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from aitune_fp.core.session import (
     run,
 )
 from aitune_fp.core.session.notes import BuildAheadFailed
-from aitune_fp.core.session.prebuild import BuildFacts, buildable_ahead
+from aitune_fp.core.session.prebuild import BuildTraits, buildable_ahead
 from aitune_fp.core.session.replay import replay
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.testing.simulated import SimulatedMachine
@@ -124,7 +124,7 @@ def test_a_run_that_built_ahead_replays_bit_for_bit(
     assert (bool(first) and first[0] in prebuilt) == any(isinstance(c, Prebuild) for c in given)
 
 
-facts = st.builds(BuildFacts, st.booleans(), st.booleans(), st.booleans(), st.booleans())
+facts = st.builds(BuildTraits, st.booleans(), st.booleans(), st.booleans(), st.booleans())
 
 
 @given(
@@ -133,7 +133,7 @@ facts = st.builds(BuildFacts, st.booleans(), st.booleans(), st.booleans(), st.bo
 )
 @settings(max_examples=200)
 def test_what_is_built_ahead_follows_the_declared_facts(
-    named: dict[str, BuildFacts], variants: set[str]
+    named: dict[str, BuildTraits], variants: set[str]
 ) -> None:
     """A build that times kernels is never built ahead; one that fills no cache neither;
     when none fills the artifact cache nothing is; else every other one is: those that

@@ -8,7 +8,7 @@ sweep later builds, validates and profiles every candidate exactly as it would h
 (its build then only loads). The rules:
 
 - a candidate is built ahead only when its build can be (``SessionPlan.ahead``, from
-  :func:`buildable_ahead` over the :class:`BuildFacts` the interpreter reports) and the
+  :func:`buildable_ahead` over the :class:`BuildTraits` the interpreter reports) and the
   strategy admits it;
 - a build can be ahead when it fills a cache the sweep's build then reads (an artifact the
   artifact cache does not hold yet, or a compiler cache of the backend's own) and never
@@ -16,7 +16,7 @@ sweep later builds, validates and profiles every candidate exactly as it would h
   machine, as any timing does); when no candidate would fill the artifact cache (a re-tune
   of the same model), nothing is built ahead: the compilers' own caches are warm then, and
   building them ahead would only compile twice;
-- the builds that compile code (``BuildFacts.compiles``: Inductor, AOTInductor) start
+- the builds that compile code (``BuildTraits.compiles``: Inductor, AOTInductor) start
   first, longest builds first as a list scheduler wants (on the demo CNN they are 9-10 s
   each, a translation 0.2-2 s): a compiling build started last would run alone while the
   other slots idle. Within each kind, variants come after the other candidates: a
@@ -60,7 +60,7 @@ from aitune_fp.core.session.state import SessionPlan
 
 
 @dataclass(frozen=True, slots=True)
-class BuildFacts:
+class BuildTraits:
     """What the interpreter knows of one candidate's build, as its backend declares it.
 
     ``times_kernels``: the build picks kernels by timing them; ``fills_artifact_cache``:
@@ -76,22 +76,22 @@ class BuildFacts:
 
 
 def buildable_ahead(
-    facts: Mapping[str, BuildFacts], variant_of: Mapping[str, str] | None = None
+    facts: Mapping[str, BuildTraits], variant_of: Mapping[str, str] | None = None
 ) -> tuple[str, ...]:
     """The candidates whose build can be ahead (see the module's rules), in the order they
     are built: those that compile first, then the others; within each, ``facts``' order
     with the variants (``variant_of``'s keys) last.
 
-    >>> buildable_ahead({"trt": BuildFacts(times_kernels=True, fills_artifact_cache=True),
-    ...                  "ort": BuildFacts(fills_artifact_cache=True),
-    ...                  "jit": BuildFacts(warms_own_cache=True), "eager": BuildFacts()})
+    >>> buildable_ahead({"trt": BuildTraits(times_kernels=True, fills_artifact_cache=True),
+    ...                  "ort": BuildTraits(fills_artifact_cache=True),
+    ...                  "jit": BuildTraits(warms_own_cache=True), "eager": BuildTraits()})
     ('ort', 'jit')
-    >>> buildable_ahead({"jit": BuildFacts(warms_own_cache=True)})  # a re-tune
+    >>> buildable_ahead({"jit": BuildTraits(warms_own_cache=True)})  # a re-tune
     ()
-    >>> buildable_ahead({"jit": BuildFacts(warms_own_cache=True, compiles=True),
-    ...                  "ort": BuildFacts(fills_artifact_cache=True),
-    ...                  "ort8": BuildFacts(fills_artifact_cache=True),
-    ...                  "jit16": BuildFacts(warms_own_cache=True, compiles=True)},
+    >>> buildable_ahead({"jit": BuildTraits(warms_own_cache=True, compiles=True),
+    ...                  "ort": BuildTraits(fills_artifact_cache=True),
+    ...                  "ort8": BuildTraits(fills_artifact_cache=True),
+    ...                  "jit16": BuildTraits(warms_own_cache=True, compiles=True)},
     ...                 {"jit16": "jit", "ort8": "ort"})
     ('jit', 'jit16', 'ort', 'ort8')
     """

@@ -53,7 +53,7 @@ class Tune:
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
+class Received:
     """One request as read: its connection, message and descriptors."""
 
     conn: socket.socket
@@ -111,13 +111,13 @@ class Service:
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.signalled = signal.Signals(signum).name
 
-    def _feed(self, message: policy.Message, request: Request | None = None) -> None:
+    def _feed(self, message: policy.Message, request: Received | None = None) -> None:
         """Step the policy with ``message`` and carry out its actions."""
         self.state, actions = policy.step(self.state, message)
         for action in actions:
             self._do(action, request)
 
-    def _do(self, action: policy.Action, request: Request | None) -> None:
+    def _do(self, action: policy.Action, request: Received | None) -> None:
         """Carry out one action of the policy (a reply and a fork need their request)."""
         match action:
             case policy.Respond(payload, status) if request is not None:
@@ -151,12 +151,12 @@ class Service:
         """Read one request and let the policy answer it (a forked tune keeps the
         connection until it ends; any other is closed)."""
         conn.settimeout(10.0)
-        request = Request(conn, {}, [])
+        request = Received(conn, {}, [])
         try:
             same = peer_uid(conn) == os.getuid()
             if same:
                 message, fds = receive(conn)
-                request = Request(conn, message, fds)
+                request = Received(conn, message, fds)
             m, now = request.message, time.monotonic()
             asked = policy.ServiceRequest(str(m.get("op")), now, same, m.get("digest"),
                                           len(request.fds))  # fmt: skip
@@ -171,7 +171,7 @@ class Service:
             with contextlib.suppress(OSError):
                 conn.close()
 
-    def _fork(self, request: Request) -> None:
+    def _fork(self, request: Received) -> None:
         conn, message = request.conn, request.message
         server.keep_running()
         close = [self.listener.fileno(), self.selector.fileno(), conn.fileno(), *self.private_fds]

@@ -4,7 +4,7 @@ Rules: building is kept apart from timing: every candidate is first built and ch
 teacher-forced (:func:`prepare`), the AOTInductor compile running meanwhile in its child
 process (started ahead, :func:`start_ahead`), and only then are the ready candidates timed
 one after the other with nothing else of the tune running (:func:`timed`). What the tune
-learns across candidates is a frozen :class:`Prepared` value that each step returns anew
+learns across candidates is a frozen :class:`Preparation` value that each step returns anew
 (failed builds, the longest build, the checked and ready candidates, the failures); the
 tune's fixed inputs are one :class:`Measuring` value, whose :class:`~aitune_fp.shell.
 generation.candidates.Steppers` cache is passed on to the generator the tune returns. A
@@ -74,7 +74,7 @@ class Ready:
 
 
 @dataclass(frozen=True, slots=True)
-class Prepared:
+class Preparation:
     """What the tune knows after building and checking some candidates (see the rules)."""
 
     failed: PMap[str, str] = field(default_factory=pmap)
@@ -92,27 +92,27 @@ def _attempt(stage: str, name: str, effect: Callable[[], _T]) -> IOResult[_T, st
         return IOFailure(f"{name} failed at {stage}: {type(exc).__name__}: {exc}")
 
 
-def start_ahead(m: Measuring, chosen: list[Candidate]) -> Prepared:
+def start_ahead(m: Measuring, chosen: list[Candidate]) -> Preparation:
     """Start the float32 AOTInductor compile now when a chosen candidate needs it."""
     aoti = [c for c in chosen if c.dtype == "float32" and "aoti" in c.compiled]
     if not aoti:
-        return Prepared()
+        return Preparation()
     model, budget = phase_model(m.steppers.model, aoti[0]), m.policy.build_budget_s
     started = perform(
         _attempt("export", aoti[0].name, lambda: m.steppers.aoti.start(model, budget))
     )
     if is_successful(started):
-        return Prepared()
+        return Preparation()
     why = started.failure().split(" failed at ", 1)[1]
-    return Prepared(failed=pmap({build_id("aoti", "float32"): why}))
+    return Preparation(failed=pmap({build_id("aoti", "float32"): why}))
 
 
-def _clock(m: Measuring, state: Prepared) -> TuneClock:
+def _clock(m: Measuring, state: Preparation) -> TuneClock:
     spent = time.perf_counter() - m.started
     return TuneClock(spent, state.longest_build_s, m.policy.wall_budget_s)
 
 
-def prepare(m: Measuring, state: Prepared, cand: Candidate) -> Prepared:
+def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
     """``state`` with ``cand`` built and checked (or why not); it is timed by :func:`timed`."""
     twin = state.checked.get("eager_static" + ("" if cand.dtype == "float32" else "_bf16"))
     clock = _clock(m, state)
@@ -150,8 +150,8 @@ def _built_and_checked(
 
 
 def _ready(
-    m: Measuring, state: Prepared, cand: Candidate, made: tuple[Stepper, Accuracy], took: float
-) -> Prepared:
+    m: Measuring, state: Preparation, cand: Candidate, made: tuple[Stepper, Accuracy], took: float
+) -> Preparation:
     stepper, accuracy = made
     longest = max(state.longest_build_s, took) if cand.costly else state.longest_build_s
     checked = _judged(m.policy, _result(cand, m.points[0], 0, (0.0, 0.0), accuracy), _positions(m))
@@ -181,7 +181,7 @@ def timed_one(m: Measuring, ready: Ready) -> list[GenerationResult] | str:
     ]
 
 
-def timed(m: Measuring, state: Prepared) -> list[GenerationResult]:
+def timed(m: Measuring, state: Preparation) -> list[GenerationResult]:
     """Every ready candidate timed at every point, judged; then the failures."""
     out: list[GenerationResult] = []
     for ready in state.ready:
@@ -194,8 +194,8 @@ def timed(m: Measuring, state: Prepared) -> list[GenerationResult]:
 
 
 def refuse(
-    m: Measuring, state: Prepared, cands: Sequence[Candidate], reasons: Mapping[str, str]
-) -> Prepared:
+    m: Measuring, state: Preparation, cands: Sequence[Candidate], reasons: Mapping[str, str]
+) -> Preparation:
     """``state`` with each of ``cands`` recorded as failed with its refusal reason (on a
     device where it is not proven: never built)."""
     for cand in cands:
@@ -203,7 +203,7 @@ def refuse(
     return state
 
 
-def _fail(m: Measuring, state: Prepared, cand: Candidate, failure: str) -> Prepared:
+def _fail(m: Measuring, state: Preparation, cand: Candidate, failure: str) -> Preparation:
     more = tuple(failed(cand, ids, m.new_tokens, failure) for ids in m.points)
     return replace(state, failures=(*state.failures, *more))
 

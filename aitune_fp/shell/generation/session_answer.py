@@ -52,7 +52,7 @@ from aitune_fp.effects.generation.timing import hf_rule, time_hf
 from aitune_fp.effects.measure.interleave import interleave
 from aitune_fp.shell.drive import as_timed
 from aitune_fp.shell.generation.candidates import BASELINE, Candidate
-from aitune_fp.shell.generation.measure import Measuring, Prepared, prepare, refuse, start_ahead
+from aitune_fp.shell.generation.measure import Measuring, Preparation, prepare, refuse, start_ahead
 from aitune_fp.shell.generation.measure import timed_one as time_ready
 
 WARM_RUNS = 2
@@ -82,7 +82,7 @@ class GenerationAnswer:
     model: torch.nn.Module
     m: Measuring
     asked: GenerationAsk
-    prepared: Prepared = field(default_factory=Prepared)
+    prepared: Preparation = field(default_factory=Preparation)
     results: dict[str, list[GenerationResult]] = field(default_factory=dict)
     verified: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     recorded: dict[str, Profiled] = field(default_factory=dict)
@@ -204,7 +204,7 @@ class GenerationAnswer:
 
 
 def _failure_rows(
-    m: Measuring, state: Prepared, cand: Candidate, failed: str | None
+    m: Measuring, state: Preparation, cand: Candidate, failed: str | None
 ) -> list[GenerationResult]:
     """The failed candidate's rows: its timing failure, else its build's or refusal's."""
     if failed is not None:
@@ -223,7 +223,7 @@ def hf_result(model: Any, p: torch.Tensor, new_tokens: int) -> GenerationResult:
     )
 
 
-def prepared_line(state: Prepared, name: str) -> str:
+def prepared_line(state: Preparation, name: str) -> str:
     """One line on ``name`` after it was built and checked (or skipped, or failed)."""
     failed = next((r.failure for r in state.failures if r.name == name), None)
     if failed is not None:
