@@ -3,7 +3,8 @@
 Rules: building is kept apart from timing: every candidate is first built and checked
 teacher-forced (:func:`prepare`), the AOTInductor compile running meanwhile in its child
 process (started ahead, :func:`start_ahead`), and only then are the ready candidates timed
-one after the other with nothing else of the tune running (:func:`timed`). What the tune
+one after the other with nothing else of the tune running (:func:`timed_one`, called by
+the session's interpreter, :mod:`aitune_fp.shell.generation.session_answer`). What the tune
 learns across candidates is a frozen :class:`Preparation` value that each step returns anew
 (failed builds, the longest build, the checked and ready candidates, the failures); the
 tune's fixed inputs are one :class:`Measuring` value, whose :class:`~aitune_fp.shell.
@@ -113,7 +114,7 @@ def _clock(m: Measuring, state: Preparation) -> TuneClock:
 
 
 def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
-    """``state`` with ``cand`` built and checked (or why not); it is timed by :func:`timed`."""
+    """``state`` with ``cand`` built and checked (or why not); it is timed by :func:`timed_one`."""
     twin = state.checked.get("eager_static" + ("" if cand.dtype == "float32" else "_bf16"))
     clock = _clock(m, state)
     ahead = (
@@ -179,18 +180,6 @@ def timed_one(m: Measuring, ready: Ready) -> list[GenerationResult] | str:
         _judged(m.policy, _result(cand, ids, m.new_tokens, phases, ready.accuracy), _positions(m))
         for ids, phases in zip(m.points, made.unwrap(), strict=True)
     ]
-
-
-def timed(m: Measuring, state: Preparation) -> list[GenerationResult]:
-    """Every ready candidate timed at every point, judged; then the failures."""
-    out: list[GenerationResult] = []
-    for ready in state.ready:
-        figures = timed_one(m, ready)
-        if isinstance(figures, str):
-            state = _fail(m, state, ready.candidate, figures)
-        else:
-            out.extend(figures)
-    return out + list(state.failures)
 
 
 def refuse(

@@ -1,21 +1,20 @@
-"""A generation tune's outputs under ``--out DIR``: ``run.json`` and ``report.md``, as a tune's.
+"""A generation tune's run record, as ``tune-generate --out DIR`` writes it.
 
-Rules: the run record is :func:`~aitune_fp.core.generation.run_record.generation_record`'s
-(pure) with this machine's environment fingerprint; ``run.json`` is written through the
-strict codec (``aitune-fp report``, ``reselect`` read it offline) and ``report.md`` is its
-Markdown report; both are written atomically.
+Rules: the record is the tune's session's (:attr:`TunedGenerator.run
+<aitune_fp.shell.generation.tuned_generator.TunedGenerator.run>`) with the command's model
+name and device; a generator without one (a loaded save) gets
+:func:`~aitune_fp.core.generation.run_record.generation_record`'s (pure) with this machine's
+environment fingerprint; the files are written as a tune's
+(:func:`aitune_fp.cli.outputs.write_run`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from aitune_fp.core.generation.run_record import GenerationRun, generation_record
-from aitune_fp.core.record.run_record import RunRecord, dumps
-from aitune_fp.core.report.markdown import render_markdown
+from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.strategy import Strategy
-from aitune_fp.effects.atomic import write_text
 from aitune_fp.effects.machine.environment import environment_fingerprint
 from aitune_fp.shell.generation.candidates import BASELINE
 from aitune_fp.shell.generation.tuned_generator import TunedGenerator
@@ -32,10 +31,3 @@ def run_record(tuned: TunedGenerator, strategy: Strategy, facts: GenerationRun) 
         environment_fingerprint(facts.device),
     )  # fmt: skip
     return generation_record(strategy, tuned.results, BASELINE, found)
-
-
-def write_outputs(record: RunRecord, out: str | Path) -> tuple[Path, Path]:
-    """Write ``run.json`` and ``report.md`` of ``record`` into the folder ``out``."""
-    folder = Path(out)
-    run = write_text(folder / "run.json", dumps(record))
-    return run, write_text(folder / "report.md", render_markdown(record))
