@@ -9,16 +9,14 @@ start to the first token, its inter-token latency the median gap (0 with one tok
 
 from __future__ import annotations
 
-import itertools
 import time
 from typing import Any
 
 import torch
 
-from aitune_fp.core.stats.statistics import median
 from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.loop import Stepper, greedy
-from aitune_fp.effects.generation.timing import hf_once
+from aitune_fp.effects.generation.timing import hf_once, phases
 
 
 def stepper_once(stepper: Stepper, input_ids: torch.Tensor, tokens: int) -> tuple[float, float]:
@@ -33,8 +31,7 @@ def stepper_once(stepper: Stepper, input_ids: torch.Tensor, tokens: int) -> tupl
     devices.synchronize(device)
     start = time.perf_counter()
     greedy(stepper, input_ids, max_new_tokens=tokens, min_new_tokens=tokens, on_token=stamp)
-    gaps = [(b - a) * 1000.0 for a, b in itertools.pairwise(stamps)]
-    return (stamps[0] - start) * 1000.0, median(gaps) if gaps else 0.0
+    return phases(start, stamps)
 
 
 def run_once(

@@ -10,8 +10,9 @@ candidate's queued kernels count as HF's do.
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -108,8 +109,18 @@ def hf_once(model: Any, input_ids: torch.Tensor, new_tokens: int) -> tuple[float
             pad_token_id=0,
             stopping_criteria=StoppingCriteriaList([stamps]),
         )
-    gaps = [(b - a) * 1000.0 for a, b in zip(stamps.times, stamps.times[1:], strict=False)]
-    return (stamps.times[0] - start) * 1000.0, median(gaps) if gaps else 0.0
+    return phases(start, stamps.times)
+
+
+def phases(start: float, stamps: Sequence[float]) -> tuple[float, float]:
+    """(TTFT ms, median inter-token ms) of a run that began at ``start`` and produced a
+    token at each of ``stamps`` (``perf_counter`` seconds; the gap is 0 with one token).
+
+    >>> phases(0.0, [0.25, 0.5, 1.0])
+    (250.0, 375.0)
+    """
+    gaps = [(b - a) * 1000.0 for a, b in itertools.pairwise(stamps)]
+    return (stamps[0] - start) * 1000.0, median(gaps) if gaps else 0.0
 
 
 def time_hf(
