@@ -43,6 +43,15 @@ class GenerationResult:
         return tokens_per_second(self.batch, self.new_tokens, self.ttft_ms, self.itl_ms)
 
     @property
+    def precision(self) -> str:
+        """The dtype its decode phase computes in (its backend's name carries it).
+
+        >>> GenerationResult("a", "e", "eager-static-bfloat16", 1, 8, 4, 1, 1).precision
+        'bfloat16'
+        """
+        return "bfloat16" if "bfloat16" in self.decode else "float32"
+
+    @property
     def usable(self) -> bool:
         """Measured, no failure, and accurate under the policy."""
         return self.failure is None and self.accurate

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pyrsistent import PMap, pmap
 from returns.pipeline import is_successful
 
+from aitune_fp.core.accuracy.bounds import CONFIDENCE
 from aitune_fp.core.fold import tune
 from aitune_fp.core.generation.choose import candidate_of
 from aitune_fp.core.generation.records import GenerationResult
@@ -68,8 +69,8 @@ def outcome_config(primary: GenerationResult) -> PMap[str, str]:
     >>> config["prefill"], config["decode"], config["precision"]
     ('e', 'eager-static-bfloat16', 'bfloat16')
     """
-    precision = "bfloat16" if "bfloat16" in primary.decode else "float32"
-    return pmap({"prefill": primary.prefill, "decode": primary.decode, "precision": precision})
+    return pmap({"prefill": primary.prefill, "decode": primary.decode,
+                 "precision": primary.precision})  # fmt: skip
 
 
 def validation_of(primary: GenerationResult) -> PMap[str, float]:
@@ -84,7 +85,7 @@ def validation_of(primary: GenerationResult) -> PMap[str, float]:
     """
     figures = {"top1_agreement": primary.top1, "rms_rel_error": primary.rms_rel}
     if primary.top1_lower is not None:
-        figures |= {"top1_agreement_lower": primary.top1_lower, "bound_confidence": 0.95,
+        figures |= {"top1_agreement_lower": primary.top1_lower, "bound_confidence": CONFIDENCE,
                     "judged_rows": float(primary.positions)}  # fmt: skip
     return pmap(figures)
 

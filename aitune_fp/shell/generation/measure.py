@@ -199,8 +199,8 @@ def _fail(m: Measuring, state: Preparation, cand: Candidate, failure: str) -> Pr
 
 def _judged(policy: Policy, r: GenerationResult, positions: int) -> GenerationResult:
     """``r`` with the policy's verdict on its teacher-forced figures (over ``positions``)."""
-    dtype = "bfloat16" if "bfloat16" in r.decode else "float32"
-    v = teacher_verdict(r.top1, positions, r.rms_rel, dtype, policy.min_top1, policy.max_rms_rel)
+    v = teacher_verdict(r.top1, positions, r.rms_rel, r.precision, policy.min_top1,
+                        policy.max_rms_rel)  # fmt: skip
     return replace(r, accurate=v.accurate, positions=positions, top1_lower=v.lower,
                    positions_needed=v.needed)  # fmt: skip
 
