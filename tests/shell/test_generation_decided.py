@@ -18,7 +18,7 @@ from aitune_fp.core.session.recorded import replay_lines, replay_record
 from aitune_fp.shell.io import perform
 from tests import tiny_hf
 
-CANDIDATES = ["eager_static", "eager_static_1thread"]
+CANDIDATES = ["eager_static"]  # clearly faster than HF generate: no near-tie to re-judge
 
 
 def _tuned(model: torch.nn.Module, cache: Path, prompt: torch.Tensor, **options: object):  # type: ignore[no-untyped-def]
