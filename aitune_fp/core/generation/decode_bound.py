@@ -5,11 +5,11 @@ Rules: a decode step at batch ``B`` reads every weight the step multiplies once,
 ``B`` rows: the transformer blocks and the output head, but of the input embedding only the
 ``B`` rows it looks up (when the head shares the embedding's matrix, that matrix is read
 once, as the head); so decode cannot exceed ``B × bandwidth ÷ weight bytes`` tokens/s
-(:func:`decode_bound`), and a pick's share of that limit is its decode tokens/s
+(:class:`DecodeBound`), and a pick's share of that limit is its decode tokens/s
 (``B × 1000 ÷ ITL``) over it. The cache's reads grow with the context and are left out: the
 bound is an upper one.
 
->>> b = decode_bound(20e9, 2e9, 1)
+>>> b = DecodeBound(20e9, 2e9, 1)
 >>> b.tokens_per_s, round(b.share(150.0), 3)
 (10.0, 0.667)
 """
@@ -32,27 +32,24 @@ class DecodeBound:
         """The most decode tokens per second the bandwidth allows."""
         return self.batch * self.bandwidth / self.weight_bytes if self.weight_bytes else 0.0
 
+    def decoding(self, itl_ms: float) -> float:
+        """The decode tokens/s of a step of ``itl_ms`` at this batch (0 without a step)."""
+        return self.batch * 1000.0 / itl_ms if itl_ms > 0 else 0.0
+
     def share(self, itl_ms: float) -> float:
         """A decode step of ``itl_ms``'s share of the limit (its tokens/s over the bound)."""
-        if itl_ms <= 0 or self.tokens_per_s <= 0:
-            return 0.0
-        return self.batch * 1000.0 / itl_ms / self.tokens_per_s
+        limit = self.tokens_per_s
+        return self.decoding(itl_ms) / limit if limit > 0 else 0.0
 
     def line(self, name: str, itl_ms: float) -> str:
         """``decode limit: …`` as the report and the progress show it.
 
-        >>> print(decode_bound(20e9, 2e9, 1).line("eager_static", 150.0))
+        >>> print(DecodeBound(20e9, 2e9, 1).line("eager_static", 150.0))
         decode limit 10.0 tokens/s at batch 1 (20.0 GB/s read ÷ 2.00 GB of weights a step); eager_static decodes at 6.7 tokens/s, 67% of it
         """  # noqa: E501
-        speed = self.batch * 1000.0 / itl_ms if itl_ms > 0 else 0.0
         return (
             f"decode limit {self.tokens_per_s:.1f} tokens/s at batch {self.batch} "
             f"({self.bandwidth / 1e9:.1f} GB/s read ÷ {self.weight_bytes / 1e9:.2f} GB of "
-            f"weights a step); {name} decodes at {speed:.1f} tokens/s, "
+            f"weights a step); {name} decodes at {self.decoding(itl_ms):.1f} tokens/s, "
             f"{self.share(itl_ms):.0%} of it"
         )
-
-
-def decode_bound(bandwidth: float, weight_bytes: float, batch: int) -> DecodeBound:
-    """The decode limit for ``batch`` rows (see the module's rules)."""
-    return DecodeBound(bandwidth, weight_bytes, batch)

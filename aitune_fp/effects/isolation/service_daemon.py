@@ -121,8 +121,7 @@ class Service:
         """Carry out one action of the policy (a reply and a fork need their request)."""
         match action:
             case policy.Respond(payload, status) if request is not None:
-                facts = {**self.info, "pid": os.getpid(), "fork_server": server.server_pid()}
-                send(request.conn, {**facts, **payload} if status else dict(payload))
+                send(request.conn, {**self._facts(), **payload} if status else dict(payload))
             case policy.Fork() if request is not None:
                 self._fork(request)
             case policy.Kill(pid, name):
@@ -222,8 +221,11 @@ class Service:
 
     def status(self) -> dict[str, Any]:
         """What ``aitune-fp service status`` shows."""
-        facts = {**self.info, "pid": os.getpid(), "fork_server": server.server_pid()}
-        return {**facts, **policy.status_of(self.state, time.monotonic())}
+        return {**self._facts(), **policy.status_of(self.state, time.monotonic())}
+
+    def _facts(self) -> dict[str, Any]:
+        """The loop's own part of a status: its start-up facts, its pid, the fork server's."""
+        return {**self.info, "pid": os.getpid(), "fork_server": server.server_pid()}
 
     def _close(self) -> None:
         if not self.state.stopping:

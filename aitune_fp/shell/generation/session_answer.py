@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -37,9 +37,9 @@ from pyrsistent import pmap
 from returns.result import Success
 
 from aitune_fp.core.generation import GenerationResult
-from aitune_fp.core.generation.choose import candidate_of
+from aitune_fp.core.generation.choose import GenerationPick, candidate_of
 from aitune_fp.core.generation.run_record import outcome_config, profile_of, validation_of
-from aitune_fp.core.generation.verify import round_sample, verify_tokens
+from aitune_fp.core.generation.verify import round_sample, verified_result, verify_tokens
 from aitune_fp.core.report.notes import render
 from aitune_fp.core.session import Command, Event, Say
 from aitune_fp.core.session.commands import Build, Verify
@@ -105,6 +105,12 @@ class GenerationAnswer:
             case Say(note=VerificationPlanned() | VerificationVerdict() as note):
                 self.asked.progress(render(note))
         return None
+
+    def verified_pick(self, choice: GenerationPick) -> GenerationPick:
+        """``choice`` with its figures the medians of its verification runs (unchanged when
+        it took no part)."""
+        runs = self.verified.get(choice.result.name, [])
+        return replace(choice, result=verified_result(choice.result, runs))
 
     def _prepare_all(self) -> None:
         """Build and check every candidate not refused here (one progress line each)."""

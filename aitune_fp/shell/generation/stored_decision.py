@@ -130,8 +130,7 @@ def _said(tuned: TunedGenerator, line: str) -> TunedGenerator:
     if tuned.run is None:
         return tuned
     said = replace(tuned.run.provenance, decision=line)
-    tuned.run = replace(tuned.run, provenance=said)
-    return tuned
+    return tuned.with_run(replace(tuned.run, provenance=said))
 
 
 def _save(tuned: TunedGenerator, path: Path) -> None:

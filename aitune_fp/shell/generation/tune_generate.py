@@ -42,9 +42,8 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.generation import max_tokens_per_s
 from aitune_fp.core.generation.accuracy_rule import held_out_rows
 from aitune_fp.core.generation.choose import GenerationPick, pick_of
-from aitune_fp.core.generation.decode_bound import decode_bound
+from aitune_fp.core.generation.decode_bound import DecodeBound
 from aitune_fp.core.generation.request import refusal
-from aitune_fp.core.generation.verify import verified_result
 from aitune_fp.core.record.decisions import FULL, cached_line, retuned_line
 from aitune_fp.core.record.derive import RecordEnv, record_of
 from aitune_fp.core.record.hit import hit_record
@@ -184,9 +183,7 @@ class _Tune:
         if session.verification is None:
             self.clock.lap("candidates")
         results = all_results(answer, names)
-        choice = pick_of(strategy, done.selection, results, BASELINE)
-        runs = answer.verified.get(choice.result.name, [])
-        choice = replace(choice, result=verified_result(choice.result, runs))
+        choice = answer.verified_pick(pick_of(strategy, done.selection, results, BASELINE))
         record = self._bounded(record_of(session, self._env(device)), choice, steppers)
         wall = time.perf_counter() - start
         return TunedGenerator(model, choice, results, wall, steppers=steppers, run=record)
@@ -198,7 +195,7 @@ class _Tune:
         pick = choice.result
         runs = steppers.built.get(pick.name)
         module = getattr(runs, "model", self.model)
-        bound = decode_bound(read_bandwidth(), weight_bytes(module), pick.batch)
+        bound = DecodeBound(read_bandwidth(), weight_bytes(module), pick.batch)
         self.progress(bound.line(pick.name, pick.itl_ms))
         facts = {"bandwidth_bytes_per_s": bound.bandwidth, "weight_bytes": bound.weight_bytes,
                  "batch": bound.batch, "tokens_per_s": bound.tokens_per_s,
@@ -229,8 +226,7 @@ class _Tune:
             return retuned_line(stored.pick, picked)
         line = cached_line(stored.where, stored.pick, _rival(session.verification))
         short = record_of(session, self._env(devices.model_device(self.model), line))
-        runs = answer.verified.get(stored.pick, [])
-        choice = replace(loaded.choice, result=verified_result(loaded.choice.result, runs))
+        choice = answer.verified_pick(loaded.choice)
         wall = time.perf_counter() - start
         hit = hit_record(stored.record, short)
         return TunedGenerator(self.model, choice, loaded.results, wall, loaded.fresh,

@@ -159,6 +159,11 @@ class TunedGenerator:
         return type(self)(self.model, self.choice, self.results, self.wall_s, figures, steppers,
                           run)  # fmt: skip
 
+    def with_run(self, run: RunRecord) -> TunedGenerator:
+        """The same pick with ``run`` as its tune's run record."""
+        return type(self)(self.model, self.choice, self.results, self.wall_s, self.fresh,
+                          self.steppers, run)  # fmt: skip
+
     @classmethod
     def load_pick(cls, tuned: TunedGenerator, name: str) -> TunedGenerator:
         """The same record with candidate ``name`` as the pick (forcing a measured choice)."""
