@@ -193,3 +193,30 @@ def test_a_baseline_moved_in_by_the_verification_still_states_each_earlier_disag
     said = [x for x in decision_lines(record) if "disagree beyond noise" in x]
     assert any("eager@1 over onnxruntime@1: 0.500× in the sweep" in x for x in said)
     assert _broken(record) == []
+
+
+def test_the_front_places_a_pick_moved_to_another_batch_size_at_its_speedup() -> None:
+    """The demo transformer's run: the verification moves aot_inductor from batch 32 to 64;
+    the front gives the pick the Speedup line's figure, never a speed re-expressed through
+    its own comparison with its earlier batch size (the front said 1.11× beside 1.23×)."""
+    from dataclasses import replace
+
+    from aitune_fp.core.report.pareto import trade_off
+
+    exact = {"rms_rel_error": 0.0, "top1_agreement": 1.0}  # every row a point of the front
+    eager = _profile("eager", {1: 1.0, 16: 1.72}).map(lambda p: replace(p, accuracy=exact))
+    aot = _profile("aot_inductor", {1: 0.5, 32: 3.2, 64: 9.3}).map(
+        lambda p: replace(p, accuracy=exact)
+    )
+    timings = Timings(
+        rounds={"eager": tuple(1.72 * k for k in DRIFT[:6]),
+                "aot_inductor": tuple(3.0 * k for k in DRIFT[:6])},
+        verification={("aot_inductor", 32): tuple(3.0 * k for k in DRIFT),
+                      ("aot_inductor", 64): tuple(5.6 * k for k in DRIFT)},
+    )  # fmt: skip
+    record = decide(STRATEGY, [aot], eager, timings)
+    assert record.verification is not None and not record.verification.holds
+    account = decision_account(record)
+    assert account is not None and account.speedup is not None
+    points = {p.name: p.speed for p in trade_off(record)[0]}
+    assert points["aot_inductor"] == account.speedup

@@ -76,13 +76,16 @@ def verified_speeds(record: RunRecord, speeds: dict[str, float]) -> dict[str, fl
     compared with re-expressed through the verification: the pick's speed divided by the
     pick's paired speedup over the rival, so the front never ranks the two by the sweep
     when the verification measured them against each other (unchanged when the
-    verification held or the pick has no speed)."""
+    verification held or the pick has no speed); the pick's own other batch sizes are not
+    rivals (one speed per backend: the pick's is its own)."""
     v, sel = record.verification, record.selection
     if v is None or v.holds or sel is None or sel.backend not in speeds:
         return speeds
     sizes = {s.backend: s.result.selected_batch_size for s in sel.ranking}
     out = dict(speeds)
     for c in v.standing:
+        if c.challenger == sel.backend:  # the pick at another batch size: not a rival
+            continue
         if c.challenger in out and sizes.get(c.challenger) == c.batch_size and c.speedup > 0:
             out[c.challenger] = speeds[sel.backend] / c.speedup
     return out
