@@ -44,9 +44,9 @@ from aitune_fp.cli.serve_generate import load_tokenizer
 
 
 def _candidates(names: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    from aitune_fp.shell.generation.candidates import BY_NAME
+    from aitune_fp.shell.generation.candidates import BY_NAME, named
 
-    unknown = [n for n in names or () if n not in BY_NAME]
+    unknown = [n for n in names or () if named(n) is None]
     if unknown:
         raise CliError(f"unknown candidate {unknown[0]!r}; known: {', '.join(BY_NAME)}")
     return names

@@ -1,9 +1,15 @@
-"""A generation candidate as a config: the backend kind of each phase, the weights' dtype, and
-the intra-op threads, as a frozen value (no strings for kinds).
+"""A generation candidate as a config: the backend kind of each phase, the dtype it computes
+in, the format of its weights and the intra-op threads, as a frozen value (no strings for
+kinds).
 
 Rules: a phase's kind is a :class:`StepKind` (a string given at construction is converted,
 and an unknown one is refused naming the known kinds); ``dtype`` is ``float32`` or
-``bfloat16``; ``threads`` is 0 (the process's) or the count the candidate runs with. A
+``bfloat16``; ``weights`` is ``full`` (the weights in ``dtype``) or a weight-only quantised
+format, ``int8`` or ``int4`` (activations stay in ``dtype``; only OpenVINO candidates have
+them); ``threads`` is 0 (the process's) or the count the candidate runs with. The backend
+names carry the dtype, a ``-int8w``/``-int4w`` mark for quantised weights and the threads;
+``precision`` is what the accuracy policy judges: ``float32`` (an exactness check) or the
+reduced format (``bfloat16``, ``int8``, ``int4``; weights first). A
 candidate that compiles (``costly``) has a kind other than eager in a phase; its compiled
 builds (``compiled``) are what a failed build marks as failed for the rest of a tune
 (:mod:`aitune_fp.core.generation.build_policy`).
@@ -11,10 +17,13 @@ builds (``compiled``) are what a failed build marks as failed for the rest of a 
 >>> c = GenerationCandidate("aoti_decode", "eager", "aoti", "float32")
 >>> c.decode_kind is StepKind.AOTI, c.costly, [str(k) for k in c.compiled], c.prefill_backend
 (True, True, ['aoti'], 'eager-static-float32')
+>>> q = GenerationCandidate("openvino_static_int8", "openvino", "openvino", "float32", "int8")
+>>> q.decode_backend, q.precision
+('openvino-static-float32-int8w', 'int8')
 >>> GenerationCandidate("x", "tpu", "eager", "float32")
 Traceback (most recent call last):
 ...
-ValueError: unknown step kind 'tpu'; known: eager, inductor, aoti, onnx
+ValueError: unknown step kind 'tpu'; known: eager, inductor, aoti, onnx, openvino
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from enum import StrEnum
 from typing import Final
 
 DTYPES: Final = ("float32", "bfloat16")
+WEIGHTS: Final = ("full", "int8", "int4")
 
 
 class StepKind(StrEnum):
@@ -33,6 +43,7 @@ class StepKind(StrEnum):
     INDUCTOR = "inductor"
     AOTI = "aoti"
     ONNX = "onnx"
+    OPENVINO = "openvino"
 
 
 def step_kind(value: str) -> StepKind:
@@ -56,6 +67,7 @@ class GenerationCandidate:
     prefill_kind: StepKind
     decode_kind: StepKind
     dtype: str
+    weights: str = "full"
     threads: int = 0
 
     def __post_init__(self) -> None:
@@ -63,6 +75,8 @@ class GenerationCandidate:
         object.__setattr__(self, "decode_kind", step_kind(self.decode_kind))
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {self.dtype!r}")
+        if self.weights not in WEIGHTS:
+            raise ValueError(f"weights must be one of {WEIGHTS}, got {self.weights!r}")
         if isinstance(self.threads, bool) or self.threads < 0:
             raise ValueError(f"threads must be an integer >= 0, got {self.threads!r}")
 
@@ -71,14 +85,23 @@ class GenerationCandidate:
         return f"-{self.threads}thread" if self.threads else ""
 
     @property
+    def _format(self) -> str:
+        return self.dtype + ("" if self.weights == "full" else f"-{self.weights}w")
+
+    @property
     def prefill_backend(self) -> str:
         """The backend name the record shows for the prefill phase."""
-        return f"{self.prefill_kind}-static-{self.dtype}{self._threads}"
+        return f"{self.prefill_kind}-static-{self._format}{self._threads}"
 
     @property
     def decode_backend(self) -> str:
         """The backend name the record shows for the decode phase."""
-        return f"{self.decode_kind}-static-{self.dtype}{self._threads}"
+        return f"{self.decode_kind}-static-{self._format}{self._threads}"
+
+    @property
+    def precision(self) -> str:
+        """What the accuracy policy judges (see the module rules)."""
+        return self.dtype if self.weights == "full" else self.weights
 
     @property
     def kinds(self) -> frozenset[StepKind]:

@@ -68,16 +68,36 @@ def candidate_of(r: GenerationResult) -> Candidate:
     return Success(_profile(r))
 
 
-def _refusal(r: GenerationResult) -> str:
-    """Why the accuracy policy refused ``r``: its figures, the bound it was judged on and,
-    when its positions were too few for a bound to reach the rule, how many it would need."""
+def accuracy_text(r: GenerationResult) -> str:
+    """``r``'s teacher-forced figures as the policy read them: top-1 (with its bound where it
+    was judged), RMS relative error, and for a reduced candidate the mean KL and the
+    clear-margin agreement.
+
+    >>> accuracy_text(GenerationResult("a", "e", "openvino-static-float32-int8w", 1, 8, 4, 1,
+    ...     1, top1=0.9, rms_rel=0.01, kl=0.002, clear_positions=12, clear_top1=1.0))
+    'teacher-forced top-1 0.900, RMS relative error 0.0100, KL 0.0020, clear top-1 1.000 on 12 positions'
+    """  # noqa: E501
     bound = "" if r.top1_lower is None else (
         f" (95 % lower bound {r.top1_lower:.3f} on {r.positions} positions)")  # fmt: skip
+    text = f"teacher-forced top-1 {r.top1:.3f}, RMS relative error {r.rms_rel:.4f}"
+    if r.kl is not None and r.precision != "float32":
+        text += f", KL {r.kl:.4f}"
+        if r.clear_top1 is not None:
+            text += f", clear top-1 {r.clear_top1:.3f}{bound} on {r.clear_positions} positions"
+        else:
+            text += ", no clear-margin position"
+    elif r.top1_lower is not None:
+        text = text.replace(f"{r.top1:.3f}", f"{r.top1:.3f}{bound}", 1)
+    return text
+
+
+def _refusal(r: GenerationResult) -> str:
+    """Why the accuracy policy refused ``r``: its figures and, when its clear positions were
+    too few for a bound to reach the rule, how many it would need."""
     need = "" if r.positions_needed is None else (
-        f"; too few positions to decide: a bound at the rule needs {r.positions_needed}"
+        f"; a bound at the rule needs {r.positions_needed} clear positions"
     )  # fmt: skip
-    return (f"teacher-forced top-1 {r.top1:.3f}{bound}, RMS relative error {r.rms_rel:.4f}: "
-            f"refused by the accuracy policy{need}")  # fmt: skip
+    return f"{accuracy_text(r)}: refused by the accuracy policy{need}"
 
 
 def _closest(results: Sequence[GenerationResult]) -> str:

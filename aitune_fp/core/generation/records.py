@@ -8,6 +8,21 @@ from aitune_fp.core.measure.generation_profile import tokens_per_second
 
 
 @dataclass(frozen=True, slots=True)
+class TeacherFigures:
+    """A candidate's teacher-forced figures against eager fp32 on the held-out positions:
+    top-1 agreement, RMS relative error of the logits, the first position where its greedy
+    output would diverge (``None``: never), the mean KL divergence of the next-token
+    distributions (nats), and the clear-margin positions with the agreement on them."""
+
+    top1: float
+    rms_rel: float
+    first_divergence: int | None = None
+    kl: float | None = None
+    clear_positions: int = 0
+    clear_top1: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class GenerationResult:
     """A candidate's TTFT and inter-token latency (ms) at one (batch, prompt length), its
     teacher-forced accuracy against eager fp32, and a failure (stage: reason) if it has one.
@@ -17,7 +32,10 @@ class GenerationResult:
     ``positions`` is how many held-out positions top-1 was measured on, ``top1_lower`` its
     95 % lower bound where the policy judged the bound (a reduced precision) and
     ``positions_needed`` the positions a bound short of the rule would need
-    (:mod:`aitune_fp.core.generation.accuracy_rule`).
+    (:mod:`aitune_fp.core.generation.accuracy_rule`); ``kl`` is the mean KL divergence
+    (nats) of its next-token distributions from eager fp32's, ``clear_positions`` how many
+    positions had a clear top-2 margin in eager fp32 and ``clear_top1`` its top-1 agreement
+    on them (``None``: none were clear, or not measured).
     """
 
     name: str
@@ -36,6 +54,9 @@ class GenerationResult:
     positions: int = 0
     top1_lower: float | None = None
     positions_needed: int | None = None
+    kl: float | None = None
+    clear_positions: int = 0
+    clear_top1: float | None = None
 
     @property
     def tokens_per_s(self) -> float:
@@ -48,7 +69,12 @@ class GenerationResult:
 
         >>> GenerationResult("a", "e", "eager-static-bfloat16", 1, 8, 4, 1, 1).precision
         'bfloat16'
+        >>> GenerationResult("a", "e", "openvino-static-float32-int4w", 1, 8, 4, 1, 1).precision
+        'int4'
         """
+        for weights in ("int8", "int4"):
+            if f"-{weights}w" in self.decode:
+                return weights
         return "bfloat16" if "bfloat16" in self.decode else "float32"
 
     @property

@@ -13,9 +13,9 @@ Rules:
 - a candidate runs on a CUDA device only once a GPU has proven it (:data:`PROVEN_ON_CUDA`,
   empty: no lent GPU has run the generation candidates yet); until then it is refused
   there with a reason naming the candidate, the device and why (:func:`refusal`), recorded
-  as the candidate's failure instead of building it. ONNX Runtime's stepper feeds the
-  cache through the CPU provider as numpy arrays and is refused on CUDA for that reason
-  whatever is proven.
+  as the candidate's failure instead of building it. ONNX Runtime's and OpenVINO's steppers
+  run on the CPU (numpy arrays in and out) and are refused on CUDA for that reason whatever
+  is proven.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ import torch
 PROVEN_ON_CUDA: frozenset[str] = frozenset()
 """Candidates a lent GPU has run and checked (teacher-forced accuracy and CUDA-event
 timings in the GPU check's record); none yet."""
-CPU_ONLY = frozenset({"onnx_static"})
-"""Candidates whose steps run on the CPU whatever the model's device."""
+CPU_ONLY = frozenset({"onnx", "openvino"})
+"""Candidate families (a name's first word) whose steps run on the CPU whatever the
+model's device."""
 
 
 def model_device(model: Any) -> torch.device:
@@ -82,10 +83,10 @@ def refusal(candidate: str, device: torch.device) -> str | None:
     """
     if device.type != "cuda":
         return None
-    if candidate in CPU_ONLY:
+    if candidate.split("_")[0] in CPU_ONLY:
         return (
-            f"{candidate} refused on {device}: its steps run on ONNX Runtime's CPU provider "
-            "(the cache crosses to the host every token)"
+            f"{candidate} refused on {device}: its steps run on a CPU runtime (ONNX Runtime's "
+            "CPU provider, OpenVINO's CPU plugin)"
         )
     if candidate not in PROVEN_ON_CUDA:
         return (

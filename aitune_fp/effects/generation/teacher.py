@@ -1,10 +1,18 @@
 """Teacher-forced accuracy of a stepper against the model in eager fp32.
 
 Rules: the reference continuation is eager fp32 greedy; the reference logits at every new
-position come from one fp32 forward over prompt + continuation; the candidate runs its prefill
-on the prompt, then decode steps fed the *reference* tokens, so each position is judged on the
-same context. Reported: top-1 agreement over all positions and rows, RMS relative error of the
-logits, and the first position where the candidate's free-running greedy output diverges.
+position come from one fp32 forward over prompt + continuation that keeps only the logits of
+those positions (``logits_to_keep``: a large vocabulary never materialises the prompt's);
+the candidate runs its prefill on the prompt, then decode steps fed the *reference* tokens,
+so each position is judged on the same context. Reported
+(:class:`~aitune_fp.core.generation.records.TeacherFigures`): top-1 agreement over all
+positions and rows, RMS relative error of the logits, the mean KL divergence of the
+next-token distributions from the reference's, the positions where the reference's top-2
+margin is at least :data:`~aitune_fp.core.generation.accuracy_rule.CLEAR_MARGIN` and the
+agreement on them, and the first position where the candidate's free-running greedy output
+diverges — the first position where its teacher-forced argmax differs from the reference
+token in any row (until then its free run sees exactly the reference's context, so the two
+are the same position, and no second run is needed).
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ from typing import Any
 
 import torch
 
+from aitune_fp.core.generation.accuracy_rule import CLEAR_MARGIN
+from aitune_fp.core.generation.records import TeacherFigures
 from aitune_fp.effects.generation.loop import Stepper, greedy
 
 
@@ -33,22 +43,32 @@ def reference(
     """The eager fp32 reference for ``input_ids`` and ``new`` tokens."""
     whole = greedy(reference_stepper, input_ids, max_new_tokens=new)
     length = input_ids.shape[1]
-    logits = model(input_ids=whole[:, :-1]).logits[:, length - 1 :, :].float()
+    logits = model(input_ids=whole[:, :-1], logits_to_keep=new).logits[:, -new:, :].float()
     return TeacherReference(input_ids, whole[:, length:], logits)
 
 
+def figures(got: torch.Tensor, ref: TeacherReference) -> TeacherFigures:
+    """The figures of teacher-forced logits ``got`` ([B, new, V]) against ``ref``."""
+    want = ref.logits
+    top1 = float((got.argmax(-1) == want.argmax(-1)).float().mean())
+    rms = float((got - want).pow(2).mean().sqrt() / want.pow(2).mean().sqrt().clamp_min(1e-12))
+    logp, logq = want.log_softmax(-1), got.log_softmax(-1)
+    kl = float((logp.exp() * (logp - logq)).sum(-1).mean())
+    best2 = want.topk(2, dim=-1).values
+    clear = (best2[..., 0] - best2[..., 1]) >= CLEAR_MARGIN
+    agree = got.argmax(-1) == want.argmax(-1)
+    count = int(clear.sum())
+    clear_top1 = float(agree[clear].float().mean()) if count else None
+    differ = (got.argmax(-1) != ref.continuation).any(dim=0).nonzero()
+    first = int(differ[0]) if differ.numel() else None
+    return TeacherFigures(top1, rms, first, kl, count, clear_top1)
+
+
 @torch.inference_mode()
-def teacher_forced(stepper: Stepper, ref: TeacherReference) -> tuple[float, float, int | None]:
-    """(top-1 agreement, RMS relative error, first free-running divergence) vs ``ref``."""
+def teacher_forced(stepper: Stepper, ref: TeacherReference) -> TeacherFigures:
+    """The candidate's teacher-forced :class:`TeacherFigures` against ``ref``."""
     new = ref.continuation.shape[1]
     steps = [stepper.prefill(ref.input_ids, None, ref.input_ids.shape[1] + new)]
     for i in range(new - 1):
         steps.append(stepper.decode(ref.continuation[:, i : i + 1]))
-    got = torch.stack(steps, dim=1).float()
-    top1 = float((got.argmax(-1) == ref.logits.argmax(-1)).float().mean())
-    rms = float(
-        (got - ref.logits).pow(2).mean().sqrt() / ref.logits.pow(2).mean().sqrt().clamp_min(1e-12)
-    )
-    free = greedy(stepper, ref.input_ids, max_new_tokens=new)[:, ref.input_ids.shape[1] :]
-    differ = (free != ref.continuation).any(dim=0).nonzero()
-    return top1, rms, int(differ[0]) if differ.numel() else None
+    return figures(torch.stack(steps, dim=1).float(), ref)

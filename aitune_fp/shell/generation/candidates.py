@@ -5,11 +5,18 @@ stepper; every other candidate is a static-cache stepper over the model (fp32) o
 copy of it, each phase on its own backend: ``eager``, ``inductor`` (``torch.compile`` of the
 decode step, Hugging Face's recipe: one static shape per batch and cache-capacity bucket),
 ``aoti`` (an AOTInductor package exported with the cache as tensors, one program for both
-phases) or ``onnx`` (ONNX Runtime with the cache as inputs and outputs). A candidate is a
-recipe: rebuilt from its name and the module, never pickled (an AOTInductor package is found
-again on disk). ``costly`` candidates compile. A ``_1thread`` candidate is its plain twin's
-stepper (the same build) run with one intra-op thread
-(:mod:`aitune_fp.effects.generation.threads`). Candidates are
+phases), ``onnx`` (ONNX Runtime with the cache as inputs and outputs) or ``openvino``
+(OpenVINO's stateful LLM path, weights full, int8 or int4:
+:mod:`aitune_fp.effects.generation.openvino_steps`; its bf16 candidate is offered only where
+the CPU has bf16 natively). A candidate is a recipe: rebuilt from its name and the module,
+never pickled (an AOTInductor package or an OpenVINO model is found again on disk).
+``costly`` candidates compile. Threads are an option of every candidate: each plain
+candidate has a twin ``{name}_{n}thread`` for every count of :func:`thread_counts` (1, 2,
+4, … below the cores; the plain candidate runs with the process's threads, every core); a
+torch twin is its plain twin's stepper (the same build) run with ``n`` intra-op threads
+(:mod:`aitune_fp.effects.generation.threads`), an OpenVINO twin the same model compiled with
+``n`` inference threads; a twin of any count is accepted by name (:func:`named`).
+Candidates are
 :class:`~aitune_fp.core.generation.candidate.GenerationCandidate` configs; the steppers
 built over one model (and the AOTInductor compiles and packages they use, an
 :class:`~aitune_fp.effects.generation.aoti_steps.AotiStore`) are kept in a :class:`Steppers`
@@ -20,34 +27,86 @@ builds serve it; a load starts a new one), never a module global.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import torch
 
 from aitune_fp.core.generation.candidate import GenerationCandidate, StepKind
+from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.aoti_steps import AotiStore
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.onnx_steps import OnnxStepper
+from aitune_fp.effects.generation.openvino_steps import OpenVinoStepper, native_refusal
 from aitune_fp.effects.generation.static_steps import StaticStepper, StepRecipe
 from aitune_fp.effects.generation.threads import ThreadedStepper
+from aitune_fp.effects.machine.capabilities import capabilities
 
 BASELINE = "hf_eager_dynamic"
 Candidate = GenerationCandidate
 E, IND, AOTI, ONNX = StepKind.EAGER, StepKind.INDUCTOR, StepKind.AOTI, StepKind.ONNX
+OV = StepKind.OPENVINO
 
-CANDIDATES = (
+PLAIN = (
     Candidate("eager_static", E, E, "float32"),
     Candidate("eager_static_bf16", E, E, "bfloat16"),
+    Candidate("openvino_static", OV, OV, "float32"),
+    Candidate("openvino_static_int8", OV, OV, "float32", "int8"),
+    Candidate("openvino_static_int4", OV, OV, "float32", "int4"),
+    Candidate("openvino_static_bf16", OV, OV, "bfloat16"),
     Candidate("aoti_static", AOTI, AOTI, "float32"),
     Candidate("aoti_decode", E, AOTI, "float32"),
-    Candidate("aoti_static_1thread", AOTI, AOTI, "float32", threads=1),
-    Candidate("aoti_decode_1thread", E, AOTI, "float32", threads=1),
-    Candidate("eager_static_1thread", E, E, "float32", threads=1),
     Candidate("compiled_static", E, IND, "float32"),
     Candidate("onnx_static", ONNX, ONNX, "float32"),
     Candidate("aoti_static_bf16", AOTI, AOTI, "bfloat16"),
     Candidate("compiled_static_bf16", E, IND, "bfloat16"),
 )
+"""Every candidate at the process's threads, in the order a tune prepares them."""
+_PLAIN_BY_NAME = {c.name: c for c in PLAIN}
+_TWIN = re.compile(r"^(?P<plain>.+)_(?P<n>[1-9][0-9]*)thread$")
+
+
+def thread_counts(cores: int) -> tuple[int, ...]:
+    """The thread counts measured beside the default: 1, 2, 4, … below ``cores``.
+
+    >>> thread_counts(2), thread_counts(16), thread_counts(1)
+    ((1,), (1, 2, 4, 8), ())
+    """
+    counts, n = [], 1
+    while n < cores:
+        counts.append(n)
+        n *= 2
+    return tuple(counts)
+
+
+def twin(plain: Candidate, threads: int) -> Candidate:
+    """``plain`` run with ``threads`` threads, named ``{plain}_{threads}thread``."""
+    return replace(plain, name=f"{plain.name}_{threads}thread", threads=threads)
+
+
+def named(name: str) -> Candidate | None:
+    """The candidate called ``name`` (a plain one or a thread twin of any count), else None.
+
+    >>> named("openvino_static_int8_3thread").threads, named("nope_1thread")
+    (3, None)
+    """
+    if name in _PLAIN_BY_NAME:
+        return _PLAIN_BY_NAME[name]
+    match = _TWIN.match(name)
+    if match is None or match["plain"] not in _PLAIN_BY_NAME:
+        return None
+    return twin(_PLAIN_BY_NAME[match["plain"]], int(match["n"]))
+
+
+def _defaults(cores: int) -> tuple[Candidate, ...]:
+    twins = [twin(c, n) for c in PLAIN for n in thread_counts(cores)]
+    return (*PLAIN, *twins)
+
+
+CANDIDATES = _defaults(os.cpu_count() or 1)
+"""The default candidates on this machine: every plain one, then their thread twins."""
 BY_NAME = {c.name: c for c in CANDIDATES}
 
 
@@ -73,14 +132,31 @@ class Steppers:
         return self.built[candidate.name]
 
 
+def refusals(chosen: Sequence[Candidate], device: torch.device) -> dict[str, str]:
+    """Each of ``chosen`` that may not run here, with why: the device's refusals
+    (:func:`~aitune_fp.effects.generation.devices.refusal`), and on a CPU an OpenVINO
+    candidate in a precision the CPU only emulates."""
+    found = devices.refusals([c.name for c in chosen], device)
+    if device.type == "cpu":
+        native = capabilities("cpu").native
+        for c in chosen:
+            why = native_refusal(c.name, c.dtype, native) if c.prefill_kind is OV else None
+            if why is not None and c.name not in found:
+                found[c.name] = why
+    return found
+
+
 def build(steppers: Steppers, candidate: Candidate, budget_s: float = 600.0) -> Stepper:
     """The candidate's stepper from ``steppers`` (built there the first time)."""
     return steppers.get(candidate, budget_s)
 
 
 def _new(steppers: Steppers, candidate: Candidate, budget_s: float) -> Stepper:
+    if candidate.prefill_kind is OV:
+        return OpenVinoStepper(steppers.model, candidate.weights, candidate.dtype,
+                               candidate.threads)  # fmt: skip
     if candidate.threads:
-        plain = BY_NAME[candidate.name.removesuffix(f"_{candidate.threads}thread")]
+        plain = _PLAIN_BY_NAME[candidate.name.removesuffix(f"_{candidate.threads}thread")]
         return ThreadedStepper(steppers.get(plain, budget_s), candidate.threads)
     module = phase_model(steppers.model, candidate)
     if candidate.prefill_kind is StepKind.ONNX:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import Final, TypeVar
 
 import torch
 from pyrsistent import PMap, pmap
@@ -31,14 +31,16 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.pipeline import is_successful
 
 from aitune_fp.core.generation import GenerationResult, TuneClock, build_id, skip_reason
-from aitune_fp.core.generation.accuracy_rule import teacher_verdict
+from aitune_fp.core.generation.accuracy_rule import MAX_KL, Figures, Limits, teacher_verdict
+from aitune_fp.core.generation.records import TeacherFigures
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.teacher import TeacherReference, teacher_forced
 from aitune_fp.effects.generation.timing import default_rule, time_stepper
+from aitune_fp.effects.machine.bandwidth import weight_bytes
 from aitune_fp.shell.generation.candidates import Candidate, Steppers, phase_model
 from aitune_fp.shell.io import perform
 
-Accuracy = tuple[float, float, int | None]
+Accuracy = TeacherFigures
 _T = TypeVar("_T")
 
 
@@ -50,6 +52,7 @@ class Policy:
     max_rms_rel: float = 0.1
     wall_budget_s: float = 150.0
     build_budget_s: float = 120.0
+    max_kl: float = MAX_KL
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +70,42 @@ class Measuring:
 
 @dataclass(frozen=True, slots=True)
 class Ready:
-    """A built, checked candidate waiting to be timed."""
+    """A built, checked candidate waiting to be timed; ``stepper`` is ``None`` when it was
+    released after its check (:func:`owns_weights`) and is built again from disk to be
+    timed."""
 
     candidate: Candidate
-    stepper: Stepper
+    stepper: Stepper | None
     accuracy: Accuracy
+
+
+def owns_weights(cand: Candidate) -> bool:
+    """True when the candidate's stepper holds its own copy of the weights (OpenVINO, an
+    AOTInductor package, a bf16 copy), so that only one such stepper is kept at a time:
+    released after its check and after its timing, built again (from disk) when used; the
+    tune's peak memory is then the model and one copy, not a copy per candidate.
+
+    >>> from aitune_fp.shell.generation.candidates import named
+    >>> owns_weights(named("eager_static_1thread")), owns_weights(named("openvino_static_int8"))
+    (False, True)
+    """
+    kinds = {str(k) for k in cand.kinds}
+    return cand.dtype != "float32" or bool(kinds & {"openvino", "aoti"})
+
+
+def stepper_of(m: Measuring, ready: Ready) -> Stepper:
+    """``ready``'s stepper: kept, or built again from the tune's cache."""
+    if ready.stepper is not None:
+        return ready.stepper
+    return m.steppers.get(ready.candidate, m.policy.build_budget_s)
+
+
+def release(m: Measuring, cand: Candidate) -> None:
+    """Drop ``cand``'s stepper (and its plain twin's) from the tune's cache when it owns
+    its weights (:func:`owns_weights`)."""
+    if owns_weights(cand):
+        m.steppers.built.pop(cand.name, None)
+        m.steppers.built.pop(cand.name.removesuffix(f"_{cand.threads}thread"), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +127,17 @@ def _attempt(stage: str, name: str, effect: Callable[[], _T]) -> IOResult[_T, st
         return IOFailure(f"{name} failed at {stage}: {type(exc).__name__}: {exc}")
 
 
+AHEAD_MAX_BYTES: Final = 256 << 20
+"""The largest model (weight bytes) whose AOTInductor compile starts ahead: past it the
+child holds another copy of the weights and takes the cores the tune's own builds and checks
+need for minutes, so the compile waits for its turn (and the wall-budget rule)."""
+
+
 def start_ahead(m: Measuring, chosen: list[Candidate]) -> Preparation:
-    """Start the float32 AOTInductor compile now when a chosen candidate needs it."""
+    """Start the float32 AOTInductor compile now when a chosen candidate needs it and the
+    model is small enough (:data:`AHEAD_MAX_BYTES`)."""
     aoti = [c for c in chosen if c.dtype == "float32" and "aoti" in c.compiled]
-    if not aoti:
+    if not aoti or weight_bytes(m.steppers.model) > AHEAD_MAX_BYTES:
         return Preparation()
     model, budget = phase_model(m.steppers.model, aoti[0]), m.policy.build_budget_s
     started = perform(
@@ -126,7 +167,8 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
     if why is not None:
         return _fail(m, state, cand, f"{cand.name} {why}")
     start = time.perf_counter()
-    made = perform(_built_and_checked(m, cand, clock.build_budget(m.policy.build_budget_s)))
+    known = _plain_figures(state, cand)
+    made = perform(_built_and_checked(m, cand, clock.build_budget(m.policy.build_budget_s), known))
     if not is_successful(made):
         why = str(made.failure())
         failed = state.failed.update({build_id(k, cand.dtype): why for k in cand.compiled})
@@ -134,10 +176,20 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
     return _ready(m, state, cand, made.unwrap(), time.perf_counter() - start)
 
 
+def _plain_figures(state: Preparation, cand: Candidate) -> Accuracy | None:
+    """A thread twin's figures: its plain candidate's, when that one is checked (threads
+    change where a sum is split, not what the step computes: one check serves both)."""
+    if not cand.threads:
+        return None
+    plain = cand.name.removesuffix(f"_{cand.threads}thread")
+    return next((r.accuracy for r in state.ready if r.candidate.name == plain), None)
+
+
 def _built_and_checked(
-    m: Measuring, cand: Candidate, budget_s: float
+    m: Measuring, cand: Candidate, budget_s: float, known: Accuracy | None = None
 ) -> IOResult[tuple[Stepper, Accuracy], str]:
-    """The candidate's stepper from the cache and its teacher-forced accuracy, or why not."""
+    """The candidate's stepper from the cache and its teacher-forced accuracy (``known``:
+    its plain twin's), or why not."""
 
     ref = m.ref
     if ref is None:
@@ -145,6 +197,8 @@ def _built_and_checked(
 
     def checked(stepper: Stepper) -> IOResult[tuple[Stepper, Accuracy], str]:
         check = "teacher-forced check"
+        if known is not None:
+            return IOSuccess((stepper, known))
         return _attempt(check, cand.name, lambda: (stepper, teacher_forced(stepper, ref)))
 
     return _attempt("build", cand.name, lambda: m.steppers.get(cand, budget_s)).bind(checked)
@@ -154,13 +208,17 @@ def _ready(
     m: Measuring, state: Preparation, cand: Candidate, made: tuple[Stepper, Accuracy], took: float
 ) -> Preparation:
     stepper, accuracy = made
+    kept: Stepper | None = stepper
+    if owns_weights(cand):
+        release(m, cand)
+        kept = None
     longest = max(state.longest_build_s, took) if cand.costly else state.longest_build_s
     checked = _judged(m.policy, _result(cand, m.points[0], 0, (0.0, 0.0), accuracy), _positions(m))
     return replace(
         state,
         longest_build_s=longest,
         checked=state.checked.set(cand.name, checked),
-        ready=(*state.ready, Ready(cand, stepper, accuracy)),
+        ready=(*state.ready, Ready(cand, kept, accuracy)),
     )
 
 
@@ -168,12 +226,15 @@ def timed_one(m: Measuring, ready: Ready) -> list[GenerationResult] | str:
     """Every point's judged result for ``ready``, or the failure line of its timing."""
     cand = ready.candidate
     rule = default_rule()
-    timing = _attempt(
-        "timing",
-        cand.name,
-        lambda: [time_stepper(ready.stepper, ids, m.new_tokens, rule) for ids in m.points],
-    )
-    made = perform(timing)
+
+    def timed() -> list[tuple[float, float]]:
+        stepper = stepper_of(m, ready)
+        try:
+            return [time_stepper(stepper, ids, m.new_tokens, rule) for ids in m.points]
+        finally:
+            release(m, cand)
+
+    made = perform(_attempt("timing", cand.name, timed))
     if not is_successful(made):
         return str(made.failure())
     return [
@@ -199,8 +260,9 @@ def _fail(m: Measuring, state: Preparation, cand: Candidate, failure: str) -> Pr
 
 def _judged(policy: Policy, r: GenerationResult, positions: int) -> GenerationResult:
     """``r`` with the policy's verdict on its teacher-forced figures (over ``positions``)."""
-    v = teacher_verdict(r.top1, positions, r.rms_rel, r.precision, policy.min_top1,
-                        policy.max_rms_rel)  # fmt: skip
+    figures = Figures(r.top1, r.rms_rel, positions, r.kl, r.clear_positions, r.clear_top1)
+    limits = Limits(policy.min_top1, policy.max_rms_rel, policy.max_kl)
+    v = teacher_verdict(figures, r.precision, limits)
     return replace(r, accurate=v.accurate, positions=positions, top1_lower=v.lower,
                    positions_needed=v.needed)  # fmt: skip
 
@@ -222,15 +284,17 @@ def _result(
         new,
         phases[0],
         phases[1],
-        accuracy[0],
-        accuracy[1],
-        accuracy[2],
+        accuracy.top1,
+        accuracy.rms_rel,
+        accuracy.first_divergence,
+        kl=accuracy.kl,
+        clear_positions=accuracy.clear_positions,
+        clear_top1=accuracy.clear_top1,
     )
 
 
 def failed(cand: Candidate, ids: torch.Tensor, new: int, failure: str) -> GenerationResult:
     """A failed candidate's result at one point: infinite latencies, no accuracy."""
     inf = float("inf")
-    return replace(
-        _result(cand, ids, new, (inf, inf), (0.0, inf, None)), accurate=False, failure=failure
-    )
+    none = TeacherFigures(0.0, inf)
+    return replace(_result(cand, ids, new, (inf, inf), none), accurate=False, failure=failure)

@@ -37,7 +37,7 @@ from pyrsistent import pmap
 from returns.result import Success
 
 from aitune_fp.core.generation import GenerationResult
-from aitune_fp.core.generation.choose import GenerationPick, candidate_of
+from aitune_fp.core.generation.choose import GenerationPick, accuracy_text, candidate_of
 from aitune_fp.core.generation.run_record import outcome_config, profile_of, validation_of
 from aitune_fp.core.generation.verify import round_sample, verified_result, verify_tokens
 from aitune_fp.core.report.notes import render
@@ -52,7 +52,14 @@ from aitune_fp.effects.generation.timing import hf_rule, time_hf
 from aitune_fp.effects.measure.interleave import interleave
 from aitune_fp.shell.drive import as_timed
 from aitune_fp.shell.generation.candidates import BASELINE, Candidate
-from aitune_fp.shell.generation.measure import Measuring, Preparation, prepare, refuse, start_ahead
+from aitune_fp.shell.generation.measure import (
+    Measuring,
+    Preparation,
+    prepare,
+    refuse,
+    start_ahead,
+    stepper_of,
+)
 from aitune_fp.shell.generation.measure import timed_one as time_ready
 
 WARM_RUNS = 2
@@ -200,9 +207,9 @@ class GenerationAnswer:
         why it cannot take part)."""
         if backend == BASELINE:
             return None
-        ready = next((r.stepper for r in self.prepared.ready if r.candidate.name == backend), None)
+        ready = next((r for r in self.prepared.ready if r.candidate.name == backend), None)
         if ready is not None:
-            return ready
+            return stepper_of(self.m, ready)
         cand = next(c for c in self.asked.chosen if c.name == backend)
         if cand.costly and cand.name not in self.m.steppers.built:
             return f"{backend} compiles: a re-check does not build it again"
@@ -236,9 +243,7 @@ def prepared_line(state: Preparation, name: str) -> str:
         return f"{name}: {failed}"
     ready = state.checked[name]
     verdict = "accurate" if ready.accurate else "refused by the accuracy policy"
-    bound = "" if ready.top1_lower is None else (
-        f", ≥ {ready.top1_lower:.3f} at 95 % on {ready.positions} positions")  # fmt: skip
-    return f"{name}: built, teacher-forced top-1 {ready.top1:.3f}{bound} ({verdict})"
+    return f"{name}: built, {accuracy_text(ready)} ({verdict})"
 
 
 def timed_line(r: GenerationResult) -> str:

@@ -60,7 +60,15 @@ from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.teacher import TeacherReference, reference
 from aitune_fp.effects.machine.bandwidth import read_bandwidth, weight_bytes
 from aitune_fp.effects.machine.environment import environment_fingerprint
-from aitune_fp.shell.generation.candidates import BASELINE, BY_NAME, CANDIDATES, Candidate, Steppers
+from aitune_fp.shell.generation.candidates import (
+    BASELINE,
+    BY_NAME,
+    CANDIDATES,
+    Candidate,
+    Steppers,
+    named,
+    refusals,
+)
 from aitune_fp.shell.generation.measure import Measuring, Policy
 from aitune_fp.shell.generation.prompts import (
     held_out,
@@ -79,6 +87,10 @@ from aitune_fp.shell.generation.tuned_generator import TunedGenerator
 from aitune_fp.shell.sealed import LoadError
 from aitune_fp.shell.wall_clock import Stopwatch
 
+HELD_OUT_NEW = 64
+"""Teacher-forced positions per held-out row (at most the tune's new tokens): long rows
+make the positions a bound needs from few prompts, whose prefill is the check's cost on a
+large model."""
 VERIFY_SECONDS = 3.0
 """The verification's default budget (seconds of paired rounds; it may extend for a
 leaning verdict, as every tune's)."""
@@ -114,10 +126,11 @@ def tune_generate(
     def checked(ids: list[torch.Tensor]) -> IOResult[TunedGenerator, TuneError]:
         request = request_of(model, ids, new_tokens, batch_sizes)
         asked = replace(request, candidates=tuple(candidates or ()))
-        problem = refusal(asked, tuple(BY_NAME))
+        twins = tuple(n for n in candidates or () if n not in BY_NAME and named(n) is not None)
+        problem = refusal(asked, (*BY_NAME, *twins))
         if problem is not None:
             return IOFailure(TuneError(problem))
-        chosen = [BY_NAME[n] for n in candidates] if candidates is not None else list(CANDIDATES)
+        chosen = [_named(n) for n in candidates] if candidates is not None else list(CANDIDATES)
         said = progress if progress is not None else _quiet
         tune = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy, said, verify_seconds,
                      clock)  # fmt: skip
@@ -131,6 +144,14 @@ def tune_generate(
         )  # fmt: skip
 
     return prompts_of(prompts, tokenizer).bind(checked)
+
+
+def _named(name: str) -> Candidate:
+    """The candidate ``name`` (the request check has refused an unknown one before)."""
+    found = named(name)
+    if found is None:
+        raise ValueError(f"unknown candidate {name!r}")
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +172,7 @@ class _Tune:
     ) -> TeacherReference:
         """The eager fp32 teacher reference on held-out ids on the model's device (enough
         positions for a bound when a ``reduced``-precision candidate is judged)."""
-        new = min(self.new_tokens, 16)
+        new = min(self.new_tokens, HELD_OUT_NEW)
         rows = held_out_rows(new, reduced)
         ids = held_out(self.model, [i.shape[1] for i in self.ids], rows)
         eager = steppers.get(BY_NAME["eager_static"])
@@ -167,10 +188,10 @@ class _Tune:
         model = self.model
         model.eval()
         device = devices.model_device(model)
-        refused = devices.refusals([c.name for c in chosen], device)
+        refused = refusals(chosen, device)
         steppers = Steppers(model)
         kept = [c for c in chosen if c.name not in refused]
-        reduced = any(c.dtype != "float32" for c in kept)
+        reduced = any(c.precision != "float32" for c in kept)
         ref = self._reference(steppers, device, reduced) if kept else None
         m = Measuring(self._points(), self.new_tokens, ref, self.policy, start, steppers)
         asked = GenerationAsk(tuple(chosen), refused, strategy.metric.label, self.progress)
@@ -195,7 +216,9 @@ class _Tune:
         pick = choice.result
         runs = steppers.built.get(pick.name)
         module = getattr(runs, "model", self.model)
-        bound = DecodeBound(read_bandwidth(), weight_bytes(module), pick.batch)
+        read = getattr(runs, "weight_bytes", None)  # an OpenVINO step's compressed weights
+        read = float(read) if read is not None else weight_bytes(module)
+        bound = DecodeBound(read_bandwidth(), read, pick.batch)
         self.progress(bound.line(pick.name, pick.itl_ms))
         facts = {"bandwidth_bytes_per_s": bound.bandwidth, "weight_bytes": bound.weight_bytes,
                  "batch": bound.batch, "tokens_per_s": bound.tokens_per_s,
