@@ -85,7 +85,10 @@ class OpenVino(ConfigIdentity):
         libraries=("torch.onnx", "onnxscript", "openvino"),
         server_skips=("openvino",),  # its import starts a thread pool: no fork after it
         sdks=("openvino", "nncf"),
-        sdk_modules=("aitune_fp.effects.backends.ov_quant",),
+        sdk_modules=(
+            "aitune_fp.effects.backends.ov_quant",
+            "aitune_fp.effects.generation.openvino_steps",
+        ),
         versions=(
             Library("openvino", ("openvino",), supported=((2024, 0), None)),
             Library("nncf", ("nncf",)),
