@@ -14,7 +14,7 @@ builds (``compiled``) are what a failed build marks as failed for the rest of a 
 >>> GenerationCandidate("x", "tpu", "eager", "float32")
 Traceback (most recent call last):
 ...
-ValueError: unknown step kind 'tpu'; known: eager, inductor, aoti, onnx
+ValueError: unknown step kind 'tpu'; known: eager, inductor, aoti, onnx, cudagraph
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class StepKind(StrEnum):
     INDUCTOR = "inductor"
     AOTI = "aoti"
     ONNX = "onnx"
+    CUDAGRAPH = "cudagraph"
 
 
 def step_kind(value: str) -> StepKind:

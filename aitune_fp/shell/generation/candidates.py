@@ -47,6 +47,7 @@ CANDIDATES = (
     Candidate("onnx_static", ONNX, ONNX, "float32"),
     Candidate("aoti_static_bf16", AOTI, AOTI, "bfloat16"),
     Candidate("compiled_static_bf16", E, IND, "bfloat16"),
+    Candidate("cudagraph_static", E, StepKind.CUDAGRAPH, "float32"),  # CUDA only (devices)
 )
 BY_NAME = {c.name: c for c in CANDIDATES}
 
