@@ -85,9 +85,10 @@ def qwen05(layers: int) -> Any:
     config = transformers.Qwen2Config(
         vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
         num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
-        tie_word_embeddings=True, rope_theta=1000000.0, rms_norm_eps=1e-6,
+        tie_word_embeddings=True, rms_norm_eps=1e-6,
     )  # fmt: skip
-    return transformers.Qwen2ForCausalLM(config).eval()
+    model: Any = transformers.Qwen2ForCausalLM(config)
+    return model.eval()
 
 
 def _say(row: dict[str, Any]) -> None:

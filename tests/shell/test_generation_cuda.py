@@ -139,7 +139,7 @@ def test_tune_generate_on_cuda_records_refusals_and_measures_generate(
     import copy
 
     model = copy.deepcopy(tiny_llama).to(CUDA0)
-    tuned = tune_generate(model, [torch.randint(0, 256, (6,))], new_tokens=4)
+    tuned = perform(tune_generate(model, [torch.randint(0, 256, (6,))], new_tokens=4)).unwrap()
     base = next(r for r in tuned.results if r.name == "hf_eager_dynamic")
     assert base.ttft_ms > 0 and base.failure is None
     assert all("refused on cuda:0" in (r.failure or "") for r in tuned.results if r is not base)

@@ -23,7 +23,7 @@ builds (``compiled``) are what a failed build marks as failed for the rest of a 
 >>> GenerationCandidate("x", "tpu", "eager", "float32")
 Traceback (most recent call last):
 ...
-ValueError: unknown step kind 'tpu'; known: eager, inductor, aoti, onnx, openvino
+ValueError: unknown step kind 'tpu'; known: eager, inductor, aoti, onnx, openvino, cudagraph
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class StepKind(StrEnum):
     AOTI = "aoti"
     ONNX = "onnx"
     OPENVINO = "openvino"
+    CUDAGRAPH = "cudagraph"
 
 
 def step_kind(value: str) -> StepKind:

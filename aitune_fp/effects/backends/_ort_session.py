@@ -171,18 +171,20 @@ def open_checked_session(
     return session
 
 
-def trt_profile_options(spec: InputSpec, max_batch_size: int) -> dict[str, str]:
+def trt_profile_options(spec: InputSpec, max_batch: int, opt_batch: int) -> dict[str, str]:
     """The TensorRT provider's optimisation profile: the same rows as the ``tensorrt``
-    backend's (:meth:`~aitune_fp.effects.inputs.spec.TensorSpec.profile`): batch 1 / max /
-    max, every dynamic axis at its declared min / opt / max (never pinned to the samples).
+    backend's (:meth:`~aitune_fp.effects.inputs.spec.TensorSpec.profile`): batch 1 /
+    ``opt_batch`` / ``max_batch``, every dynamic axis at its declared min / opt / max (never
+    pinned to the samples).
 
     >>> import torch
     >>> from aitune_fp.effects.inputs.samples import normalise_samples
     >>> spec = normalise_samples([torch.zeros(1, 8), torch.zeros(1, 12)]).spec
-    >>> trt_profile_options(spec, 4)["trt_profile_max_shapes"]
-    'input_0:4x12'
+    >>> options = trt_profile_options(spec, 4, 1)
+    >>> options["trt_profile_opt_shapes"], options["trt_profile_max_shapes"]
+    ('input_0:1x12', 'input_0:4x12')
     """
-    rows = [t.profile((1, max_batch_size, max_batch_size), spec.batch_axis) for t in spec.tensors]
+    rows = [t.profile((1, opt_batch, max_batch), spec.batch_axis) for t in spec.tensors]
     keys = ("trt_profile_min_shapes", "trt_profile_opt_shapes", "trt_profile_max_shapes")
     return {
         key: ",".join(

@@ -40,6 +40,7 @@ from returns.io import IOResult
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends._build_log import BuildLog
+from aitune_fp.effects.backends._runtime_fields import keyed_fields
 from aitune_fp.effects.inputs.samples import InputSpec, Samples
 
 
@@ -246,8 +247,11 @@ def describe_config(config: Any) -> str:
 
 
 def config_key(config: Any) -> str:
-    """A stable 16-hex-digit hash of the config's type and fields."""
-    payload = {"type": type(config).__qualname__, **dataclasses.asdict(config)}
+    """A stable 16-hex-digit hash of the config's type and fields (a ``keyed_when_set``
+    field left unset left out: :mod:`._runtime_fields`)."""
+    values = dataclasses.asdict(config)
+    kept = {f.name: values[f.name] for f in keyed_fields(config)}
+    payload = {"type": type(config).__qualname__, **kept}
     blob = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 

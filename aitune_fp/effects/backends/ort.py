@@ -22,7 +22,6 @@ Rules:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +38,9 @@ from aitune_fp.effects.backends._availability import (
     needs_cuda,
 )
 from aitune_fp.effects.backends._build_guard import BuildLog, available_build
+from aitune_fp.effects.backends._engine_settings import batch_range
 from aitune_fp.effects.backends._onnx import OnnxGraph, export_onnx, saved_graph
+from aitune_fp.effects.backends._ort_config import PROVIDERS, config_problem
 from aitune_fp.effects.backends._ort_fp16 import session_graph
 from aitune_fp.effects.backends._ort_info import ort_info, ort_precision
 from aitune_fp.effects.backends._ort_install import (
@@ -49,8 +50,6 @@ from aitune_fp.effects.backends._ort_install import (
 )
 from aitune_fp.effects.backends._ort_runners import session_runner
 from aitune_fp.effects.backends._ort_session import (
-    EXECUTION_MODES,
-    OPT_LEVELS,
     SaidDuringOpen,
     open_profiled_session,
     session_options,
@@ -58,7 +57,7 @@ from aitune_fp.effects.backends._ort_session import (
     trt_profile_options,
 )
 from aitune_fp.effects.backends._runner import prepared
-from aitune_fp.effects.backends._runtime_fields import runtime_option
+from aitune_fp.effects.backends._runtime_fields import keyed_when_set, runtime_option
 from aitune_fp.effects.backends._streams import dedicated_stream, device_index
 from aitune_fp.effects.backends._versions import unsupported
 from aitune_fp.effects.backends.base import (
@@ -71,12 +70,6 @@ from aitune_fp.effects.backends.base import (
 )
 from aitune_fp.effects.backends.ort_quant import QUANTIZED
 from aitune_fp.effects.inputs.samples import InputSpec, Samples
-
-PROVIDERS = {
-    "cpu": "CPUExecutionProvider",
-    "cuda": "CUDAExecutionProvider",
-    "tensorrt": "TensorrtExecutionProvider",
-}
 
 
 def _load_saved(config: OnnxRuntime, request: LoadRequest) -> Built:
@@ -98,8 +91,12 @@ class OnnxRuntime(ConfigIdentity):
     ``execution_mode`` (``sequential``/``parallel``); ``session_config`` holds extra
     ``(key, value)`` session config entries. ``fp16`` makes the TensorRT provider build
     fp16 engines and the CUDA provider run the graph converted to float16
-    (:mod:`._ort_fp16`); ``max_batch_size`` sets the TensorRT provider's optimisation
-    profile (batch 1 … ``max_batch_size``); ``tf32`` lets the CUDA provider use TF32 matmuls.
+    (:mod:`._ort_fp16`); ``max_batch_size`` and ``opt_batch_size`` set the TensorRT
+    provider's optimisation profile (batch 1 / ``opt_batch`` / ``max_batch_size``: opt is
+    the strategy's batch, :func:`aitune_fp.core.engine_batch.engine_opt_batch`, as for the
+    TensorRT engines; it is the TensorRT provider's only and enters the keys only when set,
+    so no CPU or CUDA config's cache key changed); ``tf32`` lets the CUDA provider use TF32
+    matmuls.
 
     >>> OnnxRuntime().describe(), OnnxRuntime(provider="tensorrt", fp16=True).describe()
     ('onnxruntime', "onnxruntime(provider='tensorrt', fp16=True)")
@@ -158,33 +155,16 @@ class OnnxRuntime(ConfigIdentity):
     fp16: bool = False
     tf32: bool = False
     max_batch_size: int = 1024
+    opt_batch_size: int | None = keyed_when_set()
     session_config: tuple[tuple[str, str], ...] = ()
     precision: str = "float32"
     """``float32``, or ``int8-dynamic``/``int8-static`` (:mod:`.ort_quant`, CPU provider)."""
     name: str = field(default="onnxruntime", init=False)
 
     def __post_init__(self) -> None:
-        choices = ("auto", *PROVIDERS)
-        if self.provider not in choices:
-            raise ValueError(
-                f"onnxruntime provider must be one of {choices}, got {self.provider!r}"
-            )
-        if self.graph_optimization not in OPT_LEVELS:
-            raise ValueError(
-                f"graph_optimization must be one of {tuple(OPT_LEVELS)}, "
-                f"got {self.graph_optimization!r}"
-            )
-        if self.execution_mode not in EXECUTION_MODES:
-            raise ValueError(
-                f"execution_mode must be one of {tuple(EXECUTION_MODES)}, "
-                f"got {self.execution_mode!r}"
-            )
-        if self.intra_op_threads < 0 or self.max_batch_size < 1:
-            raise ValueError("intra_op_threads must be >= 0 and max_batch_size >= 1")
-        if self.fp16 and self.provider not in ("tensorrt", "cuda"):
-            raise ValueError("fp16 applies to the TensorRT and CUDA providers only")
-        if self.precision not in ("float32", *QUANTIZED):
-            raise ValueError(f"precision must be float32 or one of {QUANTIZED}")
+        problem = config_problem(self)
+        if problem is not None:
+            raise ValueError(problem)
 
     @property
     def calibrated(self) -> bool:
@@ -202,11 +182,21 @@ class OnnxRuntime(ConfigIdentity):
             return "int8"
         return "float16" if self.fp16 else "float32"
 
+    @property
+    def opt_batch(self) -> int:
+        """The TensorRT provider's optimisation batch: ``opt_batch_size``, else the max.
+
+        >>> OnnxRuntime(provider="tensorrt", max_batch_size=64, opt_batch_size=1).opt_batch
+        1
+        """
+        return self.opt_batch_size if self.opt_batch_size is not None else self.max_batch_size
+
     def with_batch_range(self, max_batch_size: int) -> Backend:
-        """The TensorRT provider's batch range set; other providers fix none ahead of time."""
+        """The TensorRT provider's batch range set (an opt above it lowered to it); other
+        providers fix none ahead of time (itself)."""
         if self.provider != "tensorrt":
             return self
-        return dataclasses.replace(self, max_batch_size=max_batch_size)
+        return batch_range(self, max_batch_size)
 
     def resolved_provider(self, device: torch.device) -> str:
         """The provider this config uses on ``device`` (``auto`` resolved).
@@ -296,5 +286,6 @@ class OnnxRuntime(ConfigIdentity):
         if provider == "cuda":
             return [cuda]
         trt = {"device_id": index, **stream, "trt_fp16_enable": self.fp16}
-        trt |= trt_cache_options(graph) | trt_profile_options(spec, self.max_batch_size)
+        profile = trt_profile_options(spec, self.max_batch_size, self.opt_batch)
+        trt |= trt_cache_options(graph) | profile
         return [("TensorrtExecutionProvider", trt), cuda]

@@ -203,7 +203,9 @@ def with_max_batch_size(
 ) -> Backend:
     """``backend`` with its ahead-of-time batch range set to ``1 … max_batch_size`` and, for a
     config with an ``opt_batch_size`` field the user left unset, its optimisation batch
-    (:func:`aitune_fp.core.engine_batch.engine_opt_batch`), at most the range's top.
+    (:func:`aitune_fp.core.engine_batch.engine_opt_batch`), at most the range's top; a
+    config that fixes no batch range ahead of time (``with_batch_range`` returns it as it
+    is: ONNX Runtime's CPU and CUDA providers) gets no optimisation batch either.
 
     >>> from aitune_fp.effects.backends.inductor import InductorJIT
     >>> from aitune_fp.effects.backends.trt import TensorRT
@@ -215,10 +217,15 @@ def with_max_batch_size(
     8
     >>> with_max_batch_size(InductorJIT(), 64, 1).describe()
     'inductor'
+    >>> from aitune_fp.effects.backends.ort import OnnxRuntime
+    >>> with_max_batch_size(OnnxRuntime(provider="tensorrt"), 64, 1).opt_batch
+    1
+    >>> with_max_batch_size(OnnxRuntime(), 64, 1).describe()
+    'onnxruntime'
     """
     sized = backend.with_batch_range(max_batch_size)
     fields = {f.name for f in dataclasses.fields(sized)} if dataclasses.is_dataclass(sized) else ()
-    if opt_batch_size is None or "opt_batch_size" not in fields:
+    if opt_batch_size is None or "opt_batch_size" not in fields or sized is backend:
         return sized
     if getattr(sized, "opt_batch_size", None) is not None:
         return sized

@@ -15,7 +15,11 @@ Rules:
   there with a reason naming the candidate, the device and why (:func:`refusal`), recorded
   as the candidate's failure instead of building it. ONNX Runtime's and OpenVINO's steppers
   run on the CPU (numpy arrays in and out) and are refused on CUDA for that reason whatever
-  is proven.
+  is proven (a candidate's family is its name's first word: its thread twins included);
+- a CUDA-only candidate (:data:`CUDA_ONLY`: the CUDA-graph decode step) is not offered off
+  CUDA (:func:`offered`: a default tune on a CPU model does not list it, so its candidates
+  and decision-cache keys are as before), and asked for by name there it is refused with
+  the reason "needs a CUDA device", recorded as its failure, never built.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ timings in the GPU check's record); none yet."""
 CPU_ONLY = frozenset({"onnx", "openvino"})
 """Candidate families (a name's first word) whose steps run on the CPU whatever the
 model's device."""
+CUDA_ONLY = frozenset({"cudagraph"})
+"""Candidate families that run only on a CUDA device (a CUDA graph captures the decode
+step)."""
 
 
 def model_device(model: Any) -> torch.device:
@@ -80,10 +87,15 @@ def refusal(candidate: str, device: torch.device) -> str | None:
     'onnx_static refused on cuda'
     >>> "not yet proven on a CUDA device" in refusal("eager_static", torch.device("cuda", 1))
     True
+    >>> refusal("cudagraph_static", torch.device("cpu"))
+    'cudagraph_static refused on cpu: needs a CUDA device (its decode step is a CUDA graph)'
     """
     if device.type != "cuda":
-        return None
-    if candidate.split("_")[0] in CPU_ONLY:
+        needs = "needs a CUDA device (its decode step is a CUDA graph)"
+        return (
+            f"{candidate} refused on {device}: {needs}" if _family(candidate) in CUDA_ONLY else None
+        )
+    if _family(candidate) in CPU_ONLY:
         return (
             f"{candidate} refused on {device}: its steps run on a CPU runtime (ONNX Runtime's "
             "CPU provider, OpenVINO's CPU plugin)"
@@ -94,6 +106,24 @@ def refusal(candidate: str, device: torch.device) -> str | None:
             "checked its accuracy and CUDA-event timings); Hugging Face generate is measured"
         )
     return None
+
+
+def offered(names: Iterable[str], device: torch.device) -> tuple[str, ...]:
+    """The candidates of ``names`` a default tune lists on ``device`` (in order; see the
+    module rules).
+
+    >>> offered(["eager_static", "cudagraph_static"], torch.device("cpu"))
+    ('eager_static',)
+    >>> offered(["eager_static", "cudagraph_static"], torch.device("cuda", 0))
+    ('eager_static', 'cudagraph_static')
+    """
+    return tuple(n for n in names if device.type == "cuda" or _family(n) not in CUDA_ONLY)
+
+
+def _family(candidate: str) -> str:
+    """A candidate's family: its name's first word (``openvino_static_int8_1thread``:
+    ``openvino``)."""
+    return candidate.split("_")[0]
 
 
 def refusals(names: Iterable[str], device: torch.device) -> dict[str, str]:

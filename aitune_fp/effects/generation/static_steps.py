@@ -17,8 +17,11 @@ inference mode would otherwise fail Dynamo's stride and dispatch-key guards).
 Positions follow the mask (left padding counts from the first real token), as Hugging Face
 ``generate`` computes them. The cache, masks, positions and ``cache_position`` are made on the
 model's device (:func:`aitune_fp.effects.generation.devices.model_device`), never on the CPU
-for a CUDA model. A phase is eager, ``torch.compile`` (``inductor``) or an
-AOTInductor package (``aoti``, :mod:`aitune_fp.effects.generation.aoti_steps`).
+for a CUDA model. A phase is eager, ``torch.compile`` (``inductor``), an
+AOTInductor package (``aoti``, :mod:`aitune_fp.effects.generation.aoti_steps`) or, for the
+decode phase, the eager step captured in a CUDA graph (``cudagraph``,
+:mod:`aitune_fp.effects.generation.graph_steps`: refused off CUDA before anything is built;
+its cache capacity is bucketed as a compiled step's, so one capture serves a bucket).
 """
 
 from __future__ import annotations
@@ -35,9 +38,12 @@ from transformers.cache_utils import StaticLayer
 from aitune_fp.effects.generation.aoti_steps import AotiStore
 from aitune_fp.effects.generation.cache_module import cache_shapes, next_logits
 from aitune_fp.effects.generation.devices import model_device
+from aitune_fp.effects.generation.graph_steps import GraphStep, cuda_refusal
 
 Step = Callable[..., torch.Tensor]
-KINDS = ("eager", "inductor", "aoti")
+KINDS = ("eager", "inductor", "aoti", "cudagraph")
+BUCKETED = ("inductor", "cudagraph")
+"""Decode kinds whose cache capacity is rounded up (:func:`capacity_for`)."""
 MIN_CAPACITY = 64
 
 
@@ -56,11 +62,13 @@ class StepRecipe:
     """How a candidate runs one phase: ``kind`` in :data:`KINDS`; ``budget_s`` bounds an
     AOTInductor compile, ``store`` holds the tune's packages (a store of its own when none
     is passed; the model's dtype is set by the caller: a bf16 candidate hands a bf16 copy of
-    the model)."""
+    the model); ``cuda`` is the ``torch.cuda`` namespace a ``cudagraph`` step captures with
+    (``None``: torch's own, which needs a CUDA model; a test passes a fake)."""
 
     kind: str = "eager"
     budget_s: float = 600.0
     store: AotiStore | None = None
+    cuda: Any = None
 
 
 def _forward(model: torch.nn.Module) -> Step:
@@ -87,6 +95,11 @@ def make_step(model: torch.nn.Module, recipe: StepRecipe, dynamic: bool) -> Step
         store = recipe.store if recipe.store is not None else AotiStore()
         return store.load(store.build(model, recipe.budget_s))
     base = _forward(model)
+    if recipe.kind == "cudagraph":
+        refused = cuda_refusal(model_device(model)) if recipe.cuda is None else None
+        if refused is not None:
+            raise ValueError(refused)
+        return GraphStep(base, recipe.cuda)
     return torch.compile(_own_code(base), dynamic=dynamic) if recipe.kind == "inductor" else base
 
 
@@ -122,7 +135,7 @@ class StaticStepper:
         self._length = 0
 
     def _cache_for(self, batch: int, max_len: int) -> Any:
-        if self.decode_recipe.kind == "inductor":
+        if self.decode_recipe.kind in BUCKETED:
             max_len = capacity_for(max_len)
         if self._cache is None or self._cache_key != (batch, max_len):
             self._cache = static_cache(self.model, batch, max_len)

@@ -62,6 +62,7 @@ PLAIN = (
     Candidate("onnx_static", ONNX, ONNX, "float32"),
     Candidate("aoti_static_bf16", AOTI, AOTI, "bfloat16"),
     Candidate("compiled_static_bf16", E, IND, "bfloat16"),
+    Candidate("cudagraph_static", E, StepKind.CUDAGRAPH, "float32"),  # CUDA only (devices)
 )
 """Every candidate at the process's threads, in the order a tune prepares them."""
 _PLAIN_BY_NAME = {c.name: c for c in PLAIN}

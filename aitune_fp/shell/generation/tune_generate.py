@@ -24,7 +24,9 @@ message is one line naming the problem, before anything is built. Device: prompt
 held-out ids go to the model's device; a candidate that may not run there
 (:func:`aitune_fp.effects.generation.devices.refusal`: on CUDA, every one not yet proven on
 a GPU) is recorded as refused with its reason and never built, and without a candidate left
-no reference is computed (HF ``generate`` is still measured).
+no reference is computed (HF ``generate`` is still measured); by default a tune lists only
+the candidates offered on that device (:func:`~aitune_fp.effects.generation.devices.offered`:
+no CUDA-graph candidate on a CPU model).
 """
 
 from __future__ import annotations
@@ -130,11 +132,13 @@ def tune_generate(
         problem = refusal(asked, (*BY_NAME, *twins))
         if problem is not None:
             return IOFailure(TuneError(problem))
-        chosen = [_named(n) for n in candidates] if candidates is not None else list(CANDIDATES)
+        device = devices.model_device(model)
+        default = devices.offered((c.name for c in CANDIDATES), device)
+        chosen = [_named(n) for n in (candidates if candidates is not None else default)]
         said = progress if progress is not None else _quiet
         tune = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy, said, verify_seconds,
                      clock)  # fmt: skip
-        names, device = tuple(c.name for c in chosen), devices.model_device(model)
+        names = tuple(c.name for c in chosen)
         asking = Asking(model, ids, new_tokens, tuple(batch_sizes), strategy, names, policy,
                         device)  # fmt: skip
         folder = Path(cache_dir) if cache_dir is not None else None
