@@ -1,8 +1,9 @@
 """The CLI's side of the long-lived tuning service: attach a ``tune`` or ``demo`` to it, or
 ask it for its status or to stop.
 
-Rules (the standard library and the typed messages only, before the CLI imports anything
-heavy):
+Rules (standard library only on import, before the CLI imports anything heavy or anything
+of the core; the typed messages, :mod:`aitune_fp.core.serving.service_messages`, are
+imported once a service answers):
 - ``aitune-fp tune`` and ``demo`` attach when this user's service is running
   (:func:`attach`), unless ``--no-service`` is given, ``AITUNE_FP_SERVICE=0``, or the
   tune is on a CUDA device (:func:`on_cuda`); without
@@ -37,12 +38,12 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from pyrsistent import pmap
-
-from aitune_fp.core.serving.service_messages import Exited, Reply, Request, Started, TuneAsked
 from aitune_fp.effects.isolation import service_wire as wire
+
+if TYPE_CHECKING:
+    from aitune_fp.core.serving.service_messages import Reply, Request, TuneAsked
 
 ATTACHING: Final = frozenset({"tune", "demo", "tune-generate"})
 FORWARDED: Final = {signal.SIGINT: signal.SIGINT, signal.SIGTERM: signal.SIGTERM,
@@ -145,6 +146,8 @@ def attach(argv: Sequence[str]) -> int | None:
 def _tune_there(sock: socket.socket, argv: Sequence[str]) -> int | None:
     """Send the command line and this process's stdio to the service: the tune's exit code,
     or ``None`` to run it here (no answer, or the service refused it: one note)."""
+    from aitune_fp.core.serving.service_messages import Started
+
     try:
         wire.send(sock, _request(argv), [0, 1, 2])
         reply = wire.reply(sock)
@@ -158,6 +161,10 @@ def _tune_there(sock: socket.socket, argv: Sequence[str]) -> int | None:
 
 
 def _request(argv: Sequence[str]) -> TuneAsked:
+    from pyrsistent import pmap
+
+    from aitune_fp.core.serving.service_messages import TuneAsked
+
     env = dict(os.environ)
     return TuneAsked(
         argv=tuple(argv),
@@ -191,6 +198,8 @@ def _handlers(pidfd: int | None) -> dict[signal.Signals, Any]:
 
 def _wait(sock: socket.socket, pid: int) -> int:
     """Forward signals to the tune until the service reports its exit code."""
+    from aitune_fp.core.serving.service_messages import Exited
+
     pidfd = _pidfd(pid)
     previous = {sig: signal.signal(sig, h) for sig, h in _handlers(pidfd).items()}
     sock.settimeout(None)

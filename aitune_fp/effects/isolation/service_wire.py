@@ -1,7 +1,8 @@
 """Where the long-lived tuning service listens, who may talk to it, and how they talk.
 
-Rules (the standard library and the typed messages only: the CLI attaches with this before
-it imports anything heavy):
+Rules (standard library only on import: the CLI attaches with this before it imports
+anything heavy or anything of the core; the typed messages are imported when a message is
+first sent or read):
 - the service's files live in one private folder (:func:`service_dir`):
   ``$AITUNE_FP_SERVICE_DIR``, else ``$XDG_RUNTIME_DIR/aitune_fp``, else
   ``$XDG_CACHE_HOME/aitune_fp/service`` (``~/.cache`` by default); it is created ``0700``
@@ -31,9 +32,10 @@ import struct
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from aitune_fp.core.serving.service_messages import PROTOCOL, Reply, Request, decode_reply, encode
+if TYPE_CHECKING:
+    from aitune_fp.core.serving.service_messages import Reply, Request
 
 HEADER: Final = struct.Struct(">I")
 MAX_FDS: Final = 8
@@ -99,6 +101,8 @@ def peer_uid(sock: socket.socket) -> int:
 
 def send(sock: socket.socket, message: Request | Reply, fds: Sequence[int] = ()) -> None:
     """Send ``message`` (and ``fds`` with its first bytes)."""
+    from aitune_fp.core.serving.service_messages import encode
+
     data = encode(message)
     data = HEADER.pack(len(data)) + data
     sent = socket.send_fds(sock, [data], list(fds)) if fds else sock.send(data)
@@ -126,6 +130,8 @@ def receive(sock: socket.socket) -> tuple[bytes, list[int]]:
 
 def reply(sock: socket.socket) -> Reply:
     """The next reply (a malformed one: a refusal saying so)."""
+    from aitune_fp.core.serving.service_messages import decode_reply
+
     return decode_reply(receive(sock)[0])
 
 
@@ -166,6 +172,7 @@ def digest(env: Mapping[str, str] | None = None, path: Sequence[str] | None = No
     """
     from aitune_fp import __file__ as package_file
     from aitune_fp import __version__
+    from aitune_fp.core.serving.service_messages import PROTOCOL
 
     facts = {
         "executable": os.path.realpath(sys.executable),
