@@ -210,15 +210,17 @@ def as_timed(purpose: str, timed: Interleaved, left: Mapping[str, str] | None = 
 def _time_rounds(setup: Setup, runners: Runners, command: TimeRounds) -> Interleaved:
     """The final rounds' participants made here, timed until the judge stops."""
     who = [(n, runners[n], bs) for n, bs in command.participants if n in runners]
-    return time_rounds(who, setup.samples, setup.device, command.plan, command.judge,
-                       setup.settings)  # fmt: skip
+    r = setup.request
+    return time_rounds(who, r.samples, r.device, command.plan, command.judge, r.settings)
 
 
 def _verify(setup: Setup, runners: Runners, command: Verify) -> Interleaved:
     """The verification's entries made here, warmed and timed until the judge stops."""
     who = [(k, runners[b], bs) for k, b, bs in command.entries if b in runners]
-    return time_paired(who, setup.samples, setup.device, command.plan, command.judge,
-                       setup.settings, warmup_of=command.seconds)  # fmt: skip
+    r, warmup = setup.request, command.seconds
+    return time_paired(
+        who, r.samples, r.device, command.plan, command.judge, r.settings, warmup_of=warmup
+    )
 
 
 def _build(
@@ -228,7 +230,7 @@ def _build(
     name, done = command.name, shown(run)
     backend = backends[name]
     if command.batch_sizes:
-        setup = dataclasses.replace(setup, batch_sizes=command.batch_sizes)
+        setup = setup.swept(command.batch_sizes)
     if command.reuse is not None:
         made = _reused(setup, backend, name, command.reuse)
     else:
@@ -267,7 +269,9 @@ def _reused(setup: Setup, config: Backend, name: str, profile: Profile) -> Candi
     """A reused baseline: its profile from the earlier run, a fresh runner made here."""
     folder = building.work_dir(setup, config, name)
     setup.emit("backend_start", name, 0)
-    built = perform(config.build(setup.module, setup.samples, setup.device, folder))
+    built = perform(
+        config.build(setup.request.module, setup.request.samples, setup.request.device, folder)
+    )
     return CandidateRun(config, name, built.value_or(None), IOSuccess(profile), work_dir=folder)
 
 

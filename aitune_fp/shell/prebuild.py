@@ -166,10 +166,10 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     judged by :func:`~aitune_fp.core.session.prebuild.buildable_ahead`."""
     if not setup.isolation:
         return plan
-    by_cores = builds_at_once(os.environ, _cores(), 0.0, setup.device.type)
+    by_cores = builds_at_once(os.environ, _cores(), 0.0, setup.request.device.type)
     if by_cores < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
         return dataclasses.replace(plan, parallel=by_cores)
-    request = building.request_of(setup)
+    request = setup.request
     if request.cache_dir is not None and unusable_reason(request.cache_dir) is not None:
         request = dataclasses.replace(request, cache_dir=None)
     digest = functools.cache(lambda: _digest(setup))
@@ -179,21 +179,21 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
         return dataclasses.replace(plan, parallel=by_cores)
     return dataclasses.replace(plan, ahead=names,
                                parallel=builds_at_once(os.environ, _cores(), _load(),
-                                                       setup.device.type))  # fmt: skip
+                                                       setup.request.device.type))  # fmt: skip
 
 
 def _digest(setup: Setup) -> str | None:
     """The module's digest for the cache keys (``None``: it cannot be keyed)."""
     try:
-        return model_digest(setup.module)
+        return model_digest(setup.request.module)
     except Exception:
         return None
 
 
 def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
     folder = building.work_dir(setup, backend, name) / ".ahead"
-    keep = not loadable(backend) and setup.device.type == "cpu"  # kept warm for the sweep
-    return PrebuildJob(building.request_of(setup), backend, name, folder, keep)
+    keep = not loadable(backend) and setup.request.device.type == "cpu"  # kept warm for the sweep
+    return PrebuildJob(setup.request, backend, name, folder, keep)
 
 
 def prebuilt(setup: Setup, command: Prebuild, backends: Mapping[str, Backend]) -> Prebuilt:
