@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Final
 from aitune_fp.effects.isolation import service_wire as wire
 
 if TYPE_CHECKING:
-    from aitune_fp.core.serving.service_messages import Reply, Request, TuneAsked
+    from aitune_fp.core.serving.service_messages import Reply, Request
 
 ATTACHING: Final = frozenset({"tune", "demo", "tune-generate"})
 FORWARDED: Final = {signal.SIGINT: signal.SIGINT, signal.SIGTERM: signal.SIGTERM,
@@ -149,7 +149,7 @@ def _tune_there(sock: socket.socket, argv: Sequence[str]) -> int | None:
     from aitune_fp.core.serving.service_messages import Started
 
     try:
-        wire.send(sock, _request(argv), [0, 1, 2])
+        wire.send(sock, wire.tune_asked(argv), [0, 1, 2])
         reply = wire.reply(sock)
     except (OSError, EOFError):
         return None
@@ -158,24 +158,6 @@ def _tune_there(sock: socket.socket, argv: Sequence[str]) -> int | None:
         _note(f"service not used: {why}; tuning in this process")
         return None
     return _wait(sock, reply.pid)
-
-
-def _request(argv: Sequence[str]) -> TuneAsked:
-    from pyrsistent import pmap
-
-    from aitune_fp.core.serving.service_messages import TuneAsked
-
-    env = dict(os.environ)
-    return TuneAsked(
-        argv=tuple(argv),
-        argv0=sys.argv[0] if sys.argv else "aitune-fp",
-        cwd=os.getcwd(),
-        env=pmap(env),
-        path=tuple(wire.search_path()),
-        digest=wire.digest(env),
-        started=wire.process_start(),
-        encoding=getattr(sys.stdout, "encoding", None),
-    )
 
 
 def _handlers(pidfd: int | None) -> dict[signal.Signals, Any]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from aitune_fp.core.serving.service_messages import Reply, Request
+    from aitune_fp.core.serving.service_messages import Reply, Request, TuneAsked
 
 HEADER: Final = struct.Struct(">I")
 MAX_FDS: Final = 8
@@ -183,6 +183,26 @@ def digest(env: Mapping[str, str] | None = None, path: Sequence[str] | None = No
         "protocol": PROTOCOL,
     }
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def tune_asked(argv: Sequence[str]) -> TuneAsked:
+    """The request to tune ``argv`` as this process would: its place, environment, search
+    path, digest, start time and stdout encoding (its stdio travels with it)."""
+    from pyrsistent import pmap
+
+    from aitune_fp.core.serving.service_messages import TuneAsked
+
+    env = dict(os.environ)
+    return TuneAsked(
+        argv=tuple(argv),
+        argv0=sys.argv[0] if sys.argv else "aitune-fp",
+        cwd=os.getcwd(),
+        env=pmap(env),
+        path=tuple(search_path()),
+        digest=digest(env),
+        started=process_start(),
+        encoding=getattr(sys.stdout, "encoding", None),
+    )
 
 
 def process_start() -> float | None:
