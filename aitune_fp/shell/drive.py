@@ -13,7 +13,7 @@ Rules:
   ``Profiled`` carries every fact the record keeps of it
   (:func:`~aitune_fp.shell.recording.facts_of`); a ``Build`` with ``batch_sizes``
   profiles those instead of the setup's ladder; ``Close``: the named runners released;
-  ``Replace``: nothing to do (the record reads the session's profiles); ``Say``: its
+  ``Say``: its
   note's line (:func:`~aitune_fp.core.report.notes.render`), at its level;
 - after each step (before the next command is carried out) ``journal`` is told the run
   (:class:`~aitune_fp.shell.journal.Recorder` writes the record derived from the session,
@@ -57,7 +57,6 @@ from aitune_fp.core.session import (
     Event,
     Prebuild,
     Profiled,
-    Replace,
     Say,
     Session,
     SessionPlan,
@@ -178,8 +177,6 @@ def carry_out(
             return dataclasses.replace(run, live=kept), None
         case Say(note):
             (log.warning if note.level == "warning" else log.info)("%s", render(note))
-            return run, None
-        case Replace():
             return run, None
         case TimeRounds() | Verify():
             return run, _timed(setup, run, command)
