@@ -44,8 +44,9 @@ def _batch_events(setup: Setup, done: int, name: str) -> Callable[[BatchReport],
         text = f"{mean(report.samples):.3f} ms/call over {len(report.samples)} calls"
         if report.stopped_early:
             text += " (stopped early: a clear loser there)"
-        setup.emit("batch_size", name, done, stage="profile", batch_size=report.batch_size,
-                   message=text)  # fmt: skip
+        setup.emit(
+            "batch_size", name, done, stage="profile", batch_size=report.batch_size, message=text
+        )
 
     return on_batch
 
@@ -75,10 +76,12 @@ def isolated(
     setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
 ) -> CandidateRun:
     """The candidate in a worker (its peak memory is measured there)."""
-    hooks = Hooks(lambda stage: setup.emit("stage", name, done, stage=stage),
-                  _batch_events(setup, done, name))  # fmt: skip
-    return isolated_candidate(setup.request, _candidate(setup, backend, name, early), hooks,
-                              setup.timeouts)  # fmt: skip
+    hooks = Hooks(
+        lambda stage: setup.emit("stage", name, done, stage=stage), _batch_events(setup, done, name)
+    )
+    return isolated_candidate(
+        setup.request, _candidate(setup, backend, name, early), hooks, setup.timeouts
+    )
 
 
 def with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:

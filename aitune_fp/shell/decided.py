@@ -182,11 +182,19 @@ def _session(
     names = tuple(chosen)
     bases = variant_bases(tuple(chosen.values()), names)
     reference, early = options.baseline_config, setup.request.settings.early_stop
-    plan = SessionPlan(setup.strategy, names, reference.describe(), early,
-                       options.verify_seconds, baseline.profile, pmap(bases),
-                       ladder=ladder)  # fmt: skip
-    recorder = Recorder(setup, Heading(plan, options.model_name, baseline.provenance), clock,
-                        options.target)  # fmt: skip
+    plan = SessionPlan(
+        setup.strategy,
+        names,
+        reference.describe(),
+        early,
+        options.verify_seconds,
+        baseline.profile,
+        pmap(bases),
+        ladder=ladder,
+    )
+    recorder = Recorder(
+        setup, Heading(plan, options.model_name, baseline.provenance), clock, options.target
+    )
     recorder.begin(plan)
     announce(setup, plan, prepared, clock)
     configs = {**chosen, plan.baseline: reference}  # a candidate named so is the same config

@@ -200,8 +200,9 @@ def _timed(setup: Setup, run: RunState, command: TimeRounds | Verify) -> Timed:
 def as_timed(purpose: str, timed: Interleaved, left: Mapping[str, str] | None = None) -> Timed:
     """The session's answer to a timing: the samples by participant, how it ended, who
     left before being timed and why."""
-    return Timed(purpose, pmap(timed.samples), timed.rounds, timed.reason, timed.seconds,
-                 pmap(left or {}))  # fmt: skip
+    return Timed(
+        purpose, pmap(timed.samples), timed.rounds, timed.reason, timed.seconds, pmap(left or {})
+    )
 
 
 def _time_rounds(setup: Setup, runners: Runners, command: TimeRounds) -> Interleaved:

@@ -102,9 +102,12 @@ def prepare(
         return Failure(found.failure())
     dev: torch.device = found.unwrap()
     try:
-        normalised = normalise_samples(samples, batch_axis=options.batch_axis,
-                                       batched=options.batched,
-                                       dynamic_axes=options.dynamic_axes)  # fmt: skip
+        normalised = normalise_samples(
+            samples,
+            batch_axis=options.batch_axis,
+            batched=options.batched,
+            dynamic_axes=options.dynamic_axes,
+        )
         candidates, left_out = planned(backends, options.search, dev, options.capabilities)
     except (ValueError, KeyError) as error:
         return Failure(TuneError(str(error)))
@@ -141,9 +144,16 @@ def _searched(
     workspace = open_workspace(Path(options.cache_dir or default_cache_dir()))
     clock.lap("setup")
     _wait_for_server(options, clock)
-    found = search_max_batch(placed.module, placed.samples, placed.device, strategy.plan,
-                             options.max_batch_size, isolation=options.isolation,
-                             timeouts=options.limits, cache=workspace.cache_dir)  # fmt: skip
+    found = search_max_batch(
+        placed.module,
+        placed.samples,
+        placed.device,
+        strategy.plan,
+        options.max_batch_size,
+        isolation=options.isolation,
+        timeouts=options.limits,
+        cache=workspace.cache_dir,
+    )
     if isinstance(found, Failure):
         return Failure(found.failure())
     largest, batch_search = found.unwrap()

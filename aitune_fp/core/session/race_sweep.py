@@ -120,8 +120,14 @@ def raced(session: Session, event: Profiled) -> Step:
     fed = tuple(Success(profiles[n]) if (n := backend_of(c)) in newly else c for c in session.fed)
     closing = frozenset(newly) & session.live
     said = (*said, Close(closing)) if closing else said
-    return replace(session, race=after, profiles=profiles, fed=fed, live=session.live - closing,
-                   fold=refolded(session, fed) if newly else session.fold), said  # fmt: skip
+    return replace(
+        session,
+        race=after,
+        profiles=profiles,
+        fed=fed,
+        live=session.live - closing,
+        fold=refolded(session, fed) if newly else session.fold,
+    ), said
 
 
 def spared(race: RaceState, fold: TuneState, session: Session) -> RaceState:

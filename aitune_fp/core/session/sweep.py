@@ -123,8 +123,9 @@ def on_widened(session: Session, event: Profiled) -> Step:
     the sweep (the next widening)."""
     after = with_widened(session, event)
     live, said = _released(session, after.fold, event)
-    after = replace(after, live=live, phase=Swept(),
-                    sweep_seconds=session.sweep_seconds + event.profile_seconds)  # fmt: skip
+    after = replace(
+        after, live=live, phase=Swept(), sweep_seconds=session.sweep_seconds + event.profile_seconds
+    )
     return after, said
 
 

@@ -87,6 +87,9 @@ def _text(fd: int, mode: str, encoding: str, errors: str, *, line: bool = False)
     buffered: Any = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
     tty = os.isatty(fd)
     return io.TextIOWrapper(
-        buffered, encoding=encoding, errors=errors, line_buffering=line or tty,
+        buffered,
+        encoding=encoding,
+        errors=errors,
+        line_buffering=line or tty,
         write_through=mode == "w" and tty,
-    )  # fmt: skip
+    )
