@@ -157,8 +157,9 @@ def _facts(
     if request.cache_dir is None or not loadable(backend):
         return BuildTraits(warms_own_cache=warms, compiles=declared.compiles)
     held = cached_already(request, backend, digest())
-    return BuildTraits(fills_artifact_cache=not held, warms_own_cache=warms,
-                      compiles=declared.compiles)  # fmt: skip
+    return BuildTraits(
+        fills_artifact_cache=not held, warms_own_cache=warms, compiles=declared.compiles
+    )
 
 
 def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) -> SessionPlan:
@@ -177,9 +178,11 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     names = buildable_ahead(facts, plan.variant_of)
     if not names:
         return dataclasses.replace(plan, parallel=by_cores)
-    return dataclasses.replace(plan, ahead=names,
-                               parallel=builds_at_once(os.environ, _cores(), _load(),
-                                                       setup.request.device.type))  # fmt: skip
+    return dataclasses.replace(
+        plan,
+        ahead=names,
+        parallel=builds_at_once(os.environ, _cores(), _load(), setup.request.device.type),
+    )
 
 
 def _digest(setup: Setup) -> str | None:
@@ -237,14 +240,20 @@ def _run_all(
                 failed = run_prebuild(payload, setup.timeouts, keep_as)
             except Exception as error:  # a thread must not die silently
                 failed = f"{type(error).__name__}: {error}"
-            log.info("built %s ahead in %.1f s%s", name, time.monotonic() - began,
-                     "" if failed is None else f" (failed: {failed})")  # fmt: skip
+            log.info(
+                "built %s ahead in %.1f s%s",
+                name,
+                time.monotonic() - began,
+                "" if failed is None else f" (failed: {failed})",
+            )
             if failed is not None:
                 with lock:
                     out[name] = failed
 
-    threads = [threading.Thread(target=worker, daemon=True, name=f"aitune-ahead-{i}")
-               for i in range(max(1, min(parallel, len(jobs))))]  # fmt: skip
+    threads = [
+        threading.Thread(target=worker, daemon=True, name=f"aitune-ahead-{i}")
+        for i in range(max(1, min(parallel, len(jobs))))
+    ]
     for thread in threads:
         thread.start()
     try:

@@ -107,8 +107,11 @@ def env_of(
 def isolation_options(setup: Setup) -> dict[str, Any]:
     """The record's options the setup fixes: isolation and its timeouts."""
     timeouts = setup.timeouts
-    return {"isolation": setup.isolation, "build_timeout_s": timeouts.build,
-            "call_timeout_s": timeouts.call}  # fmt: skip
+    return {
+        "isolation": setup.isolation,
+        "build_timeout_s": timeouts.build,
+        "call_timeout_s": timeouts.call,
+    }
 
 
 def input_spec_of(setup: Setup) -> dict[str, Any]:
