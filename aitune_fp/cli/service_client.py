@@ -1,7 +1,9 @@
 """The CLI's side of the long-lived tuning service: attach a ``tune`` or ``demo`` to it, or
 ask it for its status or to stop.
 
-Rules (standard library only, before the CLI imports anything heavy):
+Rules (standard library only on import, before the CLI imports anything heavy or anything
+of the core; the typed messages, :mod:`aitune_fp.core.serving.service_messages`, are
+imported once a service answers):
 - ``aitune-fp tune`` and ``demo`` attach when this user's service is running
   (:func:`attach`), unless ``--no-service`` is given, ``AITUNE_FP_SERVICE=0``, or the
   tune is on a CUDA device (:func:`on_cuda`); without
@@ -21,8 +23,9 @@ Rules (standard library only, before the CLI imports anything heavy):
   (``SIGWINCH``) is forwarded;
 - any failure to attach (no socket, a stale socket of a service that died — removed
   here —, a folder that is not private, a refusal, a service of another installation:
-  a one-line note) means the command runs in this process, so attaching is never worse
-  than not; once the tune started, a service that dies under it ends this command with
+  a service of an older protocol, a malformed answer: a one-line note) means the command
+  runs in this process, so attaching is never worse than not; once the tune started, a
+  service that dies under it (or answers what cannot be read) ends this command with
   exit code 1 and one line.
 """
 
@@ -35,9 +38,12 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from aitune_fp.effects.isolation import service_wire as wire
+
+if TYPE_CHECKING:
+    from aitune_fp.core.serving.service_messages import Reply, Request
 
 ATTACHING: Final = frozenset({"tune", "demo", "tune-generate"})
 FORWARDED: Final = {signal.SIGINT: signal.SIGINT, signal.SIGTERM: signal.SIGTERM,
@@ -112,16 +118,16 @@ def _listening_path() -> Path | None:
     return path if wire.is_socket(path) else None
 
 
-def ask(op: str, timeout: float = 5.0) -> dict[str, Any] | None:
-    """The service's answer to ``op`` (``status``, ``stop``), or ``None`` when none runs."""
+def ask(request: Request, timeout: float = 5.0) -> Reply | None:
+    """The service's answer to ``request`` (a status, a stop), or ``None`` when none runs."""
     sock = connect(timeout)
     if sock is None:
         return None
     with sock:
         try:
-            wire.send(sock, {"op": op})
-            return wire.receive(sock)[0]
-        except (OSError, EOFError, ValueError):
+            wire.send(sock, request)
+            return wire.reply(sock)
+        except (OSError, EOFError):
             return None
 
 
@@ -140,30 +146,18 @@ def attach(argv: Sequence[str]) -> int | None:
 def _tune_there(sock: socket.socket, argv: Sequence[str]) -> int | None:
     """Send the command line and this process's stdio to the service: the tune's exit code,
     or ``None`` to run it here (no answer, or the service refused it: one note)."""
+    from aitune_fp.core.serving.service_messages import Started
+
     try:
-        wire.send(sock, _request(argv), [0, 1, 2])
-        reply = wire.receive(sock)[0]
-    except (OSError, EOFError, ValueError):
+        wire.send(sock, wire.tune_asked(argv), [0, 1, 2])
+        reply = wire.reply(sock)
+    except (OSError, EOFError):
         return None
-    if "pid" not in reply:
-        _note(f"service not used: {reply.get('refused', 'no answer')}; tuning in this process")
+    if not isinstance(reply, Started):
+        why = getattr(reply, "refused", f"unexpected answer {reply!r}")
+        _note(f"service not used: {why}; tuning in this process")
         return None
-    return _wait(sock, int(reply["pid"]))
-
-
-def _request(argv: Sequence[str]) -> dict[str, Any]:
-    env = dict(os.environ)
-    return {
-        "op": "tune",
-        "argv": list(argv),
-        "argv0": sys.argv[0] if sys.argv else "aitune-fp",
-        "cwd": os.getcwd(),
-        "env": env,
-        "path": wire.search_path(),
-        "digest": wire.digest(env),
-        "started": wire.process_start(),
-        "encoding": getattr(sys.stdout, "encoding", None),
-    }
+    return _wait(sock, reply.pid)
 
 
 def _handlers(pidfd: int | None) -> dict[signal.Signals, Any]:
@@ -186,19 +180,25 @@ def _handlers(pidfd: int | None) -> dict[signal.Signals, Any]:
 
 def _wait(sock: socket.socket, pid: int) -> int:
     """Forward signals to the tune until the service reports its exit code."""
+    from aitune_fp.core.serving.service_messages import Exited
+
     pidfd = _pidfd(pid)
     previous = {sig: signal.signal(sig, h) for sig, h in _handlers(pidfd).items()}
     sock.settimeout(None)
     try:
-        return int(wire.receive(sock)[0]["exit"])
-    except (OSError, EOFError, ValueError, KeyError):
-        _note("error: the service ended during the tune")
-        return 1
+        ended = wire.reply(sock)
+    except (OSError, EOFError):
+        ended = None
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         if pidfd is not None:
             os.close(pidfd)
+    if isinstance(ended, Exited):
+        return ended.exit
+    why = "ended during the tune" if ended is None else f"answered {ended!r}"
+    _note(f"error: the service {why}")
+    return 1
 
 
 def _pidfd(pid: int) -> int | None:

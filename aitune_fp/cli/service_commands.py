@@ -9,7 +9,8 @@ Rules:
   cannot start is exit 1 with the end of its log;
 - ``stop`` asks it to stop (running tunes are terminated) and waits until its socket is
   gone; ``status`` prints what it is doing; both exit 0 with "no service running" when
-  none runs;
+  none runs; a service whose answer cannot be read (an older protocol) is one line saying
+  so, and ``stop`` still ends it;
 - ``--idle-timeout`` (seconds, default
   :data:`~aitune_fp.cli.service_start.IDLE_TIMEOUT`, 900: also the timeout of a service
   a first ``tune``/``demo`` started by itself): the service exits after that long without
@@ -27,6 +28,7 @@ from typing import Any, Final
 from aitune_fp.cli.options import seconds_arg
 from aitune_fp.cli.service_client import ask, socket_path
 from aitune_fp.cli.service_start import IDLE_TIMEOUT, launch
+from aitune_fp.core.serving.service_messages import Reply, Status, StatusAsked, StopAsked
 from aitune_fp.effects.isolation import service_wire as wire
 
 START_WAIT: Final = 300.0
@@ -58,42 +60,50 @@ def service(args: argparse.Namespace, out: Any, err: Any) -> int:
 
 
 def _status(out: Any) -> int:
-    answer = ask("status")
+    answer = ask(StatusAsked())
     if answer is None:
         out.print("no service running", highlight=False)
         return 0
-    mine = answer.get("digest") == wire.digest()
+    if not isinstance(answer, Status):
+        out.print(f"a service runs but its status cannot be read: {_why(answer)}", highlight=False)
+        return 1
+    mine = answer.digest == wire.digest()
     out.print(
-        f"service pid {answer['pid']}: {answer['served']} tunes served, "
-        f"{answer['running']} running, idle {answer['idle_for']:.0f} s of "
-        f"{answer['idle_timeout']:g} s, warm in {answer.get('warm_seconds', 0.0):.1f} s, "
-        f"fork server {answer.get('fork_server')}; "
+        f"service pid {answer.pid}: {answer.served} tunes served, "
+        f"{answer.running} running, idle {answer.idle_for:.0f} s of "
+        f"{answer.idle_timeout:g} s, warm in {answer.warm_seconds:.1f} s, "
+        f"fork server {answer.fork_server}; "
         f"{'serves this installation' if mine else 'started for another installation'}; "
-        f"socket {socket_path()}, log {answer.get('log')}",
+        f"socket {socket_path()}, log {answer.log}",
         highlight=False,
     )
     return 0
 
 
+def _why(answer: Reply) -> str:
+    """What an answer that is not the one expected says."""
+    return str(getattr(answer, "refused", repr(answer)))
+
+
 def _stop(out: Any) -> int:
-    answer = ask("stop")
+    answer = ask(StopAsked())
     if answer is None:
         out.print("no service running", highlight=False)
         return 0
     deadline = time.monotonic() + 30.0
     while wire.is_socket(socket_path()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    out.print(f"service stopped ({answer.get('running', 0)} running tunes terminated)",
-              highlight=False)  # fmt: skip
+    running = getattr(answer, "running", 0)
+    out.print(f"service stopped ({running} running tunes terminated)", highlight=False)
     return 0
 
 
 def _start(idle: float, out: Any) -> int:
     from aitune_fp.cli.outputs import CliError
 
-    answer = ask("status")
+    answer = ask(StatusAsked())
     if answer is not None:
-        out.print(f"service already running (pid {answer['pid']})", highlight=False)
+        out.print(f"service already running ({_pid(answer)})", highlight=False)
         return 0
     try:
         daemon, log = launch(idle)
@@ -110,12 +120,19 @@ def _answered(daemon: subprocess.Popen[bytes], log: Path, out: Any) -> bool:
     pid, time and log); ``False`` as soon as its process exits."""
     began = time.monotonic()
     while time.monotonic() - began < START_WAIT:
-        answer = ask("status") if wire.is_socket(socket_path()) else None
+        answer = ask(StatusAsked()) if wire.is_socket(socket_path()) else None
         if answer is not None:
-            out.print(f"service started (pid {answer['pid']}) in {time.monotonic() - began:.1f} s;"
-                      f" log {log}", highlight=False)  # fmt: skip
+            seconds = time.monotonic() - began
+            out.print(
+                f"service started ({_pid(answer)}) in {seconds:.1f} s; log {log}", highlight=False
+            )
             return True
         if daemon.poll() is not None:
             break
         time.sleep(0.1)
     return False
+
+
+def _pid(answer: Reply) -> str:
+    """``pid N`` of a status answer, else what the answer says."""
+    return f"pid {answer.pid}" if isinstance(answer, Status) else _why(answer)

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from aitune_fp.cli.head_start import LIBRARIES
+from aitune_fp.core.serving.service_messages import TuneAsked
 from aitune_fp.effects.isolation import server
 from aitune_fp.effects.isolation import service_wire as wire
 from aitune_fp.effects.isolation.ready import wait_ready
@@ -93,7 +94,7 @@ def warm_up() -> None:
     gc.freeze()
 
 
-def _forked(message: dict[str, Any], fds: list[int], close: list[int]) -> NoReturn:
+def _forked(message: TuneAsked, fds: list[int], close: list[int]) -> NoReturn:
     from aitune_fp.cli.main import run_forked
     from aitune_fp.effects.isolation.service_child import become_tune
 

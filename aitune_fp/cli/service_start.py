@@ -31,12 +31,22 @@ def launch(
     """The service started in the background, and its log."""
     folder = wire.private_dir(create=True)
     log = folder / wire.LOG
-    env = {**(dict(os.environ) if env is None else env),
-           "PYTHONPATH": os.pathsep.join(wire.search_path()), "PYTHONSAFEPATH": "1"}  # fmt: skip
+    env = {
+        **(dict(os.environ) if env is None else env),
+        "PYTHONPATH": os.pathsep.join(wire.search_path()),
+        "PYTHONSAFEPATH": "1",
+    }
     command = [sys.executable, "-m", "aitune_fp.cli.service_main", "--idle-timeout", str(idle)]
     with open(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as sink:
-        daemon = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
-                                  env=env, cwd=folder, start_new_session=True)  # fmt: skip
+        daemon = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=sink,
+            env=env,
+            cwd=folder,
+            start_new_session=True,
+        )
     return daemon, log
 
 

@@ -34,7 +34,7 @@ import torch
 
 from aitune_fp.effects.backends._export import batch_envelope
 from aitune_fp.effects.backends.base import Backend, Built
-from aitune_fp.effects.build_request import BuildRequest
+from aitune_fp.effects.build_request import BuildRequest, Candidate
 from aitune_fp.effects.cache.artifact_cache import cache_key
 from aitune_fp.effects.cache.artifacts import loadable
 from aitune_fp.effects.candidate import envelope_of, shared_build
@@ -83,7 +83,7 @@ def build_ahead(
     warm runner when ``keep`` and the backend is not loadable (``None`` otherwise: closed,
     or never made)."""
     try:
-        made = shared_build(request, backend, work_dir)
+        made = shared_build(request, Candidate(backend, backend.describe(), work_dir))
         built, failure = outcome_values(made)
         if built is None:
             return (failure.describe() if failure is not None else "no runner"), None

@@ -80,8 +80,13 @@ def validation_check(
 
     def check(built: Built) -> IOResult[dict[str, float], BackendFailure]:
         return validate(
-            name, built, request.module, request.samples, request.device,
-            batch_sizes=request.validation_sizes, tolerance=request.tolerance,
-        ).map(ValidationReport.as_dict)  # fmt: skip
+            name,
+            built,
+            request.module,
+            request.samples,
+            request.device,
+            batch_sizes=request.validation_sizes,
+            tolerance=request.tolerance,
+        ).map(ValidationReport.as_dict)
 
     return check

@@ -122,16 +122,15 @@ def envelope_of(
 
 
 def shared_build(
-    request: BuildRequest, backend: Backend, work_dir: Path, *, reuse: bool = True
+    request: BuildRequest, candidate: Candidate, *, reuse: bool = True
 ) -> IOResult[Built, BackendFailure]:
     """The candidate's build as the sweep runs it (and a build ahead, with the same cache
     key): through the artifact cache, sharing ``torch.export`` programs, inside the
     tune's batch envelope (see the module's rules)."""
-    r = request
+    r, folder = request, exports_folder(candidate.work_dir, request.cache_dir)
     largest = envelope_of(r.samples, r.batch_sizes, r.validation_sizes)
-    with sharing(exports_folder(work_dir, r.cache_dir), model_digest), batch_envelope(largest):
-        return cached_build(backend, r.module, r.samples, r.device, work_dir, r.cache_dir,
-                            reuse=reuse, reference_sizes=r.validation_sizes or None)  # fmt: skip
+    with sharing(folder, model_digest), batch_envelope(largest):
+        return cached_build(r, candidate, reuse=reuse)
 
 
 @dataclass
@@ -192,7 +191,7 @@ def build_step(steps: _Steps, *, reuse: bool = True) -> IOResult[Built, BackendF
                 c.work_dir, f"build of {c.name}: the runner built ahead, kept warm in its worker"
             )
             return IOSuccess(steps.ready)
-        return shared_build(steps.request, c.backend, c.work_dir, reuse=reuse)
+        return shared_build(steps.request, c, reuse=reuse)
 
     built: IOResult[Built, BackendFailure] = steps.stage("build", build)
     return built.map(partial(_kept, steps.trace))

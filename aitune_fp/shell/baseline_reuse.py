@@ -52,10 +52,14 @@ def baseline_keys(setup: Setup) -> dict[str, str]:
     depends on too (:func:`~aitune_fp.shell.batch_cache.model_keys`), the batch sizes to
     profile and the profiler settings."""
     keys = model_keys(
-        setup.module, setup.samples.spec, setup.device, setup.strategy.plan, setup.isolation
+        setup.request.module,
+        setup.request.samples.spec,
+        setup.request.device,
+        setup.strategy.plan,
+        setup.isolation,
     )
-    batch_sizes = ",".join(str(b) for b in setup.batch_sizes)
-    return {**keys, "batch_sizes": batch_sizes, "settings": repr(setup.settings)}
+    batch_sizes = ",".join(str(b) for b in setup.request.batch_sizes)
+    return {**keys, "batch_sizes": batch_sizes, "settings": repr(setup.request.settings)}
 
 
 def _read(source: BaselineSource) -> tuple[RunRecord | None, str, str | None]:

@@ -56,8 +56,9 @@ def _swept(
         return isolated_max_batch(module, samples, device, limit, timeouts, sweep=plan.batching)
     return eager_check(module, samples) or (
         find_max_batch_size(module, samples, device, cap=limit)
-        if plan.batching else MaxBatchResult(1, UNBATCHED, "unbatched")
-    )  # fmt: skip
+        if plan.batching
+        else MaxBatchResult(1, UNBATCHED, "unbatched")
+    )
 
 
 def _limit(cap: int | None, plan: ProfilingPlan) -> int | None:
@@ -104,8 +105,9 @@ def search_max_batch(
     limit = _limit(cap, plan)
     keys = None
     if cache is not None:
-        keys = sweep_keys(module, samples, device, plan, limit, isolation=isolation,
-                          timeouts=timeouts)  # fmt: skip
+        keys = sweep_keys(
+            module, samples, device, plan, limit, isolation=isolation, timeouts=timeouts
+        )
         hit = load(cache, keys)
         if hit is not None:
             log.info("%s", max_batch_line(*hit))

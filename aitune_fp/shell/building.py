@@ -17,7 +17,7 @@ from aitune_fp.core.record.run_record import BackendOutcome
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.core.stats.statistics import mean
 from aitune_fp.effects.backends.base import Backend
-from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks, validation_check
+from aitune_fp.effects.build_request import Candidate, Hooks, validation_check
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.isolation import isolated_candidate
 from aitune_fp.effects.measure.memory import MemoryWatch
@@ -32,13 +32,9 @@ def work_dir(setup: Setup, backend: Backend, name: str) -> Path:
     if setup.workspace is not None:
         folder: Path = setup.workspace.backend_dir(name)
         return folder
-    return Path(setup.cache_dir) / f"{backend.name}-{backend.key()}"
-
-
-def cache_dir(setup: Setup) -> Path | None:
-    """The artifact cache this run uses (``None``: uncached)."""
-    found: Path | None = setup.workspace.cache_dir if setup.workspace else setup.cache_dir
-    return found
+    if setup.request.cache_dir is None:
+        raise ValueError("a run without a workspace needs a cache folder for its builds")
+    return setup.request.cache_dir / f"{backend.name}-{backend.key()}"
 
 
 def _batch_events(setup: Setup, done: int, name: str) -> Callable[[BatchReport], None]:
@@ -48,23 +44,11 @@ def _batch_events(setup: Setup, done: int, name: str) -> Callable[[BatchReport],
         text = f"{mean(report.samples):.3f} ms/call over {len(report.samples)} calls"
         if report.stopped_early:
             text += " (stopped early: a clear loser there)"
-        setup.emit("batch_size", name, done, stage="profile", batch_size=report.batch_size,
-                   message=text)  # fmt: skip
+        setup.emit(
+            "batch_size", name, done, stage="profile", batch_size=report.batch_size, message=text
+        )
 
     return on_batch
-
-
-def validation_sizes(setup: Setup) -> tuple[int, ...]:
-    """The batch sizes a candidate is validated at: 1 and the largest."""
-    return tuple(sorted({1, setup.max_batch_size}))
-
-
-def request_of(setup: Setup) -> BuildRequest:
-    """The run's :class:`~aitune_fp.effects.build_request.BuildRequest`: what every
-    candidate is built, checked and profiled with, read off ``setup`` (fixed per tune)."""
-    return BuildRequest(setup.module, setup.samples, setup.device, setup.strategy.plan,
-                        setup.batch_sizes, validation_sizes(setup), cache_dir(setup),
-                        setup.settings, setup.tolerance)  # fmt: skip
 
 
 def _candidate(setup: Setup, backend: Backend, name: str, early: EarlyStop | None) -> Candidate:
@@ -75,8 +59,8 @@ def in_process(
     setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
 ) -> CandidateRun:
     """The candidate in this process, its peak memory attached."""
-    request = request_of(setup)
-    watch = MemoryWatch(setup.device)
+    request = setup.request
+    watch = MemoryWatch(setup.request.device)
     check = validation_check(request, name)
 
     def on_stage(stage: str) -> None:
@@ -92,10 +76,12 @@ def isolated(
     setup: Setup, done: int, backend: Backend, name: str, early: EarlyStop | None = None
 ) -> CandidateRun:
     """The candidate in a worker (its peak memory is measured there)."""
-    hooks = Hooks(lambda stage: setup.emit("stage", name, done, stage=stage),
-                  _batch_events(setup, done, name))  # fmt: skip
-    return isolated_candidate(request_of(setup), _candidate(setup, backend, name, early), hooks,
-                              setup.timeouts)  # fmt: skip
+    hooks = Hooks(
+        lambda stage: setup.emit("stage", name, done, stage=stage), _batch_events(setup, done, name)
+    )
+    return isolated_candidate(
+        setup.request, _candidate(setup, backend, name, early), hooks, setup.timeouts
+    )
 
 
 def with_peak_memory(run: CandidateRun, peak_mb: float | None) -> CandidateRun:

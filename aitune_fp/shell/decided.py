@@ -122,7 +122,7 @@ def _program_plan(
     return ProgramPlan(
         _unique_names(prepared.candidates),
         setup.strategy,
-        setup.batch_sizes,
+        setup.request.batch_sizes,
         options.verify_seconds,
         options.baseline_config.describe(),
         options.racing,
@@ -157,7 +157,7 @@ def _rechecked(
     chosen = {n: by_name[n] for n in step.pair}  # the pick first: the incumbent
     source = stored.record if step.stored_baseline else None
     baseline = _said(plan_baseline(setup, source), step.line)
-    short = replace(setup, total=len(chosen) + 1, batch_sizes=step.sizes, strategy=step.strategy)
+    short = replace(setup.swept(step.sizes, step.strategy), total=len(chosen) + 1)
     return _session(
         replace(prepared, setup=short),
         chosen,
@@ -181,12 +181,20 @@ def _session(
     setup = prepared.setup
     names = tuple(chosen)
     bases = variant_bases(tuple(chosen.values()), names)
-    reference = options.baseline_config
-    plan = SessionPlan(setup.strategy, names, reference.describe(), setup.settings.early_stop,
-                       options.verify_seconds, baseline.profile, pmap(bases),
-                       ladder=ladder)  # fmt: skip
-    recorder = Recorder(setup, Heading(plan, options.model_name, baseline.provenance), clock,
-                        options.target)  # fmt: skip
+    reference, early = options.baseline_config, setup.request.settings.early_stop
+    plan = SessionPlan(
+        setup.strategy,
+        names,
+        reference.describe(),
+        early,
+        options.verify_seconds,
+        baseline.profile,
+        pmap(bases),
+        ladder=ladder,
+    )
+    recorder = Recorder(
+        setup, Heading(plan, options.model_name, baseline.provenance), clock, options.target
+    )
     recorder.begin(plan)
     announce(setup, plan, prepared, clock)
     configs = {**chosen, plan.baseline: reference}  # a candidate named so is the same config

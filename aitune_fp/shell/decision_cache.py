@@ -62,10 +62,10 @@ def decision_keys(setup: Setup, names: Sequence[str]) -> dict[str, str]:
     """What this run's decision depends on, each as text (see the rules)."""
     return {
         **baseline_keys(setup),
-        "samples": samples_digest(setup.samples),
+        "samples": samples_digest(setup.request.samples),
         "strategy": digest(strategy_config(setup.strategy)),
         "candidates": digest(list(names)),
-        "policy": policy_key(setup.tolerance),
+        "policy": policy_key(setup.request.tolerance),
     }
 
 

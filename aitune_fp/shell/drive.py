@@ -13,7 +13,7 @@ Rules:
   ``Profiled`` carries every fact the record keeps of it
   (:func:`~aitune_fp.shell.recording.facts_of`); a ``Build`` with ``batch_sizes``
   profiles those instead of the setup's ladder; ``Close``: the named runners released;
-  ``Replace``: nothing to do (the record reads the session's profiles); ``Say``: its
+  ``Say``: its
   note's line (:func:`~aitune_fp.core.report.notes.render`), at its level;
 - after each step (before the next command is carried out) ``journal`` is told the run
   (:class:`~aitune_fp.shell.journal.Recorder` writes the record derived from the session,
@@ -57,7 +57,6 @@ from aitune_fp.core.session import (
     Event,
     Prebuild,
     Profiled,
-    Replace,
     Say,
     Session,
     SessionPlan,
@@ -179,8 +178,6 @@ def carry_out(
         case Say(note):
             (log.warning if note.level == "warning" else log.info)("%s", render(note))
             return run, None
-        case Replace():
-            return run, None
         case TimeRounds() | Verify():
             return run, _timed(setup, run, command)
     raise TypeError(f"not a command to carry out: {command!r}")  # pragma: no cover
@@ -203,22 +200,25 @@ def _timed(setup: Setup, run: RunState, command: TimeRounds | Verify) -> Timed:
 def as_timed(purpose: str, timed: Interleaved, left: Mapping[str, str] | None = None) -> Timed:
     """The session's answer to a timing: the samples by participant, how it ended, who
     left before being timed and why."""
-    return Timed(purpose, pmap(timed.samples), timed.rounds, timed.reason, timed.seconds,
-                 pmap(left or {}))  # fmt: skip
+    return Timed(
+        purpose, pmap(timed.samples), timed.rounds, timed.reason, timed.seconds, pmap(left or {})
+    )
 
 
 def _time_rounds(setup: Setup, runners: Runners, command: TimeRounds) -> Interleaved:
     """The final rounds' participants made here, timed until the judge stops."""
     who = [(n, runners[n], bs) for n, bs in command.participants if n in runners]
-    return time_rounds(who, setup.samples, setup.device, command.plan, command.judge,
-                       setup.settings)  # fmt: skip
+    r = setup.request
+    return time_rounds(who, r.samples, r.device, command.plan, command.judge, r.settings)
 
 
 def _verify(setup: Setup, runners: Runners, command: Verify) -> Interleaved:
     """The verification's entries made here, warmed and timed until the judge stops."""
     who = [(k, runners[b], bs) for k, b, bs in command.entries if b in runners]
-    return time_paired(who, setup.samples, setup.device, command.plan, command.judge,
-                       setup.settings, warmup_of=command.seconds)  # fmt: skip
+    r, warmup = setup.request, command.seconds
+    return time_paired(
+        who, r.samples, r.device, command.plan, command.judge, r.settings, warmup_of=warmup
+    )
 
 
 def _build(
@@ -228,7 +228,7 @@ def _build(
     name, done = command.name, shown(run)
     backend = backends[name]
     if command.batch_sizes:
-        setup = dataclasses.replace(setup, batch_sizes=command.batch_sizes)
+        setup = setup.swept(command.batch_sizes)
     if command.reuse is not None:
         made = _reused(setup, backend, name, command.reuse)
     else:
@@ -267,7 +267,9 @@ def _reused(setup: Setup, config: Backend, name: str, profile: Profile) -> Candi
     """A reused baseline: its profile from the earlier run, a fresh runner made here."""
     folder = building.work_dir(setup, config, name)
     setup.emit("backend_start", name, 0)
-    built = perform(config.build(setup.module, setup.samples, setup.device, folder))
+    built = perform(
+        config.build(setup.request.module, setup.request.samples, setup.request.device, folder)
+    )
     return CandidateRun(config, name, built.value_or(None), IOSuccess(profile), work_dir=folder)
 
 

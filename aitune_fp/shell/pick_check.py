@@ -158,8 +158,9 @@ def _wrong(request: CheckRequest, pick: _Pick, name: str, batch_size: int) -> st
     if request.module is None:
         return None
     module = request.module.eval().to(pick.device)
-    checked = perform(validate(name, pick.built, module, pick.samples, pick.device,
-                               batch_sizes=(1, batch_size)))  # fmt: skip
+    checked = perform(
+        validate(name, pick.built, module, pick.samples, pick.device, batch_sizes=(1, batch_size))
+    )
     return checked.failure().message if isinstance(checked, Failure) else None
 
 
@@ -179,9 +180,13 @@ def _interleaved(pick: _Pick, other: _Pick, name: str, request: CheckRequest) ->
     if rounds < 2:
         raise CheckError(f"the interleaved rounds timed {rounds} round(s): nothing to judge")
     wrong = _wrong(request, pick, name, size)
-    return judge_check(Figures(name, size, found.samples[base][:rounds]),
-                       found.samples[name][:rounds], margin=request.margin, wrong=wrong,
-                       paired=True)  # fmt: skip
+    return judge_check(
+        Figures(name, size, found.samples[base][:rounds]),
+        found.samples[name][:rounds],
+        margin=request.margin,
+        wrong=wrong,
+        paired=True,
+    )
 
 
 def _against_save(request: CheckRequest, pick: _Pick, name: str) -> CheckResult:

@@ -157,8 +157,9 @@ def _facts(
     if request.cache_dir is None or not loadable(backend):
         return BuildTraits(warms_own_cache=warms, compiles=declared.compiles)
     held = cached_already(request, backend, digest())
-    return BuildTraits(fills_artifact_cache=not held, warms_own_cache=warms,
-                      compiles=declared.compiles)  # fmt: skip
+    return BuildTraits(
+        fills_artifact_cache=not held, warms_own_cache=warms, compiles=declared.compiles
+    )
 
 
 def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) -> SessionPlan:
@@ -166,10 +167,10 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     judged by :func:`~aitune_fp.core.session.prebuild.buildable_ahead`."""
     if not setup.isolation:
         return plan
-    by_cores = builds_at_once(os.environ, _cores(), 0.0, setup.device.type)
+    by_cores = builds_at_once(os.environ, _cores(), 0.0, setup.request.device.type)
     if by_cores < 2 or plan.strategy.settled is not None:  # nothing would be built ahead
         return dataclasses.replace(plan, parallel=by_cores)
-    request = building.request_of(setup)
+    request = setup.request
     if request.cache_dir is not None and unusable_reason(request.cache_dir) is not None:
         request = dataclasses.replace(request, cache_dir=None)
     digest = functools.cache(lambda: _digest(setup))
@@ -177,23 +178,25 @@ def capable(setup: Setup, plan: SessionPlan, backends: Mapping[str, Backend]) ->
     names = buildable_ahead(facts, plan.variant_of)
     if not names:
         return dataclasses.replace(plan, parallel=by_cores)
-    return dataclasses.replace(plan, ahead=names,
-                               parallel=builds_at_once(os.environ, _cores(), _load(),
-                                                       setup.device.type))  # fmt: skip
+    return dataclasses.replace(
+        plan,
+        ahead=names,
+        parallel=builds_at_once(os.environ, _cores(), _load(), setup.request.device.type),
+    )
 
 
 def _digest(setup: Setup) -> str | None:
     """The module's digest for the cache keys (``None``: it cannot be keyed)."""
     try:
-        return model_digest(setup.module)
+        return model_digest(setup.request.module)
     except Exception:
         return None
 
 
 def _job(setup: Setup, backend: Backend, name: str) -> PrebuildJob:
     folder = building.work_dir(setup, backend, name) / ".ahead"
-    keep = not loadable(backend) and setup.device.type == "cpu"  # kept warm for the sweep
-    return PrebuildJob(building.request_of(setup), backend, name, folder, keep)
+    keep = not loadable(backend) and setup.request.device.type == "cpu"  # kept warm for the sweep
+    return PrebuildJob(setup.request, backend, name, folder, keep)
 
 
 def prebuilt(setup: Setup, command: Prebuild, backends: Mapping[str, Backend]) -> Prebuilt:
@@ -237,14 +240,20 @@ def _run_all(
                 failed = run_prebuild(payload, setup.timeouts, keep_as)
             except Exception as error:  # a thread must not die silently
                 failed = f"{type(error).__name__}: {error}"
-            log.info("built %s ahead in %.1f s%s", name, time.monotonic() - began,
-                     "" if failed is None else f" (failed: {failed})")  # fmt: skip
+            log.info(
+                "built %s ahead in %.1f s%s",
+                name,
+                time.monotonic() - began,
+                "" if failed is None else f" (failed: {failed})",
+            )
             if failed is not None:
                 with lock:
                     out[name] = failed
 
-    threads = [threading.Thread(target=worker, daemon=True, name=f"aitune-ahead-{i}")
-               for i in range(max(1, min(parallel, len(jobs))))]  # fmt: skip
+    threads = [
+        threading.Thread(target=worker, daemon=True, name=f"aitune-ahead-{i}")
+        for i in range(max(1, min(parallel, len(jobs))))
+    ]
     for thread in threads:
         thread.start()
     try:

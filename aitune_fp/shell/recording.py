@@ -90,8 +90,8 @@ def env_of(
     so far, whose libraries the environment fingerprint names)."""
     return RecordEnv(
         model=heading.model_name,
-        device=str(setup.device),
-        environment=freeze(environment_fingerprint(setup.device, configs)),
+        device=str(setup.request.device),
+        environment=freeze(environment_fingerprint(setup.request.device, configs)),
         input_spec=freeze(input_spec_of(setup)),
         max_batch_size=setup.max_batch_size,
         max_batch_search=setup.max_batch_search,
@@ -107,18 +107,21 @@ def env_of(
 def isolation_options(setup: Setup) -> dict[str, Any]:
     """The record's options the setup fixes: isolation and its timeouts."""
     timeouts = setup.timeouts
-    return {"isolation": setup.isolation, "build_timeout_s": timeouts.build,
-            "call_timeout_s": timeouts.call}  # fmt: skip
+    return {
+        "isolation": setup.isolation,
+        "build_timeout_s": timeouts.build,
+        "call_timeout_s": timeouts.call,
+    }
 
 
 def input_spec_of(setup: Setup) -> dict[str, Any]:
     """The run's inputs as the record stores them: names, row shapes, dtypes, axes."""
-    spec = setup.samples.spec
+    spec = setup.request.samples.spec
     return {
         "names": list(spec.names),
         "row_shapes": [list(t.row_shape) for t in spec.tensors],
         "dtypes": [t.dtype for t in spec.tensors],
         "batch_axis": spec.batch_axis,
-        "batched": setup.samples.batched,
+        "batched": setup.request.samples.batched,
         "dynamic": dynamic_to_json(spec),
     }

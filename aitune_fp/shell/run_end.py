@@ -50,7 +50,7 @@ def winner_built(setup: Setup, run: RunState, selection: Selection) -> IOResult[
         return IOFailure(f"{name} has no runner left to run the tuned module")
     folder = building.work_dir(setup, config, name)
     return (
-        config.build(setup.module, setup.samples, setup.device, folder)
+        config.build(setup.request.module, setup.request.samples, setup.request.device, folder)
         .map(lambda built: (built, config))
         .alt(lambda failure: failure.describe())
     )
@@ -80,8 +80,8 @@ def tuned_of(
         built,
         config,
         outcome.unwrap(),
-        setup.samples,
+        setup.request.samples,
         record,
-        source=setup.module,
+        source=setup.request.module,
         limits=CallLimits(setup.max_batch_size, setup.outside),
     )

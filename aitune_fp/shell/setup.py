@@ -1,8 +1,10 @@
 """What a run works with, and what it has done: :class:`Setup` and :class:`RunState`.
 
-Rules: a :class:`Setup` is fixed before the first build (the module and samples on the
-device, the strategy, the sweep's batch sizes, where files and progress go, the
-isolation and its timeouts, the candidates the plan left out as not native here); a
+Rules: a :class:`Setup` is fixed before the first build (the
+:class:`~aitune_fp.effects.build_request.BuildRequest` every candidate is built, checked and
+profiled with: the module and samples on the device, the sweep's batch sizes, the artifact
+cache; the strategy, whose profiling plan the request holds; where files and progress go,
+the isolation and its timeouts, the candidates the plan left out as not native here); a
 :class:`RunState` is what the interpreter needs to perform (the runners still alive, the
 config of each backend built, by name) and the session deciding the run, which alone
 knows the run so far: the record is derived from it
@@ -12,11 +14,9 @@ knows the run so far: the record is derived from it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-import torch
 from pyrsistent import PMap, pmap
 from returns.result import Result
 
@@ -26,11 +26,9 @@ from aitune_fp.core.records import BackendFailure, Profile, TuneState
 from aitune_fp.core.session import Done, Session
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend, Built
+from aitune_fp.effects.build_request import BuildRequest
 from aitune_fp.effects.candidate import CandidateRun
-from aitune_fp.effects.checks.validate import Tolerance
-from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.isolation import Timeouts
-from aitune_fp.effects.measure.profiler import ProfileSettings
 from aitune_fp.shell.io import perform
 from aitune_fp.shell.progress import ProgressEvent, ProgressSink
 from aitune_fp.shell.workspace import Workspace
@@ -38,20 +36,15 @@ from aitune_fp.shell.workspace import Workspace
 
 @dataclass(frozen=True, slots=True)
 class Setup:
-    """What a run works with: the module and samples on the device, the strategy, the
-    sweep's batch sizes, and where its files and progress go."""
+    """What a run works with: the request every candidate is built with (the module and
+    samples on the device, the sweep's batch sizes, the artifact cache), the strategy, and
+    where its files and progress go."""
 
-    module: torch.nn.Module
-    samples: Samples
+    request: BuildRequest
     strategy: Strategy
-    device: torch.device
-    cache_dir: Path
     progress: ProgressSink
-    settings: ProfileSettings
-    tolerance: Tolerance
     total: int
     max_batch_size: int = 1
-    batch_sizes: tuple[int, ...] = (1,)
     outside: str = "warn"
     workspace: Workspace | None = None
     isolation: bool = False
@@ -62,6 +55,13 @@ class Setup:
     def emit(self, kind: str, backend: str = "", done: int = 0, **fields: Any) -> None:
         """Send one progress event (``done`` backends so far)."""
         self.progress(ProgressEvent(kind, backend, done=done, total=self.total, **fields))
+
+    def swept(self, batch_sizes: tuple[int, ...], strategy: Strategy | None = None) -> Setup:
+        """This setup sweeping ``batch_sizes`` (under ``strategy``, whose profiling plan
+        the request then holds, when given)."""
+        strategy = strategy or self.strategy
+        request = replace(self.request, batch_sizes=batch_sizes, plan=strategy.plan)
+        return replace(self, request=request, strategy=strategy)
 
 
 @dataclass(frozen=True, slots=True)

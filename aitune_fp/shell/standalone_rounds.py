@@ -64,8 +64,15 @@ def swept(after: AfterSweeps, live: Sequence[str]) -> Session:
     base = after.baseline
     plan = SessionPlan(after.strategy, names, base.backend if base else "eager")
     # no sweep seconds (0): the rounds' budget is not cut (RoundsPlan.within)
-    return Session(plan, Swept(), after.state, fed=fed, live=frozenset(live),
-                   baseline_profile=base, sweep_seconds=after.seconds or 0.0)  # fmt: skip
+    return Session(
+        plan,
+        Swept(),
+        after.state,
+        fed=fed,
+        live=frozenset(live),
+        baseline_profile=base,
+        sweep_seconds=after.seconds or 0.0,
+    )
 
 
 def final_rounds(

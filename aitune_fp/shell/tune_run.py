@@ -39,6 +39,7 @@ from aitune_fp.core.session import SessionPlan
 from aitune_fp.core.strategy import Strategy
 from aitune_fp.effects.backends.base import Backend
 from aitune_fp.effects.backends.registry import with_max_batch_size
+from aitune_fp.effects.build_request import BuildRequest
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.isolation.ready import wait_ready
 from aitune_fp.effects.isolation.server import start as start_workers
@@ -101,9 +102,12 @@ def prepare(
         return Failure(found.failure())
     dev: torch.device = found.unwrap()
     try:
-        normalised = normalise_samples(samples, batch_axis=options.batch_axis,
-                                       batched=options.batched,
-                                       dynamic_axes=options.dynamic_axes)  # fmt: skip
+        normalised = normalise_samples(
+            samples,
+            batch_axis=options.batch_axis,
+            batched=options.batched,
+            dynamic_axes=options.dynamic_axes,
+        )
         candidates, left_out = planned(backends, options.search, dev, options.capabilities)
     except (ValueError, KeyError) as error:
         return Failure(TuneError(str(error)))
@@ -140,9 +144,16 @@ def _searched(
     workspace = open_workspace(Path(options.cache_dir or default_cache_dir()))
     clock.lap("setup")
     _wait_for_server(options, clock)
-    found = search_max_batch(placed.module, placed.samples, placed.device, strategy.plan,
-                             options.max_batch_size, isolation=options.isolation,
-                             timeouts=options.limits, cache=workspace.cache_dir)  # fmt: skip
+    found = search_max_batch(
+        placed.module,
+        placed.samples,
+        placed.device,
+        strategy.plan,
+        options.max_batch_size,
+        isolation=options.isolation,
+        timeouts=options.limits,
+        cache=workspace.cache_dir,
+    )
     if isinstance(found, Failure):
         return Failure(found.failure())
     largest, batch_search = found.unwrap()
@@ -177,15 +188,29 @@ def _fixed(
     """The run's ``Setup``, fixed once the max batch size is ``found`` (no sample over a
     faulty size)."""
     largest, search = found
+    request = BuildRequest(
+        placed.module,
+        placed.samples,
+        placed.device,
+        strategy.plan,
+        batch_sizes=strategy.plan.batch_sizes(largest),
+        validation_sizes=tuple(sorted({1, largest})),  # 1 and the largest
+        cache_dir=workspace.cache_dir,
+        settings=options.settings or ProfileSettings(),
+        tolerance=with_policy(options.tolerance, options.accuracy),
+    )
     return Setup(
-        module=placed.module, samples=placed.samples, strategy=strategy, device=placed.device,
-        cache_dir=Path(options.cache_dir or default_cache_dir()),
-        progress=options.progress or silent, settings=options.settings or ProfileSettings(),
-        tolerance=with_policy(options.tolerance, options.accuracy), total=total,
-        outside=options.outside, workspace=workspace, max_batch_size=largest,
-        batch_sizes=strategy.plan.batch_sizes(largest), isolation=options.isolation,
-        timeouts=options.limits, max_batch_search=search,
-    )  # fmt: skip
+        request,
+        strategy,
+        options.progress or silent,
+        total,
+        max_batch_size=largest,
+        outside=options.outside,
+        workspace=workspace,
+        isolation=options.isolation,
+        timeouts=options.limits,
+        max_batch_search=search,
+    )
 
 
 def announce(setup: Setup, plan: SessionPlan, prepared: Prepared, clock: Stopwatch) -> None:
@@ -196,10 +221,10 @@ def announce(setup: Setup, plan: SessionPlan, prepared: Prepared, clock: Stopwat
     left = left_out_line(setup.left_out)
     if left is not None:
         setup.emit("plan", message=left)
-    log.info("batch sizes to profile: %s", setup.batch_sizes)
+    log.info("batch sizes to profile: %s", setup.request.batch_sizes)
     setup.emit("stage", stage="preload")
     if not setup.isolation:
-        preload(prepared.admitted, setup.device)
+        preload(prepared.admitted, setup.request.device)
     clock.lap("plan")
 
 

@@ -90,8 +90,9 @@ def planned(
     explicit = frozenset(REDUCED) if backends is not None else named
     names = _unique_names(candidates)
     precisions = [precision_of(c) for c in candidates]
-    split = reach(tuple(zip(names, precisions, strict=True)), found or capabilities(device),
-                  explicit)  # fmt: skip
+    split = reach(
+        tuple(zip(names, precisions, strict=True)), found or capabilities(device), explicit
+    )
     for kept in split.warned:
         log.warning("%s: built as asked, though %s", kept.backend, kept.reason)
     by_name = dict(zip(names, candidates, strict=True))

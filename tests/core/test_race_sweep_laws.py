@@ -15,10 +15,11 @@ from aitune_fp.core.report.notes import render
 from aitune_fp.core.session import (
     Build,
     Command,
+    Done,
     Event,
     Profiled,
-    Replace,
     Say,
+    Session,
     SessionPlan,
     Timed,
     TimeRounds,
@@ -42,18 +43,33 @@ RACING = (max_throughput, confident(max_throughput))
 
 def _raced(
     true_ms: dict[str, float], strategy: Strategy, **machine: object
-) -> tuple[list[Command], str]:
-    """The commands of a raced session over every non-eager name, and the pick."""
+) -> tuple[list[Command], str, Session]:
+    """The commands of a raced session over every non-eager name, the pick and the
+    session's last state."""
     sim = SimulatedMachine(true_ms, batch_sizes=LADDER, max_rounds=40, **machine)  # type: ignore[arg-type]
     names = tuple(n for n in true_ms if n != "eager")
-    commands, done, _ = recorded(SessionPlan(strategy, names, ladder=LADDER), sim)
-    return commands, done.selection.map(lambda s: s.backend).value_or("")
+    commands, done, session = _session_of(SessionPlan(strategy, names, ladder=LADDER), sim)
+    return commands, done.selection.map(lambda s: s.backend).value_or(""), session
 
 
-def _dropped(commands: list[Command]) -> set[str]:
-    """The names whose profile the session replaced to say the race dropped them."""
-    return {c.profile.backend for c in commands if isinstance(c, Replace)
-            and "dropped in the race" in (c.profile.stopped_early or "")}  # fmt: skip
+def _session_of(
+    plan: SessionPlan, machine: SimulatedMachine
+) -> tuple[list[Command], Done, Session]:
+    """Every command the session gave on ``machine``, its ``Done`` and its last state."""
+    answer, given = machine.answers(), list[Command]()
+
+    def keeping(command: Command) -> Event | None:
+        given.append(command)
+        return answer(command)
+
+    session, done = run(plan, keeping)
+    return [*given, done], done, session
+
+
+def _dropped(session: Session) -> set[str]:
+    """The names whose profile in the session says the race dropped them."""
+    return {name for name, p in session.profiles.items()
+            if "dropped in the race" in (p.stopped_early or "")}  # fmt: skip
 
 
 @st.composite
@@ -139,7 +155,9 @@ def test_a_clearly_beaten_candidate_is_dropped_and_says_why() -> None:
     """A candidate three times slower is raced at the ladder's smallest, middle and largest
     sizes, dropped with a log line and a profile that say why, and never widened; the
     winner is widened over the sizes the race skipped, once."""
-    commands, pick = _raced({"eager": 4.0, "fast": 1.0, "slow": 3.0}, max_throughput, seed=3)
+    commands, pick, session = _raced(
+        {"eager": 4.0, "fast": 1.0, "slow": 3.0}, max_throughput, seed=3
+    )
     builds = [(c.name, c.batch_sizes) for c in commands if isinstance(c, Build)]
     assert builds == [("eager", ()), ("fast", (1, 4, 16)), ("slow", (1, 4, 16)), ("fast", (2, 8))]
     drops = [c.note for c in commands if isinstance(c, Say) and isinstance(c.note, DroppedInRace)]
@@ -147,11 +165,8 @@ def test_a_clearly_beaten_candidate_is_dropped_and_says_why() -> None:
         ("slow", "fast", 16)
     ]
     assert render(drops[0]).startswith("slow dropped in the race: ")
-    assert _dropped(commands) == {"slow"} and pick == "fast"
-    widened = [
-        c.profile for c in commands if isinstance(c, Replace) and c.profile.backend == "fast"
-    ]
-    assert widened[-1].batch_sizes == LADDER
+    assert _dropped(session) == {"slow"} and pick == "fast"
+    assert session.profiles["fast"].batch_sizes == LADDER  # widened, as the record reads it
 
 
 def test_the_race_never_drops_the_folds_best() -> None:
@@ -179,7 +194,7 @@ def test_the_race_never_drops_the_folds_best() -> None:
 def test_latency_strategies_and_budgets_do_not_race(strategy: Strategy) -> None:
     """A latency metric, or a throughput under a latency budget, builds every candidate
     over the whole ladder once (the race compares per-row costs, not their metric)."""
-    commands, _ = _raced({"eager": 4.0, "fast": 1.0, "slow": 3.0}, strategy, seed=1)
+    commands, _, _ = _raced({"eager": 4.0, "fast": 1.0, "slow": 3.0}, strategy, seed=1)
     builds = [(c.name, c.batch_sizes) for c in commands if isinstance(c, Build)]
     assert builds == [("eager", ()), ("fast", ()), ("slow", ())]
 
@@ -219,7 +234,8 @@ def test_a_raced_session_builds_twice_at_most_and_replays_bit_for_bit(
     machine = replace(machine, batch_sizes=LADDER)
     strategy = replace(strategy, validate_performance=validate)
     plan = SessionPlan(strategy, names, "eager", True, verify, ladder=LADDER)
-    commands, done, events = recorded(plan, machine)
+    commands, done, session = _session_of(plan, machine)
+    events = session.events
     builds: dict[str, list[tuple[int, ...]]] = {}
     for c in commands:
         if isinstance(c, Build):
@@ -229,13 +245,13 @@ def test_a_raced_session_builds_twice_at_most_and_replays_bit_for_bit(
             len(sizes) == 1
             or (set(sizes[0]).isdisjoint(sizes[1]) and {*sizes[0], *sizes[1]} == set(LADDER))
         )
-        assert len(sizes) == 1 or name not in _dropped(commands)
+        assert len(sizes) == 1 or name not in _dropped(session)
     picked = done.selection.map(lambda s: s.backend).value_or(None)
-    assert picked not in _dropped(commands) - {"eager"}
+    assert picked not in _dropped(session) - {"eager"}
     for c in commands:
         if isinstance(c, TimeRounds | Verify):
             timed = [p[0] for p in c.participants] if isinstance(c, TimeRounds) \
                 else [backend for _, backend, _ in c.entries]  # fmt: skip
-            assert not set(timed) & (_dropped(commands) - {"eager"})
+            assert not set(timed) & (_dropped(session) - {"eager"})
     again = replay(plan, events)
     assert list(again.commands) == commands and again.done == done and again.diverged is None

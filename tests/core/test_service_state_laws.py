@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aitune_fp.core.serving.service_messages import Refused
 from aitune_fp.core.serving.service_state import (
     GRACE,
     OTHER_INSTALLATION,
@@ -97,7 +98,7 @@ def test_requests_are_refused_or_forked_by_the_rules(history: list[Message]) -> 
         ok = message.same_user and message.op == "tune" and message.digest == "d"
         assert forked == (ok and message.descriptors == 3)
         if message.same_user and message.op == "tune" and message.digest != "d":
-            assert answers[0] == Respond({"refused": OTHER_INSTALLATION})
+            assert answers[0] == Respond(Refused(OTHER_INSTALLATION))
 
 
 @given(histories())

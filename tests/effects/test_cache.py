@@ -14,8 +14,9 @@ from returns.unsafe import unsafe_perform_io
 
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built, ConfigIdentity, Declaration
-from aitune_fp.effects.cache.artifact_cache import cache_key, cached_build, weights_digest
+from aitune_fp.effects.cache.artifact_cache import cache_key, weights_digest
 from aitune_fp.effects.inputs.samples import InputSpec, Samples, normalise_samples
+from tests.cache_builds import cached
 from tests.shell.fakes import FakeBackend
 
 
@@ -70,7 +71,7 @@ def _samples() -> Samples:
 
 
 def _build(tmp_path: Path, backend: Any = None, module: Any = None) -> Built:
-    effect = cached_build(
+    effect = cached(
         backend or ScaleFile(),
         module or _module(),
         _samples(),
@@ -135,7 +136,7 @@ def test_a_corrupt_entry_is_rebuilt_never_trusted(
 def test_without_a_cache_dir_or_a_loadable_artifact_it_just_builds(tmp_path: Path) -> None:
     """cache_dir=None and backends without loadable artifacts always build, storing nothing."""
     for _ in range(2):
-        effect = cached_build(ScaleFile(), _module(), _samples(), CPU, tmp_path / "w", None)
+        effect = cached(ScaleFile(), _module(), _samples(), CPU, tmp_path / "w", None)
         assert "cache" not in unsafe_perform_io(effect.unwrap()).info
     assert len(ScaleFile.builds) == 2
     built = _build(tmp_path, backend=FakeBackend())
@@ -169,10 +170,10 @@ def test_onnxruntime_rebuild_is_served_from_the_cache(tmp_path: Path) -> None:
 
     module, samples = _module(), _samples()
     first = unsafe_perform_io(
-        cached_build(OnnxRuntime(), module, samples, CPU, tmp_path / "w1", tmp_path / "c").unwrap()
+        cached(OnnxRuntime(), module, samples, CPU, tmp_path / "w1", tmp_path / "c").unwrap()
     )
     second = unsafe_perform_io(
-        cached_build(OnnxRuntime(), module, samples, CPU, tmp_path / "w2", tmp_path / "c").unwrap()
+        cached(OnnxRuntime(), module, samples, CPU, tmp_path / "w2", tmp_path / "c").unwrap()
     )
     assert first.info["cache"] == "stored" and second.info["cache"] == "hit"
     x = torch.randn(5, 3)
@@ -187,10 +188,10 @@ def test_build_parts_are_timed_export_and_compile_only_when_they_ran(tmp_path: P
 
     module, samples = _module(), _samples()
     first = unsafe_perform_io(
-        cached_build(OnnxRuntime(), module, samples, CPU, tmp_path / "w1", tmp_path / "c").unwrap()
+        cached(OnnxRuntime(), module, samples, CPU, tmp_path / "w1", tmp_path / "c").unwrap()
     )
     second = unsafe_perform_io(
-        cached_build(OnnxRuntime(), module, samples, CPU, tmp_path / "w2", tmp_path / "c").unwrap()
+        cached(OnnxRuntime(), module, samples, CPU, tmp_path / "w2", tmp_path / "c").unwrap()
     )
     assert set(first.info["stage_seconds"]) == {"export", "compile", "cache"}
     assert all(v > 0 for v in first.info["stage_seconds"].values())

@@ -17,12 +17,12 @@ from returns.unsafe import unsafe_perform_io
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.build_request import BuildRequest, Candidate
-from aitune_fp.effects.cache.artifact_cache import cached_build
 from aitune_fp.effects.cache.reference import REFERENCE_FILE, cached_references
 from aitune_fp.effects.candidate import CandidateRun, run_candidate
 from aitune_fp.effects.checks.validate import ValidationReport, validate
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 from aitune_fp.effects.measure.timing import ProfileSettings
+from tests.cache_builds import cached
 from tests.effects.test_cache import ScaleFile
 
 CPU = torch.device("cpu")
@@ -59,7 +59,7 @@ def _samples(value: float = 1.0) -> Samples:
 
 
 def _built(tmp_path: Path, work: str, samples: Samples, sizes: Any = SIZES) -> Built:
-    effect = cached_build(
+    effect = cached(
         ScaleFile(factor=1.0), Counting(), samples, CPU, tmp_path / work, tmp_path / "cache",
         reference_sizes=sizes,
     )  # fmt: skip

@@ -19,9 +19,10 @@ from aitune_fp.effects.backends._ort_fp16 import float16_graph, session_graph
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
 from aitune_fp.effects.backends.search_space import search_candidates
-from aitune_fp.effects.cache.artifact_cache import cache_key, cached_build
+from aitune_fp.effects.cache.artifact_cache import cache_key
 from aitune_fp.effects.checks.validate import validate
 from aitune_fp.effects.inputs.samples import Samples
+from tests.cache_builds import cached
 
 CPU = torch.device("cpu")
 OPTIONS = {"intra_op_threads": 1, "graph_optimization": "basic", "execution_mode": "parallel"}
@@ -63,10 +64,10 @@ def test_a_runtime_variant_reuses_the_cached_export_and_applies_its_options(
     import onnxruntime as ort
 
     cache = tmp_path / "cache"
-    first = _built(cached_build(OnnxRuntime(), mlp, mlp_samples, CPU, tmp_path / "a", cache))
+    first = _built(cached(OnnxRuntime(), mlp, mlp_samples, CPU, tmp_path / "a", cache))
     assert first.info.get("cache") == "stored"
     variant = OnnxRuntime(**OPTIONS)  # type: ignore[arg-type]
-    hit = _built(cached_build(variant, mlp, mlp_samples, CPU, tmp_path / "b", cache))
+    hit = _built(cached(variant, mlp, mlp_samples, CPU, tmp_path / "b", cache))
     assert hit.info.get("cache") == "hit"
     session = variant.open_session(
         saved_graph(hit.artifact, mlp_samples.spec, _outputs(mlp, mlp_samples)),  # type: ignore[arg-type]

@@ -10,9 +10,22 @@ import sys
 import threading
 import time
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
+from pyrsistent import pmap
 
+from aitune_fp.core.serving.service_messages import (
+    Refused,
+    Reply,
+    Status,
+    StatusAsked,
+    StopAsked,
+    Stopping,
+    TuneAsked,
+    decode_request,
+    encode,
+)
 from aitune_fp.effects.isolation import service_wire as wire
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,11 +61,13 @@ def test_messages_carry_descriptors_and_the_peer_is_this_user() -> None:
     when larger than one read; the peer's uid is ours."""
     left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     read, write = os.pipe()
-    big = {"env": {f"K{i}": "v" * 100 for i in range(2000)}}
+    env = pmap({f"K{i}": "v" * 100 for i in range(2000)})
+    big = TuneAsked(("demo",), "aitune-fp", "/", env, ("/p",), "d")
     with left, right:
         sender = threading.Thread(target=wire.send, args=(left, big, [write]))
         sender.start()
-        message, fds = wire.receive(right)
+        body, fds = wire.receive(right)
+        message = decode_request(body)
         sender.join(timeout=30)
         assert message == big and len(fds) == 1
         os.write(fds[0], b"hi")
@@ -131,3 +146,48 @@ def test_attaching_without_a_service_runs_here_and_imports_nothing_heavy(tmp_pat
                           timeout=120, env=env, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["None", "False"]
+
+
+SERVE = """
+import os, socket, sys
+from pathlib import Path
+from aitune_fp.effects.isolation.service_daemon import Service
+path = Path(sys.argv[1])
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(str(path)); listener.listen()
+print("ready", flush=True)
+Service(listener, path, 30.0, lambda *a: os._exit(9)).serve()
+"""
+
+
+def _exchange(path: Path, body: bytes) -> Reply:
+    """Send one raw frame to the service at ``path`` and read its reply."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(str(path))
+        sock.sendall(wire.HEADER.pack(len(body)) + body)
+        return wire.reply(sock)
+
+
+def test_the_loop_refuses_a_malformed_request_in_one_line_and_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    """A frame that is not JSON, or names an unknown request, is answered with a one-line
+    Refused (no traceback in the log); the same service then answers status and stops."""
+    path = tmp_path / "s.sock"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-c", SERVE, str(path)]
+    loop = subprocess.Popen(command, env=env, text=True, stdout=PIPE, stderr=PIPE)
+    try:
+        assert loop.stdout is not None and loop.stdout.readline().strip() == "ready"
+        garbage = _exchange(path, b"\x00 not json")
+        unknown = _exchange(path, b'{"op": "dance"}')
+        status = _exchange(path, encode(StatusAsked()))
+        stopping = _exchange(path, encode(StopAsked()))
+        _, err = loop.communicate(timeout=60)
+    finally:
+        loop.kill()
+    assert isinstance(garbage, Refused) and garbage.refused.startswith("not JSON")
+    assert unknown == Refused("not a request: op: expected status, stop or tune, got 'dance'")
+    assert isinstance(status, Status) and status.pid == loop.pid
+    assert stopping == Stopping(0) and "Traceback" not in err, err

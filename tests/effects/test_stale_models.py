@@ -20,8 +20,9 @@ from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.aot_inductor import AOTInductor
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.backends.ort import OnnxRuntime
-from aitune_fp.effects.cache.artifact_cache import cached_build, model_digest
+from aitune_fp.effects.cache.artifact_cache import model_digest
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
+from tests.cache_builds import cached
 
 CPU = torch.device("cpu")
 SOURCE = """
@@ -77,7 +78,7 @@ def _samples() -> Samples:
 def _build(backend: Backend, model: torch.nn.Module, root: Path, tag: str) -> Built:
     work = root / f"work-{tag}"
     with sharing(exports_folder(work, root / "cache"), model_digest):
-        effect = cached_build(backend, model, _samples(), CPU, work, root / "cache")
+        effect = cached(backend, model, _samples(), CPU, work, root / "cache")
     built: Built = unsafe_perform_io(effect.unwrap())
     return built
 

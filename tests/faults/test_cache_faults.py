@@ -16,11 +16,12 @@ from returns.unsafe import unsafe_perform_io
 from aitune_fp.core.strategies import max_throughput
 from aitune_fp.effects.backends.base import Built
 from aitune_fp.effects.build_request import BuildRequest, Candidate
-from aitune_fp.effects.cache.artifact_cache import cached_build, unusable_reason
+from aitune_fp.effects.cache.artifact_cache import unusable_reason
 from aitune_fp.effects.candidate import run_candidate
 from aitune_fp.effects.checks.validate import validate
 from aitune_fp.effects.inputs.samples import normalise_samples
 from aitune_fp.effects.measure.timing import ProfileSettings
+from tests.cache_builds import cached
 from tests.effects.test_cache import ScaleFile
 
 CPU = torch.device("cpu")
@@ -79,14 +80,14 @@ def test_a_poisoned_entry_that_fails_validation_is_evicted_and_rebuilt_once(
 def test_a_symlinked_cache_file_is_not_trusted(tmp_path: Path) -> None:
     """An entry file replaced by a link to an identical file elsewhere is discarded."""
     cache = tmp_path / "cache"
-    cached_build(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / "w1", cache)
+    cached(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / "w1", cache)
     entry = _entry(cache)
     outside = tmp_path / "outside.txt"
     outside.write_bytes((entry / "factor.txt").read_bytes())
     (entry / "factor.txt").unlink()
     os.symlink(outside, entry / "factor.txt")
     built = unsafe_perform_io(
-        cached_build(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / "w2", cache).unwrap()
+        cached(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / "w2", cache).unwrap()
     )
     assert built.info.get("cache") == "stored" and len(ScaleFile.builds) == 2
 
@@ -95,14 +96,14 @@ def test_an_entry_artifact_outside_its_folder_is_not_trusted(tmp_path: Path) -> 
     """An entry.json whose artifact is ``../x`` or absolute is discarded and rebuilt."""
     cache = tmp_path / "cache"
     for i, artifact in enumerate(["../factor.txt", str(tmp_path / "factor.txt")]):
-        cached_build(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / f"a{i}", cache)
+        cached(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / f"a{i}", cache)
         entry = _entry(cache)
         (tmp_path / "factor.txt").write_text("2.0")
         index = json.loads((entry / "entry.json").read_text())
         index["artifact"] = artifact
         (entry / "entry.json").write_text(json.dumps(index))
         built = unsafe_perform_io(
-            cached_build(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / f"b{i}", cache).unwrap()
+            cached(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / f"b{i}", cache).unwrap()
         )
         assert built.info.get("cache") == "stored"
         assert built.artifact is not None and tmp_path / "factor.txt" != built.artifact
@@ -115,7 +116,7 @@ def test_artifacts_being_a_file_only_skips_the_cache(tmp_path: Path) -> None:
     (cache / "artifacts").write_text("not a folder")
     assert unusable_reason(cache) is not None and "cache" in unusable_reason(cache)  # type: ignore[operator]
     built = unsafe_perform_io(
-        cached_build(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / "w", cache).unwrap()
+        cached(ScaleFile(), MODULE, SAMPLES, CPU, tmp_path / "w", cache).unwrap()
     )
     assert "cache" not in built.info or built.info["cache"] != "stored"
     assert torch.equal(built.runner(torch.ones(2)), torch.full((2,), 2.0))

@@ -16,9 +16,8 @@ from aitune_fp import ProfilingPlan, min_latency
 from aitune_fp.core.measure.stop_rules import fixed_steps
 from aitune_fp.core.record.derive import built_rows
 from aitune_fp.core.session import SessionPlan
-from aitune_fp.effects.checks.validate import Tolerance
+from aitune_fp.effects.build_request import BuildRequest
 from aitune_fp.effects.inputs.samples import normalise_samples
-from aitune_fp.effects.measure.profiler import ProfileSettings
 from aitune_fp.shell.drive import drive
 from aitune_fp.shell.run_end import make_winner
 from aitune_fp.shell.setup import RunState, Setup
@@ -35,8 +34,8 @@ def _setup(tmp_path: Path) -> Setup:
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()).eval()
     samples = normalise_samples(torch.randn(4, 8))
-    return Setup(module, samples, QUICK, torch.device("cpu"), tmp_path, lambda _e: None,
-                 ProfileSettings(), Tolerance(), total=2)  # fmt: skip
+    request = BuildRequest(module, samples, torch.device("cpu"), QUICK.plan, (1,), (1,), tmp_path)
+    return Setup(request, QUICK, lambda _e: None, total=2)
 
 
 @pytest.fixture(scope="module")

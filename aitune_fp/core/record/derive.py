@@ -153,8 +153,7 @@ def built_rows(session: Session) -> tuple[BackendOutcome, ...]:
         profile = _candidate_profile(session, candidates, event.name)
         rows[event.name] = _row(session, event, profile, rows.get(event.name))
     base = profiled[:first]
-    return (*(_row(session, e, _baseline_profile(session, e), None) for e in base),
-            *rows.values())  # fmt: skip
+    return (*(_row(session, e, _baseline_profile(session, e), None) for e in base), *rows.values())
 
 
 def _candidate_profile(session: Session, events: Sequence[Profiled], name: str) -> Profile | None:
@@ -177,17 +176,25 @@ def _row(
     facts = event.facts
     seconds = dict(facts.stage_seconds)
     if earlier is not None:  # a widened contender: both builds' seconds
-        seconds = {k: earlier.stage_seconds.get(k, 0.0) + seconds.get(k, 0.0)
-                   for k in {*earlier.stage_seconds, *seconds}}  # fmt: skip
+        seconds = {
+            k: earlier.stage_seconds.get(k, 0.0) + seconds.get(k, 0.0)
+            for k in {*earlier.stage_seconds, *seconds}
+        }
     if event.name in session.rounded:
         seconds["rounds"] = _rounds_share(session)
     failure = _failure(event) if profile is None else None
     return BackendOutcome(
-        backend=event.name, kind=facts.kind, key=facts.key, config=facts.config,
-        profile=profile, failure=failure, stage_seconds=pmap(seconds),
-        validation=facts.validation, artifact=facts.artifact,
+        backend=event.name,
+        kind=facts.kind,
+        key=facts.key,
+        config=facts.config,
+        profile=profile,
+        failure=failure,
+        stage_seconds=pmap(seconds),
+        validation=facts.validation,
+        artifact=facts.artifact,
         stopped_early=None if profile is None else profile.stopped_early,
-    )  # fmt: skip
+    )
 
 
 def _failure(event: Profiled) -> BackendFailure | None:
@@ -197,8 +204,9 @@ def _failure(event: Profiled) -> BackendFailure | None:
 
 def _rounds_share(session: Session) -> float:
     """Each final rounds participant's share of their seconds."""
-    timed = next((e for e in session.events if isinstance(e, Timed) and e.purpose == "rounds"),
-                 None)  # fmt: skip
+    timed = next(
+        (e for e in session.events if isinstance(e, Timed) and e.purpose == "rounds"), None
+    )
     if timed is None or not session.rounded:
         return 0.0
     return timed.seconds / len(session.rounded)

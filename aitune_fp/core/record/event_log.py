@@ -36,17 +36,22 @@ from aitune_fp.core.records import BackendFailure, Candidate, Profile
 from aitune_fp.core.session.events import Event, Prebuilt, Profiled, Timed
 from aitune_fp.core.session.facts import BuildFacts
 
-_KINDS: Final[dict[str, type[Event]]] = {"profiled": Profiled, "timed": Timed,
-                                         "prebuilt": Prebuilt}  # fmt: skip
+_KINDS: Final[dict[str, type[Event]]] = {"profiled": Profiled, "timed": Timed, "prebuilt": Prebuilt}
 
 
 def encode_event(event: Event) -> dict[str, Any]:
     """One event as a JSON-able dict."""
     if isinstance(event, Profiled):
-        built = {"profile": event.result.value_or(None),
-                 "failure": event.result.swap().value_or(None)}  # fmt: skip
-        fields = {"name": event.name, **built, "live": event.live,
-                  "profile_seconds": event.profile_seconds}  # fmt: skip
+        built = {
+            "profile": event.result.value_or(None),
+            "failure": event.result.swap().value_or(None),
+        }
+        fields = {
+            "name": event.name,
+            **built,
+            "live": event.live,
+            "profile_seconds": event.profile_seconds,
+        }
         facts = {"facts": event.facts} if event.facts != BuildFacts() else {}
         return {"event": "profiled", **to_json({**fields, **facts})}
     if isinstance(event, Prebuilt):

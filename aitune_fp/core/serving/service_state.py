@@ -4,8 +4,9 @@ actions)``.
 Rules (the loop that reads sockets, forks and signals is
 :mod:`aitune_fp.effects.isolation.service_daemon`; it turns what happened into a message,
 and carries out the actions in order):
-- a request (:class:`ServiceRequest`) from another user is refused; ``status`` is answered
-  (:class:`Respond` of :func:`status_of`); ``stop`` stops the service (its reason
+- a request (:class:`ServiceRequest`) from another user is refused; one that could not be
+  read is refused saying why; ``status`` is answered (:class:`Respond` of
+  :func:`status_of`); ``stop`` stops the service (its reason
   ``asked to stop``) and answers how many tunes run; a ``tune`` from a client of another
   installation (its digest differs) is refused saying so; a ``tune`` with its three
   descriptors is forked (:class:`Fork`); anything else is refused naming the request; every
@@ -20,7 +21,8 @@ and carries out the actions in order):
   the service (``idle for N s``); a signal stops it (``signal NAME``); stopping is said
   once, and its reason kept;
 - the state is frozen: nothing here reads a clock, a socket or a process; every time is
-  the message's ``now``.
+  the message's ``now``; what is said to a client is a typed reply
+  (:mod:`~aitune_fp.core.serving.service_messages`).
 
 >>> s = DaemonState(idle=60.0, digest="d")
 >>> s, acts = step(s, ServiceRequest("tune", 1.0, same_user=True, digest="d", descriptors=3))
@@ -39,11 +41,12 @@ one state machine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import Final
 
 from pyrsistent import PMap, pmap
+
+from aitune_fp.core.serving.service_messages import Refused, Reply, Status, Stopping
 
 GRACE: Final = 10.0
 """Seconds between the SIGTERM and the SIGKILL of a tune whose client went away."""
@@ -78,13 +81,15 @@ class DaemonState:
 @dataclass(frozen=True, slots=True)
 class ServiceRequest:
     """A client's request: its ``op``, when, whether its uid is the service's, its digest
-    (``None``: none sent) and how many descriptors came with it."""
+    (``None``: none sent), how many descriptors came with it and why it could not be read
+    (``""``: it was)."""
 
     op: str
     now: float
     same_user: bool = True
     digest: str | None = None
     descriptors: int = 0
+    unreadable: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +136,11 @@ Message = ServiceRequest | Forked | TuneEnded | ClientGone | Tick | Signalled
 
 @dataclass(frozen=True, slots=True)
 class Respond:
-    """Answer the request's client with ``payload`` and close its connection (``status``:
-    the loop adds its own facts, its pid and the fork server's, to it)."""
+    """Answer the request's client with ``reply`` and close its connection (to a
+    :class:`~aitune_fp.core.serving.service_messages.Status` the loop adds its own facts,
+    its pid and the fork server's)."""
 
-    payload: Mapping[str, Any]
-    status: bool = False
+    reply: Reply
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,18 +203,20 @@ def step(state: DaemonState, message: Message) -> Step:
 def _asked(state: DaemonState, m: ServiceRequest) -> Step:
     """A request answered, refused or forked (see the module's rules)."""
     if not m.same_user:
-        return state, (Respond({"refused": "the service belongs to another user"}),)
+        return state, (Respond(Refused("the service belongs to another user")),)
     state = replace(state, last=m.now)
+    if m.unreadable:
+        return state, (Respond(Refused(m.unreadable)),)
     if m.op == "status":
-        return state, (Respond(status_of(state, m.now), status=True),)
+        return state, (Respond(status_of(state, m.now)),)
     if m.op == "stop":
         stopped, said = _stop(state, "asked to stop")
-        return stopped, (Respond({"stopping": True, "running": state.running}), *said)
+        return stopped, (Respond(Stopping(state.running)), *said)
     if m.op == "tune" and m.digest != state.digest:
-        return state, (Respond({"refused": OTHER_INSTALLATION}),)
+        return state, (Respond(Refused(OTHER_INSTALLATION)),)
     if m.op == "tune" and m.descriptors == 3:
         return state, (Fork(),)
-    return state, (Respond({"refused": f"unknown request {m.op!r} or missing descriptors"}),)
+    return state, (Respond(Refused(f"unknown request {m.op!r} or missing descriptors")),)
 
 
 def _ended(state: DaemonState, m: TuneEnded) -> Step:
@@ -252,17 +259,12 @@ def _stop(state: DaemonState, reason: str) -> Step:
     return replace(state, stopping=reason), (LogLine(f"stopping: {reason}"),)
 
 
-def status_of(state: DaemonState, now: float) -> dict[str, Any]:
+def status_of(state: DaemonState, now: float) -> Status:
     """The state's part of ``aitune-fp service status`` (the loop adds its pid, the fork
     server's and its start-up facts).
 
-    >>> status_of(DaemonState(idle=9.0, digest="d", last=1.0), 3.0)["idle_for"]
+    >>> status_of(DaemonState(idle=9.0, digest="d", last=1.0), 3.0).idle_for
     2.0
     """
-    return {
-        "digest": state.digest,
-        "served": state.served,
-        "running": state.running,
-        "idle_timeout": state.idle,
-        "idle_for": 0.0 if state.tunes else now - state.last,
-    }
+    idle_for = 0.0 if state.tunes else now - state.last
+    return Status(state.digest, state.served, state.running, state.idle, idle_for)

@@ -79,14 +79,6 @@ class Say:
 
 
 @dataclass(frozen=True, slots=True)
-class Replace:
-    """The record's profile of ``profile.backend`` is now ``profile`` (a raced candidate:
-    its batch sizes measured so far together, or why the race dropped it)."""
-
-    profile: Profile
-
-
-@dataclass(frozen=True, slots=True)
 class TimeRounds:
     """Time ``participants`` (name, batch size) in interleaved final rounds under ``plan``
     until ``judge`` stops; ``warmup_calls`` untimed calls each after one priming call."""
@@ -126,4 +118,4 @@ class Done:
     verification: Verification | None = None
 
 
-Command = Build | Prebuild | Close | Say | Replace | TimeRounds | Verify | Done
+Command = Build | Prebuild | Close | Say | TimeRounds | Verify | Done

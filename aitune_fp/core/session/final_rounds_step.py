@@ -61,8 +61,9 @@ def _setup(session: Session) -> RoundsSetup | None:
         return None
     base = session.baseline_profile if strategy.validate_performance else None
     name = base.backend if base is not None else None
-    return setup_rounds(strategy, session.fold, _candidates(session), session.live, name,
-                        session.sweep_seconds)  # fmt: skip
+    return setup_rounds(
+        strategy, session.fold, _candidates(session), session.live, name, session.sweep_seconds
+    )
 
 
 def begin_rounds(session: Session) -> tuple[Session, tuple[Command, ...], bool]:
@@ -76,16 +77,20 @@ def begin_rounds(session: Session) -> tuple[Session, tuple[Command, ...], bool]:
     said: tuple[Command, ...] = (Say(RoundsStarted(setup.timed)),)
     said += (Say(RoundsReduced(setup.reason)),) if setup.reason else ()
     base_name = setup.baseline[0] if setup.baseline is not None else None
-    timed = tuple((p.backend, bs) for p, bs in _everyone(session, setup)
-                  if setup.time_baseline or p.backend != base_name)  # fmt: skip
+    timed = tuple(
+        (p.backend, bs)
+        for p, bs in _everyone(session, setup)
+        if setup.time_baseline or p.backend != base_name
+    )
     command = TimeRounds(timed, setup.plan, rounds_judge(session, setup))
     return replace(session, phase=Rounds(setup)), (*said, command), True
 
 
 def on_rounds(session: Session, setup: RoundsSetup, event: Timed) -> Step:
     """The rounds' samples: the fold re-run with them, the profiles with their samples."""
-    everyone = [with_rounds(p, bs, event.samples.get(p.backend, ()))
-                for p, bs in _everyone(session, setup)]  # fmt: skip
+    everyone = [
+        with_rounds(p, bs, event.samples.get(p.backend, ())) for p, bs in _everyone(session, setup)
+    ]
     timed = {p.backend: p for p in everyone}
     note = rounds_note(event.rounds, event.seconds, event.reason, setup)
     state = refold(session.strategy, session.baseline_profile, session.fed, timed, note)
@@ -94,5 +99,6 @@ def on_rounds(session: Session, setup: RoundsSetup, event: Timed) -> Step:
         Say(RoundsEnded(event.reason, event.seconds)),
     )
     rounded = tuple(p.backend for p in everyone)
-    return replace(session, fold=state, profiles=session.profiles.update(timed),
-                   rounded=rounded), said  # fmt: skip
+    return replace(
+        session, fold=state, profiles=session.profiles.update(timed), rounded=rounded
+    ), said

@@ -45,7 +45,7 @@ from aitune_fp.core.fold import backend_of, start
 from aitune_fp.core.fold import step as fold_step
 from aitune_fp.core.measure.early_stop import EarlyStop
 from aitune_fp.core.records import Candidate, Profile, TuneState
-from aitune_fp.core.session.commands import Build, Close, Command, Replace, Say
+from aitune_fp.core.session.commands import Build, Close, Command, Say
 from aitune_fp.core.session.events import Profiled
 from aitune_fp.core.session.notes import DroppedInRace
 from aitune_fp.core.session.phase import Widening
@@ -116,12 +116,18 @@ def raced(session: Session, event: Profiled) -> Step:
     for name in newly:
         marked = _marked(profiles.get(name) or profile, after.dropped[name].reason)
         profiles = profiles.set(name, marked)
-        said = (*said, Say(DroppedInRace(name, after.dropped[name])), Replace(marked))
+        said = (*said, Say(DroppedInRace(name, after.dropped[name])))
     fed = tuple(Success(profiles[n]) if (n := backend_of(c)) in newly else c for c in session.fed)
     closing = frozenset(newly) & session.live
     said = (*said, Close(closing)) if closing else said
-    return replace(session, race=after, profiles=profiles, fed=fed, live=session.live - closing,
-                   fold=refolded(session, fed) if newly else session.fold), said  # fmt: skip
+    return replace(
+        session,
+        race=after,
+        profiles=profiles,
+        fed=fed,
+        live=session.live - closing,
+        fold=refolded(session, fed) if newly else session.fold,
+    ), said
 
 
 def spared(race: RaceState, fold: TuneState, session: Session) -> RaceState:
@@ -186,21 +192,21 @@ def refolded(session: Session, fed: tuple[Candidate, ...]) -> TuneState:
     return state
 
 
-def with_widened(session: Session, event: Profiled) -> tuple[Session, Profile | None]:
+def with_widened(session: Session, event: Profiled) -> Session:
     """``session`` after a widening's answer: the merged profile in ``fed`` and the
     profiles, the fold folded again and the race stepped (a failure keeps the race's)."""
     before = session.profiles.get(event.name)
     after = event.result.value_or(None)
     if before is None or after is None:
-        return session, before
+        return session
     both = merged(before, after)
     fed = tuple(Success(both) if backend_of(c) == event.name else c for c in session.fed)
     fold = refolded(session, fed)
     race = (
         spared(observed(session.race, after), fold, session) if session.race is not None else None
     )
-    return replace(session, fed=fed, fold=fold, race=race,
-                   profiles=session.profiles.set(event.name, both)), both  # fmt: skip
+    profiles = session.profiles.set(event.name, both)
+    return replace(session, fed=fed, fold=fold, race=race, profiles=profiles)
 
 
 def _widen(

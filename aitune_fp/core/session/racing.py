@@ -79,8 +79,10 @@ class RaceLoss:
         'dropped in the race: 0.500× [0.400, 0.600] against a@8 (beyond the 1% margin)'
         """
         shown = described(self.point, self.low, self.high)
-        return (f"dropped in the race: {shown} against {self.against}@{self.batch_size} "
-                f"(beyond the {self.margin:.0%} margin)")  # fmt: skip
+        return (
+            f"dropped in the race: {shown} against {self.against}@{self.batch_size} "
+            f"(beyond the {self.margin:.0%} margin)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +150,9 @@ def _seen(state: RaceState, x: Observed) -> RaceState:
     """``state`` with ``x``'s calls (replacing any earlier ones at that batch size)."""
     sizes = state.seen.get(x.name, pmap())
     order = state.order if x.name in state.seen else (*state.order, x.name)
-    return replace(state, seen=state.seen.set(x.name, sizes.set(x.batch_size, x.calls_ms)),
-                   order=order)  # fmt: skip
+    return replace(
+        state, seen=state.seen.set(x.name, sizes.set(x.batch_size, x.calls_ms)), order=order
+    )
 
 
 def step(state: RaceState, x: Observed) -> tuple[RaceState, Decision]:

@@ -71,13 +71,17 @@ def replay_lines(record: RunRecord, replayed: Replayed, spec: str | None = None)
     picked = replayed.done.selection.map(lambda s: s.backend).value_or(None)
     ran = record.selection.backend if record.selection is not None else None
     under = f"under {spec}" if spec else "under the recorded strategy"
-    lines = [f"replayed {len(record.events)} events {under}: "
-             + (f"selects {picked}" if picked else "selects nothing")]  # fmt: skip
+    lines = [
+        f"replayed {len(record.events)} events {under}: "
+        + (f"selects {picked}" if picked else "selects nothing")
+    ]
     lines.append(f"the run selected {ran or 'nothing'}" + (": the same" if picked == ran else ""))
     d = replayed.diverged
     if d is None:
         lines.append("every decision is the recorded one")
     else:
-        lines.append(f"first divergence at decision {d.index + 1}: the run: {d.recorded}; "
-                     f"the replay: {d.replayed}")  # fmt: skip
+        lines.append(
+            f"first divergence at decision {d.index + 1}: the run: {d.recorded}; "
+            f"the replay: {d.replayed}"
+        )
     return tuple(lines)

@@ -50,7 +50,6 @@ from aitune_fp.core.session.commands import (
     Command,
     Done,
     Prebuild,
-    Replace,
     Say,
     TimeRounds,
     Verify,
@@ -236,8 +235,6 @@ def _note_line(command: Command) -> str:
     match command:
         case Say(note):
             return f"say: {render(note)}"
-        case Replace(profile):
-            return f"replace {profile.backend}'s profile"
         case Prebuild(names, parallel):
             return f"build ahead {', '.join(names)} ({parallel} at a time)"
     raise TypeError(f"not a command: {command!r}")  # pragma: no cover

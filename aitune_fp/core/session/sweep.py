@@ -31,7 +31,7 @@ from aitune_fp.core.fold import settled, start, step
 from aitune_fp.core.measure.early_stop import EarlyStop, early_stop_for
 from aitune_fp.core.records import BackendFailure, Candidate, TuneState
 from aitune_fp.core.rounds.round_members import contenders
-from aitune_fp.core.session.commands import Build, Close, Command, Replace, Say
+from aitune_fp.core.session.commands import Build, Close, Command, Say
 from aitune_fp.core.session.events import Profiled
 from aitune_fp.core.session.notes import NewBest, Skipped
 from aitune_fp.core.session.phase import Baseline, Sweeping, Swept
@@ -118,14 +118,15 @@ def on_candidate(session: Session, pending: int, event: Profiled) -> Step:
 
 
 def on_widened(session: Session, event: Profiled) -> Step:
-    """A widened contender's answer: its merged profile folded in, who can no longer win
-    closed, the record told, then back to the end of the sweep (the next widening)."""
-    after, profile = with_widened(session, event)
+    """A widened contender's answer: its merged profile folded in (the record reads it
+    from the session's profiles), who can no longer win closed, then back to the end of
+    the sweep (the next widening)."""
+    after = with_widened(session, event)
     live, said = _released(session, after.fold, event)
-    after = replace(after, live=live, phase=Swept(),
-                    sweep_seconds=session.sweep_seconds + event.profile_seconds)  # fmt: skip
-    amended: tuple[Command, ...] = (Replace(profile),) if profile is not None else ()
-    return after, (*said, *amended)
+    after = replace(
+        after, live=live, phase=Swept(), sweep_seconds=session.sweep_seconds + event.profile_seconds
+    )
+    return after, said
 
 
 def _measured(session: Session, event: Profiled) -> Session:

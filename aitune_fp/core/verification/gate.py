@@ -114,12 +114,27 @@ def judge_check(
     if margin < 0.0:
         raise ValueError(f"margin must be >= 0, got {margin!r}")
     now = tuple(now_ms)
-    found = ratio_interval(recorded.samples_ms, now, statistic=rule.round_statistic,
-                           confidence=rule.confidence, resamples=rule.resamples,
-                           key=rule.seed, paired=paired)  # fmt: skip
-    return CheckResult(recorded.pick, recorded.batch_size, found.point, found.low, found.high,
-                       verdict(found.low, found.high, margin), margin, recorded.samples_ms,
-                       now, wrong)  # fmt: skip
+    found = ratio_interval(
+        recorded.samples_ms,
+        now,
+        statistic=rule.round_statistic,
+        confidence=rule.confidence,
+        resamples=rule.resamples,
+        key=rule.seed,
+        paired=paired,
+    )
+    return CheckResult(
+        recorded.pick,
+        recorded.batch_size,
+        found.point,
+        found.low,
+        found.high,
+        verdict(found.low, found.high, margin),
+        margin,
+        recorded.samples_ms,
+        now,
+        wrong,
+    )
 
 
 _SAID: Final = {

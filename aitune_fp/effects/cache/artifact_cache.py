@@ -40,10 +40,8 @@ import dataclasses
 import logging
 import time
 from functools import partial
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 from returns.io import IOFailure, IOResult
 
 from aitune_fp.core.records import BackendFailure
@@ -63,7 +61,9 @@ from aitune_fp.effects.cache.key import (
     weights_digest,
 )
 from aitune_fp.effects.cache.store import store, unusable_reason
-from aitune_fp.effects.inputs.samples import Samples
+
+if TYPE_CHECKING:
+    from aitune_fp.effects.build_request import BuildRequest, Candidate
 
 log = logging.getLogger("aitune_fp")
 
@@ -82,39 +82,30 @@ __all__ = [
 
 
 def cached_build(
-    backend: Backend,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    work_dir: Path,
-    cache_dir: Path | None,
-    *,
-    reuse: bool = True,
-    reference_sizes: tuple[int, ...] | None = None,
+    request: BuildRequest, candidate: Candidate, *, reuse: bool = True
 ) -> IOResult[Built, BackendFailure]:
-    """``backend.build(...)``, or the cached artifact of an identical earlier build.
+    """``candidate.backend.build(...)`` for ``request``, or the cached artifact of an
+    identical earlier build.
 
-    ``reuse=False`` skips the lookup (a fresh build, stored over the old entry);
-    ``reference_sizes``: the batch sizes validation checks, whose eager outputs a stored
-    entry keeps (``None``: it keeps none).
+    ``reuse=False`` skips the lookup (a fresh build, stored over the old entry); a stored
+    entry keeps eager's outputs at the request's validation sizes (none without them).
 
     A backend that cannot take the samples' containers fails at once
-    (:mod:`aitune_fp.effects.backends._structured`). Without ``cache_dir``, or for a
-    backend whose artifact cannot be loaded back, this is exactly
+    (:mod:`aitune_fp.effects.backends._structured`). Without the request's cache folder, or
+    for a backend whose artifact cannot be loaded back, this is exactly
     ``backend.build(module, samples, device, work_dir)``.
     """
-    refused = refused_containers(backend, samples)
+    backend, r = candidate.backend, request
+    refused = refused_containers(backend, r.samples)
     if refused is not None:
         return IOFailure(refused)
-    if cache_dir is None or not loadable(backend):
-        return backend.build(module, samples, device, work_dir)
-    keyed = _keyed(backend, module, samples, device)
+    keyed = _keyed(backend, r) if r.cache_dir is not None and loadable(backend) else None
     if keyed is None:
-        return backend.build(module, samples, device, work_dir)
+        return backend.build(r.module, r.samples, r.device, candidate.work_dir)
     model, key = keyed
     looked = time.perf_counter()
     found = (
-        lookup(cache_dir, key, backend, module, samples, device, work_dir, model)
+        lookup(r, candidate, key, model)
         if reuse
         else cache_miss(backend, "a fresh build was asked for")
     )
@@ -122,7 +113,7 @@ def cached_build(
 
     def stored(built: Built) -> Built:
         start = time.perf_counter()
-        kept = store(cache_dir, key, built, module, samples, reference_sizes, device, model)
+        kept = store(r, key, built, model)
         seconds = lookup_seconds + time.perf_counter() - start
         info = _with_cache_seconds({**built.info, "cache_key": key}, seconds) | (
             {"cache": "stored"} if kept else {}
@@ -130,7 +121,7 @@ def cached_build(
         return dataclasses.replace(built, info=info)
 
     def rebuild(_: BackendFailure) -> IOResult[Built, BackendFailure]:
-        return backend.build(module, samples, device, work_dir).map(stored)
+        return backend.build(r.module, r.samples, r.device, candidate.work_dir).map(stored)
 
     return found.map(partial(_timed_hit, lookup_seconds)).lash(rebuild)
 
@@ -140,14 +131,12 @@ def _timed_hit(lookup_seconds: float, built: Built) -> Built:
     return dataclasses.replace(built, info=_with_cache_seconds(built.info, lookup_seconds))
 
 
-def _keyed(
-    backend: Backend, module: torch.nn.Module, samples: Samples, device: torch.device
-) -> tuple[str, str] | None:
+def _keyed(backend: Backend, request: BuildRequest) -> tuple[str, str] | None:
     """The module's digest and the build's cache key; ``None`` (logged) when the module
     cannot be keyed (an odd tensor type must not fail the build: it skips the cache)."""
     try:
-        model = model_digest(module)
-        return model, cache_key(module, samples, backend, device, model)
+        model = model_digest(request.module)
+        return model, cache_key(request.module, request.samples, backend, request.device, model)
     except Exception as error:
         log.warning("artifact cache: cannot key %s (%s); building", backend.describe(), error)
         return None

@@ -17,7 +17,7 @@ import shutil
 import uuid
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import torch
 from returns.io import IOFailure, IOResult
@@ -32,7 +32,9 @@ from aitune_fp.effects.cache.integrity import FileDigest, check_sealed, private_
 from aitune_fp.effects.cache.key import model_digest
 from aitune_fp.effects.cache.probe import PROBE_FILE, probe_problem
 from aitune_fp.effects.cache.reference import INFO_KEY
-from aitune_fp.effects.inputs.samples import Samples
+
+if TYPE_CHECKING:
+    from aitune_fp.effects.build_request import BuildRequest, Candidate
 
 log = logging.getLogger("aitune_fp")
 
@@ -104,19 +106,17 @@ def cache_miss(backend: Backend, why: str) -> IOResult[Built, BackendFailure]:
 
 
 def lookup(
-    cache_dir: Path,
-    key: str,
-    backend: Backend,
-    module: torch.nn.Module,
-    samples: Samples,
-    device: torch.device,
-    work_dir: Path,
-    model: str | None = None,
+    request: BuildRequest, candidate: Candidate, key: str, model: str | None = None
 ) -> IOResult[Built, BackendFailure]:
-    """The cached runner for ``key``, or a failure saying why there is none (a bad entry is
-    removed on the way). ``module`` must give the entry's probe outputs
-    (:mod:`~aitune_fp.effects.cache.probe`); ``model`` is its :func:`model_digest`."""
-    folder = entry_dir(cache_dir, key)
+    """The cached runner of ``candidate``'s backend for ``key`` in ``request``'s cache, or a
+    failure saying why there is none (a bad entry is removed on the way). The request's
+    module must give the entry's probe outputs (:mod:`~aitune_fp.effects.cache.probe`);
+    ``model`` is its :func:`model_digest`."""
+    backend, work_dir = candidate.backend, candidate.work_dir
+    module, device = request.module, request.device
+    if request.cache_dir is None:
+        return cache_miss(backend, "no cache")
+    folder = entry_dir(request.cache_dir, key)
     if not folder.is_dir():
         return cache_miss(backend, "no entry")
     trusted = _trusted_copy(folder, key, module, device, work_dir, model or model_digest(module))
@@ -125,7 +125,7 @@ def lookup(
         return cache_miss(backend, trusted)
     artifact, files, spec, copy = trusted
     hit = partial(_hit, backend, key, _read_reference(folder, files), copy)
-    loaded = load_built(backend, copy / artifact, samples.spec, spec, device, work_dir)
+    loaded = load_built(backend, copy / artifact, request.samples.spec, spec, device, work_dir)
     return loaded.map(hit).lash(partial(_discarded, folder))
 
 

@@ -15,7 +15,7 @@ import logging
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -42,6 +42,9 @@ from aitune_fp.effects.cache.reference import (
 )
 from aitune_fp.effects.inputs.samples import Samples, make_batch
 
+if TYPE_CHECKING:
+    from aitune_fp.effects.build_request import BuildRequest
+
 log = logging.getLogger("aitune_fp")
 
 
@@ -62,22 +65,15 @@ def unusable_reason(cache_dir: Path) -> str | None:
     return None
 
 
-def store(
-    cache_dir: Path,
-    key: str,
-    built: Built,
-    module: torch.nn.Module,
-    samples: Samples,
-    reference_sizes: tuple[int, ...] | None = None,
-    device: torch.device | None = None,
-    model: str | None = None,
-) -> bool:
-    """Copy ``built``'s artifact into the cache under ``key`` with its behaviour probe
-    (and the eager outputs of the validation batches at ``reference_sizes``); ``False`` if
-    it could not (an entry without a probe is never stored)."""
-    if built.artifact is None or not built.artifact.is_file():
+def store(request: BuildRequest, key: str, built: Built, model: str | None = None) -> bool:
+    """Copy ``built``'s artifact into ``request``'s cache under ``key`` with its behaviour
+    probe (and the eager outputs of the validation batches at the request's validation
+    sizes); ``False`` if it could not (an entry without a probe is never stored, nor one
+    without a cache). ``model`` is the module's :func:`model_digest`, when known."""
+    if built.artifact is None or not built.artifact.is_file() or request.cache_dir is None:
         return False
-    final = entry_dir(cache_dir, key)
+    module, samples, reference_sizes = request.module, request.samples, request.validation_sizes
+    final = entry_dir(request.cache_dir, key)
     try:
         with staging_dir(final) as staging:
             outputs = _probe(staging, module, samples)
@@ -94,7 +90,7 @@ def store(
             }
             if reference_sizes and REFERENCE_FILE not in files:
                 entry["reference"] = _store_reference(
-                    staging, files, module, samples, reference_sizes, device
+                    staging, files, module, samples, reference_sizes, request.device
                 )
             (staging / ENTRY_FILE).write_text(json.dumps(entry, indent=2, default=str))
             publish_dir(staging, final)

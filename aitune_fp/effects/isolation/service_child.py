@@ -28,12 +28,13 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from aitune_fp.core.serving.service_messages import TuneAsked
 from aitune_fp.effects.isolation import server
 
 Run = Callable[[list[str], "float | None"], int]
 
 
-def become_tune(message: dict[str, Any], fds: list[int], close: list[int], run: Run) -> NoReturn:
+def become_tune(message: TuneAsked, fds: list[int], close: list[int], run: Run) -> NoReturn:
     """Run the client's command line in this (freshly forked) process and exit."""
     code = 1
     try:
@@ -47,7 +48,7 @@ def become_tune(message: dict[str, Any], fds: list[int], close: list[int], run: 
             signal.signal(sig, signal.SIG_DFL)
         server.adopt_inherited()
         _take_client(message, fds)
-        code = run(list(message["argv"]), message.get("started"))
+        code = run(list(message.argv), message.started)
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
     except KeyboardInterrupt:
@@ -64,17 +65,17 @@ def become_tune(message: dict[str, Any], fds: list[int], close: list[int], run: 
         os._exit(code)
 
 
-def _take_client(message: dict[str, Any], fds: list[int]) -> None:
+def _take_client(message: TuneAsked, fds: list[int]) -> None:
     """The client's descriptors on 0, 1, 2 and its place, environment and path."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
-    os.chdir(message["cwd"])
+    os.chdir(message.cwd)
     os.environ.clear()
-    os.environ.update(message["env"])
-    sys.argv = [str(message.get("argv0", "aitune-fp")), *message["argv"]]
-    sys.path[:] = list(message["path"])
-    encoding = str(message.get("encoding") or "utf-8")
+    os.environ.update(message.env)
+    sys.argv = [message.argv0, *message.argv]
+    sys.path[:] = list(message.path)
+    encoding = message.encoding or "utf-8"
     sys.stdin = _text(0, "r", encoding, "strict")
     sys.stdout = _text(1, "w", encoding, "strict")
     sys.stderr = _text(2, "w", encoding, "backslashreplace", line=True)
@@ -86,6 +87,9 @@ def _text(fd: int, mode: str, encoding: str, errors: str, *, line: bool = False)
     buffered: Any = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
     tty = os.isatty(fd)
     return io.TextIOWrapper(
-        buffered, encoding=encoding, errors=errors, line_buffering=line or tty,
+        buffered,
+        encoding=encoding,
+        errors=errors,
+        line_buffering=line or tty,
         write_through=mode == "w" and tty,
-    )  # fmt: skip
+    )

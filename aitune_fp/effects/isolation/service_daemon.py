@@ -31,16 +31,19 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pyrsistent import pmap
+
+from aitune_fp.core.serving import service_messages as said
 from aitune_fp.core.serving import service_state as policy
 from aitune_fp.effects.isolation import server
 from aitune_fp.effects.isolation.reaping import kill_group, kill_orphans, say
 from aitune_fp.effects.isolation.service_wire import digest, peer_uid, receive, send
 
-Child = Callable[[dict[str, Any], list[int], list[int]], NoReturn]
+Child = Callable[[said.TuneAsked, list[int], list[int]], NoReturn]
 
 
 @dataclass
@@ -54,10 +57,11 @@ class Tune:
 
 @dataclass(frozen=True, slots=True)
 class Received:
-    """One request as read: its connection, message and descriptors."""
+    """One request as read: its connection, message (or why it could not be read) and
+    descriptors."""
 
     conn: socket.socket
-    message: dict[str, Any]
+    message: said.Request | said.Refused
     fds: list[int]
 
 
@@ -120,8 +124,8 @@ class Service:
     def _do(self, action: policy.Action, request: Received | None) -> None:
         """Carry out one action of the policy (a reply and a fork need their request)."""
         match action:
-            case policy.Respond(payload, status) if request is not None:
-                send(request.conn, {**self._facts(), **payload} if status else dict(payload))
+            case policy.Respond(reply) if request is not None:
+                send(request.conn, self._facts(reply) if isinstance(reply, said.Status) else reply)
             case policy.Fork() if request is not None:
                 self._fork(request)
             case policy.Kill(pid, name):
@@ -150,16 +154,13 @@ class Service:
         """Read one request and let the policy answer it (a forked tune keeps the
         connection until it ends; any other is closed)."""
         conn.settimeout(10.0)
-        request = Received(conn, {}, [])
+        request = Received(conn, said.StatusAsked(), [])
         try:
             same = peer_uid(conn) == os.getuid()
             if same:
-                message, fds = receive(conn)
-                request = Received(conn, message, fds)
-            m, now = request.message, time.monotonic()
-            asked = policy.ServiceRequest(str(m.get("op")), now, same, m.get("digest"),
-                                          len(request.fds))  # fmt: skip
-            self._feed(asked, request)
+                body, fds = receive(conn)
+                request = Received(conn, said.decode_request(body), fds)
+            self._feed(_asked(request, same, time.monotonic()), request)
         except (OSError, EOFError, ValueError) as error:
             say(f"a request failed: {type(error).__name__}: {error}")
         finally:
@@ -171,22 +172,24 @@ class Service:
                 conn.close()
 
     def _fork(self, request: Received) -> None:
-        conn, message = request.conn, request.message
+        conn, asked = request.conn, request.message
+        if not isinstance(asked, said.TuneAsked):  # the policy forks only a tune
+            return
         server.keep_running()
         close = [self.listener.fileno(), self.selector.fileno(), conn.fileno(), *self.private_fds]
         for tune in self.tunes.values():
             close += [tune.pidfd, tune.conn.fileno()]
-        message = {**message, "env": {**self.warm_env, **message.get("env", {})}}
+        message = replace(asked, env=pmap({**self.warm_env, **asked.env}))
         pid = os.fork()
         if pid == 0:  # pragma: no cover (the child never returns)
             self.child(message, request.fds, close)
         tune = Tune(pid, os.pidfd_open(pid), conn)
         self.tunes[pid] = tune
         self._feed(policy.Forked(pid, time.monotonic()))
-        say(f"tune {pid} started: {' '.join(message.get('argv', []))}")
+        say(f"tune {pid} started: {' '.join(message.argv)}")
         try:
             conn.settimeout(10.0)
-            send(conn, {"pid": pid})
+            send(conn, said.Started(pid))
             conn.setblocking(False)
             self.selector.register(conn, selectors.EVENT_READ, ("client", tune))
         except OSError:
@@ -215,17 +218,14 @@ class Service:
         with contextlib.suppress(OSError):
             tune.conn.setblocking(True)
             tune.conn.settimeout(5.0)
-            send(tune.conn, {"exit": code})
+            send(tune.conn, said.Exited(code))
         with contextlib.suppress(OSError):
             tune.conn.close()
 
-    def status(self) -> dict[str, Any]:
-        """What ``aitune-fp service status`` shows."""
-        return {**self._facts(), **policy.status_of(self.state, time.monotonic())}
-
-    def _facts(self) -> dict[str, Any]:
-        """The loop's own part of a status: its start-up facts, its pid, the fork server's."""
-        return {**self.info, "pid": os.getpid(), "fork_server": server.server_pid()}
+    def _facts(self, status: said.Status) -> said.Status:
+        """The policy's ``status`` with the loop's own part: its start-up facts, its pid,
+        the fork server's."""
+        return replace(status, **self.info, pid=os.getpid(), fork_server=server.server_pid())
 
     def _close(self) -> None:
         if not self.state.stopping:
@@ -248,3 +248,13 @@ class Service:
                     self._ended(key.data[1])
         server.shutdown()
         say("stopped")
+
+
+def _asked(request: Received, same_user: bool, now: float) -> policy.ServiceRequest:
+    """The policy's view of a request: its op, digest and descriptors, or why it could not
+    be read."""
+    message, count = request.message, len(request.fds)
+    if isinstance(message, said.Refused):
+        return policy.ServiceRequest("", now, same_user, None, count, message.refused)
+    digest = message.digest if isinstance(message, said.TuneAsked) else None
+    return policy.ServiceRequest(said.tag_of(message), now, same_user, digest, count)

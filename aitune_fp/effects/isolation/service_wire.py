@@ -1,17 +1,22 @@
 """Where the long-lived tuning service listens, who may talk to it, and how they talk.
 
-Rules (standard library only: the CLI attaches with this before it imports anything heavy):
+Rules (standard library only on import: the CLI attaches with this before it imports
+anything heavy or anything of the core; the typed messages are imported when a message is
+first sent or read):
 - the service's files live in one private folder (:func:`service_dir`):
   ``$AITUNE_FP_SERVICE_DIR``, else ``$XDG_RUNTIME_DIR/aitune_fp``, else
   ``$XDG_CACHE_HOME/aitune_fp/service`` (``~/.cache`` by default); it is created ``0700``
   and refused (:class:`Unsafe`) when it belongs to another user or others may enter it;
   the socket in it is ``0600``, and the service also refuses a peer of another uid
   (:func:`peer_uid`, ``SO_PEERCRED``);
-- a message is 4 bytes of length (big-endian) and a JSON object; file descriptors travel
-  with its first bytes (``SCM_RIGHTS``);
+- a message is 4 bytes of length (big-endian) and a typed record's JSON text
+  (:mod:`aitune_fp.core.serving.service_messages`: :func:`send` encodes it, the reader
+  decodes what :func:`receive` returns, so a malformed message is a refusal value); file
+  descriptors travel with its first bytes (``SCM_RIGHTS``);
 - :func:`digest` names the installation a process runs: the interpreter, its version,
   aitune_fp's version and place, the module search path and the environment variables
-  read when libraries are imported (threads, devices, compilers, Python's own); a
+  read when libraries are imported (threads, devices, compilers, Python's own) and the
+  wire protocol's version; a
   service answers only a client with its own digest, so a tune never runs code or
   settings other than the ones the user's own process would have used.
 """
@@ -27,7 +32,10 @@ import struct
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from aitune_fp.core.serving.service_messages import Reply, Request, TuneAsked
 
 HEADER: Final = struct.Struct(">I")
 MAX_FDS: Final = 8
@@ -91,18 +99,20 @@ def peer_uid(sock: socket.socket) -> int:
     return int(struct.unpack("3i", creds)[1])
 
 
-def send(sock: socket.socket, message: Mapping[str, Any], fds: Sequence[int] = ()) -> None:
+def send(sock: socket.socket, message: Request | Reply, fds: Sequence[int] = ()) -> None:
     """Send ``message`` (and ``fds`` with its first bytes)."""
-    data = json.dumps(message).encode()
+    from aitune_fp.core.serving.service_messages import encode
+
+    data = encode(message)
     data = HEADER.pack(len(data)) + data
     sent = socket.send_fds(sock, [data], list(fds)) if fds else sock.send(data)
     if sent < len(data):  # never an empty send: the peer may have answered and closed
         sock.sendall(data[sent:])
 
 
-def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
-    """The next message and the descriptors that came with it; ``EOFError`` when the other
-    end closed before a whole message."""
+def receive(sock: socket.socket) -> tuple[bytes, list[int]]:
+    """The next message's text and the descriptors that came with it; ``EOFError`` when the
+    other end closed before a whole message."""
     data, fds, _flags, _addr = socket.recv_fds(sock, 65536, MAX_FDS)
     try:
         if len(data) < HEADER.size:
@@ -111,11 +121,18 @@ def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
         body = data[HEADER.size :]
         if len(body) < size:
             body += _exactly(sock, size - len(body))
-        return dict(json.loads(body[:size])), fds
+        return body[:size], fds
     except BaseException:
         for fd in fds:
             os.close(fd)
         raise
+
+
+def reply(sock: socket.socket) -> Reply:
+    """The next reply (a malformed one: a refusal saying so)."""
+    from aitune_fp.core.serving.service_messages import decode_reply
+
+    return decode_reply(receive(sock)[0])
 
 
 def _exactly(sock: socket.socket, count: int) -> bytes:
@@ -155,6 +172,7 @@ def digest(env: Mapping[str, str] | None = None, path: Sequence[str] | None = No
     """
     from aitune_fp import __file__ as package_file
     from aitune_fp import __version__
+    from aitune_fp.core.serving.service_messages import PROTOCOL
 
     facts = {
         "executable": os.path.realpath(sys.executable),
@@ -162,8 +180,29 @@ def digest(env: Mapping[str, str] | None = None, path: Sequence[str] | None = No
         "aitune_fp": [__version__, os.path.dirname(os.path.realpath(package_file))],
         "path": list(search_path() if path is None else path),
         "env": import_environment(os.environ if env is None else env),
+        "protocol": PROTOCOL,
     }
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def tune_asked(argv: Sequence[str]) -> TuneAsked:
+    """The request to tune ``argv`` as this process would: its place, environment, search
+    path, digest, start time and stdout encoding (its stdio travels with it)."""
+    from pyrsistent import pmap
+
+    from aitune_fp.core.serving.service_messages import TuneAsked
+
+    env = dict(os.environ)
+    return TuneAsked(
+        argv=tuple(argv),
+        argv0=sys.argv[0] if sys.argv else "aitune-fp",
+        cwd=os.getcwd(),
+        env=pmap(env),
+        path=tuple(search_path()),
+        digest=digest(env),
+        started=process_start(),
+        encoding=getattr(sys.stdout, "encoding", None),
+    )
 
 
 def process_start() -> float | None:

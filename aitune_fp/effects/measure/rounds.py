@@ -122,8 +122,13 @@ class _Field:
         self.calls[name] = pooled_calls(runner, bs, self.samples, self.device, self.settings)
         return TimedCalls(self.calls[name], self.timer, self.before)
 
-    def rounds(self, warm: Callable[[str], bool], judge: Judging, plan: RoundsPlan,
-               clock: Clock = time.monotonic) -> Interleaved:  # fmt: skip
+    def rounds(
+        self,
+        warm: Callable[[str], bool],
+        judge: Judging,
+        plan: RoundsPlan,
+        clock: Clock = time.monotonic,
+    ) -> Interleaved:
         """:func:`interleave` of the participants, each turn one burst (see the rules)."""
         call = burst_caller(self.calls, self.timer, plan.burst, self.before)
         with torch.inference_mode():
@@ -185,14 +190,16 @@ def run_rounds(
     never called here.
     """
     everyone = (*((baseline,) if baseline else ()), *candidates)
-    timed_ones = [(p.name, p.runner, p.batch_size) for p in everyone
-                  if time_baseline or p is not baseline]  # fmt: skip
+    timed_ones = [
+        (p.name, p.runner, p.batch_size) for p in everyone if time_baseline or p is not baseline
+    ]
     swept = tuple((p.profile, p.batch_size) for p in everyone)
     judge = RoundsJudge(strategy, swept, baseline is not None, plan)
     result = time_rounds(timed_ones, samples, device, plan, judge, settings)
     # a participant that left early keeps only the rounds it was timed in together
-    kept = tuple(with_rounds(p.profile, p.batch_size, result.samples.get(p.name, ()))
-                 for p in everyone)  # fmt: skip
+    kept = tuple(
+        with_rounds(p.profile, p.batch_size, result.samples.get(p.name, ())) for p in everyone
+    )
     return RoundsOutcome(kept, result.rounds, result.reason, result.seconds)
 
 
