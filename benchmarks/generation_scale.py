@@ -38,12 +38,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import transformers
 
 from aitune_fp import tune_generate
 from aitune_fp.core.generation.accuracy_rule import Figures, Limits, teacher_verdict
 from aitune_fp.effects.generation.loop import hf_generate
 from aitune_fp.effects.generation.teacher import TeacherReference, figures, reference
+from aitune_fp.models.causal_lm import qwen2_half_billion
 from aitune_fp.shell.generation.candidates import BY_NAME, Steppers
 from aitune_fp.shell.io import perform
 
@@ -79,18 +79,6 @@ for name, q in variants.items():
 """
 
 
-def qwen05(layers: int) -> Any:
-    """The Qwen2.5-0.5B-sized config with ``layers`` layers, random weights from seed 0."""
-    torch.manual_seed(0)
-    config = transformers.Qwen2Config(
-        vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
-        num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
-        tie_word_embeddings=True, rms_norm_eps=1e-6,
-    )  # fmt: skip
-    model: Any = transformers.Qwen2ForCausalLM(config)
-    return model.eval()
-
-
 def _say(row: dict[str, Any]) -> None:
     print(json.dumps(row), flush=True)
 
@@ -115,7 +103,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--ov-python", default=None)
     args = parser.parse_args()
-    model = qwen05(args.layers)
+    model = qwen2_half_billion(args.layers)
     fp32 = sum(p.numel() * p.element_size() for p in model.parameters())
     gen = torch.Generator().manual_seed(7)
     prompts = [torch.randint(0, 151936, (n,), generator=gen) for n in (32, 64)]
