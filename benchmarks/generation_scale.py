@@ -112,7 +112,7 @@ def main() -> None:
     wall = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     _say({"tune_wall_s": wall, "peak_rss_gib": rss / 2**30, "fp32_weights_gib": fp32 / 2**30,
-          "rss_over_weights": rss / fp32, "pick": tuned.pick.result.name})  # fmt: skip
+          "rss_over_weights": rss / fp32, "pick": tuned.pick.name})  # fmt: skip
     for r in tuned.results:
         if r.batch == 1 and r.prompt_len == 32:
             _say({"candidate": r.name, "tokens_per_s": r.tokens_per_s, "top1": r.top1,

@@ -163,7 +163,9 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
         and cand.dtype == "float32"
         and m.steppers.aoti.under_way(m.steppers.model)
     )
-    why = skip_reason(cand.kinds, cand.dtype, clock, twin, state.failed, ahead)
+    built = _plain_figures(state, cand) is not None  # a twin of a built candidate: its
+    # build is done (torch) or read back from disk (OpenVINO), no new compile to budget
+    why = skip_reason(cand.kinds, cand.dtype, clock, twin, state.failed, ahead or built)
     if why is not None:
         return _fail(m, state, cand, f"{cand.name} {why}")
     start = time.perf_counter()
