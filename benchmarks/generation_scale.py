@@ -11,27 +11,27 @@ no download), then:
 * times greedy ``generate`` at batch 1 (prompt 32, ``--new`` tokens), interleaved run by run:
   HF eager ``generate`` and the tuned generator; tokens/s is ``new / wall`` of whole calls,
   the median of ``--runs`` runs after one warm-up;
-* with ``--ov-python`` (a Python whose environment has optimum-intel, which does not import
-  beside this project's transformers), OpenVINO used directly as a user of optimum-intel
-  would: ``OVModelForCausalLM`` exported from the saved model with f32 weights, int8 and
-  int4 weight compression (precision hint f32, latency hint, every core), each timed the same
-  way in that process, and judged by this project's accuracy policy on held-out rows (its
-  teacher-forced logits against eager fp32's, :mod:`aitune_fp.core.generation.accuracy_rule`).
+* where optimum-intel imports (it needs transformers < 5.6: run this file with a Python
+  whose environment has it and this project on ``PYTHONPATH``), OpenVINO used directly as a
+  user of optimum-intel would: ``OVModelForCausalLM`` exported from the saved model with f32
+  weights, int8 and int4 weight compression (its defaults; precision hint f32, latency hint,
+  every core), each judged by this project's accuracy policy on 320 held-out positions (its
+  teacher-forced logits against eager fp32's,
+  :mod:`aitune_fp.core.generation.accuracy_rule`) and timed in the same interleaved rounds
+  as HF and the tuned generator.
 
 Prints one JSON line per figure and a markdown table at the end.
 
     python benchmarks/generation_scale.py [--layers 24] [--new 48] [--runs 5]
-                                          [--ov-python /path/to/optimum/venv/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import resource
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -46,37 +46,6 @@ from aitune_fp.effects.generation.teacher import TeacherReference, figures, refe
 from aitune_fp.models.causal_lm import qwen2_half_billion
 from aitune_fp.shell.generation.candidates import BY_NAME, Steppers
 from aitune_fp.shell.io import perform
-
-_OV_SIDE = r"""
-import json, statistics, sys, time, torch
-from optimum.intel import OVModelForCausalLM, OVWeightQuantizationConfig
-path, ref_path = sys.argv[1], sys.argv[2]
-new, runs, threads = (int(a) for a in sys.argv[3:6])
-ref = torch.load(ref_path)
-config = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY",
-          "INFERENCE_NUM_THREADS": threads}
-variants = {"f32": None, "int8": OVWeightQuantizationConfig(bits=8),
-            "int4": OVWeightQuantizationConfig(bits=4)}
-for name, q in variants.items():
-    start = time.perf_counter()
-    kw = {"quantization_config": q} if q is not None else {"load_in_8bit": False}
-    m = OVModelForCausalLM.from_pretrained(path, export=True, ov_config=config, **kw)
-    built = time.perf_counter() - start
-    ids = ref["prompt"]
-    m.generate(ids, max_new_tokens=4, min_new_tokens=4, do_sample=False)
-    walls = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        m.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False)
-        walls.append(time.perf_counter() - t)
-    whole = torch.cat([ref["held"], ref["continuation"][:, :-1]], dim=1)
-    logits = m(input_ids=whole, attention_mask=torch.ones_like(whole)).logits
-    torch.save(logits[:, -ref["continuation"].shape[1]:, :].float(), ref_path + f".{name}")
-    speed = new / statistics.median(walls)
-    row = {"openvino_direct": name, "tokens_per_s": speed, "build_s": built}
-    print(json.dumps(row), flush=True)
-    del m
-"""
 
 
 def _say(row: dict[str, Any]) -> None:
@@ -101,7 +70,6 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=24)
     parser.add_argument("--new", type=int, default=48)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--ov-python", default=None)
     args = parser.parse_args()
     model = qwen2_half_billion(args.layers)
     fp32 = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -119,53 +87,54 @@ def main() -> None:
                   "kl": r.kl, "clear": r.clear_positions, "accurate": r.accurate,
                   "failure": r.failure})  # fmt: skip
     ids = prompts[0][None]
-    speeds = _interleaved(
-        {
-            "hf_eager": lambda: hf_generate(model, ids, None, args.new),
-            "tuned": lambda: tuned.generate(ids, max_new_tokens=args.new),
-        },
-        args.runs,
-        args.new,
-    )
-    _say({"greedy_tokens_per_s": speeds, "tuned_over_hf": speeds["tuned"] / speeds["hf_eager"]})
-    if args.ov_python:
-        _openvino_direct(model, args, speeds)
+    calls: dict[str, Any] = {
+        "hf_eager": lambda: hf_generate(model, ids, None, args.new),
+        "tuned": lambda: tuned.generate(ids, max_new_tokens=args.new, min_new_tokens=args.new),
+    }
+    if importlib.util.find_spec("optimum") is not None:
+        held = torch.randint(0, 151936, (5, 32), generator=torch.Generator().manual_seed(1234))
+        ref = reference(model, Steppers(model).get(BY_NAME["eager_static"]), held, 64)
+        for variant in ("f32", "int8", "int4"):
+            direct = _openvino_direct(model, variant, torch.get_num_threads())
+            _say({"openvino_direct": variant, **_judged(direct, ref, variant)})
+            calls[f"openvino_direct_{variant}"] = (
+                lambda d=direct: d.generate(ids, max_new_tokens=args.new,
+                                            min_new_tokens=args.new, do_sample=False)
+            )  # fmt: skip
+    speeds = _interleaved(calls, args.runs, args.new)
+    hf = speeds["hf_eager"]
+    _say({"greedy_tokens_per_s": speeds, "over_hf": {k: v / hf for k, v in speeds.items()},
+          "tuned_over": {k: speeds["tuned"] / v for k, v in speeds.items()}})  # fmt: skip
 
 
-def _openvino_direct(model: Any, args: argparse.Namespace, speeds: dict[str, float]) -> None:
-    """OpenVINO through optimum-intel in ``--ov-python``, judged by this project's policy."""
+def _openvino_direct(model: Any, variant: str, threads: int) -> Any:
+    """``OVModelForCausalLM`` as a user of optimum-intel builds it from the saved model:
+    f32 weights, or int8/int4 weight compression (its defaults), precision hint f32."""
+    from optimum.intel import OVModelForCausalLM, OVWeightQuantizationConfig
+
     folder = Path(tempfile.mkdtemp())
-    model.save_pretrained(folder / "model")
-    gen = torch.Generator().manual_seed(1234)
-    held = torch.randint(0, 151936, (5, 32), generator=gen)
-    ref: TeacherReference = reference(model, Steppers(model).get(BY_NAME["eager_static"]),
-                                      held, 64)  # fmt: skip
-    ref_path = folder / "ref.pt"
-    prompt = torch.randint(0, 151936, (1, 32), generator=torch.Generator().manual_seed(7))
-    torch.save({"prompt": prompt, "held": held, "continuation": ref.continuation}, ref_path)
-    threads = torch.get_num_threads()
-    side = subprocess.run(
-        [args.ov_python, "-c", _OV_SIDE, str(folder / "model"), str(ref_path), str(args.new),
-         str(args.runs), str(threads)],
-        capture_output=True, text=True, check=False,
+    model.save_pretrained(folder)
+    config = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY",
+              "INFERENCE_NUM_THREADS": threads}  # fmt: skip
+    bits = {"f32": None, "int8": 8, "int4": 4}[variant]
+    quant: dict[str, Any] = {"load_in_8bit": False}
+    if bits is not None:
+        quant = {"quantization_config": OVWeightQuantizationConfig(bits=bits)}
+    return OVModelForCausalLM.from_pretrained(folder, export=True, ov_config=config, **quant)
+
+
+def _judged(ov_model: Any, ref: TeacherReference, variant: str) -> dict[str, Any]:
+    """The OpenVINO model's teacher-forced figures and this project's verdict on them."""
+    whole = torch.cat([ref.input_ids, ref.continuation[:, :-1]], dim=1)
+    new = ref.continuation.shape[1]
+    logits = ov_model(input_ids=whole, attention_mask=torch.ones_like(whole)).logits
+    f = figures(logits[:, -new:, :].float(), ref)
+    precision = "float32" if variant == "f32" else variant
+    verdict = teacher_verdict(
+        Figures(f.top1, f.rms_rel, int(ref.continuation.numel()), f.kl, f.clear_positions,
+                f.clear_top1), precision, Limits(0.99, 0.1),
     )  # fmt: skip
-    for line in side.stdout.splitlines():
-        if not line.startswith("{"):
-            continue
-        row = json.loads(line)
-        got = torch.load(f"{ref_path}.{row['openvino_direct']}")
-        f = figures(got, ref)
-        precision = "float32" if row["openvino_direct"] == "f32" else row["openvino_direct"]
-        verdict = teacher_verdict(
-            Figures(f.top1, f.rms_rel, int(ref.continuation.numel()), f.kl, f.clear_positions,
-                    f.clear_top1), precision, Limits(0.99, 0.1),
-        )  # fmt: skip
-        row |= {"top1": f.top1, "kl": f.kl, "rms_rel": f.rms_rel, "passes": verdict.accurate,
-                "over_hf": row["tokens_per_s"] / speeds["hf_eager"],
-                "tuned_over_it": speeds["tuned"] / row["tokens_per_s"]}  # fmt: skip
-        _say(row)
-    if side.returncode:
-        print(side.stderr[-2000:], file=sys.stderr)
+    return {"top1": f.top1, "kl": f.kl, "rms_rel": f.rms_rel, "passes": verdict.accurate}
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ is skipped, with the reason recorded as its failure, when
    not, and its build time is saved;
 3. the tune has spent so much of its wall budget that the longest build so far would overrun
    it (not when its build is already under way: started ahead, it only needs waiting for;
-   nor for a thread twin whose plain candidate is built: it compiles nothing new).
+   nor for a thread twin whose plain candidate is built, or an OpenVINO variant whose step
+   is converted already: neither repeats the export the longest build measured).
 A build that does run gets what is left of the wall budget, at most the per-build budget.
 """
 

@@ -9,9 +9,10 @@ Rules:
   cache input and its updated output into one variable, so the KV cache lives inside the
   infer request (OpenVINO's stateful LLM recipe) and never crosses into Python;
 - weights: ``full`` keeps them as exported (f32); ``int8`` is NNCF ``compress_weights``
-  INT8_ASYM per output channel; ``int4`` is INT4_ASYM in groups of 128 (a smaller power of two
-  where a layer's width is not a multiple, NNCF's ``ADJUST`` fallback) with NNCF's own
-  backup (int8) for the embedding and the head. Activations stay in the inference precision
+  INT8_SYM per output channel (no zero point to subtract); ``int4`` is INT4_ASYM in groups
+  of 128 (a smaller power of two where a layer's width is not a multiple, NNCF's ``ADJUST``
+  fallback) with NNCF's own backup (int8) for the embedding and the head. Activations stay
+  in the inference precision
   (f32, or bf16 for a bf16 candidate, which is offered only where the CPU has it natively);
   OpenVINO's defaults for compressed weights are kept otherwise (its dynamic quantisation of
   activations included: what a user of OpenVINO gets), the policy judging the outcome;
@@ -47,6 +48,8 @@ from aitune_fp.effects.generation.onnx_steps import CacheStepIO
 
 WEIGHTS: Final = ("full", "int8", "int4")
 """The weight formats of an OpenVINO candidate."""
+FORMATS: Final = {"int8": "int8_sym", "int4": "int4_asym_g128"}
+"""Each compressed format's NNCF recipe, as its model folder names it."""
 INT4_GROUP: Final = 128
 """Weights per scale in int4 compression (NNCF's and optimum-intel's default)."""
 _STEP_INPUTS: Final = 4
@@ -85,6 +88,13 @@ def step_model(model: torch.nn.Module) -> Path:
     return _saved(package_dir() / f"{package_key(model)}.ov", write)
 
 
+def converted(model: torch.nn.Module) -> bool:
+    """True when the model's step is on disk already (another OpenVINO candidate, or an
+    earlier tune, converted it): what a variant still needs is a compression and a compile,
+    not the export."""
+    return (package_dir() / f"{package_key(model)}.ov" / "step.xml").exists()
+
+
 def compressed_model(model: torch.nn.Module, weights: str) -> Path:
     """The step with ``weights`` compressed by NNCF (``full``: the step as converted)."""
     if weights not in WEIGHTS:
@@ -102,7 +112,7 @@ def compressed_model(model: torch.nn.Module, weights: str) -> Path:
         read = ov.Core().read_model(str(base))
         mode = nncf.CompressWeightsMode
         if weights == "int8":
-            done = nncf.compress_weights(read, mode=mode.INT8_ASYM)
+            done = nncf.compress_weights(read, mode=mode.INT8_SYM)
         else:
             from nncf.quantization.advanced_parameters import (
                 AdvancedCompressionParameters,
@@ -117,7 +127,8 @@ def compressed_model(model: torch.nn.Module, weights: str) -> Path:
             )
         ov.save_model(done, str(path), compress_to_fp16=False)
 
-    return _saved(package_dir() / f"{package_key(model)}.ov-{weights}", write)
+    form = FORMATS[weights]  # the folder names the format: a changed recipe is a new file
+    return _saved(package_dir() / f"{package_key(model)}.ov-{form}", write)
 
 
 def native_refusal(name: str, precision: str, native: frozenset[str]) -> str | None:
@@ -192,9 +203,10 @@ class OpenVinoStepper:
 
     def _run(self, ids: np.ndarray[Any, Any], positions: np.ndarray[Any, Any], start: int) -> Any:
         cache_position = np.arange(start, start + ids.shape[1], dtype=np.int64)
-        self._request.infer({0: ids, 1: self._mask, 2: positions, 3: cache_position})
+        inputs = {0: ids, 1: self._mask, 2: positions, 3: cache_position}
+        self._request.infer(inputs, share_inputs=True, share_outputs=True)
         logits = self._request.get_output_tensor(0).data
-        return torch.from_numpy(np.array(logits, dtype=np.float32))
+        return torch.from_numpy(logits.copy())  # the next infer writes over its output
 
     @torch.inference_mode()
     def prefill(

@@ -132,6 +132,12 @@ class Steppers:
             self.built[candidate.name] = _new(self, candidate, budget_s)
         return self.built[candidate.name]
 
+    def keep_only(self, name: str) -> None:
+        """Drop every stepper but ``name``'s (a tune's pick): the runner-ups' runtimes, their
+        weights and their thread pools leave the process the generator runs in."""
+        for other in [n for n in self.built if n != name]:
+            del self.built[other]
+
 
 def refusals(chosen: Sequence[Candidate], device: torch.device) -> dict[str, str]:
     """Each of ``chosen`` that may not run here, with why: the device's refusals

@@ -32,8 +32,10 @@ from returns.pipeline import is_successful
 
 from aitune_fp.core.generation import GenerationResult, TuneClock, build_id, skip_reason
 from aitune_fp.core.generation.accuracy_rule import MAX_KL, Figures, Limits, teacher_verdict
+from aitune_fp.core.generation.candidate import StepKind
 from aitune_fp.core.generation.records import TeacherFigures
 from aitune_fp.effects.generation.loop import Stepper
+from aitune_fp.effects.generation.openvino_steps import converted
 from aitune_fp.effects.generation.teacher import TeacherReference, teacher_forced
 from aitune_fp.effects.generation.timing import default_rule, time_stepper
 from aitune_fp.effects.machine.bandwidth import weight_bytes
@@ -163,8 +165,7 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
         and cand.dtype == "float32"
         and m.steppers.aoti.under_way(m.steppers.model)
     )
-    built = _plain_figures(state, cand) is not None  # a twin of a built candidate: its
-    # build is done (torch) or read back from disk (OpenVINO), no new compile to budget
+    built = _plain_figures(state, cand) is not None or _converted(m, cand)
     why = skip_reason(cand.kinds, cand.dtype, clock, twin, state.failed, ahead or built)
     if why is not None:
         return _fail(m, state, cand, f"{cand.name} {why}")
@@ -176,6 +177,12 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
         failed = state.failed.update({build_id(k, cand.dtype): why for k in cand.compiled})
         return _fail(m, replace(state, failed=failed), cand, why)
     return _ready(m, state, cand, made.unwrap(), time.perf_counter() - start)
+
+
+def _converted(m: Measuring, cand: Candidate) -> bool:
+    """True for an OpenVINO candidate whose step is converted already: its build is a
+    compression and a compile, not the export the longest build so far measured."""
+    return cand.prefill_kind is StepKind.OPENVINO and converted(m.steppers.model)
 
 
 def _plain_figures(state: Preparation, cand: Candidate) -> Accuracy | None:

@@ -209,6 +209,7 @@ class _Tune:
             self.clock.lap("candidates")
         results = all_results(answer, names)
         choice = answer.verified_pick(pick_of(strategy, done.selection, results, BASELINE))
+        steppers.keep_only(choice.result.name)
         record = self._bounded(record_of(session, self._env(device)), choice, steppers)
         wall = time.perf_counter() - start
         return TunedGenerator(model, choice, results, wall, steppers=steppers, run=record)
