@@ -110,7 +110,10 @@ def main() -> None:
 def _openvino_direct(model: Any, variant: str, threads: int) -> Any:
     """``OVModelForCausalLM`` as a user of optimum-intel builds it from the saved model:
     f32 weights, or int8/int4 weight compression (its defaults), precision hint f32."""
-    from optimum.intel import OVModelForCausalLM, OVWeightQuantizationConfig
+    from optimum.intel import (  # type: ignore[import-not-found]  # an optional tool
+        OVModelForCausalLM,
+        OVWeightQuantizationConfig,
+    )
 
     folder = Path(tempfile.mkdtemp())
     model.save_pretrained(folder)
