@@ -131,16 +131,24 @@ def compressed_model(model: torch.nn.Module, weights: str) -> Path:
     return _saved(package_dir() / f"{package_key(model)}.ov-{form}", write)
 
 
-def native_refusal(name: str, precision: str, native: frozenset[str]) -> str | None:
-    """Why a ``precision`` OpenVINO candidate is not run on a CPU with ``native``
-    precisions (bf16 where the CPU would only emulate it), else None.
+def native_refusal(
+    name: str, precision: str, native: frozenset[str], threads: int = 0
+) -> str | None:
+    """Why a ``precision`` OpenVINO candidate with ``threads`` threads is not run on a CPU
+    with ``native`` precisions, else None: bf16 where the CPU would only emulate it, and bf16
+    on one inference thread, which kills the process in OpenVINO 2026.4's CPU plugin (a
+    SIGFPE while compiling: seen on the 0.5B model and on a two-layer Llama).
 
     >>> native_refusal("openvino_static_bf16", "bfloat16", frozenset({"int8"}))
     'openvino_static_bf16 refused: this CPU has no native bf16 (OpenVINO would emulate it)'
+    >>> native_refusal("openvino_static_bf16_1thread", "bfloat16", frozenset({"bfloat16"}), 1)
+    'openvino_static_bf16_1thread refused: OpenVINO crashes compiling bf16 for one thread'
     >>> native_refusal("openvino_static", "float32", frozenset())
     """
     if precision == "bfloat16" and "bfloat16" not in native:
         return f"{name} refused: this CPU has no native bf16 (OpenVINO would emulate it)"
+    if precision == "bfloat16" and threads == 1:
+        return f"{name} refused: OpenVINO crashes compiling bf16 for one thread"
     return None
 
 

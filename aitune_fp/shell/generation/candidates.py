@@ -147,7 +147,9 @@ def refusals(chosen: Sequence[Candidate], device: torch.device) -> dict[str, str
     if device.type == "cpu":
         native = capabilities("cpu").native
         for c in chosen:
-            why = native_refusal(c.name, c.dtype, native) if c.prefill_kind is OV else None
+            why = (
+                native_refusal(c.name, c.dtype, native, c.threads) if c.prefill_kind is OV else None
+            )
             if why is not None and c.name not in found:
                 found[c.name] = why
     return found
