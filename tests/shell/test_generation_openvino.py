@@ -115,3 +115,33 @@ def test_a_tune_with_openvino_candidates_records_their_figures(folder: Path, mod
     ids = prompts[0][None]
     out = tuned.generate(ids, max_new_tokens=4)
     assert out.shape == (1, 10)
+
+
+def test_a_spent_wall_budget_still_builds_variants_of_a_converted_step(
+    folder: Path, model: Any
+) -> None:
+    """With the wall budget spent, an OpenVINO variant whose step is converted already and
+    a thread twin of a built candidate are built (neither repeats an export), while a new
+    Inductor compile is skipped with the budget's reason; only the pick's stepper is kept."""
+    OpenVinoStepper(model, "full", "float32")  # the step is on disk
+    prompts = [torch.randint(0, 128, (6,), generator=torch.Generator().manual_seed(2))]
+    names = ["openvino_static_int8", "openvino_static_int8_1thread", "compiled_static"]
+    tuned = perform(tune_generate(model, prompts, new_tokens=4, candidates=names,
+                                  wall_budget_s=0.0, verify_seconds=0.0)).unwrap()  # fmt: skip
+    rows = {r.name: r for r in tuned.results if r.batch == 1}
+    assert rows["openvino_static_int8"].failure is None
+    assert rows["openvino_static_int8_1thread"].failure is None
+    assert "tune wall budget" in str(rows["compiled_static"].failure)
+    assert set(tuned.steppers.built) <= {tuned.pick.name}
+
+
+def test_a_build_past_the_memory_budget_is_skipped_with_its_reason(model: Any) -> None:
+    """Under a budget smaller than what is in use, a candidate holding its own copy of the
+    weights (OpenVINO int8) is skipped naming the memory, while eager over the model itself
+    (nothing held beside it) is not."""
+    from aitune_fp.shell.generation.measure import Measuring, Policy, memory_skip
+
+    m = Measuring((), 4, None, Policy(), 0.0, Steppers(model), memory_budget=1.0)
+    why = memory_skip(m, BY_NAME["openvino_static_int8"])
+    assert why is not None and "skipped: memory" in why and "GiB budget" in why
+    assert memory_skip(m, BY_NAME["eager_static"]) is None

@@ -83,3 +83,67 @@ def skip_reason(
             f"spent, the longest build took {clock.longest_build_s:.0f} s"
         )
     return None
+
+
+MEMORY_FACTOR = 3.0
+"""A tune's memory budget in fp32 weight bytes of the model (issue 43: the peak resident
+size of a tune stays within 3x the model's fp32 weights)."""
+
+RESIDENT: dict[tuple[str, str], float] = {
+    ("aoti-full", "float32"): 1.0,
+    ("aoti-full", "bfloat16"): 0.5,
+    ("onnx-full", "float32"): 1.0,
+    ("openvino-full", "float32"): 2.0,
+    ("openvino-full", "bfloat16"): 1.5,
+    ("openvino-int8", "float32"): 0.55,
+    ("openvino-int4", "float32"): 0.35,
+    ("torch-full", "bfloat16"): 0.5,
+}
+"""What a candidate's stepper holds, in fp32 weight bytes of the model (measured on the 0.5B
+model, docs/generation.md): OpenVINO's CPU plugin keeps a model's constants and their
+repacked copy (f32: 3.44 GiB for 1.84 GiB of weights); a bf16 torch copy is half the
+weights. Absent: nothing beyond the model (eager over the model itself)."""
+
+
+def resident_need(kinds: frozenset[str], weights: str, dtype: str, fp32_bytes: float) -> float:
+    """The bytes a candidate's stepper holds beside the model (:data:`RESIDENT`): the most
+    over its phases' kinds.
+
+    >>> resident_need(frozenset({"openvino"}), "int8", "float32", 1e9)
+    550000000.0
+    >>> resident_need(frozenset({"eager"}), "full", "float32", 1e9)
+    0.0
+    """
+    kind = "torch" if kinds <= {"eager", "inductor"} else ""
+    found = [RESIDENT.get((f"{k}-{weights}", dtype), 0.0) for k in kinds]
+    if kind:
+        found.append(RESIDENT.get((f"torch-{weights}", dtype), 0.0))
+    return max(found, default=0.0) * fp32_bytes
+
+
+def memory_budget(weight_bytes: float, in_use_at_start: float) -> float:
+    """The tune's memory budget: :data:`MEMORY_FACTOR` fp32 weights, at least what the
+    process held at the start plus 1 GiB (a small model's budget is the runtime's, not 3x a
+    few megabytes).
+
+    >>> memory_budget(2e9, 2.5e9), memory_budget(1e6, 5e8) == 5e8 + 2**30
+    (6000000000.0, True)
+    """
+    return max(MEMORY_FACTOR * weight_bytes, in_use_at_start + 2**30)
+
+
+def memory_reason(in_use: float, need: float, budget: float) -> str | None:
+    """Why a build that would hold ``need`` bytes beside ``in_use`` is skipped under
+    ``budget``, or None.
+
+    >>> memory_reason(2.4 * 2**30, 3.7 * 2**30, 5.5 * 2**30)
+    'skipped: memory: it would hold 3.7 GiB beside the 2.4 GiB in use, past the 5.5 GiB budget'
+    >>> memory_reason(2.4 * 2**30, 1.0 * 2**30, 5.5 * 2**30)
+    """
+    if in_use + need <= budget:
+        return None
+    gib = 2**30
+    return (
+        f"skipped: memory: it would hold {need / gib:.1f} GiB beside the {in_use / gib:.1f} "
+        f"GiB in use, past the {budget / gib:.1f} GiB budget"
+    )

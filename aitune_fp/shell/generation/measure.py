@@ -32,6 +32,7 @@ from returns.pipeline import is_successful
 
 from aitune_fp.core.generation import GenerationResult, TuneClock, build_id, skip_reason
 from aitune_fp.core.generation.accuracy_rule import MAX_KL, Figures, Limits, teacher_verdict
+from aitune_fp.core.generation.build_policy import memory_reason, resident_need
 from aitune_fp.core.generation.candidate import StepKind
 from aitune_fp.core.generation.records import TeacherFigures
 from aitune_fp.effects.generation.loop import Stepper
@@ -39,6 +40,7 @@ from aitune_fp.effects.generation.openvino_steps import converted
 from aitune_fp.effects.generation.teacher import TeacherReference, teacher_forced
 from aitune_fp.effects.generation.timing import default_rule, time_stepper
 from aitune_fp.effects.machine.bandwidth import weight_bytes
+from aitune_fp.effects.measure.memory import read_status_mb
 from aitune_fp.shell.generation.candidates import Candidate, Steppers, phase_model
 from aitune_fp.shell.io import perform
 
@@ -68,6 +70,7 @@ class Measuring:
     policy: Policy
     started: float
     steppers: Steppers
+    memory_budget: float = float("inf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +170,7 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
     )
     built = _plain_figures(state, cand) is not None or _converted(m, cand)
     why = skip_reason(cand.kinds, cand.dtype, clock, twin, state.failed, ahead or built)
+    why = why or memory_skip(m, cand)
     if why is not None:
         return _fail(m, state, cand, f"{cand.name} {why}")
     start = time.perf_counter()
@@ -177,6 +181,28 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
         failed = state.failed.update({build_id(k, cand.dtype): why for k in cand.compiled})
         return _fail(m, replace(state, failed=failed), cand, why)
     return _ready(m, state, cand, made.unwrap(), time.perf_counter() - start)
+
+
+def fp32_bytes(model: torch.nn.Module) -> float:
+    """The model's weights in fp32 bytes (every parameter and buffer once, 4 bytes each)."""
+    seen = {id(t): t for t in (*model.parameters(), *model.buffers())}
+    return 4.0 * sum(t.numel() for t in seen.values())
+
+
+def resident_now() -> float:
+    """This process's resident bytes now (0 where ``/proc`` cannot tell)."""
+    return (read_status_mb("VmRSS") or 0.0) * 2**20
+
+
+def memory_skip(m: Measuring, cand: Candidate) -> str | None:
+    """Why building ``cand`` now would break the tune's memory budget, or None
+    (:func:`~aitune_fp.core.generation.build_policy.memory_reason`)."""
+    kinds = frozenset(str(k) for k in cand.kinds)
+    need = resident_need(kinds, cand.weights, cand.dtype, fp32_bytes(m.steppers.model))
+    if not need:
+        return None
+    why = memory_reason(resident_now(), need, m.memory_budget)
+    return None if why is None else f"{cand.name} {why}"
 
 
 def _converted(m: Measuring, cand: Candidate) -> bool:

@@ -55,6 +55,7 @@ from aitune_fp.shell.generation.candidates import BASELINE, Candidate
 from aitune_fp.shell.generation.measure import (
     Measuring,
     Preparation,
+    memory_skip,
     prepare,
     refuse,
     start_ahead,
@@ -209,7 +210,9 @@ class GenerationAnswer:
             return None
         ready = next((r for r in self.prepared.ready if r.candidate.name == backend), None)
         if ready is not None:
-            return stepper_of(self.m, ready)
+            kept = ready.stepper is not None or backend in self.m.steppers.built
+            short = None if kept else memory_skip(self.m, ready.candidate)
+            return short if short is not None else stepper_of(self.m, ready)
         cand = next(c for c in self.asked.chosen if c.name == backend)
         if cand.costly and cand.name not in self.m.steppers.built:
             return f"{backend} compiles: a re-check does not build it again"

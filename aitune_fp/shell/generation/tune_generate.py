@@ -43,6 +43,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.generation import max_tokens_per_s
 from aitune_fp.core.generation.accuracy_rule import held_out_rows
+from aitune_fp.core.generation.build_policy import memory_budget
 from aitune_fp.core.generation.choose import GenerationPick, pick_of
 from aitune_fp.core.generation.decode_bound import DecodeBound
 from aitune_fp.core.generation.request import refusal
@@ -71,7 +72,7 @@ from aitune_fp.shell.generation.candidates import (
     named,
     refusals,
 )
-from aitune_fp.shell.generation.measure import Measuring, Policy
+from aitune_fp.shell.generation.measure import Measuring, Policy, fp32_bytes, resident_now
 from aitune_fp.shell.generation.prompts import (
     held_out,
     points,
@@ -191,13 +192,15 @@ class _Tune:
         """The session over every chosen candidate and the baseline, carried out here."""
         model = self.model
         model.eval()
+        in_use = resident_now()
         device = devices.model_device(model)
         refused = refusals(chosen, device)
         steppers = Steppers(model)
         kept = [c for c in chosen if c.name not in refused]
         reduced = any(c.precision != "float32" for c in kept)
         ref = self._reference(steppers, device, reduced) if kept else None
-        m = Measuring(self._points(), self.new_tokens, ref, self.policy, start, steppers)
+        budget = memory_budget(fp32_bytes(model), in_use)
+        m = Measuring(self._points(), self.new_tokens, ref, self.policy, start, steppers, budget)
         asked = GenerationAsk(tuple(chosen), refused, strategy.metric.label, self.progress)
         self.clock.lap("setup")
         answer = GenerationAnswer(model, m, asked, lap=self.clock.lap)
