@@ -139,9 +139,9 @@ def test_a_build_past_the_memory_budget_is_skipped_with_its_reason(model: Any) -
     """Under a budget smaller than what is in use, a candidate holding its own copy of the
     weights (OpenVINO int8) is skipped naming the memory, while eager over the model itself
     (nothing held beside it) is not."""
-    from aitune_fp.shell.generation.measure import Measuring, Policy, memory_skip
+    from aitune_fp.shell.generation.holding import memory_skip
 
-    m = Measuring((), 4, None, Policy(), 0.0, Steppers(model), memory_budget=1.0)
-    why = memory_skip(m, BY_NAME["openvino_static_int8"])
+    steppers = Steppers(model)
+    why = memory_skip(steppers, BY_NAME["openvino_static_int8"], 1.0)
     assert why is not None and "skipped: memory" in why and "GiB budget" in why
-    assert memory_skip(m, BY_NAME["eager_static"]) is None
+    assert memory_skip(steppers, BY_NAME["eager_static"], 1.0) is None

@@ -16,6 +16,9 @@ candidate, its stage and the reason, and a failure before timing marks each of i
 builds as failed for the rest of the tune. The build time (build plus the teacher-forced
 check, where ``torch.compile`` compiles) of every compiling candidate feeds the wall-budget
 estimate.
+
+Longer than 260 lines: preparing (build, check, the skip rules) and timing share the
+tune's one :class:`Preparation` value and its failure rows.
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ from returns.pipeline import is_successful
 
 from aitune_fp.core.generation import GenerationResult, TuneClock, build_id, skip_reason
 from aitune_fp.core.generation.accuracy_rule import MAX_KL, Figures, Limits, teacher_verdict
-from aitune_fp.core.generation.build_policy import memory_reason, resident_need
 from aitune_fp.core.generation.candidate import StepKind
 from aitune_fp.core.generation.records import TeacherFigures
 from aitune_fp.effects.generation.loop import Stepper
@@ -40,8 +42,8 @@ from aitune_fp.effects.generation.openvino_steps import converted
 from aitune_fp.effects.generation.teacher import TeacherReference, teacher_forced
 from aitune_fp.effects.generation.timing import default_rule, time_stepper
 from aitune_fp.effects.machine.bandwidth import weight_bytes
-from aitune_fp.effects.measure.memory import read_status_mb
 from aitune_fp.shell.generation.candidates import Candidate, Steppers, phase_model
+from aitune_fp.shell.generation.holding import memory_skip, owns_weights, release, stepper_of
 from aitune_fp.shell.io import perform
 
 Accuracy = TeacherFigures
@@ -82,35 +84,6 @@ class Ready:
     candidate: Candidate
     stepper: Stepper | None
     accuracy: Accuracy
-
-
-def owns_weights(cand: Candidate) -> bool:
-    """True when the candidate's stepper holds its own copy of the weights (OpenVINO, an
-    AOTInductor package, a bf16 copy), so that only one such stepper is kept at a time:
-    released after its check and after its timing, built again (from disk) when used; the
-    tune's peak memory is then the model and one copy, not a copy per candidate.
-
-    >>> from aitune_fp.shell.generation.candidates import named
-    >>> owns_weights(named("eager_static_1thread")), owns_weights(named("openvino_static_int8"))
-    (False, True)
-    """
-    kinds = {str(k) for k in cand.kinds}
-    return cand.dtype != "float32" or bool(kinds & {"openvino", "aoti"})
-
-
-def stepper_of(m: Measuring, ready: Ready) -> Stepper:
-    """``ready``'s stepper: kept, or built again from the tune's cache."""
-    if ready.stepper is not None:
-        return ready.stepper
-    return m.steppers.get(ready.candidate, m.policy.build_budget_s)
-
-
-def release(m: Measuring, cand: Candidate) -> None:
-    """Drop ``cand``'s stepper (and its plain twin's) from the tune's cache when it owns
-    its weights (:func:`owns_weights`)."""
-    if owns_weights(cand):
-        m.steppers.built.pop(cand.name, None)
-        m.steppers.built.pop(cand.name.removesuffix(f"_{cand.threads}thread"), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +143,7 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
     )
     built = _plain_figures(state, cand) is not None or _converted(m, cand)
     why = skip_reason(cand.kinds, cand.dtype, clock, twin, state.failed, ahead or built)
-    why = why or memory_skip(m, cand)
+    why = why or memory_skip(m.steppers, cand, m.memory_budget)
     if why is not None:
         return _fail(m, state, cand, f"{cand.name} {why}")
     start = time.perf_counter()
@@ -181,28 +154,6 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
         failed = state.failed.update({build_id(k, cand.dtype): why for k in cand.compiled})
         return _fail(m, replace(state, failed=failed), cand, why)
     return _ready(m, state, cand, made.unwrap(), time.perf_counter() - start)
-
-
-def fp32_bytes(model: torch.nn.Module) -> float:
-    """The model's weights in fp32 bytes (every parameter and buffer once, 4 bytes each)."""
-    seen = {id(t): t for t in (*model.parameters(), *model.buffers())}
-    return 4.0 * sum(t.numel() for t in seen.values())
-
-
-def resident_now() -> float:
-    """This process's resident bytes now (0 where ``/proc`` cannot tell)."""
-    return (read_status_mb("VmRSS") or 0.0) * 2**20
-
-
-def memory_skip(m: Measuring, cand: Candidate) -> str | None:
-    """Why building ``cand`` now would break the tune's memory budget, or None
-    (:func:`~aitune_fp.core.generation.build_policy.memory_reason`)."""
-    kinds = frozenset(str(k) for k in cand.kinds)
-    need = resident_need(kinds, cand.weights, cand.dtype, fp32_bytes(m.steppers.model))
-    if not need:
-        return None
-    why = memory_reason(resident_now(), need, m.memory_budget)
-    return None if why is None else f"{cand.name} {why}"
 
 
 def _converted(m: Measuring, cand: Candidate) -> bool:
@@ -245,7 +196,7 @@ def _ready(
     stepper, accuracy = made
     kept: Stepper | None = stepper
     if owns_weights(cand):
-        release(m, cand)
+        release(m.steppers, cand)
         kept = None
     longest = max(state.longest_build_s, took) if cand.costly else state.longest_build_s
     checked = _judged(m.policy, _result(cand, m.points[0], 0, (0.0, 0.0), accuracy), _positions(m))
@@ -263,11 +214,11 @@ def timed_one(m: Measuring, ready: Ready) -> list[GenerationResult] | str:
     rule = default_rule()
 
     def timed() -> list[tuple[float, float]]:
-        stepper = stepper_of(m, ready)
+        stepper = stepper_of(m.steppers, cand, ready.stepper, m.policy.build_budget_s)
         try:
             return [time_stepper(stepper, ids, m.new_tokens, rule) for ids in m.points]
         finally:
-            release(m, cand)
+            release(m.steppers, cand)
 
     made = perform(_attempt("timing", cand.name, timed))
     if not is_successful(made):

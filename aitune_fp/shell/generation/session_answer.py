@@ -23,6 +23,9 @@ candidates' names with HF ``generate`` as the baseline, driven by the one loop
 - the session's notes on the verification are progress lines; ``lap`` closes the wall
   account's stages (``build_and_check`` after the builds, ``candidates`` before the
   verification, ``verification`` after it); nothing here decides.
+
+Longer than 260 lines: the interpreter answers each session command (builds, timings, the
+verification and its participants) over one tune's state.
 """
 
 from __future__ import annotations
@@ -52,14 +55,13 @@ from aitune_fp.effects.generation.timing import hf_rule, time_hf
 from aitune_fp.effects.measure.interleave import interleave
 from aitune_fp.shell.drive import as_timed
 from aitune_fp.shell.generation.candidates import BASELINE, Candidate
+from aitune_fp.shell.generation.holding import memory_skip, stepper_of
 from aitune_fp.shell.generation.measure import (
     Measuring,
     Preparation,
-    memory_skip,
     prepare,
     refuse,
     start_ahead,
-    stepper_of,
 )
 from aitune_fp.shell.generation.measure import timed_one as time_ready
 
@@ -211,8 +213,11 @@ class GenerationAnswer:
         ready = next((r for r in self.prepared.ready if r.candidate.name == backend), None)
         if ready is not None:
             kept = ready.stepper is not None or backend in self.m.steppers.built
-            short = None if kept else memory_skip(self.m, ready.candidate)
-            return short if short is not None else stepper_of(self.m, ready)
+            m = self.m
+            short = None if kept else memory_skip(m.steppers, ready.candidate, m.memory_budget)
+            if short is not None:
+                return short
+            return stepper_of(m.steppers, ready.candidate, ready.stepper, m.policy.build_budget_s)
         cand = next(c for c in self.asked.chosen if c.name == backend)
         if cand.costly and cand.name not in self.m.steppers.built:
             return f"{backend} compiles: a re-check does not build it again"

@@ -27,6 +27,9 @@ a GPU) is recorded as refused with its reason and never built, and without a can
 no reference is computed (HF ``generate`` is still measured); by default a tune lists only
 the candidates offered on that device (:func:`~aitune_fp.effects.generation.devices.offered`:
 no CUDA-graph candidate on a CPU model).
+
+Longer than 260 lines: the request check, the full tune and the re-check share the one
+:class:`_Tune` value that carries a tune's inputs.
 """
 
 from __future__ import annotations
@@ -72,7 +75,8 @@ from aitune_fp.shell.generation.candidates import (
     named,
     refusals,
 )
-from aitune_fp.shell.generation.measure import Measuring, Policy, fp32_bytes, resident_now
+from aitune_fp.shell.generation.holding import fp32_bytes, resident_now
+from aitune_fp.shell.generation.measure import Measuring, Policy
 from aitune_fp.shell.generation.prompts import (
     held_out,
     points,
