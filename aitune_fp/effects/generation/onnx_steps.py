@@ -22,6 +22,7 @@ import torch
 
 from aitune_fp.effects.generation.aoti_steps import package_dir, package_key
 from aitune_fp.effects.generation.cache_module import CacheStep, empty_cache
+from aitune_fp.effects.generation.host_steps import HostSteps
 
 
 class CacheStepIO(CacheStep):
@@ -63,7 +64,7 @@ def onnx_graph(model: torch.nn.Module) -> Path:
     return done / "step.onnx"
 
 
-class OnnxStepper:
+class OnnxStepper(HostSteps):
     """Prefill and decode on ONNX Runtime (CPU), the cache fed in and taken back."""
 
     def __init__(self, model: torch.nn.Module, budget_s: float = 600.0) -> None:
@@ -89,6 +90,11 @@ class OnnxStepper:
         self._next_pos: np.ndarray[Any, Any] = np.zeros(0, dtype=np.int64)
         self._length = 0
 
+    def _reset(self, batch: int, max_len: int) -> None:
+        keys, values = empty_cache(self.model, batch, max_len)
+        self._keys = [k.float().numpy() for k in keys]
+        self._values = [v.float().numpy() for v in values]
+
     def _run(self, ids: np.ndarray[Any, Any], positions: np.ndarray[Any, Any], start: int) -> Any:
         cache_position = np.arange(start, start + ids.shape[1], dtype=np.int64)
         tensors = [ids, self._mask, positions, cache_position, *self._keys, *self._values]
@@ -96,29 +102,4 @@ class OnnxStepper:
         layers = len(self._keys)
         self._keys, self._values = outs[1 : 1 + layers], outs[1 + layers :]
         logits: torch.Tensor = torch.from_numpy(outs[0])
-        return logits
-
-    @torch.inference_mode()
-    def prefill(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, max_len: int
-    ) -> torch.Tensor:
-        """Run the prompt over a zeroed cache; the next-token logits (float32, [B, V])."""
-        batch, length = input_ids.shape
-        mask = attention_mask if attention_mask is not None else torch.ones_like(input_ids)
-        keys, values = empty_cache(self.model, batch, max_len)
-        self._keys = [k.float().numpy() for k in keys]
-        self._values = [v.float().numpy() for v in values]
-        full = np.ones((batch, max_len), dtype=np.int64)
-        full[:, :length] = mask.long().numpy()
-        positions = (mask.long().cumsum(-1) - 1).clamp(min=0).numpy()
-        self._mask, self._length, self._next_pos = full, length, positions[:, -1:] + 1
-        logits: torch.Tensor = self._run(input_ids.long().numpy(), positions, 0)
-        return logits
-
-    @torch.inference_mode()
-    def decode(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Append one token per row ([B, 1]); the next-token logits."""
-        position, start = self._next_pos, self._length
-        self._length, self._next_pos = start + 1, position + 1
-        logits: torch.Tensor = self._run(tokens.long().numpy(), position, start)
         return logits

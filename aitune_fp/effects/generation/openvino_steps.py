@@ -44,6 +44,7 @@ import torch
 
 from aitune_fp.effects.generation.aoti_steps import export_program, package_dir, package_key
 from aitune_fp.effects.generation.cache_module import empty_cache
+from aitune_fp.effects.generation.host_steps import HostSteps
 from aitune_fp.effects.generation.onnx_steps import CacheStepIO
 
 WEIGHTS: Final = ("full", "int8", "int4")
@@ -168,7 +169,7 @@ def compile_config(precision: str, threads: int) -> dict[str, Any]:
     return config
 
 
-class OpenVinoStepper:
+class OpenVinoStepper(HostSteps):
     """Prefill and decode on OpenVINO (CPU), the KV cache held in the request's variables."""
 
     def __init__(
@@ -197,7 +198,7 @@ class OpenVinoStepper:
         self._next_pos: np.ndarray[Any, Any] = np.zeros((0, 1), dtype=np.int64)
         self._length = 0
 
-    def _zeroed(self, batch: int, capacity: int) -> None:
+    def _reset(self, batch: int, capacity: int) -> None:
         ov = _openvino()
         keys, values = empty_cache(self.model, 1, 1)
         shapes = [(batch, k.shape[1], capacity, k.shape[3]) for k in (*keys, *values)]
@@ -215,26 +216,3 @@ class OpenVinoStepper:
         self._request.infer(inputs, share_inputs=True, share_outputs=True)
         logits = self._request.get_output_tensor(0).data
         return torch.from_numpy(logits.copy())  # the next infer writes over its output
-
-    @torch.inference_mode()
-    def prefill(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, max_len: int
-    ) -> torch.Tensor:
-        """Run the prompt over a zeroed cache; the next-token logits (float32, [B, V])."""
-        batch, length = input_ids.shape
-        mask = attention_mask if attention_mask is not None else torch.ones_like(input_ids)
-        self._zeroed(batch, max_len)
-        full = np.ones((batch, max_len), dtype=np.int64)
-        full[:, :length] = mask.long().numpy()
-        positions = (mask.long().cumsum(-1) - 1).clamp(min=0).numpy()
-        self._mask, self._length, self._next_pos = full, length, positions[:, -1:] + 1
-        logits: torch.Tensor = self._run(input_ids.long().numpy(), positions, 0)
-        return logits
-
-    @torch.inference_mode()
-    def decode(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Append one token per row ([B, 1]); the next-token logits."""
-        position, start = self._next_pos, self._length
-        self._length, self._next_pos = start + 1, position + 1
-        logits: torch.Tensor = self._run(tokens.long().numpy(), position, start)
-        return logits
