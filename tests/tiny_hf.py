@@ -3,7 +3,11 @@ tests that tune real transformers, and the short plan they tune with."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -52,3 +56,18 @@ def tiny_llama(vocab: int = 128) -> torch.nn.Module:
         use_cache=True,
     )
     return transformers.LlamaForCausalLM(config).eval()
+
+
+@contextlib.contextmanager
+def generation_dir(folder: Path) -> Iterator[Path]:
+    """``$AITUNE_FP_GENERATION_DIR`` set to ``folder`` for the block (the generation
+    packages and OpenVINO models go there), restored after."""
+    before = os.environ.get("AITUNE_FP_GENERATION_DIR")
+    os.environ["AITUNE_FP_GENERATION_DIR"] = str(folder)
+    try:
+        yield folder
+    finally:
+        if before is None:
+            del os.environ["AITUNE_FP_GENERATION_DIR"]
+        else:
+            os.environ["AITUNE_FP_GENERATION_DIR"] = before

@@ -23,14 +23,8 @@ pytestmark = pytest.mark.heavy
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A fresh package folder for this module (nothing compiled before)."""
-    folder = tmp_path_factory.mktemp("packages")
-    before = os.environ.get("AITUNE_FP_GENERATION_DIR")
-    os.environ["AITUNE_FP_GENERATION_DIR"] = str(folder)
-    yield folder
-    if before is None:
-        del os.environ["AITUNE_FP_GENERATION_DIR"]
-    else:
-        os.environ["AITUNE_FP_GENERATION_DIR"] = before
+    with tiny_hf.generation_dir(tmp_path_factory.mktemp("packages")) as folder:
+        yield folder
 
 
 @pytest.fixture(scope="module")

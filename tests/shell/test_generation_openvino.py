@@ -38,14 +38,8 @@ from tests import tiny_hf
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A generation package folder of this module's own (the OpenVINO models go there)."""
-    path = tmp_path_factory.mktemp("ov_generation")
-    before = os.environ.get("AITUNE_FP_GENERATION_DIR")
-    os.environ["AITUNE_FP_GENERATION_DIR"] = str(path)
-    yield path
-    if before is None:
-        del os.environ["AITUNE_FP_GENERATION_DIR"]
-    else:
-        os.environ["AITUNE_FP_GENERATION_DIR"] = before
+    with tiny_hf.generation_dir(tmp_path_factory.mktemp("ov_generation")) as folder:
+        yield folder
 
 
 @pytest.fixture(scope="module")
