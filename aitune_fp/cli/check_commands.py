@@ -41,18 +41,47 @@ def add_check_parser(sub: Any) -> None:
     """Add ``check`` to the command line's subparsers."""
     check = sub.add_parser("check", help="re-measure a saved pick against its recorded figures")
     check.add_argument("target", metavar="DIR|RUN.json", help="a save folder, or a run.json")
-    check.add_argument("--module", type=factory_arg, default=None, metavar="FACTORY",
-                       help="path/to/file.py:factory returning (module, samples)")  # fmt: skip
-    check.add_argument("--baseline", default=None, metavar="RUN.json",
-                       help="compare with this run's figures (default: the target's)")  # fmt: skip
-    check.add_argument("--margin", type=_margin, default=0.10, metavar="M",
-                       help="fail when slower by more, surely (default: 10%%)")  # fmt: skip
-    check.add_argument("--calls", type=positive_arg, default=100, metavar="N",
-                       help="timed calls of the pick (default: 100)")  # fmt: skip
-    check.add_argument("--baseline-module", type=factory_arg, default=None, metavar="FACTORY",
-                       help="a baseline recipe save's module (default: --module)")  # fmt: skip
-    check.add_argument("--seconds", type=seconds_arg, default=5.0, metavar="S",
-                       help="interleaved rounds against a baseline save (default: 5)")  # fmt: skip
+    check.add_argument(
+        "--module",
+        type=factory_arg,
+        default=None,
+        metavar="FACTORY",
+        help="path/to/file.py:factory returning (module, samples)",
+    )
+    check.add_argument(
+        "--baseline",
+        default=None,
+        metavar="RUN.json",
+        help="compare with this run's figures (default: the target's)",
+    )
+    check.add_argument(
+        "--margin",
+        type=_margin,
+        default=0.10,
+        metavar="M",
+        help="fail when slower by more, surely (default: 10%%)",
+    )
+    check.add_argument(
+        "--calls",
+        type=positive_arg,
+        default=100,
+        metavar="N",
+        help="timed calls of the pick (default: 100)",
+    )
+    check.add_argument(
+        "--baseline-module",
+        type=factory_arg,
+        default=None,
+        metavar="FACTORY",
+        help="a baseline recipe save's module (default: --module)",
+    )
+    check.add_argument(
+        "--seconds",
+        type=seconds_arg,
+        default=5.0,
+        metavar="S",
+        help="interleaved rounds against a baseline save (default: 5)",
+    )
     check.add_argument("--junit", default=None, metavar="FILE", help="write JUnit XML here")
     check.add_argument("--json", default=None, metavar="FILE", help="write the figures here")
 
@@ -69,8 +98,9 @@ def check(args: argparse.Namespace, out: Any, err: Any) -> int:
         module, samples = call_factory(args.module) if args.module else (None, None)
         old = call_factory(args.baseline_module)[0] if args.baseline_module else None
         baseline = Path(args.baseline) if args.baseline else None
-        request = CheckRequest(Path(args.target), module, samples, baseline, args.margin,
-                               args.calls, old, args.seconds)  # fmt: skip
+        request = CheckRequest(
+            Path(args.target), module, samples, baseline, args.margin, args.calls, old, args.seconds
+        )
         result = run_check(request)
     except (CheckError, FactoryError) as error:
         raise CliError(str(error)) from None

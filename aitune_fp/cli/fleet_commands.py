@@ -83,8 +83,9 @@ def _run(args: argparse.Namespace, out: Any, err: Any) -> int:
     _show_summary(out, err, args.out)
     failed = [e.job for e in index.entries if e.status not in ("complete", "skipped")]
     if failed:
-        raise CliError(f"{len(failed)} of {len(index.entries)} jobs did not complete: "
-                       + ", ".join(failed))  # fmt: skip
+        raise CliError(
+            f"{len(failed)} of {len(index.entries)} jobs did not complete: " + ", ".join(failed)
+        )
     return 0
 
 
@@ -96,12 +97,12 @@ def _ran_plan(args: argparse.Namespace, err: Any) -> Any:
     from aitune_fp.shell.fleet.errors import FleetError
     from aitune_fp.shell.fleet.run_plan import load_plan, run_plan
 
+    options = {k: getattr(args, k) for k in ("executor", "address", "force", "cache_dir")}
     previous = signal.signal(signal.SIGTERM, _interrupt_on_term)
     try:
         plan = load_plan(args.plan)
         with FleetProgressView(err, plan) as view:
-            return run_plan(args.plan, args.out, executor=args.executor, address=args.address,
-                            force=args.force, cache_dir=args.cache_dir, on_event=view)  # fmt: skip
+            return run_plan(args.plan, args.out, on_event=view, **options)
     except FleetError as error:
         raise CliError(str(error)) from None
     finally:

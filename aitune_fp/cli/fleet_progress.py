@@ -47,8 +47,9 @@ class FleetProgressView:
         for header in ("target", "done", "running", "failed", "waiting"):
             table.add_column(header, justify="left" if header == "target" else "right")
         for c in self.progress:
-            table.add_row(c.target, f"{c.done}/{c.total}", str(c.running), str(c.failed),
-                          str(c.waiting))  # fmt: skip
+            table.add_row(
+                c.target, f"{c.done}/{c.total}", str(c.running), str(c.failed), str(c.waiting)
+            )
         return table
 
     def __enter__(self) -> FleetProgressView:

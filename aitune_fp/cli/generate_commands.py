@@ -172,11 +172,20 @@ def _tuned(
 
     cache = args.cache_dir or default_cache_dir()
     made = perform(
-        tune(model, prompts, new_tokens=args.new_tokens, tokenizer=tokenizer,
-             batch_sizes=args.batch_sizes, strategy=strategy, candidates=args.candidates,
-             progress=lambda line: err.print(line, markup=False, highlight=False),
-             verify_seconds=args.verify_seconds, cache_dir=cache, fresh=args.fresh)
-    )  # fmt: skip
+        tune(
+            model,
+            prompts,
+            new_tokens=args.new_tokens,
+            tokenizer=tokenizer,
+            batch_sizes=args.batch_sizes,
+            strategy=strategy,
+            candidates=args.candidates,
+            progress=lambda line: err.print(line, markup=False, highlight=False),
+            verify_seconds=args.verify_seconds,
+            cache_dir=cache,
+            fresh=args.fresh,
+        )
+    )
     if not is_successful(made):
         raise CliError(made.failure().message)
     return made.unwrap()

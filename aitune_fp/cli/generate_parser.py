@@ -65,18 +65,24 @@ def add_generate_parser(sub: Any) -> None:
     )
     gen.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
     gen.add_argument(
-        "--verify-seconds", type=float, default=3.0, metavar="N",
+        "--verify-seconds",
+        type=float,
+        default=3.0,
+        metavar="N",
         help="paired rounds of the pick, its runner-up and HF generate (0: off; default: 3)",
-    )  # fmt: skip
+    )
     gen.add_argument(
-        "--cache-dir", default=None, metavar="DIR",
+        "--cache-dir",
+        default=None,
+        metavar="DIR",
         help="decision cache (default: $AITUNE_FP_CACHE or ~/.cache/aitune_fp)",
-    )  # fmt: skip
+    )
     gen.add_argument(
-        "--fresh", action="store_true",
+        "--fresh",
+        action="store_true",
         help="tune in full even when a stored decision matches (by default an unchanged "
         "re-tune only re-verifies the stored pick against its runner-up and HF generate)",
-    )  # fmt: skip
+    )
 
 
 def strategy_of(args: argparse.Namespace) -> Any:

@@ -16,14 +16,21 @@ from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.report.generation_plot_data import GenerationCurves, generation_curves
 
 
-def _line(axes: Any, points: tuple[tuple[int, float], ...], c: GenerationCurves,
-          picked: str) -> None:  # fmt: skip
+def _line(
+    axes: Any, points: tuple[tuple[int, float], ...], c: GenerationCurves, picked: str
+) -> None:
     """One backend's curve on ``axes``."""
     style: dict[str, Any] = {"linestyle": "--", "color": "black"} if c.baseline else {}
     label = f"{c.backend} (baseline)" if c.baseline else c.backend
     width = 3.0 if c.backend == picked else 1.5
-    axes.plot([x for x, _ in points], [y for _, y in points], marker="o", linewidth=width,
-              label=label, **style)  # fmt: skip
+    axes.plot(
+        [x for x, _ in points],
+        [y for _, y in points],
+        marker="o",
+        linewidth=width,
+        label=label,
+        **style,
+    )
 
 
 def _panel(axes: Any, curves: tuple[GenerationCurves, ...], picked: str, tokens: bool) -> None:

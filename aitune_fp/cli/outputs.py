@@ -137,8 +137,11 @@ def _written_then_drawn(
     path = out / "run.json"
     written = [_on_disk(record, path) if recorded else write_record(record, path), report]
     draw_later(written[0], out / "plot.png")
-    console.print(f"{out / 'plot.png'}: drawn in the background (a decision cache hit)",
-                  markup=False, highlight=False)  # fmt: skip
+    console.print(
+        f"{out / 'plot.png'}: drawn in the background (a decision cache hit)",
+        markup=False,
+        highlight=False,
+    )
     return written
 
 

@@ -261,9 +261,12 @@ def _add_reselect(sub: Commands) -> None:
     reselect = sub.add_parser("reselect", help="re-select a stored run with another strategy")
     reselect.add_argument("run", metavar="RUN.json")
     reselect.add_argument(
-        "--strategy", type=strategy_arg, default=None, metavar="SPEC",
+        "--strategy",
+        type=strategy_arg,
+        default=None,
+        metavar="SPEC",
         help="the strategy to re-select with (default with --max-drop: the stored one)",
-    )  # fmt: skip
+    )
     add_max_drop(reselect)
     reselect.add_argument("--out", default=None, metavar="NEW.json", help="store the new run")
 
@@ -272,5 +275,10 @@ def _add_replay(sub: Commands) -> None:
     """``replay``: re-derive a stored run's decisions from its event log."""
     replay = sub.add_parser("replay", help="re-derive a stored run's decisions from its log")
     replay.add_argument("run", metavar="RUN.json")
-    replay.add_argument("--strategy", type=strategy_arg, default=None, metavar="SPEC",
-                        help="replay under another strategy: where would it diverge?")  # fmt: skip
+    replay.add_argument(
+        "--strategy",
+        type=strategy_arg,
+        default=None,
+        metavar="SPEC",
+        help="replay under another strategy: where would it diverge?",
+    )

@@ -19,11 +19,8 @@ Rules:
 - third panel: a stacked horizontal bar per backend of where its tune time went
   (:func:`~aitune_fp.core.report.stages.stage_segments`: export, compile, cache, the rest
   of the build, worker start, validate, profile, final rounds);
-- fourth panel: speed against accuracy (:func:`~aitune_fp.core.report.pareto.trade_off`):
-  each backend with a speedup and accuracy figures as a point (its speedup over the
-  baseline against its accuracy drop), the Pareto front as filled dots joined by a step
-  line, the dominated points as grey crosses, each labelled by name; a candidate the
-  accuracy bound refused (``--max-drop``) is ringed in red;
+- fourth panel: speed against accuracy, the Pareto front
+  (:mod:`aitune_fp.cli.trade_off_plot`);
 - failed backends are listed under the plots with their stage.
 """
 
@@ -31,15 +28,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from aitune_fp.cli.figure import finished, new_figure
+from aitune_fp.cli.trade_off_plot import trade_off_panel
 from aitune_fp.core.record.run_record import BackendOutcome, RunRecord
-from aitune_fp.core.report.pareto import TradePoint, over_bound, trade_off
 from aitune_fp.core.report.plot_data import marks, spread, star
 from aitune_fp.core.report.stages import SEGMENTS, stage_segments
 from aitune_fp.core.report.tables import backend_rows
 from aitune_fp.core.stats.statistics import mean, median
+
+MARKS: Final[dict[str, dict[str, Any]]] = {
+    "star":  {"linestyle": "none", "marker": "*", "markersize": 16},
+    "later": {"linestyle": "none", "marker": "D", "markerfacecolor": "none", "color": "tab:purple"},
+}  # fmt: skip
 
 
 def _winner(record: RunRecord) -> BackendOutcome | None:
@@ -55,13 +57,12 @@ def _star(axes: Any, record: RunRecord, colour: Any) -> None:
     after the sweep as hollow diamonds (:mod:`~aitune_fp.core.report.plot_data`)."""
     chosen = star(record)
     if chosen is not None:
-        axes.plot([chosen.batch_size], [chosen.rate], marker="*", markersize=16, color=colour,
-                  linestyle="none", label=chosen.label)  # fmt: skip
+        at = ([chosen.batch_size], [chosen.rate])
+        axes.plot(*at, color=colour, label=chosen.label, **MARKS["star"])
     later = marks(record)
     if later:
-        axes.plot([m.batch_size for m in later], [m.rate for m in later], marker="D",
-                  markerfacecolor="none", color="tab:purple", linestyle="none",
-                  label="the table's figures, measured after the sweep")  # fmt: skip
+        at = ([m.batch_size for m in later], [m.rate for m in later])
+        axes.plot(*at, label="the table's figures, measured after the sweep", **MARKS["later"])
 
 
 def _throughput_panel(axes: Any, record: RunRecord) -> None:
@@ -172,61 +173,6 @@ def _stages_panel(axes: Any, record: RunRecord) -> None:
     axes.legend(fontsize="small")
 
 
-def _trade_off_panel(axes: Any, record: RunRecord) -> None:
-    """Speedup against accuracy drop: the front joined and filled, the dominated crossed."""
-    points, found = trade_off(record)
-    axes.set_title("Speed against accuracy (Pareto front)")
-    if not points:
-        axes.text(0.5, 0.5, "no accuracy figures recorded", ha="center", transform=axes.transAxes)
-        return
-    _front_line(axes, sorted(found.front, key=lambda p: p.error))
-    _off_front(axes, [p for p in points if not found.on_front(p.name)],
-               [p for p in points if p.name in over_bound(record)])  # fmt: skip
-    for p in points:
-        axes.annotate(p.name, (p.error, p.speed), fontsize="x-small",
-                      textcoords="offset points", xytext=(4, 4))  # fmt: skip
-    _drop_axis(axes, [p.error for p in points if p.error > 0])
-    axes.set_ylabel("speedup over the baseline")
-    axes.grid(True, alpha=0.3)
-    axes.legend(fontsize="small")
-
-
-def _front_line(axes: Any, front: list[TradePoint]) -> None:
-    """The Pareto front, by accuracy drop, as a green step line through filled points."""
-    axes.plot(
-        [p.error for p in front],
-        [p.speed for p in front],
-        drawstyle="steps-post",
-        color="tab:green",
-        linewidth=1.5,
-        marker="o",
-        markersize=8,
-        label="front",
-    )
-
-
-def _off_front(axes: Any, others: list[TradePoint], over: list[TradePoint]) -> None:
-    """The dominated points crossed in grey, those over ``max_drop`` ringed in red."""
-    if others:
-        axes.plot([p.error for p in others], [p.speed for p in others], linestyle="none",
-                  marker="x", markersize=8, color="grey", label="dominated")  # fmt: skip
-    if over:
-        axes.plot([p.error for p in over], [p.speed for p in over], linestyle="none",
-                  marker="o", markersize=14, markerfacecolor="none", color="tab:red",
-                  label="refused: over max_drop")  # fmt: skip
-
-
-def _drop_axis(axes: Any, positive: list[float]) -> None:
-    """The accuracy-drop axis: linear near 0, logarithmic from the smallest drop on, with
-    room for the labels; one column at 0 when every point is as accurate as eager."""
-    if positive:
-        axes.set_xscale("symlog", linthresh=min(positive))
-        axes.set_xlim(-min(positive) / 2, max(positive) * 3)
-    else:
-        axes.set_xlim(-0.01, 0.05)
-    axes.set_xlabel("accuracy drop against eager (top-1 disagreement, else rel RMS)")
-
-
 def plot_run(record: RunRecord, path: str | Path) -> Path:
     """Draw ``record`` to the PNG ``path`` (parent folders created) and return the path (a
     generation tune's: :mod:`aitune_fp.cli.generation_plot`)."""
@@ -241,5 +187,5 @@ def plot_run(record: RunRecord, path: str | Path) -> Path:
     _throughput_panel(left, record)
     _spread_panel(right, record)
     _stages_panel(stages, record)
-    _trade_off_panel(trade, record)
+    trade_off_panel(trade, record)
     return finished(figure, record, path)

@@ -48,9 +48,13 @@ def draw_later(record_path: Path, plot_path: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": path}
     return subprocess.Popen(
         [sys.executable, "-m", "aitune_fp.cli.plot_later", str(record_path), str(plot_path)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, env=env, close_fds=True,
-    )  # fmt: skip
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+        close_fds=True,
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -126,8 +126,16 @@ def main() -> int:
         server.shutdown()
         return 1
     path = folder / wire.SOCKET
-    service = Service(_listen(path), path, args.idle_timeout, _forked, private_fds=[lock],
-                      digest=warm.digest, warm_env=warm.added, info=warm.info(folder))  # fmt: skip
+    service = Service(
+        _listen(path),
+        path,
+        args.idle_timeout,
+        _forked,
+        private_fds=[lock],
+        digest=warm.digest,
+        warm_env=warm.added,
+        info=warm.info(folder),
+    )
     say(f"listening on {path} (idle timeout {args.idle_timeout:g} s)")
     service.serve()
     return 0
@@ -160,8 +168,7 @@ class _Warm:
 
     def info(self, folder: Path) -> dict[str, Any]:
         """The service's ``info`` for its clients."""
-        return {"warm_seconds": self.seconds, "log": str(folder / wire.LOG),
-                "started": time.time()}  # fmt: skip
+        return {"warm_seconds": self.seconds, "log": str(folder / wire.LOG), "started": time.time()}
 
 
 def _warmed() -> _Warm | None:

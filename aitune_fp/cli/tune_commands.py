@@ -88,11 +88,17 @@ def _tuning(
     from aitune_fp.effects.isolation import Timeouts
     from aitune_fp.shell.tune_module import TuneOptions, run_tuning
 
-    options = TuneOptions(device=args.device, cache_dir=args.cache_dir, model_name=name,
-                          progress=view, record_path=record_path,
-                          timeouts=Timeouts(build=args.build_timeout, call=args.call_timeout),
-                          **_run_options(args), **_shape_options(args),
-                          **search_of(args))  # fmt: skip
+    timeouts = Timeouts(build=args.build_timeout, call=args.call_timeout)
+    shaped = {**_run_options(args), **_shape_options(args), **search_of(args)}
+    options = TuneOptions(
+        device=args.device,
+        cache_dir=args.cache_dir,
+        model_name=name,
+        progress=view,
+        record_path=record_path,
+        timeouts=timeouts,
+        **shaped,
+    )
     backends = list(args.backends) if args.backends else None
     return run_tuning(module, samples, bounded(args.strategy, args), backends, options)
 
@@ -116,8 +122,11 @@ def _say_where_the_record_is(record_path: Path, before: int | None, err: Console
     if now is not None and now != before:
         err.print(f"partial run record: {record_path}", markup=False, highlight=False)
     elif now is not None:
-        err.print(f"no run record written yet; {record_path} is a previous run's, kept",
-                  markup=False, highlight=False)  # fmt: skip
+        err.print(
+            f"no run record written yet; {record_path} is a previous run's, kept",
+            markup=False,
+            highlight=False,
+        )
 
 
 def _write_and_show(

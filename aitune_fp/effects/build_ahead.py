@@ -1,7 +1,7 @@
 """A build ahead: one candidate's build, run only to fill the caches its sweep build reads.
 
 Rules:
-- the build is the sweep's own (:func:`~aitune_fp.effects.candidate.shared_build`: the
+- the build is the sweep's own (:func:`~aitune_fp.effects.shared_build.shared_build`: the
   same artifact-cache key, ``torch.export`` sharing and batch envelope), so the sweep's
   build of the same candidate finds the artifact in the cache and only loads it;
 - a backend without a loadable artifact (a just-in-time compiler whose compiled graphs
@@ -37,10 +37,10 @@ from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.build_request import BuildRequest, Candidate
 from aitune_fp.effects.cache.artifact_cache import cache_key
 from aitune_fp.effects.cache.artifacts import loadable
-from aitune_fp.effects.candidate import envelope_of, shared_build
 from aitune_fp.effects.inputs.samples import make_batch
 from aitune_fp.effects.isolation.heartbeat import Heartbeat
 from aitune_fp.effects.isolation.protocol import outcome_values
+from aitune_fp.effects.shared_build import envelope_of, shared_build
 
 
 def _nothing() -> None:

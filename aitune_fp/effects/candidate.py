@@ -15,14 +15,8 @@ so are the parts of the build the backend and the cache timed (``export``, ``com
 - ``validation_sizes`` (the batch sizes validation checks) go to the cache, whose new
   entries keep eager's outputs at them; ``build.log`` gets one line naming the reference
   a passed validation used (``reference: cached`` or ``reference: eager``);
-- the build runs inside the tune's batch envelope (the largest of ``batch_sizes``,
-  ``validation_sizes`` and the samples' own rows, which the eager check ran;
-  :func:`~aitune_fp.effects.backends._export.batch_envelope`): an exporter's example
-  batch never has more rows than the eager check and sweep ran;
-- the build shares ``torch.export`` programs with the other candidates through
-  :func:`~aitune_fp.effects.backends._shared_export.exports_folder` (the artifact cache's
-  ``exports`` folder, or the run folder's ``.exports`` when uncached), in this process or
-  in an isolation worker alike;
+- the build is the shared one (:func:`~aitune_fp.effects.shared_build.shared_build`: the
+  artifact cache, shared ``torch.export`` programs, the tune's batch envelope);
 - ``timer`` (default: the profiler's own) times each profiled call; the isolation
   worker passes one that beats its heartbeat before starting the clock;
 - ``early_stop`` (the early-stop rule and the current best) goes to the profiler as is:
@@ -46,15 +40,13 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from aitune_fp.core.rebuild import rebuilds_after_failed_validation
 from aitune_fp.core.records import BackendFailure, Profile
-from aitune_fp.effects.backends._export import batch_envelope
-from aitune_fp.effects.backends._shared_export import exports_folder, sharing
 from aitune_fp.effects.backends.base import Backend, Built
 from aitune_fp.effects.build_request import BuildRequest, Candidate, Hooks
-from aitune_fp.effects.cache.artifact_cache import cached_build, evict, model_digest
+from aitune_fp.effects.cache.artifact_cache import evict
 from aitune_fp.effects.cache.integrity import digest
 from aitune_fp.effects.checks.accuracy import with_figures
-from aitune_fp.effects.inputs.samples import Samples
 from aitune_fp.effects.measure.profiler import Clocks, SweepPlan, profile_runner
+from aitune_fp.effects.shared_build import shared_build
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,27 +102,6 @@ def _safe(backend: str, stage: str, fn: Callable[[], IOResult[Any, BackendFailur
     except Exception as error:
         text = "".join(traceback.format_exception(error))
         return IOFailure(BackendFailure(backend, stage, f"{type(error).__name__}: {error}\n{text}"))
-
-
-def envelope_of(
-    samples: Samples, batch_sizes: tuple[int, ...], validation_sizes: tuple[int, ...] | None
-) -> int | None:
-    """The build's batch envelope: the largest of the batch sizes, the validation sizes and
-    the samples' own rows (the eager check ran every sample)."""
-    rows = (item.size for item in samples.items)
-    return max((*batch_sizes, *(validation_sizes or ()), *rows), default=None)
-
-
-def shared_build(
-    request: BuildRequest, candidate: Candidate, *, reuse: bool = True
-) -> IOResult[Built, BackendFailure]:
-    """The candidate's build as the sweep runs it (and a build ahead, with the same cache
-    key): through the artifact cache, sharing ``torch.export`` programs, inside the
-    tune's batch envelope (see the module's rules)."""
-    r, folder = request, exports_folder(candidate.work_dir, request.cache_dir)
-    largest = envelope_of(r.samples, r.batch_sizes, r.validation_sizes)
-    with sharing(folder, model_digest), batch_envelope(largest):
-        return cached_build(r, candidate, reuse=reuse)
 
 
 @dataclass
@@ -277,8 +248,16 @@ def _profile(
 ) -> IOResult[Profile, BackendFailure]:
     r = request
     plan = SweepPlan(r.batch_sizes, r.plan.call_rule, r.plan.sweep_rule, candidate.early_stop)
-    return profile_runner(candidate.name, built.runner, r.samples, r.device, plan, r.settings,
-                          hooks.on_batch, Clocks(hooks.timer))  # fmt: skip
+    return profile_runner(
+        candidate.name,
+        built.runner,
+        r.samples,
+        r.device,
+        plan,
+        r.settings,
+        hooks.on_batch,
+        Clocks(hooks.timer),
+    )
 
 
 def _log_failure(work_dir: Path, failure: BackendFailure) -> IOResult[Profile, BackendFailure]:

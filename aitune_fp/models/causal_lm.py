@@ -22,10 +22,16 @@ def qwen2_half_billion(layers: int = 24, seed: int = 0, peaked: float = 1.0) -> 
 
     torch.manual_seed(seed)
     config = transformers.Qwen2Config(
-        vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
-        num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
-        tie_word_embeddings=True, rms_norm_eps=1e-6,
-    )  # fmt: skip
+        vocab_size=151936,
+        hidden_size=896,
+        intermediate_size=4864,
+        num_hidden_layers=layers,
+        num_attention_heads=14,
+        num_key_value_heads=2,
+        max_position_embeddings=32768,
+        tie_word_embeddings=True,
+        rms_norm_eps=1e-6,
+    )
     model: Any = transformers.Qwen2ForCausalLM(config)
     if peaked != 1.0:
         with torch.no_grad():

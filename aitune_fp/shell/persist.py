@@ -100,8 +100,9 @@ def _backend_fields(config: Backend) -> SavedBackend:
     """The manifest's ``backend``: kind, source (``module:Class`` of a backend from outside
     the package), description, key and the config as JSON (odd leaves as their text)."""
     as_json = json.loads(json.dumps(dataclasses.asdict(config), default=str))  # type: ignore[call-overload]
-    return SavedBackend(config.name, pmap(as_json), source_of(config), config.describe(),
-                        config.key())  # fmt: skip
+    return SavedBackend(
+        config.name, pmap(as_json), source_of(config), config.describe(), config.key()
+    )
 
 
 def _manifest(

@@ -106,7 +106,7 @@ def with_policy(tolerance: Tolerance | None, accuracy: AccuracyPolicy | None) ->
     True
     >>> judged = with_policy(Tolerance.uniform(rtol=0.0, atol=0.0), AccuracyPolicy(min_top1=0.9))
     >>> judged.policy.min_top1, judged.float32
-    (0.9, Bound(rtol=0.0, atol=0.0))
+    (0.9, OutputBound(rtol=0.0, atol=0.0))
     """
     base = tolerance or Tolerance()
     return base if accuracy is None else replace(base, policy=accuracy)

@@ -130,8 +130,9 @@ class SimulatedMachine:
         sizes = command.batch_sizes or self.batch_sizes
         latencies = {bs: self._window(name, bs, call) for bs in sizes}
         seconds = sum(sum(v) for v in latencies.values()) / 1000.0
-        return Profiled(name, Success(Profile(name, latencies)), name not in self.no_runner,
-                        seconds)  # fmt: skip
+        return Profiled(
+            name, Success(Profile(name, latencies)), name not in self.no_runner, seconds
+        )
 
     def _window(self, name: str, batch_size: int, call: Callable[[str, int], float]) -> list[float]:
         """A build's calls of ``name`` at ``batch_size`` (its spell, its own stream if keyed)."""

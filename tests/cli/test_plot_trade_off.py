@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from aitune_fp.cli.plot import _trade_off_panel, plot_run
+from aitune_fp.cli.plot import plot_run
+from aitune_fp.cli.trade_off_plot import trade_off_panel
 from aitune_fp.core.strategies import max_throughput, within_accuracy
 from tests.core.test_pareto import _run
 
@@ -18,7 +19,7 @@ def test_panel_draws_the_front_and_crosses_the_dominated() -> None:
     from matplotlib.figure import Figure
 
     axes = Figure().subplots()
-    _trade_off_panel(axes, _run())
+    trade_off_panel(axes, _run())
     lines = {line.get_label(): line for line in axes.get_lines()}
     front = lines["front"]
     assert sorted(front.get_ydata()) == pytest.approx([2.0, 4.0])  # onnxruntime, int8
@@ -40,7 +41,7 @@ def test_a_candidate_over_the_drop_bound_is_ringed() -> None:
     from matplotlib.figure import Figure
 
     axes = Figure().subplots()
-    _trade_off_panel(axes, _run(within_accuracy(0.01, max_throughput)))
+    trade_off_panel(axes, _run(within_accuracy(0.01, max_throughput)))
     lines = {line.get_label(): line for line in axes.get_lines()}
     ring = lines["refused: over max_drop"]
     assert list(ring.get_ydata()) == pytest.approx([4.0])

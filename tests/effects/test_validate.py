@@ -20,7 +20,7 @@ from torch import nn
 from aitune_fp.core.accuracy import AccuracyPolicy, ErrorBound
 from aitune_fp.core.records import BackendFailure
 from aitune_fp.effects.backends.base import Built
-from aitune_fp.effects.checks.output_compare import Bound
+from aitune_fp.effects.checks.output_compare import OutputBound
 from aitune_fp.effects.checks.validate import Tolerance, ValidationReport, validate
 from aitune_fp.effects.inputs.samples import Samples, normalise_samples
 
@@ -207,7 +207,7 @@ def test_tolerance_is_configurable(mlp: nn.Module, mlp_samples: Samples) -> None
 def test_bounds_refuse_negative_values() -> None:
     """A negative tolerance is refused at construction."""
     with pytest.raises(ValueError, match="must be >= 0"):
-        Bound(rtol=-1.0, atol=0.0)
+        OutputBound(rtol=-1.0, atol=0.0)
 
 
 def test_batch_sizes_must_be_positive(mlp: nn.Module, mlp_samples: Samples) -> None:

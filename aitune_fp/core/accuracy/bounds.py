@@ -78,9 +78,8 @@ def beta_cdf(x: float, a: float, b: float) -> float:
     if x >= 1.0:
         return 1.0
     log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-        + a * math.log(x) + b * math.log1p(-x)
-    )  # fmt: skip
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _continued_fraction(x, a, b) / a
     return 1.0 - math.exp(log_front) * _continued_fraction(1.0 - x, b, a) / b

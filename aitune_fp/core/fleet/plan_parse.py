@@ -158,10 +158,8 @@ def _target(check: Checker, table: Mapping[str, Any], i: int) -> TargetEntry:
     device, accel = _device(check, table, path)
     name = check.string(table["name"], (*path, "name")) if "name" in table else None
     cpus = table.get("num_cpus")
-    if cpus is not None and (
-        isinstance(cpus, bool) or not isinstance(cpus, int | float) or not math.isfinite(cpus)
-        or cpus <= 0
-    ):  # fmt: skip
+    number = isinstance(cpus, int | float) and not isinstance(cpus, bool)
+    if cpus is not None and not (number and math.isfinite(cpus) and cpus > 0):
         raise check.fail((*path, "num_cpus"), f"expected a number > 0, got {cpus!r}")
     return TargetEntry(
         device=device,

@@ -121,8 +121,11 @@ def fleet_rows(index: FleetIndex, records: Mapping[str, RunRecord | None]) -> tu
 
 def summary_json(index: FleetIndex, rows: Sequence[FleetRow]) -> dict[str, Any]:
     """The summary as a JSON-able dict: status counts and every row."""
-    return {"executor": index.executor, "statuses": dict(statuses(index)),
-            "jobs": [asdict(r) for r in rows]}  # fmt: skip
+    return {
+        "executor": index.executor,
+        "statuses": dict(statuses(index)),
+        "jobs": [asdict(r) for r in rows],
+    }
 
 
 def _cell(text: str) -> str:
@@ -146,6 +149,14 @@ def summary_markdown(index: FleetIndex, rows: Sequence[FleetRow], plots: Mapping
 
 def _table_line(r: FleetRow) -> str:
     """One job's line of the summary table."""
-    cells = [r.model, r.target, r.strategy, r.backend or "—", r.metric or "—",
-             r.speedup_text, r.status, r.message]  # fmt: skip
+    cells = [
+        r.model,
+        r.target,
+        r.strategy,
+        r.backend or "—",
+        r.metric or "—",
+        r.speedup_text,
+        r.status,
+        r.message,
+    ]
     return "| " + " | ".join(_cell(c) for c in cells) + " |"

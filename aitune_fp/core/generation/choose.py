@@ -77,8 +77,11 @@ def accuracy_text(r: GenerationResult) -> str:
     ...     1, top1=0.9, rms_rel=0.01, kl=0.002, clear_positions=12, clear_top1=1.0))
     'teacher-forced top-1 0.900, RMS relative error 0.0100, KL 0.0020, clear top-1 1.000 on 12 positions'
     """  # noqa: E501
-    bound = "" if r.top1_lower is None else (
-        f" (95 % lower bound {r.top1_lower:.3f} on {r.positions} positions)")  # fmt: skip
+    bound = (
+        ""
+        if r.top1_lower is None
+        else (f" (95 % lower bound {r.top1_lower:.3f} on {r.positions} positions)")
+    )
     text = f"teacher-forced top-1 {r.top1:.3f}, RMS relative error {r.rms_rel:.4f}"
     if r.kl is not None and r.precision != "float32":
         text += f", KL {r.kl:.4f}"
@@ -94,9 +97,11 @@ def accuracy_text(r: GenerationResult) -> str:
 def _refusal(r: GenerationResult) -> str:
     """Why the accuracy policy refused ``r``: its figures and, when its clear positions were
     too few for a bound to reach the rule, how many it would need."""
-    need = "" if r.positions_needed is None else (
-        f"; a bound at the rule needs {r.positions_needed} clear positions"
-    )  # fmt: skip
+    need = (
+        ""
+        if r.positions_needed is None
+        else (f"; a bound at the rule needs {r.positions_needed} clear positions")
+    )
     return f"{accuracy_text(r)}: refused by the accuracy policy{need}"
 
 

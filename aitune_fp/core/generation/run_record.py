@@ -69,8 +69,9 @@ def outcome_config(primary: GenerationResult) -> PMap[str, str]:
     >>> config["prefill"], config["decode"], config["precision"]
     ('e', 'eager-static-bfloat16', 'bfloat16')
     """
-    return pmap({"prefill": primary.prefill, "decode": primary.decode,
-                 "precision": primary.precision})  # fmt: skip
+    return pmap(
+        {"prefill": primary.prefill, "decode": primary.decode, "precision": primary.precision}
+    )
 
 
 def validation_of(primary: GenerationResult) -> PMap[str, float]:
@@ -85,8 +86,11 @@ def validation_of(primary: GenerationResult) -> PMap[str, float]:
     """
     figures = {"top1_agreement": primary.top1, "rms_rel_error": primary.rms_rel}
     if primary.top1_lower is not None:
-        figures |= {"top1_agreement_lower": primary.top1_lower, "bound_confidence": CONFIDENCE,
-                    "judged_rows": float(primary.positions)}  # fmt: skip
+        figures |= {
+            "top1_agreement_lower": primary.top1_lower,
+            "bound_confidence": CONFIDENCE,
+            "judged_rows": float(primary.positions),
+        }
     return pmap(figures)
 
 
@@ -136,7 +140,14 @@ def generation_record(
     chosen = tune(strategy, [_as_candidate(o) for o in others], _as_candidate(base))
     spec = {"prompt_lengths": list(run.prompt_lengths), "batch_sizes": list(run.batch_sizes)}
     return RunRecord(
-        run.model, run.device, pmap(strategy_config(strategy, list(outcomes))), base, others,
-        chosen.value_or(None), chosen.swap().value_or(None), pmap(run.environment),
-        pmap({**spec, "new_tokens": run.new_tokens}), None,
-    )  # fmt: skip
+        run.model,
+        run.device,
+        pmap(strategy_config(strategy, list(outcomes))),
+        base,
+        others,
+        chosen.value_or(None),
+        chosen.swap().value_or(None),
+        pmap(run.environment),
+        pmap({**spec, "new_tokens": run.new_tokens}),
+        None,
+    )

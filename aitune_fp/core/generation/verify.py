@@ -67,5 +67,6 @@ def verified_result(
     """
     if not runs:
         return result
-    return replace(result, ttft_ms=median([r[0] for r in runs]),
-                   itl_ms=median([r[1] for r in runs]))  # fmt: skip
+    return replace(
+        result, ttft_ms=median([r[0] for r in runs]), itl_ms=median([r[1] for r in runs])
+    )

@@ -175,8 +175,7 @@ def _disagreement_is_stated(record: RunRecord) -> bool:
     said = [x for x in decision_lines(record) if "disagree beyond noise" in x]
     for gap in (g for g in gaps(record) if g.beyond_noise):
         named = (f"{gap.pick[0]}@{gap.pick[1]}", f"{gap.other[0]}@{gap.other[1]}")
-        if not any(all(n in x for n in named) and "rests on the verification" in x
-                   for x in said):  # fmt: skip
+        if not any(all(n in x for n in named) and "rests on the verification" in x for x in said):
             return False
     return True
 

@@ -30,5 +30,10 @@ def hit_record(stored: RunRecord, short: RunRecord) -> RunRecord:
     (8, 'hit', True)
     """
     said = replace(stored.provenance, decision=short.provenance.decision)
-    return replace(stored, reverification=short.verification, provenance=said,
-                   wall=short.wall, status=short.status)  # fmt: skip
+    return replace(
+        stored,
+        reverification=short.verification,
+        provenance=said,
+        wall=short.wall,
+        status=short.status,
+    )

@@ -195,9 +195,9 @@ def with_strategy(record: RunRecord, strategy: Strategy) -> RunRecord:
     """The record re-selected with ``strategy``: new strategy config, selection and error."""
     outcome = reselect(record, strategy)
     config = strategy_config(strategy, [c.backend for c in record.candidates])
-    return replace(record, strategy=freeze_json(config), selection=outcome.value_or(None),
-                   error=outcome.swap().value_or(None), verification=None,
-                   reverification=None)  # fmt: skip
+    chosen, error = outcome.value_or(None), outcome.swap().value_or(None)
+    kept = replace(record, verification=None, reverification=None)
+    return replace(kept, strategy=freeze_json(config), selection=chosen, error=error)
 
 
 def encode_outcome(outcome: BackendOutcome) -> dict[str, Any]:
@@ -224,10 +224,13 @@ def encode(record: RunRecord) -> dict[str, Any]:
         if not tree[name]:
             del tree[name]
     said = {"notes": encode_notes(record.notes)} if record.notes else {}  # only when any were
-    outcomes = {"baseline": None if record.baseline is None else encode_outcome(record.baseline),
-                "candidates": [encode_outcome(c) for c in record.candidates]}  # fmt: skip
-    return {**tree, **outcomes, "wall": encode_wall(record.wall),
-            "events": encode_events(record.events), **said}  # fmt: skip
+    own = {
+        "baseline": None if record.baseline is None else encode_outcome(record.baseline),
+        "candidates": [encode_outcome(c) for c in record.candidates],
+        "wall": encode_wall(record.wall),
+        "events": encode_events(record.events),
+    }
+    return {**tree, **own, **said}
 
 
 def _version(data: Any) -> int:
@@ -258,9 +261,12 @@ def decode(data: Any) -> RunRecord:
     if isinstance(candidates, list):
         doc["candidates"] = [without_null_stages(c) for c in candidates]
     doc["baseline"] = without_null_stages(doc["baseline"])
-    own = {"schema_version": SCHEMA_VERSION, "wall": read_wall(doc, "run record.wall"),
-           "events": decode_events(doc.get("events", []), "run record.events"),
-           "notes": decode_notes(doc.get("notes"), "run record.notes")}  # fmt: skip
+    own = {
+        "schema_version": SCHEMA_VERSION,
+        "wall": read_wall(doc, "run record.wall"),
+        "events": decode_events(doc.get("events", []), "run record.events"),
+        "notes": decode_notes(doc.get("notes"), "run record.notes"),
+    }
     return decoded_fields(doc, RunRecord, "run record", own)
 
 

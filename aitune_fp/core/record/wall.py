@@ -88,8 +88,9 @@ def with_stage(account: WallAccount | None, name: str, seconds: float) -> WallAc
     """
     if account is None:
         return None
-    return WallAccount(account.wall + seconds, (*account.stages, (name, seconds)),
-                       account.from_process_start)  # fmt: skip
+    return WallAccount(
+        account.wall + seconds, (*account.stages, (name, seconds)), account.from_process_start
+    )
 
 
 def folded(

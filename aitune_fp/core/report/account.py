@@ -72,8 +72,11 @@ def latest(record: RunRecord, who: Participant) -> Figure | None:
 
 def _recorded_speedup(record: RunRecord, backend: str) -> float | None:
     sel = record.selection
-    found = [] if sel is None else [p.speedup for p in sel.perf_results
-                                    if p.backend_description == backend]  # fmt: skip
+    found = (
+        []
+        if sel is None
+        else [p.speedup for p in sel.perf_results if p.backend_description == backend]
+    )
     return found[0] if found else None
 
 

@@ -180,9 +180,10 @@ def _top1_cell(figures: Mapping[str, float]) -> str:
 def _with_figures(record: RunRecord) -> list[BackendOutcome]:
     """The outcomes whose profile carries accuracy figures, baseline first."""
     return [
-        o for o in (record.baseline, *record.candidates)
+        o
+        for o in (record.baseline, *record.candidates)
         if o is not None and o.profile is not None and o.profile.accuracy
-    ]  # fmt: skip
+    ]
 
 
 def _accuracy_row(o: BackendOutcome) -> str:

@@ -112,8 +112,11 @@ def hit_lines(record: RunRecord) -> tuple[str, ...]:
         return ()
     head = f"This run is a {record.provenance.decision}; the figures above are the stored run's."
     again = record.reverification
-    return (head,) if again is None else (head, f"Re-verification (this run): "
-                                                f"{verification_line(again)}")  # fmt: skip
+    return (
+        (head,)
+        if again is None
+        else (head, f"Re-verification (this run): {verification_line(again)}")
+    )
 
 
 def rival_lines(

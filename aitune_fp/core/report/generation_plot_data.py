@@ -51,10 +51,16 @@ def generation_curves(record: RunRecord) -> tuple[GenerationCurves, ...]:
         if generation is None:
             continue
         first = generation.primary
-        by_batch = {p.batch: p.tokens_per_s for p in generation.points
-                    if p.prompt_len == first.prompt_len}  # fmt: skip
+        by_batch = {
+            p.batch: p.tokens_per_s for p in generation.points if p.prompt_len == first.prompt_len
+        }
         by_length = {p.prompt_len: p.ttft_ms for p in generation.points if p.batch == first.batch}
-        out.append(GenerationCurves(outcome.backend, outcome is record.baseline,
-                                    tuple(sorted(by_batch.items())),
-                                    tuple(sorted(by_length.items()))))  # fmt: skip
+        out.append(
+            GenerationCurves(
+                outcome.backend,
+                outcome is record.baseline,
+                tuple(sorted(by_batch.items())),
+                tuple(sorted(by_length.items())),
+            )
+        )
     return tuple(out)

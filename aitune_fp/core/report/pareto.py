@@ -56,8 +56,9 @@ class TradePoint:
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.speed) and math.isfinite(self.error)):
-            raise ValueError(f"{self.name}: speed and error must be finite, got "
-                             f"{self.speed!r}, {self.error!r}")  # fmt: skip
+            raise ValueError(
+                f"{self.name}: speed and error must be finite, got {self.speed!r}, {self.error!r}"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,15 +152,23 @@ def _speeds(
     decision account's speedup (the Speedup line's figure); through the verification for a
     candidate it compared with a moved pick (:func:`verified_speeds`)."""
     own = {id(o): s for row, o in pairs for s in (_speed(record, row, o),) if s is not None}
-    named = {row.backend: own[id(o)] for row, o in pairs
-             if o is not record.baseline and id(o) in own}  # fmt: skip
+    named = {
+        row.backend: own[id(o)] for row, o in pairs if o is not record.baseline and id(o) in own
+    }
     account, sel = decision_account(record), record.selection
-    if account is not None and account.speedup is not None and sel is not None \
-            and sel.backend in named:  # fmt: skip
+    if (
+        account is not None
+        and account.speedup is not None
+        and sel is not None
+        and sel.backend in named
+    ):
         named[sel.backend] = account.speedup  # the pick at the figure its Speedup line shows
     verified = verified_speeds(record, named)
-    return {id(o): verified.get(row.backend, own[id(o)]) if o is not record.baseline
-            else own[id(o)] for row, o in pairs if id(o) in own}  # fmt: skip
+    return {
+        id(o): verified.get(row.backend, own[id(o)]) if o is not record.baseline else own[id(o)]
+        for row, o in pairs
+        if id(o) in own
+    }
 
 
 def trade_off(record: RunRecord) -> tuple[tuple[TradePoint, ...], ParetoFront]:
@@ -223,10 +232,13 @@ def front_line(record: RunRecord) -> str | None:
     if len(points) < 2:
         return None
     over = over_bound(record)
-    notes = {p.name: ", over max_drop" if p.name in over else _evidence(record, p.name)
-             for p in found.front}  # fmt: skip
-    members = ", ".join(f"{p.name} ({p.speed:.2f}×, drop {p.error:.3g}{notes[p.name]})"
-                        for p in found.front)  # fmt: skip
+    notes = {
+        p.name: ", over max_drop" if p.name in over else _evidence(record, p.name)
+        for p in found.front
+    }
+    members = ", ".join(
+        f"{p.name} ({p.speed:.2f}×, drop {p.error:.3g}{notes[p.name]})" for p in found.front
+    )
     line = f"Speed/accuracy front: {members}"
     groups: dict[tuple[str, ...], list[str]] = {}
     for name, by in sorted(found.dominated_by.items()):

@@ -136,8 +136,9 @@ def verification_samples(v: Verification, backend: str, batch_size: int) -> Sequ
     if backend == v.winner:
         took_part = batch_size == v.winner_batch_size
     else:
-        took_part = any(c.challenger == backend and c.batch_size == batch_size
-                        for c in v.comparisons)  # fmt: skip
+        took_part = any(
+            c.challenger == backend and c.batch_size == batch_size for c in v.comparisons
+        )
     return v.samples_ms.get(backend, ()) if took_part else ()
 
 

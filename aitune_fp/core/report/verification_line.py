@@ -42,8 +42,11 @@ def _decisive(v: Verification) -> Comparison | None:
 def _others(v: Verification) -> str:
     """The other comparisons' points: ``; also against inductor@32: 1.213×``."""
     decisive = _decisive(v)
-    rest = [f"{c.challenger}@{c.batch_size}: {c.speedup:.3f}×" for c in v.comparisons
-            if c is not decisive]  # fmt: skip
+    rest = [
+        f"{c.challenger}@{c.batch_size}: {c.speedup:.3f}×"
+        for c in v.comparisons
+        if c is not decisive
+    ]
     return f"; also against {', '.join(rest)}" if rest else ""
 
 

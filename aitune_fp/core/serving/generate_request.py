@@ -119,8 +119,13 @@ def request_timing(start: float, stamps: Sequence[float], rows: int) -> dict[str
     gaps = [(b - a) * 1000.0 for a, b in itertools.pairwise(stamps)]
     per_s = _ms(rows * len(stamps) * 1000.0 / total) if total > 0 else None
     itl = _ms(sum(gaps) / len(gaps)) if gaps else None
-    return {"ttft_ms": _ms((stamps[0] - start) * 1000.0), "itl_ms": itl, "total_ms": _ms(total),
-            "new_tokens": len(stamps), "tokens_per_s": per_s}  # fmt: skip
+    return {
+        "ttft_ms": _ms((stamps[0] - start) * 1000.0),
+        "itl_ms": itl,
+        "total_ms": _ms(total),
+        "new_tokens": len(stamps),
+        "tokens_per_s": per_s,
+    }
 
 
 _NO_TIMING: dict[str, float | None] = dict.fromkeys(

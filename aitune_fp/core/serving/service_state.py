@@ -243,8 +243,9 @@ def _gone(state: DaemonState, pid: int, now: float) -> Step:
 
 def _tick(state: DaemonState, now: float) -> Step:
     """Abandoned tunes past their grace killed; an idle service stopped."""
-    late = [t.pid for t in state.tunes.values()
-            if t.abandoned is not None and now - t.abandoned > GRACE]  # fmt: skip
+    late = [
+        t.pid for t in state.tunes.values() if t.abandoned is not None and now - t.abandoned > GRACE
+    ]
     kills = tuple(Kill(pid, "SIGKILL") for pid in sorted(late))
     if not state.tunes and now - state.last > state.idle:
         stopped, said = _stop(state, f"idle for {state.idle:g} s")

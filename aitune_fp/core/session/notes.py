@@ -189,17 +189,40 @@ class VerificationUntimed:
 
 
 Note = (
-    NewBest | Skipped | DroppedInRace | Settled | BuildAheadFailed | LeftTiming
-    | NoFinalRounds | RoundsStarted | RoundsReduced | RoundsEnded
-    | VerificationPlanned | VerificationTiming | VerificationVerdict | NoVerification
+    NewBest
+    | Skipped
+    | DroppedInRace
+    | Settled
+    | BuildAheadFailed
+    | LeftTiming
+    | NoFinalRounds
+    | RoundsStarted
+    | RoundsReduced
+    | RoundsEnded
+    | VerificationPlanned
+    | VerificationTiming
+    | VerificationVerdict
+    | NoVerification
     | VerificationUntimed
-)  # fmt: skip
+)
 
 NOTE_TYPES: Final[tuple[type[Note], ...]] = (
-    NewBest, Skipped, DroppedInRace, Settled, BuildAheadFailed, LeftTiming, NoFinalRounds,
-    RoundsStarted, RoundsReduced, RoundsEnded, VerificationPlanned, VerificationTiming,
-    VerificationVerdict, NoVerification, VerificationUntimed,
-)  # fmt: skip
+    NewBest,
+    Skipped,
+    DroppedInRace,
+    Settled,
+    BuildAheadFailed,
+    LeftTiming,
+    NoFinalRounds,
+    RoundsStarted,
+    RoundsReduced,
+    RoundsEnded,
+    VerificationPlanned,
+    VerificationTiming,
+    VerificationVerdict,
+    NoVerification,
+    VerificationUntimed,
+)
 """Every kind of note."""
 
 NOTE_KINDS: Final[dict[str, type[Note]]] = {t.kind: t for t in NOTE_TYPES}

@@ -95,8 +95,11 @@ def buildable_ahead(
     ...                 {"jit16": "jit", "ort8": "ort"})
     ('jit', 'jit16', 'ort', 'ort8')
     """
-    able = [n for n, f in facts.items()
-            if not f.times_kernels and (f.fills_artifact_cache or f.warms_own_cache)]  # fmt: skip
+    able = [
+        n
+        for n, f in facts.items()
+        if not f.times_kernels and (f.fills_artifact_cache or f.warms_own_cache)
+    ]
     if not any(facts[n].fills_artifact_cache for n in able):
         return ()
     variants = variant_of or {}

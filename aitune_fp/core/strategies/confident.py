@@ -240,7 +240,12 @@ def _parse(arg: str | None, inner: Strategy) -> Strategy:
 
 DECLARED = (
     Combinator(
-        "confident", _restore, own=(*_RULE_KEYS, "paired_statistic", "robust_batches"),
-        spec="confident", parse=_parse, example="confident:<spec>", rank=900,
+        "confident",
+        _restore,
+        own=(*_RULE_KEYS, "paired_statistic", "robust_batches"),
+        spec="confident",
+        parse=_parse,
+        example="confident:<spec>",
+        rank=900,
     ),
-)  # fmt: skip
+)

@@ -64,7 +64,12 @@ def _restore(_params: Params, inner: Strategy) -> Strategy:
 
 DECLARED = (
     Combinator(
-        "first_wins", _restore, own=("first_wins",), spec="first-wins", parse=_parse,
-        example="first-wins:<spec>", rank=500,
+        "first_wins",
+        _restore,
+        own=("first_wins",),
+        spec="first-wins",
+        parse=_parse,
+        example="first-wins:<spec>",
+        rank=500,
     ),
-)  # fmt: skip
+)

@@ -65,7 +65,11 @@ DECLARED = (
     _plain("min_itl", "min-itl"),
     _plain("min_ttft", "min-ttft"),
     Shipped(
-        "generation_budget", _restore_budget, own=("ttft_ms", "itl_ms"),
-        spec="generation-budget", parse=_parse_budget, rank=90,
+        "generation_budget",
+        _restore_budget,
+        own=("ttft_ms", "itl_ms"),
+        spec="generation-budget",
+        parse=_parse_budget,
+        rank=90,
     ),
-)  # fmt: skip
+)

@@ -134,7 +134,12 @@ def _restore(params: Params) -> Strategy:
 
 DECLARED = (
     Shipped(
-        "latency_budget", _restore, own=("budget_ms", "percentile"), spec="latency-budget",
-        parse=_parse, example="latency-budget=5ms", rank=30,
+        "latency_budget",
+        _restore,
+        own=("budget_ms", "percentile"),
+        spec="latency-budget",
+        parse=_parse,
+        example="latency-budget=5ms",
+        rank=30,
     ),
-)  # fmt: skip
+)

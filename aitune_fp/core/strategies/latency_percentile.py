@@ -100,7 +100,12 @@ def _restore(params: Params) -> Strategy:
 
 DECLARED = (
     Shipped(
-        "min_latency_at", _restore, own=("percentile",), spec="min-latency-at", parse=_parse,
-        example="min-latency-at=p99", rank=35,
+        "min_latency_at",
+        _restore,
+        own=("percentile",),
+        spec="min-latency-at",
+        parse=_parse,
+        example="min-latency-at=p99",
+        rank=35,
     ),
-)  # fmt: skip
+)

@@ -54,7 +54,11 @@ def _restore(_params: Params) -> Strategy:
 
 DECLARED = (
     Shipped(
-        "max_throughput", _restore, spec="max-throughput", parse=_parse,
-        example="max-throughput", rank=10,
+        "max_throughput",
+        _restore,
+        spec="max-throughput",
+        parse=_parse,
+        example="max-throughput",
+        rank=10,
     ),
-)  # fmt: skip
+)

@@ -156,7 +156,12 @@ def _restore(params: Params, inner: Strategy) -> Strategy:
 
 DECLARED = (
     Combinator(
-        "within_memory", _restore, own=("budget_mb", "strict_memory", "memory_baseline"),
-        spec="within-memory", parse=_parse, example="within-memory=512MiB:<spec>", rank=300,
+        "within_memory",
+        _restore,
+        own=("budget_mb", "strict_memory", "memory_baseline"),
+        spec="within-memory",
+        parse=_parse,
+        example="within-memory=512MiB:<spec>",
+        rank=300,
     ),
-)  # fmt: skip
+)

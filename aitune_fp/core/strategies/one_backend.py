@@ -63,7 +63,12 @@ def _restore(params: Params, inner: Strategy) -> Strategy:
 
 DECLARED = (
     Combinator(
-        "one_backend", _restore, own=("backend",), spec="one-backend", parse=_parse,
-        example="one-backend=onnxruntime:<spec>", rank=600,
+        "one_backend",
+        _restore,
+        own=("backend",),
+        spec="one-backend",
+        parse=_parse,
+        example="one-backend=onnxruntime:<spec>",
+        rank=600,
     ),
-)  # fmt: skip
+)

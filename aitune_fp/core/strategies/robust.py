@@ -88,7 +88,12 @@ def _parse(arg: str | None, inner: Strategy) -> Strategy:
 
 DECLARED = (
     Combinator(
-        "robust", _restore, own=("batch_statistic",), spec="robust", parse=_parse,
-        example="robust=median:<spec>", rank=800,
+        "robust",
+        _restore,
+        own=("batch_statistic",),
+        spec="robust",
+        parse=_parse,
+        example="robust=median:<spec>",
+        rank=800,
     ),
-)  # fmt: skip
+)

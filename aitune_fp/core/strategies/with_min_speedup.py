@@ -89,7 +89,12 @@ def _restore(params: Params, inner: Strategy) -> Strategy:
 
 DECLARED = (
     Combinator(
-        "with_min_speedup", _restore, own=("min_speedup_ratio",), spec="min-speedup",
-        parse=_parse, example="min-speedup=1.1:<spec>", rank=700,
+        "with_min_speedup",
+        _restore,
+        own=("min_speedup_ratio",),
+        spec="min-speedup",
+        parse=_parse,
+        example="min-speedup=1.1:<spec>",
+        rank=700,
     ),
-)  # fmt: skip
+)

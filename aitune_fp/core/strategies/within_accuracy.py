@@ -130,7 +130,12 @@ def _restore(params: Params, inner: Strategy) -> Strategy:
 
 DECLARED = (
     Combinator(
-        "within_accuracy", _restore, own=("max_drop", "strict_accuracy"),
-        spec="within-accuracy", parse=_parse, example="within-accuracy=0.5%:<spec>", rank=400,
+        "within_accuracy",
+        _restore,
+        own=("max_drop", "strict_accuracy"),
+        spec="within-accuracy",
+        parse=_parse,
+        example="within-accuracy=0.5%:<spec>",
+        rank=400,
     ),
-)  # fmt: skip
+)

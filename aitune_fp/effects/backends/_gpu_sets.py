@@ -43,8 +43,12 @@ def gpu_set_report(version_of: Callable[[str], str | None]) -> dict[str, Any]:
     have = {"torch_tensorrt": version_of("torch_tensorrt"), "tensorrt": version_of("tensorrt")}
     if minor not in GPU_SETS:
         known = ", ".join(GPU_SETS)
-        return {"extra": None, "installed": False, "why": f"no GPU set for torch {minor or '?'}"
-                f" (sets for torch {known})", **have}  # fmt: skip
+        return {
+            "extra": None,
+            "installed": False,
+            "why": f"no GPU set for torch {minor or '?'} (sets for torch {known})",
+            **have,
+        }
     extra, tt_minor, trt_prefix = GPU_SETS[minor]
     installed = (have["torch_tensorrt"] or "").startswith(f"{tt_minor}.") and (
         have["tensorrt"] or ""

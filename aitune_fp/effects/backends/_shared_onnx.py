@@ -122,8 +122,12 @@ def _store(entry: Path, program_sha256: str, path: Path) -> str | None:
             for name in names:
                 shutil.copyfile(path.parent / name, staging / name)
             files = {n: dataclasses.asdict(digest(staging / n)) for n in names}
-            record = {"format": ENTRY_FORMAT, "form": FORM, "program": program_sha256,
-                      "files": files}  # fmt: skip
+            record = {
+                "format": ENTRY_FORMAT,
+                "form": FORM,
+                "program": program_sha256,
+                "files": files,
+            }
             (staging / ENTRY).write_text(json.dumps(record, indent=2), encoding="utf-8")
             publish_dir(staging, entry)
         return None

@@ -117,9 +117,11 @@ class OpenVino(ConfigIdentity):
     name: str = field(default="openvino", init=False)
 
     def __post_init__(self) -> None:
-        chosen = (("precision", self.precision, tuple(HINTS)),
-                  ("performance_hint", self.performance_hint, PERFORMANCE),
-                  ("quantization", self.quantization, QUANTIZATIONS))  # fmt: skip
+        chosen = (
+            ("precision", self.precision, tuple(HINTS)),
+            ("performance_hint", self.performance_hint, PERFORMANCE),
+            ("quantization", self.quantization, QUANTIZATIONS),
+        )
         for label, value, choices in chosen:
             if value not in choices:
                 raise ValueError(f"openvino {label} must be one of {choices}, got {value!r}")

@@ -60,8 +60,9 @@ def quantized(model: Any, graph: OnnxGraph, samples: Samples, how: str, log: Bui
             names = [p.get_any_name() for p in model.inputs]
             feeds = _feeds(graph, samples, names)
             kind = nncf.ModelType.TRANSFORMER if attends else None
-            done = nncf.quantize(model, nncf.Dataset(feeds), subset_size=len(feeds),
-                                 model_type=kind)  # fmt: skip
+            done = nncf.quantize(
+                model, nncf.Dataset(feeds), subset_size=len(feeds), model_type=kind
+            )
     said = "calibrated on the seen rows" if how == "int8" else "weights only"
     scheme = ", transformer scheme" if attends else ""
     log.write(f"NNCF {nncf.__version__}: {how} ({said}{scheme})")

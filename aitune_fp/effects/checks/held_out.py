@@ -118,8 +118,9 @@ def fresh_batches(samples: Samples, count: int) -> Named:
         template = samples.items[k % len(samples.items)]
         drawn = [_draw(t, pools[p], gen) for p, t in enumerate(template.flat())]
         n = len(template.args)
-        batch = Batch(tuple(drawn[:n]), dict(zip(template.kwargs, drawn[n:], strict=True)),
-                      template.size)  # fmt: skip
+        batch = Batch(
+            tuple(drawn[:n]), dict(zip(template.kwargs, drawn[n:], strict=True)), template.size
+        )
         named.append((f"on fresh draw {k}", batch))
     return named
 

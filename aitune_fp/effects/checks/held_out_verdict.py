@@ -170,8 +170,9 @@ class _Judged:
         self, held: list[Seen], rows: int, drawn: int
     ) -> tuple[dict[str, float], str | None]:
         """The figures on ``held`` (with the rows judged, when bounded) and the verdict."""
-        figures, refused = assess(self.runner, self.precision, self.eager, held, self.policy,
-                                  self.device)  # fmt: skip
+        figures, refused = assess(
+            self.runner, self.precision, self.eager, held, self.policy, self.device
+        )
         if bounded(figures):
             figures |= {"judged_rows": float(rows + drawn), "held_out_drawn": float(drawn)}
         return figures, refused

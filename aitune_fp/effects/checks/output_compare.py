@@ -23,7 +23,7 @@ from aitune_fp.effects.inputs.containers import flatten, labelled
 
 
 @dataclass(frozen=True, slots=True)
-class Bound:
+class OutputBound:
     """One pair of tolerances: ``|got − ref| ≤ atol + rtol·|ref|``."""
 
     rtol: float
@@ -120,17 +120,17 @@ def unravel(flat_index: int, shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def compare(
-    label: str, got: torch.Tensor, ref: torch.Tensor, bound: Bound | None, where: str
+    label: str, got: torch.Tensor, ref: torch.Tensor, bound: OutputBound | None, where: str
 ) -> Errors:
     """Errors of one output; raises :class:`Mismatch` when it is out of tolerance
     (``bound=None``: the values must be equal).
 
     >>> import torch
     >>> got, eager = torch.tensor([1.0, 2.001]), torch.tensor([1.0, 2.0])
-    >>> errors = compare("out", got, eager, Bound(rtol=1e-3, atol=1e-4), "at batch 1")
+    >>> errors = compare("out", got, eager, OutputBound(rtol=1e-3, atol=1e-4), "at batch 1")
     >>> round(errors.abs_error, 6), round(errors.rel_error, 6), errors.worst
     (0.001, 0.0005, 'out at batch 1 at index (1,): got 2.001, eager 2')
-    >>> compare("out", got, eager, Bound(rtol=1e-4, atol=1e-4), "at batch 1")
+    >>> compare("out", got, eager, OutputBound(rtol=1e-4, atol=1e-4), "at batch 1")
     Traceback (most recent call last):
     ...
     aitune_fp.effects.checks.output_compare.Mismatch: out at batch 1 is not close to ...
@@ -160,7 +160,7 @@ def compare(
 
 
 def _peak_errors(
-    what: str, g: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, bound: Bound
+    what: str, g: torch.Tensor, r: torch.Tensor, diff: torch.Tensor, bound: OutputBound
 ) -> Errors:
     """The largest abs and rel errors of ``what``, and where the abs error peaks."""
     rel = diff / r.abs().clamp_min(max(bound.atol, 1e-12))
@@ -174,7 +174,13 @@ def _peak_errors(
 
 
 def _out_of_tolerance(
-    what: str, bad: int, errors: Errors, bound: Bound, g: torch.Tensor, r: torch.Tensor, at: int
+    what: str,
+    bad: int,
+    errors: Errors,
+    bound: OutputBound,
+    g: torch.Tensor,
+    r: torch.Tensor,
+    at: int,
 ) -> str:
     """The mismatch line of an output with ``bad`` values out of tolerance, worst at ``at``."""
     return (

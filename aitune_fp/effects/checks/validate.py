@@ -48,9 +48,9 @@ from aitune_fp.effects.cache.reference import cached_references, validation_batc
 from aitune_fp.effects.checks.accuracy import Seen
 from aitune_fp.effects.checks.held_out_verdict import assess_held_out
 from aitune_fp.effects.checks.output_compare import (
-    Bound,
     Errors,
     Mismatch,
+    OutputBound,
     check_finite,
     check_structure,
     clone_outputs,
@@ -75,18 +75,18 @@ class Tolerance:
     bounds admit a few units of their 10-bit (fp16, TF32) or 7-bit (bf16) mantissa.
 
     >>> Tolerance().bound("float32", None)
-    Bound(rtol=0.001, atol=0.0001)
+    OutputBound(rtol=0.001, atol=0.0001)
     >>> Tolerance().bound("float32", "float16")
-    Bound(rtol=0.01, atol=0.01)
+    OutputBound(rtol=0.01, atol=0.01)
     >>> Tolerance.uniform(rtol=0.0, atol=0.0).bound("bfloat16", None)
-    Bound(rtol=0.0, atol=0.0)
+    OutputBound(rtol=0.0, atol=0.0)
     """
 
-    float64: Bound = field(default=Bound(1e-6, 1e-7))
-    float32: Bound = field(default=Bound(1e-3, 1e-4))
-    tf32: Bound = field(default=Bound(5e-3, 5e-3))
-    float16: Bound = field(default=Bound(1e-2, 1e-2))
-    bfloat16: Bound = field(default=Bound(5e-2, 5e-2))
+    float64: OutputBound = field(default=OutputBound(1e-6, 1e-7))
+    float32: OutputBound = field(default=OutputBound(1e-3, 1e-4))
+    tf32: OutputBound = field(default=OutputBound(5e-3, 5e-3))
+    float16: OutputBound = field(default=OutputBound(1e-2, 1e-2))
+    bfloat16: OutputBound = field(default=OutputBound(5e-2, 5e-2))
     policy: AccuracyPolicy = field(default=DEFAULT_POLICY)
     """Judges reduced precision in place of the bounds
     (:mod:`aitune_fp.effects.checks.accuracy`)."""
@@ -94,10 +94,10 @@ class Tolerance:
     @classmethod
     def uniform(cls, *, rtol: float, atol: float) -> Tolerance:
         """The same bound for every dtype."""
-        b = Bound(rtol, atol)
+        b = OutputBound(rtol, atol)
         return cls(b, b, b, b, b)
 
-    def bound(self, dtype: str, precision: str | None) -> Bound:
+    def bound(self, dtype: str, precision: str | None) -> OutputBound:
         """The looser of the bounds for ``dtype`` and for the compute ``precision``."""
         table = {
             "float64": self.float64,

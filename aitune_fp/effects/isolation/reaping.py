@@ -19,8 +19,9 @@ from pathlib import Path
 
 def say(line: str) -> None:
     """One line in the service's log (its stderr), stamped."""
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} [{os.getpid()}] {line}", file=sys.stderr,
-          flush=True)  # fmt: skip
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M:%S')} [{os.getpid()}] {line}", file=sys.stderr, flush=True
+    )
 
 
 def kill_group(pid: int, sig: int) -> None:

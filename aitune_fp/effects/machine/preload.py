@@ -177,8 +177,11 @@ def _first_valid_only(cpu_vec_isa: Any) -> None:
     if getattr(full, "cache_info", None) is None or full.cache_info().currsize:
         return
     flags = cpu_vec_isa.x86_isa_checker()
-    allowed = [i for i in cpu_vec_isa.supported_vec_isa_list
-               if all(flag in flags for flag in str(i).split())]  # fmt: skip
+    allowed = [
+        i
+        for i in cpu_vec_isa.supported_vec_isa_list
+        if all(flag in flags for flag in str(i).split())
+    ]
     first = next((isa for isa in allowed if isa), None)
     config = cpu_vec_isa.config
 

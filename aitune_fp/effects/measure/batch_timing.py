@@ -143,8 +143,14 @@ def measure_batch_size(
     with torch.inference_mode():
         timed.calls[0]()  # priming: absorbs compilation for this shape
         synchronize(device)
-        limits = _Limits(probe, pool[0].size, rule.min_samples, settings.max_seconds_per_batch,
-                         clocks.clock(), clocks.clock)  # fmt: skip
+        limits = _Limits(
+            probe,
+            pool[0].size,
+            rule.min_samples,
+            settings.max_seconds_per_batch,
+            clocks.clock(),
+            clocks.clock,
+        )
         warm = warm_up(timed, warmup_rule(rule, settings), clocks.clock)
         return _until_stopped(timed, replace(rule, warmup=0), limits, warm)
 

@@ -167,9 +167,13 @@ def _attempt(spec: JobSpec, tmp: Path) -> tuple[int, tuple[tuple[str, bytes], ..
 
 
 def _ended(
-    spec: JobSpec, code: int, attempts: int, seconds: float, files: tuple[tuple[str, bytes], ...],
+    spec: JobSpec,
+    code: int,
+    attempts: int,
+    seconds: float,
+    files: tuple[tuple[str, bytes], ...],
     log: str,
-) -> JobResult | None:  # fmt: skip
+) -> JobResult | None:
     """How an attempt that exited with ``code`` ends the job (``None``: run it again).
 
     >>> spec = JobSpec("j", "cpu", ("tune",), "cpu", retries=1)

@@ -59,9 +59,8 @@ def _bars(axes: Any, rows: Sequence[FleetRow]) -> None:
     """One bar per row at its speedup, the interval where known, the backend written on it."""
     positions = list(range(len(rows)))
     values = [r.speedup or 0.0 for r in rows]
-    with_interval = any(r.low is not None for r in rows)
-    axes.barh(positions, values, xerr=_error_bars(rows) if with_interval else None,
-              color="tab:blue", capsize=3)  # fmt: skip
+    errors = _error_bars(rows) if any(r.low is not None for r in rows) else None
+    axes.barh(positions, values, xerr=errors, color="tab:blue", capsize=3)
     shown = [v for v in values if v > 0]
     if shown and max(shown) / min(shown) > 10:
         axes.set_xscale("log")

@@ -145,17 +145,15 @@ def _executor(name: str, address: str | None) -> Executor:
 
 def _finished(entry: JobEntry, result: JobResult, out: Path, job: Job) -> JobEntry:
     """The entry of a job after its result, its files written."""
+    run = f"{job.job_id}/run.json"
     if result.status == "skipped":
-        return replace(
-            entry, status="skipped", run=f"{job.job_id}/run.json", message="kept: same entry "
-            "and environment",
-        )  # fmt: skip
+        return replace(entry, status="skipped", run=run, message="kept: same entry and environment")
     if result.files:
         write_job_files(out / job.job_id, result.files)
     return replace(
         entry,
         status=result.status,
-        run=f"{job.job_id}/run.json" if result.has_run else None,
+        run=run if result.has_run else None,
         attempts=result.attempts,
         seconds=round(result.seconds, 3),
         message=result.message,

@@ -162,8 +162,9 @@ def build(steppers: Steppers, candidate: Candidate, budget_s: float = 600.0) -> 
 
 def _new(steppers: Steppers, candidate: Candidate, budget_s: float) -> Stepper:
     if candidate.prefill_kind is OV:
-        return OpenVinoStepper(steppers.model, candidate.weights, candidate.dtype,
-                               candidate.threads)  # fmt: skip
+        return OpenVinoStepper(
+            steppers.model, candidate.weights, candidate.dtype, candidate.threads
+        )
     if candidate.threads:
         plain = _PLAIN_BY_NAME[candidate.name.removesuffix(f"_{candidate.threads}thread")]
         return ThreadedStepper(steppers.get(plain, budget_s), candidate.threads)

@@ -249,8 +249,9 @@ def _judged(policy: Policy, r: GenerationResult, positions: int) -> GenerationRe
     figures = Figures(r.top1, r.rms_rel, positions, r.kl, r.clear_positions, r.clear_top1)
     limits = Limits(policy.min_top1, policy.max_rms_rel, policy.max_kl)
     v = teacher_verdict(figures, r.precision, limits)
-    return replace(r, accurate=v.accurate, positions=positions, top1_lower=v.lower,
-                   positions_needed=v.needed)  # fmt: skip
+    return replace(
+        r, accurate=v.accurate, positions=positions, top1_lower=v.lower, positions_needed=v.needed
+    )
 
 
 def _positions(m: Measuring) -> int:

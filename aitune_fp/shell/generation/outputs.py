@@ -27,7 +27,11 @@ def run_record(tuned: TunedGenerator, strategy: Strategy, facts: GenerationRun) 
     if tuned.run is not None:
         return replace(tuned.run, model=facts.model, device=facts.device)
     found = GenerationRun(
-        facts.model, facts.device, facts.prompt_lengths, facts.batch_sizes, facts.new_tokens,
+        facts.model,
+        facts.device,
+        facts.prompt_lengths,
+        facts.batch_sizes,
+        facts.new_tokens,
         environment_fingerprint(facts.device),
-    )  # fmt: skip
+    )
     return generation_record(strategy, tuned.results, BASELINE, found)

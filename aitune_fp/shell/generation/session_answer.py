@@ -154,8 +154,13 @@ class GenerationAnswer:
         self.results[name] = rows
         made = candidate_of(rows[0])
         answer = Success(profile_of(rows)) if isinstance(made, Success) else made
-        facts = BuildFacts("generation", name, outcome_config(rows[0]),
-                           pmap({"profile": seconds}), validation_of(rows[0]))  # fmt: skip
+        facts = BuildFacts(
+            "generation",
+            name,
+            outcome_config(rows[0]),
+            pmap({"profile": seconds}),
+            validation_of(rows[0]),
+        )
         timed = f"{name}: {timed_line(rows[0])}" if rows[0].failure is None else None
         if timed is not None:
             self.asked.progress(timed)

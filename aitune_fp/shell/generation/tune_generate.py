@@ -47,14 +47,12 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from aitune_fp.core.generation import max_tokens_per_s
 from aitune_fp.core.generation.accuracy_rule import held_out_rows
 from aitune_fp.core.generation.build_policy import memory_budget
-from aitune_fp.core.generation.choose import GenerationPick, pick_of
-from aitune_fp.core.generation.decode_bound import DecodeBound
+from aitune_fp.core.generation.choose import pick_of
 from aitune_fp.core.generation.request import refusal
 from aitune_fp.core.record.decisions import FULL, cached_line, retuned_line
 from aitune_fp.core.record.derive import RecordEnv, record_of
 from aitune_fp.core.record.hit import hit_record
 from aitune_fp.core.record.provenance import Provenance
-from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.core.records import TuneError
 from aitune_fp.core.session import SessionPlan, run
 from aitune_fp.core.session.events import Profiled
@@ -64,7 +62,6 @@ from aitune_fp.core.strategy import Strategy
 from aitune_fp.core.verification.verification_records import Verification
 from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.teacher import TeacherReference, reference
-from aitune_fp.effects.machine.bandwidth import read_bandwidth, weight_bytes
 from aitune_fp.effects.machine.environment import environment_fingerprint
 from aitune_fp.shell.generation.candidates import (
     BASELINE,
@@ -75,6 +72,7 @@ from aitune_fp.shell.generation.candidates import (
     named,
     refusals,
 )
+from aitune_fp.shell.generation.decode_limit import with_decode_bound
 from aitune_fp.shell.generation.holding import fp32_bytes, resident_now
 from aitune_fp.shell.generation.measure import Measuring, Policy
 from aitune_fp.shell.generation.prompts import (
@@ -141,16 +139,21 @@ def tune_generate(
         default = devices.offered((c.name for c in CANDIDATES), device)
         chosen = [_named(n) for n in (candidates if candidates is not None else default)]
         said = progress if progress is not None else _quiet
-        tune = _Tune(model, ids, new_tokens, tuple(batch_sizes), policy, said, verify_seconds,
-                     clock)  # fmt: skip
+        tune = _Tune(
+            model, ids, new_tokens, tuple(batch_sizes), policy, said, verify_seconds, clock
+        )
         names = tuple(c.name for c in chosen)
-        asking = Asking(model, ids, new_tokens, tuple(batch_sizes), strategy, names, policy,
-                        device)  # fmt: skip
+        asking = Asking(model, ids, new_tokens, tuple(batch_sizes), strategy, names, policy, device)
         folder = Path(cache_dir) if cache_dir is not None else None
         return IOSuccess(
-            decided(asking, folder, fresh, lambda: tune.tuned(strategy, chosen, start),
-                    lambda stored, saved: tune.rechecked(stored, saved, chosen))
-        )  # fmt: skip
+            decided(
+                asking,
+                folder,
+                fresh,
+                lambda: tune.tuned(strategy, chosen, start),
+                lambda stored, saved: tune.rechecked(stored, saved, chosen),
+            )
+        )
 
     return prompts_of(prompts, tokenizer).bind(checked)
 
@@ -209,33 +212,19 @@ class _Tune:
         self.clock.lap("setup")
         answer = GenerationAnswer(model, m, asked, lap=self.clock.lap)
         names = tuple(c.name for c in chosen)
-        plan = SessionPlan(strategy, names, BASELINE, early_stop=False,
-                           verify_seconds=self.verify_seconds or None)  # fmt: skip
+        plan = SessionPlan(
+            strategy, names, BASELINE, early_stop=False, verify_seconds=self.verify_seconds or None
+        )
         session, done = run(plan, answer)
         if session.verification is None:
             self.clock.lap("candidates")
         results = all_results(answer, names)
         choice = answer.verified_pick(pick_of(strategy, done.selection, results, BASELINE))
         steppers.keep_only(choice.result.name)
-        record = self._bounded(record_of(session, self._env(device)), choice, steppers)
+        whole = record_of(session, self._env(device))
+        record = with_decode_bound(whole, model, choice.result, steppers, self.progress)
         wall = time.perf_counter() - start
         return TunedGenerator(model, choice, results, wall, steppers=steppers, run=record)
-
-    def _bounded(self, record: RunRecord, choice: GenerationPick, steppers: Steppers) -> RunRecord:
-        """On a CPU, ``record`` with the pick's decode limit (one progress line says it)."""
-        if devices.model_device(self.model).type != "cpu":
-            return record
-        pick = choice.result
-        runs = steppers.built.get(pick.name)
-        module = getattr(runs, "model", self.model)
-        read = getattr(runs, "weight_bytes", None)  # an OpenVINO step's compressed weights
-        read = float(read) if read is not None else weight_bytes(module)
-        bound = DecodeBound(read_bandwidth(), read, pick.batch)
-        self.progress(bound.line(pick.name, pick.itl_ms))
-        facts = {"bandwidth_bytes_per_s": bound.bandwidth, "weight_bytes": bound.weight_bytes,
-                 "batch": bound.batch, "tokens_per_s": bound.tokens_per_s,
-                 "pick_share": bound.share(pick.itl_ms)}  # fmt: skip
-        return replace(record, options=record.options.set("decode_bound", freeze(facts)))
 
     def rechecked(
         self, stored: Stored, saved: Path, chosen: list[Candidate]
@@ -253,8 +242,9 @@ class _Tune:
         asked = GenerationAsk(tuple(chosen), {}, plan.strategy.metric.label, self.progress)
         logged = {e.name: e for e in stored.record.events if isinstance(e, Profiled)}
         self.clock.lap("setup")
-        answer = GenerationAnswer(self.model, m, asked, recorded=logged, lap=self.clock.lap,
-                                  tokens=RECHECK_TOKENS)  # fmt: skip
+        answer = GenerationAnswer(
+            self.model, m, asked, recorded=logged, lap=self.clock.lap, tokens=RECHECK_TOKENS
+        )
         session, done = run(plan, answer)
         picked = done.selection.map(lambda s: s.backend).value_or("")
         if picked != stored.pick:
@@ -264,16 +254,26 @@ class _Tune:
         choice = answer.verified_pick(loaded.choice)
         wall = time.perf_counter() - start
         hit = hit_record(stored.record, short)
-        return TunedGenerator(self.model, choice, loaded.results, wall, loaded.fresh,
-                              loaded.steppers, hit)  # fmt: skip
+        return TunedGenerator(
+            self.model, choice, loaded.results, wall, loaded.fresh, loaded.steppers, hit
+        )
 
     def _env(self, device: torch.device, line: str | None = None) -> RecordEnv:
         """What the record needs beyond the session: the model, device, environment, inputs."""
-        spec = {"prompt_lengths": [int(i.shape[1]) for i in self.ids],
-                "batch_sizes": list(self.batch_sizes), "new_tokens": self.new_tokens}  # fmt: skip
+        spec = {
+            "prompt_lengths": [int(i.shape[1]) for i in self.ids],
+            "batch_sizes": list(self.batch_sizes),
+            "new_tokens": self.new_tokens,
+        }
         environment, said = pmap(environment_fingerprint(str(device))), Provenance(decision=line)
-        return RecordEnv(type(self.model).__name__, str(device), environment, freeze(spec),
-                         wall=self.clock.account(), provenance=said)  # fmt: skip
+        return RecordEnv(
+            type(self.model).__name__,
+            str(device),
+            environment,
+            freeze(spec),
+            wall=self.clock.account(),
+            provenance=said,
+        )
 
 
 def _rival(v: Verification | None) -> str | None:

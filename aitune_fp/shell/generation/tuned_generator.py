@@ -145,9 +145,14 @@ class TunedGenerator:
         first = next(r for r in self.results if r.name == choice.result.name)
         verified = choice.result if choice.result != first else None
         return GeneratorRecord(
-            choice.result.name, choice.reason, choice.fell_back, self.results, self.wall_s,
-            self.fresh, verified=verified,
-        )  # fmt: skip
+            choice.result.name,
+            choice.reason,
+            choice.fell_back,
+            self.results,
+            self.wall_s,
+            self.fresh,
+            verified=verified,
+        )
 
     def save(self, path: str | Path) -> Path:
         """Save as a sealed folder (see the module rules); returns the folder."""
@@ -156,13 +161,15 @@ class TunedGenerator:
     def with_fresh(self, figures: Mapping[str, float]) -> TunedGenerator:
         """The same pick with a fresh process's re-measured ``figures`` in its record."""
         steppers, run = self.steppers, self.run
-        return type(self)(self.model, self.choice, self.results, self.wall_s, figures, steppers,
-                          run)  # fmt: skip
+        return type(self)(
+            self.model, self.choice, self.results, self.wall_s, figures, steppers, run
+        )
 
     def with_run(self, run: RunRecord) -> TunedGenerator:
         """The same pick with ``run`` as its tune's run record."""
-        return type(self)(self.model, self.choice, self.results, self.wall_s, self.fresh,
-                          self.steppers, run)  # fmt: skip
+        return type(self)(
+            self.model, self.choice, self.results, self.wall_s, self.fresh, self.steppers, run
+        )
 
     @classmethod
     def load_pick(cls, tuned: TunedGenerator, name: str) -> TunedGenerator:
