@@ -146,15 +146,22 @@ def test_a_tuned_openvino_pick_saves_loads_in_a_fresh_process_and_exports_to_tri
 
 def test_outside_its_file_openvino_is_named_only_where_a_table_must_name_it() -> None:
     """No module of the package names OpenVINO in its code (docstrings and doctests aside)
-    besides its own backend file, the CLI's head-start table (kept equal to the
-    declarations by tests/cli/test_head_start.py), Triton's name for its openvino backend
-    and ONNX Runtime's own ``onnxruntime-openvino`` build."""
+    besides its own backend file, generation's own OpenVINO stepper file, the tables that must
+    name it (the CLI's head-start table, kept equal to the declarations by
+    tests/cli/test_head_start.py; generation's step kinds, candidates, memory factors and
+    CPU-only families), Triton's name for its openvino backend and ONNX Runtime's own
+    ``onnxruntime-openvino`` build."""
     allowed = {
         "aitune_fp/effects/backends/openvino.py",
         "aitune_fp/cli/head_start.py",
         "aitune_fp/core/serving/triton.py",
         "aitune_fp/effects/backends/_ort_install.py",  # the onnxruntime-openvino distribution
         "aitune_fp/effects/backends/ort.py",  # the same, among ORT's distributions
+        "aitune_fp/effects/generation/openvino_steps.py",  # generation's OpenVINO stepper
+        "aitune_fp/core/generation/candidate.py",  # the step kinds
+        "aitune_fp/shell/generation/candidates.py",  # the candidate table
+        "aitune_fp/core/generation/build_policy.py",  # the memory factors
+        "aitune_fp/effects/generation/devices.py",  # the CPU-only families
     }
     docstrings = re.compile(r'"""(?:.|\n)*?"""')
     naming = {

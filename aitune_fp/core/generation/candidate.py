@@ -47,6 +47,10 @@ class StepKind(StrEnum):
     CUDAGRAPH = "cudagraph"
 
 
+OWN_WEIGHTS: Final = frozenset({StepKind.OPENVINO, StepKind.AOTI})
+"""The kinds whose runtime keeps its own copy of the weights."""
+
+
 def step_kind(value: str) -> StepKind:
     """``value`` as a :class:`StepKind`; an unknown one is a ``ValueError`` naming the known.
 
@@ -98,6 +102,16 @@ class GenerationCandidate:
     def decode_backend(self) -> str:
         """The backend name the record shows for the decode phase."""
         return f"{self.decode_kind}-static-{self._format}{self._threads}"
+
+    @property
+    def owns_weights(self) -> bool:
+        """True when its stepper holds its own copy of the weights: a runtime that keeps
+        its own constants (OpenVINO, an AOTInductor package) or a dtype other than float32.
+
+        >>> GenerationCandidate("e", "eager", "eager", "float32").owns_weights
+        False
+        """
+        return self.dtype != "float32" or bool(self.kinds & OWN_WEIGHTS)
 
     @property
     def precision(self) -> str:

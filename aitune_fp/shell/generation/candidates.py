@@ -39,7 +39,7 @@ from aitune_fp.effects.generation import devices
 from aitune_fp.effects.generation.aoti_steps import AotiStore
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.onnx_steps import OnnxStepper
-from aitune_fp.effects.generation.openvino_steps import OpenVinoStepper, native_refusal
+from aitune_fp.effects.generation.openvino_steps import OpenVinoStepper, converted, native_refusal
 from aitune_fp.effects.generation.static_steps import StaticStepper, StepRecipe
 from aitune_fp.effects.generation.threads import ThreadedStepper
 from aitune_fp.effects.machine.capabilities import capabilities
@@ -104,7 +104,8 @@ def named(name: str) -> Candidate | None:
 
 
 def _defaults(cores: int) -> tuple[Candidate, ...]:
-    twins = [twin(c, n) for c in PLAIN for n in thread_counts(cores)]
+    host = [c for c in PLAIN if StepKind.CUDAGRAPH not in c.kinds]  # a graph launches alone
+    twins = [twin(c, n) for c in host for n in thread_counts(cores)]
     return (*PLAIN, *twins)
 
 
@@ -139,6 +140,12 @@ class Steppers:
         weights and their thread pools leave the process the generator runs in."""
         for other in [n for n in self.built if n != name]:
             del self.built[other]
+
+
+def reads_back(model: torch.nn.Module, cand: Candidate) -> bool:
+    """True for an OpenVINO candidate whose step is converted on disk already: its build is
+    a compression and a compile, not the export."""
+    return cand.prefill_kind is OV and converted(model)
 
 
 def refusals(chosen: Sequence[Candidate], device: torch.device) -> dict[str, str]:

@@ -35,7 +35,7 @@ def with_decode_bound(
     if devices.model_device(model).type != "cpu":
         return record
     runs = steppers.built.get(pick.name)
-    read = getattr(runs, "weight_bytes", None)  # an OpenVINO step's compressed weights
+    read = getattr(runs, "weight_bytes", None)  # a runtime step's weights file
     read = float(read) if read is not None else weight_bytes(getattr(runs, "model", model))
     bound = DecodeBound(read_bandwidth(), read, pick.batch)
     progress(bound.line(pick.name, pick.itl_ms))

@@ -26,8 +26,7 @@ def owns_weights(cand: Candidate) -> bool:
     >>> owns_weights(named("eager_static_1thread")), owns_weights(named("openvino_static_int8"))
     (False, True)
     """
-    kinds = {str(k) for k in cand.kinds}
-    return cand.dtype != "float32" or bool(kinds & {"openvino", "aoti"})
+    return cand.owns_weights
 
 
 def stepper_of(

@@ -35,14 +35,12 @@ from returns.pipeline import is_successful
 
 from aitune_fp.core.generation import GenerationResult, TuneClock, build_id, skip_reason
 from aitune_fp.core.generation.accuracy_rule import MAX_KL, Figures, Limits, teacher_verdict
-from aitune_fp.core.generation.candidate import StepKind
 from aitune_fp.core.generation.records import TeacherFigures
 from aitune_fp.effects.generation.loop import Stepper
-from aitune_fp.effects.generation.openvino_steps import converted
 from aitune_fp.effects.generation.teacher import TeacherReference, teacher_forced
 from aitune_fp.effects.generation.timing import default_rule, time_stepper
 from aitune_fp.effects.machine.bandwidth import weight_bytes
-from aitune_fp.shell.generation.candidates import Candidate, Steppers, phase_model
+from aitune_fp.shell.generation.candidates import Candidate, Steppers, phase_model, reads_back
 from aitune_fp.shell.generation.holding import memory_skip, owns_weights, release, stepper_of
 from aitune_fp.shell.io import perform
 
@@ -159,7 +157,7 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
 def _converted(m: Measuring, cand: Candidate) -> bool:
     """True for an OpenVINO candidate whose step is converted already: its build is a
     compression and a compile, not the export the longest build so far measured."""
-    return cand.prefill_kind is StepKind.OPENVINO and converted(m.steppers.model)
+    return reads_back(m.steppers.model, cand)
 
 
 def _plain_figures(state: Preparation, cand: Candidate) -> Accuracy | None:
