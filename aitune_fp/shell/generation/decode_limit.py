@@ -21,7 +21,7 @@ from aitune_fp.core.generation.records import GenerationResult
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.effects.generation import devices
 from aitune_fp.effects.machine.bandwidth import read_bandwidth, weight_bytes
-from aitune_fp.shell.generation.candidates import Steppers
+from aitune_fp.shell.generation.candidates import Steppers, named
 
 
 def with_decode_bound(
@@ -34,7 +34,8 @@ def with_decode_bound(
     """On a CPU, ``record`` with ``pick``'s decode limit (one progress line says it)."""
     if devices.model_device(model).type != "cpu":
         return record
-    runs = steppers.built.get(pick.name)
+    plan = named(pick.name)  # the pick's stepper, built when the tune released it: the
+    runs = steppers.get(plan) if plan is not None else None  # generator runs it anyway
     read = getattr(runs, "weight_bytes", None)  # a runtime step's weights file
     read = float(read) if read is not None else weight_bytes(getattr(runs, "model", model))
     bound = DecodeBound(read_bandwidth(), read, pick.batch)
