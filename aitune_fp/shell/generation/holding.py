@@ -1,10 +1,10 @@
 """Which steppers a generation tune holds, and within what memory.
 
-Rules: a stepper that holds its own copy of the weights (:func:`owns_weights`: OpenVINO, an
-AOTInductor package, a bf16 copy) is kept one at a time: released after its check and
-after its timing (:func:`release`), built again from disk when used (:func:`stepper_of`);
-a build whose stepper would take the process past the tune's memory budget is skipped with
-its reason (:func:`memory_skip`, the rule in
+Rules: a stepper that holds its own copy of the weights (the candidate's
+``owns_weights``: OpenVINO, an AOTInductor package, a bf16 copy) is kept one at a time:
+released after its check and after its timing (:func:`release`), built again from disk
+when used (:func:`stepper_of`); a build whose stepper would take the process past the
+tune's memory budget is skipped with its reason (:func:`memory_skip`, the rule in
 :func:`~aitune_fp.core.generation.build_policy.memory_reason`), the bytes in use read from
 ``/proc`` (:func:`resident_now`).
 """
@@ -19,16 +19,6 @@ from aitune_fp.effects.measure.memory import read_status_mb
 from aitune_fp.shell.generation.candidates import Candidate, Steppers
 
 
-def owns_weights(cand: Candidate) -> bool:
-    """True when the candidate's stepper holds its own copy of the weights (see the rules).
-
-    >>> from aitune_fp.shell.generation.candidates import named
-    >>> owns_weights(named("eager_static_1thread")), owns_weights(named("openvino_static_int8"))
-    (False, True)
-    """
-    return cand.owns_weights
-
-
 def stepper_of(
     steppers: Steppers, cand: Candidate, kept: Stepper | None, budget_s: float
 ) -> Stepper:
@@ -38,8 +28,8 @@ def stepper_of(
 
 def release(steppers: Steppers, cand: Candidate) -> None:
     """Drop ``cand``'s stepper (and its plain twin's) from the cache when it owns its
-    weights (:func:`owns_weights`)."""
-    if owns_weights(cand):
+    weights."""
+    if cand.owns_weights:
         steppers.built.pop(cand.name, None)
         steppers.built.pop(cand.name.removesuffix(f"_{cand.threads}thread"), None)
 

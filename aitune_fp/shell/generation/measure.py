@@ -41,7 +41,7 @@ from aitune_fp.effects.generation.teacher import TeacherReference, teacher_force
 from aitune_fp.effects.generation.timing import default_rule, time_stepper
 from aitune_fp.effects.machine.bandwidth import weight_bytes
 from aitune_fp.shell.generation.candidates import Candidate, Steppers, phase_model, reads_back
-from aitune_fp.shell.generation.holding import memory_skip, owns_weights, release, stepper_of
+from aitune_fp.shell.generation.holding import memory_skip, release, stepper_of
 from aitune_fp.shell.io import perform
 
 Accuracy = TeacherFigures
@@ -76,7 +76,7 @@ class Measuring:
 @dataclass(frozen=True, slots=True)
 class Ready:
     """A built, checked candidate waiting to be timed; ``stepper`` is ``None`` when it was
-    released after its check (:func:`owns_weights`) and is built again from disk to be
+    released after its check (it owns its weights) and is built again from disk to be
     timed."""
 
     candidate: Candidate
@@ -193,7 +193,7 @@ def _ready(
 ) -> Preparation:
     stepper, accuracy = made
     kept: Stepper | None = stepper
-    if owns_weights(cand):
+    if cand.owns_weights:
         release(m.steppers, cand)
         kept = None
     longest = max(state.longest_build_s, took) if cand.costly else state.longest_build_s
