@@ -10,24 +10,28 @@ returns the next-token logits as a float32 torch tensor.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
 import torch
 
 
-class HostSteps:
-    """Prefill and decode bookkeeping over numpy arrays (see the module rules)."""
+class HostSteps(ABC):
+    """Prefill and decode bookkeeping over numpy arrays (see the module rules); a runtime's
+    stepper supplies :meth:`_reset` and :meth:`_run`."""
 
     _mask: np.ndarray[Any, Any]
     _next_pos: np.ndarray[Any, Any]
     _length: int
 
+    @abstractmethod
     def _reset(self, batch: int, max_len: int) -> None:
-        raise NotImplementedError
+        """Zero the runtime's cache for ``batch`` rows and ``max_len`` positions."""
 
+    @abstractmethod
     def _run(self, ids: np.ndarray[Any, Any], positions: np.ndarray[Any, Any], start: int) -> Any:
-        raise NotImplementedError
+        """One step from cache position ``start``; the next-token logits (float32 torch)."""
 
     @torch.inference_mode()
     def prefill(
