@@ -78,29 +78,31 @@ def _saved(folder: Path, write: Any) -> Path:
     return done
 
 
-def step_model(model: torch.nn.Module) -> Path:
-    """The model's step as an OpenVINO IR (f32 weights): from disk, else converted here."""
+def step_model(model: torch.nn.Module, key: str | None = None) -> Path:
+    """The model's step as an OpenVINO IR (f32 weights): from disk, else converted here
+    (``key``: the model's package key when the caller holds it, else computed)."""
     ov = _openvino()
 
     def write(path: Path) -> None:
         program = export_program(CacheStepIO(model), model)
         ov.save_model(ov.convert_model(program), str(path), compress_to_fp16=False)
 
-    return _saved(package_dir() / f"{package_key(model)}.ov", write)
+    return _saved(package_dir() / f"{key or package_key(model)}.ov", write)
 
 
-def converted(model: torch.nn.Module) -> bool:
+def converted(model: torch.nn.Module, key: str | None = None) -> bool:
     """True when the model's step is on disk already (another OpenVINO candidate, or an
     earlier tune, converted it): what a variant still needs is a compression and a compile,
     not the export."""
-    return (package_dir() / f"{package_key(model)}.ov" / "step.xml").exists()
+    return (package_dir() / f"{key or package_key(model)}.ov" / "step.xml").exists()
 
 
-def compressed_model(model: torch.nn.Module, weights: str) -> Path:
+def compressed_model(model: torch.nn.Module, weights: str, key: str | None = None) -> Path:
     """The step with ``weights`` compressed by NNCF (``full``: the step as converted)."""
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
-    base = step_model(model)
+    key = key or package_key(model)  # hashing every weight once, not per file
+    base = step_model(model, key)
     if weights == "full":
         return base
     ov = _openvino()
@@ -129,7 +131,7 @@ def compressed_model(model: torch.nn.Module, weights: str) -> Path:
         ov.save_model(done, str(path), compress_to_fp16=False)
 
     form = FORMATS[weights]  # the folder names the format: a changed recipe is a new file
-    return _saved(package_dir() / f"{package_key(model)}.ov-{form}", write)
+    return _saved(package_dir() / f"{key}.ov-{form}", write)
 
 
 def native_refusal(
@@ -173,7 +175,12 @@ class OpenVinoStepper(HostSteps):
     """Prefill and decode on OpenVINO (CPU), the KV cache held in the request's variables."""
 
     def __init__(
-        self, model: torch.nn.Module, weights: str, precision: str, threads: int = 0
+        self,
+        model: torch.nn.Module,
+        weights: str,
+        precision: str,
+        threads: int = 0,
+        key: str | None = None,
     ) -> None:
         from aitune_fp.effects.generation.devices import model_device
 
@@ -184,7 +191,7 @@ class OpenVinoStepper(HostSteps):
         from openvino._offline_transformations import apply_make_stateful_transformation
 
         core = ov.Core()
-        path = compressed_model(model, weights)
+        path = compressed_model(model, weights, key)
         read = core.read_model(str(path))
         self.weight_bytes = float(path.with_suffix(".bin").stat().st_size)
         params, results = read.get_parameters(), read.get_results()

@@ -36,7 +36,7 @@ import torch
 
 from aitune_fp.core.generation.candidate import GenerationCandidate, StepKind
 from aitune_fp.effects.generation import devices
-from aitune_fp.effects.generation.aoti_steps import AotiStore
+from aitune_fp.effects.generation.aoti_steps import AotiStore, package_key
 from aitune_fp.effects.generation.loop import Stepper
 from aitune_fp.effects.generation.onnx_steps import OnnxStepper
 from aitune_fp.effects.generation.openvino_steps import OpenVinoStepper, converted, native_refusal
@@ -128,6 +128,15 @@ class Steppers:
     model: torch.nn.Module
     built: dict[str, Stepper] = field(default_factory=dict)
     aoti: AotiStore = field(default_factory=AotiStore)
+    memo: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """The model's package key (a hash of every weight: 2 GB at 0.5B), computed once for
+        the steppers of one tune instead of at every build, check and rebuild."""
+        if "key" not in self.memo:
+            self.memo["key"] = package_key(self.model)
+        return self.memo["key"]
 
     def get(self, candidate: Candidate, budget_s: float = 600.0) -> Stepper:
         """The candidate's stepper (a compile is bounded by ``budget_s``), built once."""
@@ -142,10 +151,10 @@ class Steppers:
             del self.built[other]
 
 
-def reads_back(model: torch.nn.Module, cand: Candidate) -> bool:
+def reads_back(steppers: Steppers, cand: Candidate) -> bool:
     """True for an OpenVINO candidate whose step is converted on disk already: its build is
     a compression and a compile, not the export."""
-    return cand.prefill_kind is OV and converted(model)
+    return cand.prefill_kind is OV and converted(steppers.model, steppers.key)
 
 
 def refusals(chosen: Sequence[Candidate], device: torch.device) -> dict[str, str]:
@@ -172,7 +181,7 @@ def build(steppers: Steppers, candidate: Candidate, budget_s: float = 600.0) -> 
 def _new(steppers: Steppers, candidate: Candidate, budget_s: float) -> Stepper:
     if candidate.prefill_kind is OV:
         return OpenVinoStepper(
-            steppers.model, candidate.weights, candidate.dtype, candidate.threads
+            steppers.model, candidate.weights, candidate.dtype, candidate.threads, steppers.key
         )
     if candidate.threads:
         plain = _PLAIN_BY_NAME[candidate.name.removesuffix(f"_{candidate.threads}thread")]

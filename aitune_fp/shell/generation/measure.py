@@ -157,7 +157,7 @@ def prepare(m: Measuring, state: Preparation, cand: Candidate) -> Preparation:
 def _converted(m: Measuring, cand: Candidate) -> bool:
     """True for an OpenVINO candidate whose step is converted already: its build is a
     compression and a compile, not the export the longest build so far measured."""
-    return reads_back(m.steppers.model, cand)
+    return reads_back(m.steppers, cand)
 
 
 def _plain_figures(state: Preparation, cand: Candidate) -> Accuracy | None:
