@@ -103,6 +103,18 @@ def named(name: str) -> Candidate | None:
     return twin(_PLAIN_BY_NAME[match["plain"]], int(match["n"]))
 
 
+def candidate(name: str) -> Candidate:
+    """The candidate called ``name`` (:func:`named`); an unknown one is a ``ValueError``.
+
+    >>> candidate("eager_static_2thread").threads
+    2
+    """
+    found = named(name)
+    if found is None:
+        raise ValueError(f"unknown generation candidate {name!r}")
+    return found
+
+
 def _defaults(cores: int) -> tuple[Candidate, ...]:
     host = [c for c in PLAIN if StepKind.CUDAGRAPH not in c.kinds]  # a graph launches alone
     twins = [twin(c, n) for c in host for n in thread_counts(cores)]

@@ -69,6 +69,7 @@ from aitune_fp.shell.generation.candidates import (
     CANDIDATES,
     Candidate,
     Steppers,
+    candidate,
     named,
     refusals,
 )
@@ -137,7 +138,7 @@ def tune_generate(
             return IOFailure(TuneError(problem))
         device = devices.model_device(model)
         default = devices.offered((c.name for c in CANDIDATES), device)
-        chosen = [_named(n) for n in (candidates if candidates is not None else default)]
+        chosen = [candidate(n) for n in (candidates if candidates is not None else default)]
         said = progress if progress is not None else _quiet
         tune = _Tune(
             model, ids, new_tokens, tuple(batch_sizes), policy, said, verify_seconds, clock
@@ -156,14 +157,6 @@ def tune_generate(
         )
 
     return prompts_of(prompts, tokenizer).bind(checked)
-
-
-def _named(name: str) -> Candidate:
-    """The candidate ``name`` (the request check has refused an unknown one before)."""
-    found = named(name)
-    if found is None:
-        raise ValueError(f"unknown candidate {name!r}")
-    return found
 
 
 @dataclass(frozen=True, slots=True)

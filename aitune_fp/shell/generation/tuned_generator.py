@@ -32,7 +32,7 @@ from aitune_fp.core.generation import GenerationPick, GenerationResult
 from aitune_fp.core.generation.saved_record import KIND, GeneratorRecord
 from aitune_fp.core.record.run_record import RunRecord
 from aitune_fp.effects.generation.loop import Stepper
-from aitune_fp.shell.generation.candidates import BASELINE, Candidate, Steppers, named
+from aitune_fp.shell.generation.candidates import BASELINE, Steppers, candidate
 from aitune_fp.shell.generation.generator_save import (
     is_generator_save,
     load_record,
@@ -61,7 +61,7 @@ class TunedGenerator:
         self.fresh, self.run = pmap(fresh), run
         name = choice.result.name
         self.steppers = steppers if steppers is not None else Steppers(model)
-        self._stepper = None if name == BASELINE else self.steppers.get(_plan(name))
+        self._stepper = None if name == BASELINE else self.steppers.get(candidate(name))
         # a stepper that runs a converted copy (bf16, static cache) forwards through it
         self._forward = getattr(self._stepper, "model", model)
 
@@ -188,11 +188,3 @@ class TunedGenerator:
         from; ``expected_digest`` pins the manifest)."""
         record = load_record(path, module, expected_digest)
         return cls(module, record.choice, record.results, record.tune_wall_s, record.fresh)
-
-
-def _plan(name: str) -> Candidate:
-    """The candidate a saved or tuned pick names (a thread twin of any count included)."""
-    found = named(name)
-    if found is None:
-        raise ValueError(f"unknown generation candidate {name!r}")
-    return found
