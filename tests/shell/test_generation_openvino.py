@@ -142,3 +142,32 @@ def test_a_build_past_the_memory_budget_is_skipped_with_its_reason(model: Any) -
     why = memory_skip(steppers, BY_NAME["openvino_static_int8"], 1.0)
     assert why is not None and "skipped: memory" in why and "GiB budget" in why
     assert memory_skip(steppers, BY_NAME["eager_static"], 1.0) is None
+
+
+_BF16_ONE_THREAD = """
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from tests import tiny_hf
+from aitune_fp import tune_generate
+from aitune_fp.shell.io import perform
+model = tiny_hf.tiny_llama(vocab=128)
+with tiny_hf.generation_dir(sys.argv[2]):
+    tuned = perform(tune_generate(model, [torch.randint(0, 128, (6,))], new_tokens=3,
+        candidates=["eager_static", "openvino_static_bf16_1thread"], verify_seconds=0.0)).unwrap()
+print([r.failure for r in tuned.results if r.name == "openvino_static_bf16_1thread"][0])
+"""
+
+
+@pytest.mark.skipif(not torch.ops.mkldnn._is_mkldnn_bf16_supported(), reason="needs native bf16")
+def test_bf16_on_one_openvino_thread_is_refused_not_compiled(tmp_path: Path) -> None:
+    """A tune asking for OpenVINO bf16 on one thread (which kills the process with SIGFPE in
+    OpenVINO 2026.4's CPU plugin when compiled) ends normally, in a child process that would
+    die if it were compiled, with the refusal recorded as the candidate's failure."""
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[2])
+    argv = [sys.executable, "-c", _BF16_ONE_THREAD, root, str(tmp_path)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "OpenVINO crashes compiling bf16 for one thread" in done.stdout
