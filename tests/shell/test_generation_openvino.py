@@ -97,8 +97,8 @@ def test_every_candidate_has_its_thread_twins() -> None:
 
 def test_a_tune_with_openvino_candidates_records_their_figures(folder: Path, model: Any) -> None:
     """A tune over OpenVINO full, int8 and a thread twin measures each, records a KL for the
-    quantised one (judged by the reduced policy) and an exact fp32 check for the full one,
-    and its generator reproduces the pick's greedy tokens."""
+    quantised one (judged by the reduced policy; its run record holds it too) and an exact
+    fp32 check for the full one, and its generator reproduces the pick's greedy tokens."""
     prompts = [torch.randint(0, 128, (6,), generator=torch.Generator().manual_seed(9))]
     names = ["openvino_static", "openvino_static_int8", "openvino_static_1thread"]
     tuned = perform(tune_generate(model, prompts, new_tokens=4, candidates=names,
@@ -109,6 +109,10 @@ def test_a_tune_with_openvino_candidates_records_their_figures(folder: Path, mod
     assert rows["openvino_static_int8"].precision == "int8"
     assert rows["openvino_static_int8"].kl is not None
     assert rows["openvino_static_1thread"].top1 == rows["openvino_static"].top1
+    assert tuned.run is not None
+    recorded = {o.backend: o.validation for o in tuned.run.candidates}
+    assert recorded["openvino_static_int8"]["kl_divergence"] == rows["openvino_static_int8"].kl
+    assert "kl_divergence" not in recorded["openvino_static"]
     ids = prompts[0][None]
     out = tuned.generate(ids, max_new_tokens=4)
     assert out.shape == (1, 10)

@@ -77,12 +77,18 @@ def outcome_config(primary: GenerationResult) -> PMap[str, str]:
 def validation_of(primary: GenerationResult) -> PMap[str, float]:
     """A candidate's teacher-forced figures as its record row holds them: top-1 agreement
     and RMS relative error, and where the policy judged a bound, the bound, its confidence
-    and the positions it rests on (the keys every tune's bounded figures use).
+    and the positions it rests on (the keys every tune's bounded figures use); for a reduced
+    candidate, the mean KL divergence and the clear-margin positions with their agreement
+    the policy read.
 
     >>> r = GenerationResult("a", "e", "e", 1, 8, 4, 1, 1, positions=320, top1_lower=0.99)
     >>> v = validation_of(r)
     >>> v["top1_agreement_lower"], v["judged_rows"]
     (0.99, 320.0)
+    >>> q = GenerationResult("q", "e", "openvino-static-float32-int8w", 1, 8, 4, 1, 1, kl=0.001,
+    ...                      clear_positions=12, clear_top1=1.0)
+    >>> sorted(k for k in validation_of(q) if "clear" in k or "kl" in k)
+    ['clear_positions', 'clear_top1_agreement', 'kl_divergence']
     """
     figures = {"top1_agreement": primary.top1, "rms_rel_error": primary.rms_rel}
     if primary.top1_lower is not None:
@@ -91,6 +97,10 @@ def validation_of(primary: GenerationResult) -> PMap[str, float]:
             "bound_confidence": CONFIDENCE,
             "judged_rows": float(primary.positions),
         }
+    if primary.kl is not None and primary.precision != "float32":
+        figures |= {"kl_divergence": primary.kl, "clear_positions": float(primary.clear_positions)}
+        if primary.clear_top1 is not None:
+            figures |= {"clear_top1_agreement": primary.clear_top1}
     return pmap(figures)
 
 
